@@ -1,0 +1,142 @@
+"""The ``dbbench`` command: a thin layer over the library (every command maps to one call)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from dbbench import __version__, servers
+from dbbench.errors import DbbenchError
+from dbbench.servers import Home
+from dbbench.targets import open_targets
+
+DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
+
+
+def err(message: str) -> None:
+    click.echo(f"dbbench: {message}", err=True)
+
+
+class Cli(click.Group):
+    """Turns every :class:`DbbenchError` into one line on stderr and its exit code."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except DbbenchError as exc:
+            err(f"error: {exc}")
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            err("interrupted")
+            sys.exit(130)
+
+
+@click.group(cls=Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dbbench")
+@click.option("--home", type=click.Path(path_type=Path), envvar="DBBENCH_HOME",
+              help="Where local servers are installed and kept (env DBBENCH_HOME).")
+@click.option("--instance", default="default", envvar="DBBENCH_INSTANCE", show_default=True,
+              help="Name of the local server set (env DBBENCH_INSTANCE).")
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None, instance: str) -> None:
+    """Index-regression checks for SQL query catalogs on PostgreSQL and MySQL."""
+    ctx.obj = Home(home, instance)
+
+
+def target_options(fn):
+    """--pg-url / --mysql-url / --only, shared by every command that talks to databases."""
+    fn = click.option("--only", type=DIALECT_CHOICE, help="Use only this dialect.")(fn)
+    fn = click.option("--mysql-url", metavar="URL",
+                      help="mysql+pymysql://USER:PASS@HOST:PORT/ (env DBBENCH_MYSQL_URL; default: local server)")(fn)
+    fn = click.option("--pg-url", metavar="URL",
+                      help="postgresql+psycopg://USER:PASS@HOST:PORT/DB (env DBBENCH_PG_URL; default: local server)")(fn)
+    return fn
+
+
+def say(message: str) -> None:
+    err(message)
+
+
+# -- servers -----------------------------------------------------------------------------------
+@cli.group("servers")
+def servers_group() -> None:
+    """Local loopback PostgreSQL 12.22 and MySQL servers (the embedded default)."""
+
+
+def _which(names: tuple[str, ...]):
+    return list(dict.fromkeys(names)) or None
+
+
+def _print_status(rows, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in rows], indent=2))
+        return
+    table = [[r.server, r.state, r.version or "", r.port or "", r.pid or "", r.data_dir or "",
+              r.url or ""] for r in rows]
+    click.echo(tabulate(table, headers=["server", "state", "version", "port", "pid", "data dir", "url"]))
+
+
+@servers_group.command("up")
+@click.argument("which", nargs=-1, type=DIALECT_CHOICE)
+@click.option("--pg-port", type=int, help="Port for a newly started PostgreSQL (default 55432).")
+@click.option("--mysql-port", type=int, help="Port for a newly started MySQL (default 53306).")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_obj
+def servers_up(home: Home, which, pg_port, mysql_port, as_json) -> None:
+    """Install (first time), start and wait for the local servers; reuse running ones."""
+    rows = servers.up(_which(which), home=home,
+                      ports={"postgresql": pg_port, "mysql": mysql_port}, say=say)
+    _print_status(rows, as_json)
+    for r in rows:
+        if r.server == "MySQL" and r.version and not r.version.startswith("8.0"):
+            err(f"note: local MySQL is {r.version} (no 8.0 build is installable here; same "
+                "optimizer lineage). Use --mysql-url for a real 8.0 server.")
+
+
+@servers_group.command("down")
+@click.argument("which", nargs=-1, type=DIALECT_CHOICE)
+@click.pass_obj
+def servers_down(home: Home, which) -> None:
+    """Stop the local servers that `up` started (by pid)."""
+    stopped = servers.down(_which(which), home=home)
+    click.echo("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+
+
+@servers_group.command("status")
+@click.argument("which", nargs=-1, type=DIALECT_CHOICE)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_obj
+def servers_status(home: Home, which, as_json) -> None:
+    """Versions, ports, pids, data directories and URLs (without passwords)."""
+    _print_status(servers.status(_which(which), home=home), as_json)
+
+
+# -- info --------------------------------------------------------------------------------------
+@cli.command("info")
+@target_options
+@click.pass_obj
+def info(home: Home, pg_url, mysql_url, only) -> None:
+    """Connect to each target and report its server version."""
+    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
+    try:
+        for t in targets:
+            for w in t.warnings:
+                err(f"warning: {w}")
+        click.echo(tabulate([[t.label, t.version_text, t.safe_url] for t in targets],
+                            headers=["dialect", "version", "url"]))
+    finally:
+        for t in targets:
+            t.dispose()
+
+
+def main() -> None:
+    cli(prog_name="dbbench")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""Errors a user can act on.
+
+Every error that reaches the command line is a :class:`DbbenchError`: the CLI prints its message
+on one line and exits with :attr:`DbbenchError.exit_code`. Messages must never contain secrets;
+build them from :func:`dbbench.urls.redact`-ed URLs.
+"""
+
+
+class DbbenchError(Exception):
+    """A failure caused by input or environment, reported as one line (exit code 2)."""
+
+    exit_code = 2
+
+
+class PrerequisiteError(DbbenchError):
+    """Something the local servers need is missing (root, network, free port, disk space)."""
+
+
+class ConnectionFailed(DbbenchError):
+    """A database target could not be reached or refused our credentials."""
+
+
+class UnsupportedServer(DbbenchError):
+    """The server answered but cannot run what dbbench needs (e.g. MySQL < 8.0.18)."""

@@ -1,0 +1,246 @@
+"""What both local servers share: where they live, their saved state, processes and ports.
+
+Layout under the dbbench home (``DBBENCH_HOME``; default ``/var/cache/dbbench`` for root,
+``$XDG_CACHE_HOME/dbbench`` or ``~/.cache/dbbench`` otherwise)::
+
+    downloads/                     fetched archives
+    postgresql-<version>/          unpacked PostgreSQL binaries (reused by every instance)
+    mysql-root/                    Debian minbase chroot holding mysqld (reused by every instance)
+    instances/<name>/state.json    ports, pids, versions and the generated password (mode 0600)
+    instances/<name>/pg-data/      PostgreSQL data directory
+    mysql-root/var/lib/dbbench/<name>/   MySQL data directory (inside the chroot)
+
+Installs are written under a ``.partial`` name and renamed when complete, so an interrupted install
+is redone rather than half-used.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from dbbench.errors import PrerequisiteError
+
+Say = Callable[[str], None]
+SERVICE_USER = os.environ.get("DBBENCH_SERVICE_USER", "dbbench")
+DB_USER = "dbbench"
+
+
+def default_home() -> Path:
+    if env := os.environ.get("DBBENCH_HOME"):
+        return Path(env).expanduser().absolute()
+    if os.geteuid() == 0:
+        return Path("/var/cache/dbbench")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(cache) / "dbbench"
+
+
+@dataclass
+class ServerState:
+    """What `up` recorded about one server of one instance."""
+
+    port: int
+    pid: int | None = None
+    version: str | None = None
+    data_dir: str | None = None
+
+
+@dataclass
+class InstanceState:
+    password: str = field(default_factory=lambda: secrets.token_urlsafe(18))
+    servers: dict[str, ServerState] = field(default_factory=dict)
+
+
+class Home:
+    """The dbbench home directory and one named instance of local servers in it."""
+
+    def __init__(self, root: Path | None = None, instance: str = "default"):
+        self.root = (root or default_home()).absolute()
+        if not instance.replace("-", "").replace("_", "").isalnum():
+            raise PrerequisiteError(f"instance name {instance!r}: use letters, digits, - and _")
+        self.instance = instance
+        self.instance_dir = self.root / "instances" / instance
+        self.state_file = self.instance_dir / "state.json"
+        self.downloads = self.root / "downloads"
+
+    # -- state -------------------------------------------------------------------------------
+    def load(self) -> InstanceState:
+        try:
+            raw = json.loads(self.state_file.read_text())
+        except FileNotFoundError:
+            return InstanceState()
+        except (OSError, ValueError) as exc:
+            raise PrerequisiteError(f"cannot read {self.state_file}: {exc}") from None
+        servers = {k: ServerState(**v) for k, v in raw.get("servers", {}).items()}
+        return InstanceState(password=raw["password"], servers=servers)
+
+    def save(self, state: InstanceState) -> None:
+        self.instance_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_file.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(asdict(state), fh, indent=2)
+        os.replace(tmp, self.state_file)
+
+    def exists(self) -> bool:
+        return self.state_file.exists()
+
+    # -- preparing ---------------------------------------------------------------------------
+    def prepare(self, need_bytes: int) -> None:
+        """Create the home (traversable by the service user) and check free space."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.downloads.mkdir(exist_ok=True)
+            self.instance_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise PrerequisiteError(f"cannot create dbbench home {self.root}: {exc.strerror}") from None
+        if os.geteuid() == 0:
+            for d in (self.root, self.root / "instances", self.instance_dir):
+                d.chmod(0o755)
+            for parent in self.root.parents:
+                if not parent.stat().st_mode & stat.S_IXOTH:
+                    raise PrerequisiteError(
+                        f"the servers run as user {SERVICE_USER!r}, which cannot enter {parent} "
+                        f"(mode {stat.S_IMODE(parent.stat().st_mode):o}); set DBBENCH_HOME elsewhere"
+                    )
+        free = shutil.disk_usage(self.root).free
+        if free < need_bytes:
+            raise PrerequisiteError(
+                f"not enough disk space in {self.root}: {free / 2**20:.0f} MiB free, "
+                f"{need_bytes / 2**20:.0f} MiB needed"
+            )
+
+
+# -- the unprivileged account the servers run as -----------------------------------------------
+def service_account(say: Say) -> tuple[int, int] | None:
+    """(uid, gid) to run servers as, creating the system user when root; None = run as ourselves."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam(SERVICE_USER)
+    except KeyError:
+        say(f"creating system user {SERVICE_USER!r} to run the database servers")
+        run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+             SERVICE_USER], what=f"create system user {SERVICE_USER!r}")
+        entry = pwd.getpwnam(SERVICE_USER)
+    return entry.pw_uid, entry.pw_gid
+
+
+def chown_tree(path: Path, account: tuple[int, int] | None) -> None:
+    if account is None:
+        return
+    os.chown(path, *account)
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in dirnames + filenames:
+            os.chown(os.path.join(dirpath, name), *account, follow_symlinks=False)
+
+
+# -- subprocesses ------------------------------------------------------------------------------
+def run(cmd: list[str], *, what: str, hint: str = "", timeout: float = 1800,
+        **kwargs) -> subprocess.CompletedProcess:
+    """Run a command to completion; on failure raise a one-line PrerequisiteError."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs)
+    except FileNotFoundError:
+        raise PrerequisiteError(f"cannot {what}: {cmd[0]} is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise PrerequisiteError(f"cannot {what}: {cmd[0]} did not finish in {timeout:.0f} s") from None
+    if proc.returncode != 0:
+        detail = last_line(proc.stderr) or last_line(proc.stdout) or f"exit code {proc.returncode}"
+        if "No space left" in (proc.stderr + proc.stdout):
+            hint = "disk full"
+        raise PrerequisiteError(f"cannot {what}: {detail}" + (f" ({hint})" if hint else ""))
+    return proc
+
+
+def last_line(text: str | None) -> str:
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def pid_alive(pid: int | None, must_contain: str | None = None) -> bool:
+    """Whether ``pid`` runs (not a zombie) and, if given, its command line mentions ``must_contain``."""
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            if fh.read().rsplit(b")", 1)[1].split()[0] == b"Z":
+                return False
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return must_contain is None or must_contain in cmdline
+
+
+def stop_pid(pid: int, sig: int, *, grace: float = 60.0) -> None:
+    """Send ``sig`` to ``pid`` and wait for it to exit; SIGKILL after ``grace`` seconds."""
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    while pid_alive(pid):
+        time.sleep(0.05)
+
+
+def port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
+
+
+def require_port(port: int, label: str, option: str) -> None:
+    if not port_free(port):
+        raise PrerequisiteError(
+            f"port {port} on 127.0.0.1 is in use by another process; "
+            f"stop it or start {label} on another port with {option}"
+        )
+
+
+def wait_until(check: Callable[[], bool], *, timeout: float, alive: Callable[[], bool],
+               what: str, log: Path | None = None) -> None:
+    """Poll ``check`` until it holds; fail early when ``alive`` says the process died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        if not alive():
+            detail = tail_error(log) if log else ""
+            raise PrerequisiteError(f"{what} exited during start-up" + (f": {detail}" if detail else ""))
+        time.sleep(0.1)
+    raise PrerequisiteError(f"{what} did not become ready within {timeout:.0f} s")
+
+
+def tail_error(log: Path) -> str:
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    errors = [ln for ln in lines if "ERROR" in ln or "FATAL" in ln]
+    return (errors or lines or [""])[-1].strip()[:300]

@@ -1,0 +1,202 @@
+"""The local MySQL server, from a Debian sid minbase chroot.
+
+No MySQL 8.0 build is installable here; Debian sid ships the 9.x line (same optimizer lineage and
+tree-format ``EXPLAIN ANALYZE``). dbbench itself stays MySQL 8.0.18+ compatible; point it at a
+real 8.0 server with ``--mysql-url`` to get reference results.
+
+Recipe: ``debootstrap --variant=minbase sid`` (mirror read from the host's apt sources, or
+``DBBENCH_DEBIAN_MIRROR``), then ``apt-get install --no-install-recommends mysql-server-core``
+inside the chroot. ``chroot`` needs root; mysqld itself runs as the unprivileged service user.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pymysql
+
+from dbbench.errors import PrerequisiteError
+from dbbench.servers.base import (
+    DB_USER, Home, InstanceState, Say, ServerState, pid_alive, require_port, run,
+    service_account, stop_pid, wait_until,
+)
+
+SUITE = "sid"
+PACKAGE = "mysql-server-core"
+
+# Throwaway benchmark server: no binary log, relaxed redo flushing (neither changes plans), a buffer
+# pool large enough for the dataset, LOAD DATA LOCAL allowed for fast seeding.
+SETTINGS = [
+    "--mysqlx=OFF",
+    "--bind-address=127.0.0.1",
+    "--skip-name-resolve",
+    "--disable-log-bin",
+    "--innodb-buffer-pool-size=1G",
+    "--innodb-flush-log-at-trx-commit=2",
+    "--local-infile=1",
+    "--secure-file-priv=",
+]
+
+
+def debian_mirror() -> str:
+    """The Debian mirror this machine's apt already uses (never hard-coded)."""
+    if env := os.environ.get("DBBENCH_DEBIAN_MIRROR"):
+        return env
+    sources = Path("/etc/apt/sources.list.d/debian.sources")
+    if sources.exists():
+        for line in sources.read_text().splitlines():
+            if line.startswith("URIs:"):
+                return line.split()[1]
+    legacy = Path("/etc/apt/sources.list")
+    if legacy.exists():
+        for line in legacy.read_text().splitlines():
+            match = re.match(r"\s*deb\s+(?:\[[^]]*\]\s+)?(\S+)", line)
+            if match:
+                return match.group(1)
+    raise PrerequisiteError(
+        "cannot find a Debian mirror in /etc/apt sources; set DBBENCH_DEBIAN_MIRROR"
+    )
+
+
+class MySQLServer:
+    key = "mysql"
+    label = "MySQL"
+    default_port = 53306
+    port_option = "--mysql-port"
+    install_bytes = 1200 * 2**20
+
+    def __init__(self, home: Home):
+        self.home = home
+        self.root_dir = home.root / "mysql-root"
+        self.inner_dir = f"/var/lib/dbbench/{home.instance}"      # as mysqld sees it
+        self.outer_dir = self.root_dir / self.inner_dir.lstrip("/")  # as we see it
+        self.data_dir = self.outer_dir / "data"
+        self.log_file = self.outer_dir / "error.log"
+
+    # -- install -----------------------------------------------------------------------------
+    def installed(self) -> bool:
+        return (self.root_dir / ".dbbench-complete").exists()
+
+    def _need_root(self) -> None:
+        if os.geteuid() != 0:
+            raise PrerequisiteError(
+                "the local MySQL server lives in a Debian chroot, which needs root; run as root "
+                "or point dbbench at your own MySQL 8.0 with --mysql-url / DBBENCH_MYSQL_URL"
+            )
+
+    def install(self, say: Say) -> None:
+        if self.installed():
+            return
+        self._need_root()
+        self.home.prepare(self.install_bytes)
+        if shutil.which("debootstrap") is None:
+            say("installing debootstrap")
+            run(["apt-get", "install", "-y", "-q", "debootstrap"], what="install debootstrap",
+                hint="are Debian's package mirrors reachable?",
+                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        partial = self.root_dir.with_name(self.root_dir.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        say(f"building a Debian {SUITE} minbase chroot for MySQL (about a minute)")
+        run(["debootstrap", "--variant=minbase", SUITE, str(partial), debian_mirror()],
+            what=f"debootstrap Debian {SUITE}", hint="are Debian's package mirrors reachable?")
+        env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+               "LC_ALL": "C"}
+        say(f"installing {PACKAGE} in the chroot")
+        run(["chroot", str(partial), "apt-get", "-q", "-o", "Acquire::Check-Valid-Until=false",
+             "update"], what="update apt inside the chroot", env=env)
+        run(["chroot", str(partial), "apt-get", "install", "-y", "-q", "--no-install-recommends",
+             PACKAGE], what=f"install {PACKAGE} inside the chroot", env=env)
+        run(["chroot", str(partial), "apt-get", "clean"], what="clean apt caches", env=env)
+        (partial / ".dbbench-complete").write_text(self._binary_version(partial) + "\n")
+        os.replace(partial, self.root_dir)
+
+    def _binary_version(self, root: Path) -> str:
+        proc = run(["chroot", str(root), "mysqld", "--version"], what="run mysqld --version")
+        match = re.search(r"Ver (\S+)", proc.stdout)
+        return match.group(1) if match else proc.stdout.strip()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def running(self, st: ServerState | None) -> bool:
+        return st is not None and pid_alive(st.pid, must_contain=f"--datadir={self.inner_dir}/data")
+
+    def _chroot(self, account) -> list[str]:
+        uid, gid = account
+        return ["chroot", f"--userspec={uid}:{gid}", str(self.root_dir)]
+
+    def up(self, state: InstanceState, port: int | None, say: Say) -> ServerState:
+        st = state.servers.get(self.key)
+        if self.running(st):
+            return st
+        self._need_root()
+        self.install(say)
+        account = service_account(say)
+        port = port or (st.port if st else self.default_port)
+        require_port(port, self.label, self.port_option)
+        common = [f"--datadir={self.inner_dir}/data", f"--log-error={self.inner_dir}/error.log"]
+        if not (self.data_dir / "mysql").exists():
+            say("initializing a MySQL data directory")
+            shutil.rmtree(self.outer_dir, ignore_errors=True)
+            self.outer_dir.mkdir(parents=True)
+            os.chown(self.outer_dir, *account)
+            run(self._chroot(account) + ["mysqld", "--no-defaults", "--initialize-insecure", *common],
+                what="initialize the MySQL data directory", hint=f"see {self.log_file}")
+        cmd = self._chroot(account) + [
+            "mysqld", "--no-defaults", *common, f"--port={port}",
+            f"--socket={self.inner_dir}/mysqld.sock", f"--pid-file={self.inner_dir}/mysqld.pid",
+            *SETTINGS,
+        ]
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True, cwd="/")
+        st = ServerState(port=port, pid=proc.pid, data_dir=str(self.data_dir))
+        try:
+            wait_until(lambda: self._ready(st, state.password), timeout=120,
+                       alive=lambda: proc.poll() is None, what="MySQL", log=self.log_file)
+        except BaseException:
+            stop_pid(proc.pid, signal.SIGTERM, grace=20)  # never leave a half-started server
+            raise
+        st.version = self.live_version(st, state.password)
+        return st
+
+    def _connect(self, st: ServerState, user: str, password: str):
+        return pymysql.connect(host="127.0.0.1", port=st.port, user=user, password=password,
+                               connect_timeout=3, autocommit=True)
+
+    def _ready(self, st: ServerState, password: str) -> bool:
+        """Ready = our account logs in. On the first start, create it and lock root down."""
+        try:
+            self._connect(st, DB_USER, password).close()
+            return True
+        except pymysql.err.OperationalError as exc:
+            if exc.args[0] not in (1045, 1130):  # access denied / host not allowed yet
+                return False  # not accepting connections yet
+        try:  # a fresh data directory has root@localhost without password: reachable by socket
+            conn = pymysql.connect(unix_socket=str(self.outer_dir / "mysqld.sock"), user="root",
+                                   password="", connect_timeout=3, autocommit=True)
+        except pymysql.err.OperationalError:
+            return False
+        with conn, conn.cursor() as cur:
+            for host in ("127.0.0.1", "localhost"):
+                cur.execute(f"CREATE USER IF NOT EXISTS '{DB_USER}'@'{host}' IDENTIFIED BY %s", (password,))
+                cur.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{DB_USER}'@'{host}' WITH GRANT OPTION")
+            cur.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (password,))
+        return False  # check again, through the account we just made
+
+    def live_version(self, st: ServerState, password: str) -> str | None:
+        try:
+            with self._connect(st, DB_USER, password) as conn, conn.cursor() as cur:
+                cur.execute("SELECT VERSION()")
+                return cur.fetchone()[0]
+        except pymysql.err.Error:
+            return None
+
+    def down(self, st: ServerState) -> None:
+        if self.running(st):
+            stop_pid(st.pid, signal.SIGTERM)
+
+    def url(self, st: ServerState, password: str) -> str:
+        return f"mysql+pymysql://{DB_USER}:{password}@127.0.0.1:{st.port}/"

@@ -1,0 +1,184 @@
+"""Database targets: one reachable, version-checked server per dialect.
+
+>>> target = connect("postgresql+psycopg://dbbench:secret@127.0.0.1:55432/dbbench")
+>>> target.version_text
+'12.22'
+
+:func:`connect` turns every way a connection can fail into a one-line :class:`ConnectionFailed`
+with the password removed, and applies dbbench's version policy:
+
+* PostgreSQL 12.x is the reference; any other version works with a warning.
+* MySQL 8.0.x is the reference; 8.0.18+ and later lines (same optimizer and tree-format
+  ``EXPLAIN ANALYZE``) work with a warning; older servers and MariaDB are refused, because they
+  have no tree-format ``EXPLAIN ANALYZE``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from dbbench import urls
+from dbbench.errors import ConnectionFailed, UnsupportedServer
+from dbbench.urls import DIALECT_LABEL, Dialect
+
+REFERENCE_LINE = {"postgresql": (12,), "mysql": (8, 0)}
+MYSQL_MIN_EXPLAIN_ANALYZE = (8, 0, 18)
+
+
+@dataclass
+class Target:
+    """A connected database server of one dialect."""
+
+    dialect: Dialect
+    url: URL
+    engine: Engine = field(repr=False)
+    version: tuple[int, ...]
+    version_text: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return DIALECT_LABEL[self.dialect]
+
+    @property
+    def safe_url(self) -> str:
+        return urls.redact(self.url)
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "URL",
+            timeout: int = 10) -> Target:
+    """Connect to ``url``, read the server version and check it against the version policy."""
+    if isinstance(url, URL):
+        url = url.render_as_string(hide_password=False)
+    if dialect is None:
+        dialect = "mysql" if url.lstrip().startswith("mysql") else "postgresql"
+    parsed = urls.parse(url, dialect, source)
+    connect_args = {"connect_timeout": timeout}
+    if dialect == "mysql":
+        connect_args.update(read_timeout=max(timeout, 60), local_infile=True)
+    engine = sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
+    try:
+        with engine.connect() as conn:
+            raw_version = _server_version(conn, dialect)
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise ConnectionFailed(describe_failure(exc, parsed, dialect)) from None
+    version, text = _parse_version(raw_version, dialect, parsed)
+    target = Target(dialect, parsed, engine, version, text)
+    target.warnings.extend(_version_warnings(target))
+    return target
+
+
+def _server_version(conn: sa.Connection, dialect: Dialect) -> str:
+    if dialect == "postgresql":
+        return conn.exec_driver_sql("SHOW server_version").scalar_one()
+    return conn.exec_driver_sql("SELECT VERSION()").scalar_one()
+
+
+def _parse_version(raw: str, dialect: Dialect, url: URL) -> tuple[tuple[int, ...], str]:
+    where = f"{DIALECT_LABEL[dialect]} at {_host_port(url)}"
+    if dialect == "mysql" and "mariadb" in raw.lower():
+        raise UnsupportedServer(
+            f"{where} is MariaDB {raw.split('-')[0]}; dbbench needs MySQL 8.0.18+ "
+            "(tree-format EXPLAIN ANALYZE)"
+        )
+    match = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", raw)
+    if not match:
+        raise UnsupportedServer(f"{where} reported an unreadable version {raw!r}")
+    version = tuple(int(p) for p in match.groups() if p is not None)
+    if dialect == "mysql" and version < MYSQL_MIN_EXPLAIN_ANALYZE:
+        raise UnsupportedServer(
+            f"{where} is MySQL {match.group(0)}; EXPLAIN ANALYZE needs MySQL 8.0.18 or later"
+        )
+    return version, match.group(0)
+
+
+def _version_warnings(target: Target) -> list[str]:
+    line = REFERENCE_LINE[target.dialect]
+    if target.version[: len(line)] == line:
+        return []
+    ref = ".".join(map(str, line)) + ".x"
+    return [
+        f"{target.label} {target.version_text} is not the reference {target.label} {ref}; "
+        "plans and timings may differ from the reference results"
+    ]
+
+
+def _host_port(url: URL) -> str:
+    host = url.host or url.query.get("host") or "localhost"
+    return f"{host}:{url.port}" if url.port else str(host)
+
+
+_NOISE = re.compile(
+    r'^(connection failed: |connection to server at "[^"]*" \([^)]*\), port \d+ failed: |'
+    r'connection to server at "[^"]*", port \d+ failed: )'
+)
+
+
+def describe_failure(exc: SQLAlchemyError, url: URL, dialect: Dialect) -> str:
+    """One line saying which server could not be used and why, without the password."""
+    where = f"{DIALECT_LABEL[dialect]} at {_host_port(url)}"
+    orig = exc.orig if isinstance(exc, DBAPIError) else exc
+    args = getattr(orig, "args", ())
+    if dialect == "mysql" and len(args) >= 2 and isinstance(args[0], int):
+        code, text = args[0], str(args[1])
+        if code in (1045, 1130):
+            return f"{where} rejected user {url.username!r}: wrong password or no such user"
+        if code in (2003, 2013):
+            reason = "connection refused" if "111" in text or "refused" in text.lower() else text
+            return f"cannot connect to {where}: {urls.scrub(reason, url)}"
+        if code == 1049:
+            return f"{where} has no database {url.database!r}"
+        return f"{where}: {urls.scrub(text, url)} (MySQL error {code})"
+    text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+    for _ in range(2):
+        text = _NOISE.sub("", text)
+    low = text.lower()
+    if "password authentication failed" in low or "no password supplied" in low:
+        return f"{where} rejected user {url.username!r}: wrong password or no such user"
+    if "connection refused" in low:
+        return f"cannot connect to {where}: connection refused"
+    if "does not exist" in low and "database" in low:
+        return f"{where} has no database {url.database!r}"
+    return f"cannot use {where}: {urls.scrub(text, url)}"
+
+
+def open_targets(urls_given: dict[Dialect, str | None], only: Dialect | None = None,
+                 *, home=None) -> list[Target]:
+    """Connect to one target per dialect: the URL given, else the env var, else the local server.
+
+    ``only`` skips the other dialect. Raises :class:`ConnectionFailed` naming the first target that
+    cannot be used (and disposes of those already opened).
+    """
+    from dbbench import servers  # local: servers is optional machinery for the library user
+
+    targets: list[Target] = []
+    try:
+        for dialect in urls.DIALECTS:
+            if only and dialect != only:
+                continue
+            option = "--pg-url" if dialect == "postgresql" else "--mysql-url"
+            raw, source = urls_given.get(dialect), option
+            if raw is None and (raw := urls.from_env(dialect)) is not None:
+                source = urls.ENV_VARS[dialect]
+            if raw is None and (raw := servers.local_url(dialect, home=home)) is not None:
+                source = f"the local {DIALECT_LABEL[dialect]} server"
+            if raw is None:
+                raise ConnectionFailed(
+                    f"no {DIALECT_LABEL[dialect]} target: pass {option}, set "
+                    f"{urls.ENV_VARS[dialect]}, or start the local servers with `dbbench servers up`"
+                )
+            targets.append(connect(raw, dialect=dialect, source=source))
+    except BaseException:
+        for t in targets:
+            t.dispose()
+        raise
+    return targets

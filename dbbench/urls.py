@@ -1,0 +1,79 @@
+"""Database URLs: parsing, dialect detection and redaction.
+
+dbbench speaks SQLAlchemy URLs (``postgresql+psycopg://…``, ``mysql+pymysql://…``). Anything shown
+to a user goes through :func:`redact` first, so passwords never reach output, logs or result files.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from dbbench.errors import DbbenchError
+
+Dialect = Literal["postgresql", "mysql"]
+DIALECTS: tuple[Dialect, ...] = ("postgresql", "mysql")
+DIALECT_LABEL = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
+
+# The one driver per dialect that dbbench is written and tested against.
+DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql"}
+ENV_VARS = {"postgresql": "DBBENCH_PG_URL", "mysql": "DBBENCH_MYSQL_URL"}
+
+
+def parse(raw: str, dialect: Dialect, source: str) -> URL:
+    """Parse ``raw`` as a URL for ``dialect``; ``source`` names where it came from (for errors).
+
+    A bare ``postgresql://`` or ``mysql://`` gets dbbench's driver; another driver is refused,
+    because plans, timeouts and error handling are only verified with ours.
+    """
+    try:
+        url = make_url(raw.strip())
+    except ArgumentError:
+        raise DbbenchError(
+            f"{source} is not a database URL (expected {example(dialect)})"
+        ) from None
+    backend, _, driver = url.drivername.partition("+")
+    if backend == "postgres":
+        backend = "postgresql"
+    if backend != dialect:
+        raise DbbenchError(
+            f"{source} is a {backend!r} URL, expected {example(dialect)}"
+        )
+    if driver and driver != DRIVERS[dialect]:
+        raise DbbenchError(
+            f"{source} uses driver {driver!r}; dbbench supports {dialect}+{DRIVERS[dialect]}"
+        )
+    if not url.host and not url.query.get("host") and not url.query.get("unix_socket"):
+        raise DbbenchError(f"{source} has no host (expected {example(dialect)})")
+    return url.set(drivername=f"{dialect}+{DRIVERS[dialect]}")
+
+
+def example(dialect: Dialect) -> str:
+    if dialect == "postgresql":
+        return "postgresql+psycopg://USER:PASSWORD@HOST:PORT/DATABASE"
+    return "mysql+pymysql://USER:PASSWORD@HOST:PORT/"
+
+
+def redact(url: URL | str) -> str:
+    """The URL as text with any password replaced by ``***``."""
+    if isinstance(url, str):
+        try:
+            url = make_url(url)
+        except ArgumentError:
+            return "<unparseable URL>"
+    return url.render_as_string(hide_password=True)
+
+
+def from_env(dialect: Dialect) -> str | None:
+    value = os.environ.get(ENV_VARS[dialect], "").strip()
+    return value or None
+
+
+def scrub(text: str, url: URL) -> str:
+    """Remove ``url``'s password from free text (driver error messages quote odd things)."""
+    if url.password:
+        text = text.replace(str(url.password), "***")
+    return text

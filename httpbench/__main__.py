@@ -1,0 +1,3 @@
+from httpbench.cli import main
+
+main()

@@ -1,0 +1,38 @@
+import pytest
+
+from dbbench import urls
+from dbbench.errors import DbbenchError
+from dbbench.targets import _parse_version
+from dbbench.errors import UnsupportedServer
+
+
+def test_bare_scheme_gets_our_driver():
+    assert urls.parse("postgresql://u:p@h:1/db", "postgresql", "x").drivername == "postgresql+psycopg"
+    assert urls.parse("mysql://u:p@h:1/", "mysql", "x").drivername == "mysql+pymysql"
+
+
+@pytest.mark.parametrize("raw, fragment", [
+    ("not a url", "is not a database URL"),
+    ("mysql+pymysql://u:p@h:1/", "is a 'mysql' URL"),
+    ("postgresql+asyncpg://u:p@h:1/db", "uses driver 'asyncpg'"),
+    ("postgresql://", "has no host"),
+])
+def test_bad_urls_are_refused_with_the_reason(raw, fragment):
+    with pytest.raises(DbbenchError, match=fragment):
+        urls.parse(raw, "postgresql", "--pg-url")
+
+
+def test_redact_hides_password_only():
+    text = urls.redact("postgresql+psycopg://alice:s3cr%40t@db.example:5432/app")
+    assert "s3cr" not in text
+    assert text == "postgresql+psycopg://alice:***@db.example:5432/app"
+
+
+def test_version_policy():
+    url = urls.parse("mysql://u@h:1/", "mysql", "x")
+    assert _parse_version("8.0.46", "mysql", url)[0] == (8, 0, 46)
+    assert _parse_version("9.7.4-2", "mysql", url)[1] == "9.7.4"
+    with pytest.raises(UnsupportedServer, match="EXPLAIN ANALYZE needs MySQL 8.0.18"):
+        _parse_version("8.0.17", "mysql", url)
+    with pytest.raises(UnsupportedServer, match="MariaDB"):
+        _parse_version("10.11.6-MariaDB-0+deb12u1", "mysql", url)
