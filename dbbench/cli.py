@@ -134,6 +134,61 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
             t.dispose()
 
 
+# -- seed --------------------------------------------------------------------------------------
+@cli.command("seed")
+@target_options
+@click.option("--dataset", default="alpine-100k", show_default=True,
+              help="Dataset name under seeds/ or a path to a dataset .toml.")
+@click.option("--namespace", default="dbbench", show_default=True,
+              help="The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON result here.")
+@click.pass_obj
+def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, namespace, output) -> None:
+    """Load the deterministic dataset into each target and verify what was loaded."""
+    from dbbench import results, seed
+    from dbbench.progress import seed_progress
+
+    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
+    try:
+        for t in targets:
+            for w in t.warnings:
+                err(f"warning: {w}")
+        with seed_progress(targets, dataset) as progress:
+            ds, res, generated = seed.seed(targets, dataset, namespace=namespace, progress=progress)
+        agree = seed.fingerprints_agree(res)
+        click.echo(render_seed(res, agree, generated))
+        if output:
+            results.write(output, results.seed_document(ds, targets, res, generated, agree))
+    finally:
+        for t in targets:
+            t.dispose()
+    bad = [f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}" for r in res for c in r.checks if not c.ok]
+    bad += [f"fingerprint of {t} differs between dialects" for t, ok in agree.items() if not ok]
+    if bad:
+        err("error: verification failed: " + "; ".join(bad))
+        sys.exit(1)
+
+
+def render_seed(res, agree, generated: float) -> str:
+    labels = [{"postgresql": "PostgreSQL", "mysql": "MySQL"}[r.dialect] for r in res]
+    names = [c.name for c in res[0].checks] if res else []
+    rows = []
+    for i, name in enumerate(names):
+        cells = [r.checks[i].actual for r in res]
+        ok = all(r.checks[i].ok for r in res)
+        rows.append([name, f"{res[0].checks[i].expected:,}", *[f"{c:,}" for c in cells], "ok" if ok else "MISMATCH"])
+    out = [tabulate(rows, headers=["cardinality", "expected", *labels, "verdict"], colalign=("left", "right"))]
+    fp = [[t, *[r.fingerprints[t] for r in res], "equal" if agree[t] else "DIFFERENT"] for t in agree]
+    out.append("")
+    out.append(tabulate(fp, headers=["table", *[f"{lb} fingerprint" for lb in labels], "across dialects"]))
+    timing = [[lb, f"{r.total_seconds:.2f} s", f"{r.rows / r.total_seconds:,.0f}",
+               ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items())] for lb, r in zip(labels, res)]
+    out.append("")
+    out.append(tabulate(timing, headers=["server", "seed time", "rows/s", "steps (s)"]))
+    out.append(f"(rows generated once in {generated:.2f} s; servers loaded concurrently)")
+    return "\n".join(out)
+
+
 def main() -> None:
     cli(prog_name="dbbench")
 

@@ -38,6 +38,8 @@ SETTINGS = [
     "--disable-log-bin",
     "--innodb-buffer-pool-size=1G",
     "--innodb-flush-log-at-trx-commit=2",
+    "--innodb-doublewrite=OFF",
+    "--innodb-redo-log-capacity=2147483648",
     "--local-infile=1",
     "--secure-file-priv=",
 ]

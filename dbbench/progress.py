@@ -1,0 +1,30 @@
+"""Progress bars on stderr (rich), one per target, fed from the seeding threads."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from dbbench import dataset as datasets
+
+
+@contextlib.contextmanager
+def seed_progress(targets, dataset_name: str):
+    ds = datasets.load(dataset_name)
+    total = sum(ds.expected_counts.values())
+    console = Console(stderr=True)
+    bars = Progress(TextColumn("{task.fields[label]:<10}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("{task.fields[step]}"), TimeElapsedColumn(), console=console,
+                    transient=not console.is_terminal)
+    lock = threading.Lock()
+    with bars:
+        tasks = {t.dialect: bars.add_task("", total=total, label=t.label, step="connecting") for t in targets}
+
+        def update(dialect: str, step: str, rows: int) -> None:
+            with lock:
+                bars.update(tasks[dialect], advance=rows, step=step)
+
+        yield update
