@@ -79,7 +79,10 @@ class Dataset:
         """Named values queries may use (``:now``, ``:cleanup_cutoff``, ``:match_token``…)."""
         rel = self.section("relations")
         grp = self.section("groups")
+        pkg = self.section("packages")
         return {
+            "hot_repository": pkg["hot_repository"],
+            "hot_distribution": pkg["hot_distribution"],
             "now": self.now,
             "cleanup_cutoff": self.cleanup_cutoff,
             "retain": self.section("snapshots")["retain"],
@@ -104,12 +107,40 @@ def resolve(name_or_path: str) -> Path:
     return path
 
 
-def load(name_or_path: str) -> Dataset:
-    path = resolve(name_or_path)
+def _read(path: Path, depth: int = 0) -> dict[str, Any]:
+    """The TOML at ``path``; ``extends = "other"`` merges it over another definition."""
     try:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise DbbenchError(f"{path}: not valid TOML: {exc}") from None
+    parent = raw.pop("extends", None)
+    if parent is None:
+        return raw
+    if depth > 5:
+        raise DbbenchError(f"{path}: 'extends' nests too deep")
+    base = _read(resolve(parent), depth + 1)
+    for key, value in raw.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    return base
+
+
+def expected_value(ds: "Dataset", expect: Any) -> int:
+    """A verify entry's ``expect``: a number, or a dotted reference such as ``"packages.hot_rows"``."""
+    if isinstance(expect, int):
+        return expect
+    section, _, key = str(expect).partition(".")
+    try:
+        return int(ds.raw[section][key])
+    except (KeyError, TypeError, ValueError):
+        raise DbbenchError(f"{ds.path}: verify expect {expect!r} names no dataset value") from None
+
+
+def load(name_or_path: str) -> Dataset:
+    path = resolve(name_or_path)
+    raw = _read(path)
     try:
         ds = Dataset(name=raw["name"], path=path, raw=raw, seed=int(raw["seed"]),
                      now=datetime.fromisoformat(raw["now"]),
@@ -144,6 +175,8 @@ def sha256(text: str) -> bytes:
 
 def word_pool(ds: Dataset) -> list[str]:
     path = ds.path.parent / ds.raw["word_pool"]
+    if not path.exists():  # a user definition extending one of ours shares our pool
+        path = SEEDS_DIR / ds.raw["word_pool"]
     words = [w.strip() for w in path.read_text().splitlines() if w.strip() and not w.startswith("#")]
     if len(words) < 50:
         raise DbbenchError(f"{path}: the word pool needs at least 50 words")

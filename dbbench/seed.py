@@ -105,12 +105,13 @@ def run_checks(conn, ds: Dataset, dialect: str) -> list[Check]:
         for entry in ds.verify:
             sql = entry.get(f"sql_{dialect}", entry.get("sql"))
             cur.execute(_pyformat(sql), params)
-            checks.append(Check(entry["name"], int(entry["expect"]), int(cur.fetchone()[0])))
+            expected = datasets.expected_value(ds, entry["expect"])
+            checks.append(Check(entry["name"], expected, int(cur.fetchone()[0])))
     return checks
 
 
 def seed_target(target: Target, ds: Dataset, tables: list[Table], namespace: str,
-                progress: Progress | None = None) -> SeedResult:
+                progress: Progress | None = None, cancel: threading.Event | None = None) -> SeedResult:
     d = dialects.get(target.dialect)
     result = SeedResult(target.dialect, target.version_text, namespace)
     table_sql, index_sql = dialects.schema_statements(target.dialect)
@@ -120,6 +121,8 @@ def seed_target(target: Target, ds: Dataset, tables: list[Table], namespace: str
     clock = time.perf_counter
 
     def step(name: str, fn: Callable[[], Any]) -> Any:
+        if cancel is not None and cancel.is_set():
+            raise KeyboardInterrupt
         report(target.dialect, name, 0)
         start = clock()
         value = fn()
@@ -172,9 +175,14 @@ def seed(targets: list[Target], dataset: str | Dataset = "alpine-100k", *, names
     start = time.perf_counter()
     tables = datasets.generate(ds)
     generated = time.perf_counter() - start
+    cancel = threading.Event()  # Ctrl-C reaches the main thread only: tell the loaders to stop
     with ThreadPoolExecutor(max_workers=len(targets) or 1) as pool:
-        futures = [pool.submit(seed_target, t, ds, tables, namespace, progress) for t in targets]
-        results = [f.result() for f in futures]
+        futures = [pool.submit(seed_target, t, ds, tables, namespace, progress, cancel) for t in targets]
+        try:
+            results = [f.result() for f in futures]
+        except BaseException:
+            cancel.set()
+            raise
     return ds, results, generated
 
 

@@ -1,0 +1,158 @@
+"""`dbbench seed` against the real servers: exact, deterministic, identical across dialects, safe."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dbbench import dialects, seed
+from dbbench.targets import open_targets
+from tests.conftest import run_cli
+
+# Recorded from a real run: a change here means the dataset changed for every user.
+GOLDEN_100K = {
+    "repository": "5:25d85af20649ad15",
+    "package": "100000:c3a5ce1bec1469e00bc",
+    "package_relation": "100000:c359b1f62c3fcd4eaab",
+    "suite_state": "10000:13959b441b93af7e4da",
+    "snapshot": "100001:c36aad8951d408a152a",
+    "group_snapshot_stage": "2:11e99d5666f214cf",
+    "group_binding": "100000:c36a7c2fb7849a94de8",
+}
+
+
+@pytest.fixture(scope="module")
+def targets(local_servers):
+    ts = open_targets({})
+    yield ts
+    for t in ts:
+        t.dispose()
+
+
+def _driver(target):
+    raw = target.engine.raw_connection()
+    return raw, raw.driver_connection
+
+
+def test_100k_dataset_is_exact_and_identical_on_both_servers(targets, tmp_path):
+    out = tmp_path / "seed.json"
+    result = run_cli("seed", "--output", str(out))
+    assert result.code == 0, result.output
+    doc = json.loads(out.read_text())
+    for t in doc["targets"]:
+        got = {c["name"]: c["actual"] for c in t["cardinalities"]}
+        assert got["rows in package"] == 100_000
+        assert got["rows in package_relation"] == 100_000
+        assert got["rows in suite_state"] == 10_000
+        assert got["rows in snapshot"] == 100_001
+        assert got["rows in group_binding"] == 100_000
+        assert got["rows in group_snapshot_stage"] == 2
+        assert got["relations matching the lookup token"] == 100
+        assert got["pending suite states"] == 100
+        assert got["snapshot cleanup candidates (retain 3)"] == 32
+        assert t["fingerprints"] == GOLDEN_100K, t["dialect"]
+    assert all(doc["fingerprints_equal"].values())
+    assert "***" in json.dumps(doc["servers"])
+
+
+def test_reseed_is_stable_and_replaces_only_our_namespace(targets):
+    _, first, _ = seed.seed(targets, "alpine-ci", namespace="dbbench_t_reseed")
+    _, second, _ = seed.seed(targets, "alpine-ci", namespace="dbbench_t_reseed")
+    assert all(r.ok for r in first + second)
+    assert [r.fingerprints for r in first] == [r.fingerprints for r in second]
+    assert first[0].fingerprints == first[1].fingerprints  # PostgreSQL == MySQL
+
+
+def _make_foreign(target, ns: str) -> None:
+    raw, conn = _driver(target)
+    q = dialects.get(target.dialect).quote
+    with conn.cursor() as cur:
+        if target.dialect == "postgresql":
+            cur.execute(f"DROP SCHEMA IF EXISTS {q(ns)} CASCADE")
+            cur.execute(f"CREATE SCHEMA {q(ns)}")
+        else:
+            cur.execute(f"DROP DATABASE IF EXISTS {q(ns)}")
+            cur.execute(f"CREATE DATABASE {q(ns)}")
+        cur.execute(f"CREATE TABLE {q(ns)}.precious (id int PRIMARY KEY, note varchar(50))")
+        cur.execute(f"INSERT INTO {q(ns)}.precious VALUES (1, 'keep me'), (2, 'and me')")
+    conn.commit()
+    raw.close()
+
+
+def _snapshot_of(target, ns: str):
+    raw, conn = _driver(target)
+    q = dialects.get(target.dialect).quote
+    with conn.cursor() as cur:
+        if target.dialect == "postgresql":
+            cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1", (ns,))
+        else:
+            cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1", (ns,))
+        tables = [r[0] for r in cur.fetchall()]
+        cur.execute(f"SELECT id, note FROM {q(ns)}.precious ORDER BY id")
+        rows = cur.fetchall()
+    conn.commit()
+    raw.close()
+    return tables, [tuple(r) for r in rows]
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_foreign_namespace_is_refused_and_left_untouched(targets, dialect):
+    target = next(t for t in targets if t.dialect == dialect)
+    _make_foreign(target, "not_dbbench")
+    before = _snapshot_of(target, "not_dbbench")
+    result = run_cli("seed", "--only", dialect, "--dataset", "alpine-ci", "--namespace", "not_dbbench")
+    assert result.code == 2, result.output
+    assert "exists and is not dbbench's" in result.stderr
+    assert "Traceback" not in result.output
+    assert _snapshot_of(target, "not_dbbench") == before == (["precious"], [(1, "keep me"), (2, "and me")])
+
+
+def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
+    ns = "dbbench_t_interrupt"
+    _, done, _ = seed.seed(targets, "alpine-ci", namespace=ns)
+
+    def interrupt(dialect, step, rows):
+        if step == "load package_relation":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        seed.seed(targets, "alpine-ci", namespace=ns, progress=interrupt)
+    states = {}
+    for t in targets:
+        raw, conn = _driver(t)
+        states[t.dialect] = dialects.get(t.dialect).namespace_state(conn, ns)
+        conn.rollback()
+        raw.close()
+    assert states == {"postgresql": "complete", "mysql": "incomplete"}
+    pg = next(t for t in targets if t.dialect == "postgresql")
+    raw, conn = _driver(pg)
+    dialects.get("postgresql").use(conn, ns)
+    assert seed.fingerprint(conn, "postgresql", _table("package", "alpine-ci")) == done[0].fingerprints["package"]
+    conn.rollback()
+    raw.close()
+    _, again, _ = seed.seed(targets, "alpine-ci", namespace=ns)  # the next seed replaces the incomplete one
+    assert [r.fingerprints for r in again] == [r.fingerprints for r in done]
+
+
+def _table(name: str, dataset_name: str):
+    from dbbench import dataset
+    return next(t for t in dataset.generate(dataset.load(dataset_name)) if t.name == name)
+
+
+def test_verification_mismatch_exits_1(tmp_path):
+    bad = tmp_path / "wrong.toml"
+    bad.write_text('extends = "alpine-ci"\nname = "wrong"\n[[verify]]\nname = "stages"\nexpect = 5\n'
+                   'sql = "SELECT COUNT(*) FROM group_snapshot_stage"\n')
+    result = run_cli("seed", "--dataset", str(bad), "--namespace", "dbbench_t_wrong")
+    assert result.code == 1, result.output
+    assert "verification failed" in result.stderr and "stages = 2, expected 5" in result.stderr
+
+
+def test_bad_dataset_definition_is_one_line(tmp_path):
+    broken = tmp_path / "broken.toml"
+    broken.write_text("name = [unclosed\n")
+    result = run_cli("seed", "--dataset", str(broken))
+    assert result.code == 2 and "not valid TOML" in result.stderr and "Traceback" not in result.output
+    result = run_cli("seed", "--dataset", "no-such-dataset")
+    assert result.code == 2 and "no dataset 'no-such-dataset'" in result.stderr
