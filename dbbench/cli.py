@@ -8,6 +8,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 import click
+import psycopg
+import pymysql
+from sqlalchemy.exc import SQLAlchemyError
 from tabulate import tabulate
 
 from dbbench import __version__, servers
@@ -34,6 +37,11 @@ class Cli(click.Group):
         except KeyboardInterrupt:
             err("interrupted")
             sys.exit(130)
+        except (psycopg.Error, pymysql.err.Error, SQLAlchemyError) as exc:
+            # A server refused a statement mid-run: say which, in one line, without secrets.
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            err(f"error: the database server reported: {first[:300]}")
+            sys.exit(2)
 
 
 @click.group(cls=Cli, context_settings={"help_option_names": ["-h", "--help"]})
@@ -154,7 +162,8 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, namespace, output) ->
             for w in t.warnings:
                 err(f"warning: {w}")
         with seed_progress(targets, dataset) as progress:
-            ds, res, generated = seed.seed(targets, dataset, namespace=namespace, progress=progress)
+            ds, res, generated = seed.seed(targets, dataset, namespace=namespace, progress=progress,
+                                           cache_dir=home.root / "datasets")
         agree = seed.fingerprints_agree(res)
         click.echo(render_seed(res, agree, generated))
         if output:
@@ -185,8 +194,38 @@ def render_seed(res, agree, generated: float) -> str:
                ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items())] for lb, r in zip(labels, res)]
     out.append("")
     out.append(tabulate(timing, headers=["server", "seed time", "rows/s", "steps (s)"]))
-    out.append(f"(rows generated once in {generated:.2f} s; servers loaded concurrently)")
+    out.append(f"(load files prepared in {generated:.2f} s; servers loaded concurrently)")
     return "\n".join(out)
+
+
+# -- bench -------------------------------------------------------------------------------------
+@cli.group("bench")
+def bench_group() -> None:
+    """Benchmarks: ratios measured side by side in one run."""
+
+
+@bench_group.command("seed")
+@target_options
+@click.option("--dataset", default="alpine-100k", show_default=True)
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
+              help="Runs of floor + seed; the best of each is reported.")
+@click.pass_obj
+def bench_seed(home: Home, pg_url, mysql_url, only, dataset, repeat) -> None:
+    """Seed time next to the raw floor (the servers' own bulk load + the same indexes)."""
+    from dbbench.bench import seed as bench
+
+    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
+    try:
+        rows, floor_wall, seed_wall = bench.run(targets, dataset, home.root / "datasets", repeat)
+    finally:
+        for t in targets:
+            t.dispose()
+    labels = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
+    table = [[labels[r.dialect], f"{r.rows:,}", f"{r.floor_seconds:.2f} s", f"{r.seed_seconds:.2f} s",
+              f"{r.ratio:.2f}x", f"{r.rows / r.seed_seconds:,.0f}"] for r in rows]
+    table.append(["both (wall)", "", f"{floor_wall:.2f} s", f"{seed_wall:.2f} s",
+                  f"{seed_wall / floor_wall:.2f}x", ""])
+    click.echo(tabulate(table, headers=["server", "rows", "floor", "seed", "seed/floor", "seed rows/s"]))
 
 
 def main() -> None:

@@ -136,8 +136,9 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
 
 
 def _table(name: str, dataset_name: str):
-    from dbbench import dataset
-    return next(t for t in dataset.generate(dataset.load(dataset_name)) if t.name == name)
+    from dbbench import dataset, prepared
+    tables, _, _ = prepared.prepare(dataset.load(dataset_name), ["postgresql"], seed.default_cache())
+    return next(t for t in tables if t.name == name)
 
 
 def test_verification_mismatch_exits_1(tmp_path):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 from dbbench.dialects.encode import tsv
 
 NAMESPACE_KIND = "database"
 META = "dbbench_meta"
+# DDL commits implicitly, so after the index step other sessions see the loaded rows.
+LOAD_COMMITTED_BEFORE_VERIFY = True
 
 
 def quote(name: str) -> str:
@@ -76,23 +75,19 @@ def encode(rows, kinds: list[str]) -> str:
     return tsv(rows, kinds, _bytes)
 
 
-def bulk_load(conn, table: str, columns: list[str], data: str, binary: frozenset[str] = frozenset()) -> None:
-    """LOAD DATA LOCAL INFILE from a private temporary file; hex columns go through UNHEX."""
-    targets = [f"@{c}" if c in binary else c for c in columns]
-    sets = [f"{c} = UNHEX(@{c})" for c in columns if c in binary]
-    fd, path = tempfile.mkstemp(prefix="dbbench-", suffix=".tsv")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(data)
-        sql = (f"LOAD DATA LOCAL INFILE %s INTO TABLE {table} CHARACTER SET utf8mb4 "
-               f"({', '.join(targets)})" + (f" SET {', '.join(sets)}" if sets else ""))
-        with conn.cursor() as cur:
-            cur.execute(sql, (path,))
-            if cur.connection.warning_count if hasattr(cur.connection, "warning_count") else 0:
-                cur.execute("SHOW WARNINGS LIMIT 3")
-                raise RuntimeError(f"LOAD DATA into {table} warned: {cur.fetchall()}")
-    finally:
-        os.unlink(path)
+def bulk_load(conn, table) -> None:
+    """LOAD DATA LOCAL INFILE from the prepared file; hex columns go through UNHEX."""
+    binary = table.binary_columns
+    targets = [f"@{c}" if c in binary else c for c in table.columns]
+    sets = [f"{c} = UNHEX(@{c})" for c in table.columns if c in binary]
+    sql = (f"LOAD DATA LOCAL INFILE %s INTO TABLE {table.name} CHARACTER SET utf8mb4 "
+           f"({', '.join(targets)})" + (f" SET {', '.join(sets)}" if sets else ""))
+    with conn.cursor() as cur:
+        cur.execute(sql, (str(table.files["mysql"]),))
+        cur.execute("SELECT @@warning_count")
+        if cur.fetchone()[0]:
+            cur.execute("SHOW WARNINGS LIMIT 3")
+            raise RuntimeError(f"LOAD DATA into {table.name} warned: {cur.fetchall()}")
 
 
 def analyze(conn, tables: list[str]) -> None:

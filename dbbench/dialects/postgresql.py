@@ -6,6 +6,8 @@ from dbbench.dialects.encode import tsv
 
 NAMESPACE_KIND = "schema"
 META = "dbbench_meta"
+# The whole seed is one transaction: no other session sees the rows before the commit.
+LOAD_COMMITTED_BEFORE_VERIFY = False
 
 
 def quote(name: str) -> str:
@@ -73,10 +75,12 @@ def encode(rows, kinds: list[str]) -> str:
     return tsv(rows, kinds, _bytes)
 
 
-def bulk_load(conn, table: str, columns: list[str], data: str) -> None:
-    with conn.cursor() as cur:
-        with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-            copy.write(data)
+def bulk_load(conn, table) -> None:
+    """COPY FROM STDIN, streaming the prepared file (works against any server, local or not)."""
+    with conn.cursor() as cur, open(table.files["postgresql"], "rb") as fh:
+        with cur.copy(f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN") as copy:
+            while chunk := fh.read(1 << 20):
+                copy.write(chunk)
 
 
 def analyze(conn, tables: list[str]) -> None:

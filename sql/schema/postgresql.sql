@@ -76,6 +76,9 @@ CREATE TABLE group_binding (
 
 -- indexes
 
+-- Sort in memory: index builds on 100k-row tables take a fraction of the default's time.
+SET maintenance_work_mem = '512MB';
+
 ALTER TABLE package ADD CONSTRAINT uq_package_path UNIQUE (repository_id, path_sha256);
 ALTER TABLE package ADD CONSTRAINT uq_package_repository_id UNIQUE (repository_id, id);
 CREATE INDEX ix_package_namespace ON package (repository_id, distribution_name, package_name, id);

@@ -1,0 +1,94 @@
+"""Prepared load files: a dataset's rows encoded once per dialect and cached on disk.
+
+The dataset is deterministic, so its encoded form is too: the first seed generates and encodes the
+rows (a few seconds of Python), later seeds of the same definition stream the cached files straight
+into ``COPY`` / ``LOAD DATA``. The cache key covers the definition, the word pool and the code that
+generates and encodes rows, so any change to them produces a new cache entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from dbbench import dataset as datasets
+from dbbench import dialects
+from dbbench.dataset import Dataset, Table
+from dbbench.dialects import encode as encode_module
+
+FORMAT = 1
+
+
+@dataclass
+class PreparedTable:
+    name: str
+    columns: list[str]
+    kinds: list[str]
+    rows: int
+    files: dict[str, Path]
+
+    @property
+    def binary_columns(self) -> frozenset[str]:
+        return frozenset(c for c, k in zip(self.columns, self.kinds) if k == "bytes")
+
+
+def column_kinds(table: Table) -> list[str]:
+    kinds = []
+    for i in range(len(table.columns)):
+        sample = next((r[i] for r in table.rows if r[i] is not None), None)
+        kinds.append("bytes" if isinstance(sample, bytes) else "datetime" if isinstance(sample, datetime)
+                     else "bool" if isinstance(sample, bool) else "int" if isinstance(sample, int) else "text")
+    return kinds
+
+
+def cache_key(ds: Dataset) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(ds.raw, sort_keys=True, default=str).encode())
+    h.update("\n".join(datasets.word_pool(ds)).encode())
+    for module in (datasets, encode_module, dialects.postgresql, dialects.mysql):
+        h.update(Path(module.__file__).read_bytes())
+    h.update(str(FORMAT).encode())
+    return h.hexdigest()[:16]
+
+
+def prepare(ds: Dataset, dialect_names: list[str], cache_root: Path) -> tuple[list[PreparedTable], float, bool]:
+    """The dataset's load files for ``dialect_names``: (tables, seconds spent, whether cached)."""
+    start = time.perf_counter()
+    entry = cache_root / f"{ds.name}-{cache_key(ds)}"
+    manifest = entry / "manifest.json"
+    if manifest.exists():
+        tables = _read_manifest(entry)
+        if all(all(d in t.files and t.files[d].exists() for d in dialect_names) for t in tables):
+            return tables, time.perf_counter() - start, True
+    partial = entry.with_name(entry.name + f".partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    out = []
+    for table in datasets.generate(ds):
+        kinds = column_kinds(table)
+        files = {}
+        for d in dialects.MODULES:
+            path = partial / f"{table.name}.{d}.tsv"
+            path.write_text(dialects.get(d).encode(table.rows, kinds))
+            files[d] = path
+        out.append(PreparedTable(table.name, table.columns, kinds, len(table.rows), files))
+    (partial / "manifest.json").write_text(json.dumps(
+        [{"name": t.name, "columns": t.columns, "kinds": t.kinds, "rows": t.rows} for t in out], indent=1))
+    shutil.rmtree(entry, ignore_errors=True)
+    os.replace(partial, entry)
+    for stale in cache_root.glob(f"{ds.name}-*"):  # keep one entry per dataset name
+        if stale != entry and ".partial-" not in stale.name:
+            shutil.rmtree(stale, ignore_errors=True)
+    return _read_manifest(entry), time.perf_counter() - start, False
+
+
+def _read_manifest(entry: Path) -> list[PreparedTable]:
+    items = json.loads((entry / "manifest.json").read_text())
+    return [PreparedTable(i["name"], i["columns"], i["kinds"], i["rows"],
+                          {d: entry / f"{i['name']}.{d}.tsv" for d in dialects.MODULES}) for i in items]
