@@ -24,6 +24,7 @@ from dbbench import prepared
 from dbbench.dataset import TABLE_ORDER, Dataset
 from dbbench.prepared import PreparedTable
 from dbbench.errors import DbbenchError
+from dbbench.sqltext import to_pyformat
 from dbbench.targets import Target
 
 DEFAULT_NAMESPACE = "dbbench"
@@ -110,12 +111,6 @@ def fingerprint_all(target: Target, conn, tables: list[PreparedTable], namespace
     return {t.name: first[t.name] for t in tables}
 
 
-def _pyformat(sql: str) -> str:
-    """``:name`` parameters (portable, readable in data files) to the drivers' ``%(name)s``."""
-    sql = sql.replace("%", "%%")
-    return re.sub(r"(?<![:\w]):([A-Za-z_]\w*)", r"%(\1)s", sql)
-
-
 def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) -> list[Check]:
     """Row counts of every table (read from the fingerprint pass, which counted them) and each
     special cardinality of the dataset definition, by real queries."""
@@ -125,7 +120,7 @@ def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) ->
     with conn.cursor() as cur:
         for entry in ds.verify:
             sql = entry.get(f"sql_{dialect}", entry.get("sql"))
-            cur.execute(_pyformat(sql), params)
+            cur.execute(to_pyformat(sql), params)
             expected = datasets.expected_value(ds, entry["expect"])
             checks.append(Check(entry["name"], expected, int(cur.fetchone()[0])))
     return checks

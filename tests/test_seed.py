@@ -16,9 +16,9 @@ GOLDEN_100K = {
     "package": "100000:c3a5ce1bec1469e00bc",
     "package_relation": "100000:c359b1f62c3fcd4eaab",
     "suite_state": "10000:13959b441b93af7e4da",
-    "snapshot": "100001:c36aad8951d408a152a",
+    "snapshot": "100001:c32b5fef23f21d19c15",
     "group_snapshot_stage": "2:11e99d5666f214cf",
-    "group_binding": "100000:c36a7c2fb7849a94de8",
+    "group_binding": "100000:c393de6b53b7a8b5820",
 }
 
 

@@ -112,3 +112,74 @@ def fingerprint_sql(table: str, row_text: str) -> str:
 
 def concat(parts: list[str]) -> str:
     return "concat_ws('|', " + ", ".join(parts) + ")"
+
+
+# -- EXPLAIN ------------------------------------------------------------------------------------
+TIMEOUT_SQLSTATE = "57014"
+
+_KINDS = {"Seq Scan": "full_scan", "Sort": "sort", "Incremental Sort": "sort", "LockRows": "lock",
+          "Limit": "limit", "Nested Loop": "join", "Hash Join": "join", "Merge Join": "join",
+          "Result": "result"}
+
+
+def parse_plan(doc) -> tuple["PlanNode", float]:
+    """``EXPLAIN (ANALYZE, FORMAT JSON)`` output → (normalized tree, Execution Time in ms)."""
+    from dbbench.plan import PlanNode, mark_subqueries
+
+    top = doc[0] if isinstance(doc, list) else doc
+
+    def node(p: dict, parent_table: str | None = None) -> PlanNode:
+        ntype = p["Node Type"]
+        table = p.get("Relation Name") or (parent_table if ntype == "Bitmap Index Scan" else None)
+        if ntype in ("Index Scan", "Index Only Scan", "Bitmap Index Scan"):
+            kind = "index_range" if p.get("Index Cond") else "index_scan"
+        else:
+            kind = _KINDS.get(ntype, ntype.lower().replace(" ", "_"))
+        label = ntype + (f" on {table}" if table else "") + (f" using {p['Index Name']}" if p.get("Index Name") else "")
+        n = PlanNode(kind=kind, label=label, table=table, alias=p.get("Alias"), index=p.get("Index Name"),
+                     est_rows=p.get("Plan Rows"), actual_rows=p.get("Actual Rows"), loops=p.get("Actual Loops"),
+                     actual_ms=p.get("Actual Total Time"),
+                     in_subquery=p.get("Parent Relationship") in ("SubPlan", "InitPlan"))
+        n.children = [node(c, table) for c in p.get("Plans", [])]
+        return n
+
+    root = node(top["Plan"])
+    mark_subqueries(root, is_probe=lambda n: n.in_subquery)
+    return root, float(top.get("Execution Time", 0.0))
+
+
+def explain_sql(sql: str) -> str:
+    return f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}"
+
+
+def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
+    """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back, with the shape's
+    planner ``settings`` (``SET LOCAL``) if it declares any. Returns (raw plan, tree, executor ms);
+    raises TimeoutError past ``timeout_ms``."""
+    import psycopg
+
+    try:
+        with psycopg.ClientCursor(conn) as cur:
+            cur.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
+            for name, value in (settings or {}).items():
+                cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
+            cur.execute(explain_sql(sql), params)
+            raw = cur.fetchone()[0]
+        tree, ms = parse_plan(raw)
+        return raw, tree, ms
+    except psycopg.errors.QueryCanceled:
+        raise TimeoutError(f"statement_timeout of {timeout_ms} ms reached") from None
+    finally:
+        conn.rollback()
+
+
+def query_row(conn, sql: str, params: dict) -> dict | None:
+    import psycopg
+    from psycopg.rows import dict_row
+
+    try:
+        with psycopg.ClientCursor(conn, row_factory=dict_row) as cur:
+            cur.execute(sql, params)
+            return cur.fetchone()
+    finally:
+        conn.rollback()

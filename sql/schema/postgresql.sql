@@ -64,8 +64,10 @@ CREATE TABLE group_snapshot_stage (
     PRIMARY KEY (group_repository_id, distribution_name, snapshot_revision, binding_token)
 );
 
+-- Bindings are keyed by their page index (unique, below), not by id alone: with a bare id key
+-- PostgreSQL would page through the narrower id index and filter the other stages' rows.
 CREATE TABLE group_binding (
-    id                   bigint       PRIMARY KEY,
+    id                   bigint       NOT NULL,
     group_repository_id  integer      NOT NULL,
     distribution_name    varchar(384) NOT NULL,
     snapshot_revision    bigint       NOT NULL,
@@ -88,5 +90,5 @@ ALTER TABLE package_relation ADD CONSTRAINT fk_relation_package FOREIGN KEY (rep
 CREATE INDEX ix_suite_pending ON suite_state (pending, desired_at, repository_id, distribution_name) WHERE pending;
 CREATE INDEX ix_snapshot_cleanup ON snapshot (created_at, repository_id, distribution_name, revision) WHERE published_at IS NOT NULL;
 CREATE INDEX ix_stage_cleanup ON group_snapshot_stage (created_at, group_repository_id, distribution_name, snapshot_revision, binding_token);
-CREATE INDEX ix_binding_page ON group_binding (group_repository_id, distribution_name, snapshot_revision, binding_token, id);
+CREATE UNIQUE INDEX ix_binding_page ON group_binding (group_repository_id, distribution_name, snapshot_revision, binding_token, id);
 ALTER TABLE group_binding ADD CONSTRAINT fk_binding_stage FOREIGN KEY (group_repository_id, distribution_name, snapshot_revision, binding_token) REFERENCES group_snapshot_stage (group_repository_id, distribution_name, snapshot_revision, binding_token) ON DELETE CASCADE;

@@ -1,0 +1,169 @@
+"""`dbbench explain`: warmed EXPLAIN ANALYZE sets per shape and dialect, with plan assertions.
+
+Per shape and target: resolve parameters (literal ``[params]``, then each ``[[setup]]`` query's
+row); for the remediated spelling and, where the catalog has one, the natural spelling: ``warmups``
+untimed runs, then ``runs`` timed ``EXPLAIN ANALYZE`` samples. Every sample runs inside a
+transaction that is rolled back, so locking and writing shapes leave the data as it was. The
+remediated plan is asserted: expected index on the expected table, no forbidden feature.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from dbbench import catalog as catalogs
+from dbbench import dialects
+from dbbench.catalog import Shape
+from dbbench.errors import DbbenchError
+from dbbench.plan import PlanNode, Verdict, check
+from dbbench.sqltext import to_pyformat
+from dbbench.stats import nearest_rank
+from dbbench.targets import Target
+
+
+class NotSeeded(DbbenchError):
+    pass
+
+
+@dataclass
+class Measurement:
+    """One spelling of one shape on one dialect."""
+
+    spelling: str                   # remediated | natural
+    sql: str
+    samples_ms: list[float] = field(default_factory=list)
+    rows: float | None = None
+    plan: dict | None = None        # normalized tree of the last timed run
+    raw_plan: object = None
+    timeout: str | None = None
+    _tree: PlanNode | None = field(default=None, repr=False)
+
+    @property
+    def p50(self) -> float | None:
+        return nearest_rank(self.samples_ms, 0.50)
+
+    @property
+    def p95(self) -> float | None:
+        return nearest_rank(self.samples_ms, 0.95)
+
+
+@dataclass
+class ShapeResult:
+    shape: str
+    dialect: str
+    cardinality: str
+    expect_rows: int | None
+    params: dict
+    remediated: Measurement
+    natural: Measurement | None = None
+    natural_label: str | None = None
+    verdict: Verdict | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict is not None and self.verdict.ok
+
+
+Progress = Callable[[str, str, str], None]  # (dialect, shape, spelling)
+
+
+def require_seeded(target: Target, namespace: str) -> dict[str, str]:
+    d = dialects.get(target.dialect)
+    raw = target.engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        state = d.namespace_state(conn, namespace)
+        if state != "complete":
+            why = {"absent": "does not exist", "foreign": "is not dbbench's",
+                   "incomplete": "holds an incomplete seed"}[state]
+            raise NotSeeded(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} {why}: run `dbbench seed` first")
+        meta = d.read_meta(conn, namespace)
+        conn.rollback()
+        return meta
+    finally:
+        raw.close()
+
+
+def resolve_params(conn, d, shape: Shape) -> dict:
+    params = dict(shape.params)
+    for sql in shape.setup:
+        row = d.query_row(conn, to_pyformat(sql), params)
+        if row is None:
+            raise DbbenchError(f"{shape.path.name}: setup query returned no row (is the dataset seeded?): "
+                               f"{' '.join(sql.split())[:120]}")
+        params.update({k.lower(): v for k, v in row.items()})
+    return params
+
+
+def measure(conn, d, spelling: str, sql: str, params: dict, warmups: int, runs: int,
+            timeout_ms: int, settings: dict | None = None) -> Measurement:
+    m = Measurement(spelling, sql)
+    stmt = to_pyformat(sql)
+    try:
+        for _ in range(warmups):
+            d.run_explain(conn, stmt, params, timeout_ms, settings)
+        for _ in range(runs):
+            raw, tree, ms = d.run_explain(conn, stmt, params, timeout_ms, settings)
+            m.samples_ms.append(ms)
+        m.raw_plan, m._tree = raw, tree
+        m.plan = tree.to_dict()
+        m.rows = tree.actual_rows
+    except TimeoutError as exc:
+        m.timeout = str(exc)
+    return m
+
+
+def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, timeout_ms: int,
+              natural: bool = True, progress: Progress | None = None) -> ShapeResult:
+    d = dialects.get(target.dialect)
+    v = shape.variants[target.dialect]
+    params = resolve_params(conn, d, shape)
+    report = progress or (lambda *_: None)
+    report(target.dialect, shape.name, "remediated")
+    rem = measure(conn, d, "remediated", v.sql, params, warmups, runs, timeout_ms, v.settings)
+    result = ShapeResult(shape.name, target.dialect, shape.cardinality, shape.expect_rows,
+                         {k: _jsonable(val) for k, val in params.items()}, rem, natural_label=v.natural_label)
+    if rem._tree is not None:
+        result.verdict = check(rem._tree, v.expect_table, v.expect_index, v.forbid)
+        if shape.expect_rows is not None and rem.rows is not None and int(rem.rows) != shape.expect_rows:
+            result.verdict.ok = False
+            result.verdict.problems.append(f"returned {rem.rows:g} rows, expected {shape.expect_rows}")
+    else:
+        result.verdict = Verdict(False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"])
+    if natural and v.natural:
+        report(target.dialect, shape.name, "natural")
+        result.natural = measure(conn, d, "natural", v.natural, params, warmups, runs, timeout_ms, v.settings)
+    return result
+
+
+def _jsonable(value):
+    if isinstance(value, (bytes, bytearray)):
+        return "0x" + bytes(value).hex()
+    if hasattr(value, "isoformat"):
+        return value.isoformat(" ")
+    return value
+
+
+def run(targets: list[Target], catalog: str = "alpine", *, namespace: str = "dbbench", warmups: int = 3,
+        runs: int = 7, timeout_ms: int = 30_000, natural: bool = True, only: list[str] | None = None,
+        progress: Progress | None = None) -> tuple[list[Shape], list[ShapeResult], dict[str, dict]]:
+    """Run the catalog on every target. Returns shapes, results, and each target's dataset meta."""
+    shapes = catalogs.load(catalog, only)
+    metas = {t.dialect: require_seeded(t, namespace) for t in targets}
+    results = []
+    for target in targets:
+        d = dialects.get(target.dialect)
+        raw = target.engine.raw_connection()
+        try:
+            conn = raw.driver_connection
+            d.use(conn, namespace)
+            conn.commit()
+            for shape in shapes:
+                if target.dialect in shape.variants:
+                    results.append(run_shape(target, conn, shape, warmups=warmups, runs=runs,
+                                             timeout_ms=timeout_ms, natural=natural, progress=progress))
+        finally:
+            raw.close()
+    return shapes, results, metas
