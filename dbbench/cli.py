@@ -198,6 +198,100 @@ def render_seed(res, agree, generated: float) -> str:
     return "\n".join(out)
 
 
+# -- explain / check ---------------------------------------------------------------------------
+def _explain_options(fn):
+    fn = click.option("--catalog", default="alpine", show_default=True,
+                      help="Catalog directory or entry file (name under sql/catalog/, or a path).")(fn)
+    fn = click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")(fn)
+    fn = click.option("--namespace", default="dbbench", show_default=True,
+                      help="The seeded PostgreSQL schema / MySQL database.")(fn)
+    fn = click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600),
+                      help="Per-statement timeout in seconds (a pathological plan is reported as timeout).")(fn)
+    fn = click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON result here.")(fn)
+    fn = click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table",
+                      show_default=True, help="Terminal tables or Markdown.")(fn)
+    return fn
+
+
+def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+                 warmups: int, runs: int, natural: bool, command: str) -> None:
+    import hashlib
+
+    from dbbench import explain, report, results
+    from dbbench.progress import explain_progress
+
+    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
+    try:
+        for t in targets:
+            for w in t.warnings:
+                err(f"warning: {w}")
+        with explain_progress() as progress:
+            _, res, metas = explain.run(targets, catalog, namespace=namespace, warmups=warmups, runs=runs,
+                                        timeout_ms=int(timeout_s * 1000), natural=natural,
+                                        only=list(shapes) or None, progress=progress)
+        tablefmt = "github" if fmt == "markdown" else "simple"
+        click.echo(report.shape_table(res, tablefmt))
+        if any(r.natural for r in res):
+            click.echo("")
+            click.echo(report.remediation_table(res, tablefmt))
+        if output:
+            config = {"command": command, "catalog": catalog, "namespace": namespace, "warmups": warmups,
+                      "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes)}
+            results.write(output, report.explain_document(targets, res, metas, config))
+            digest = hashlib.sha256(output.read_bytes()).hexdigest()
+            click.echo(f"\nwrote {output} (SHA-256 {digest})")
+    finally:
+        for t in targets:
+            t.dispose()
+    problems = report.failures(res)
+    if problems:
+        for line in problems:
+            click.echo(line, err=True)
+        sys.exit(1)
+
+
+@cli.command("explain")
+@target_options
+@_explain_options
+@click.option("--warmups", default=3, show_default=True, type=click.IntRange(0, 1000))
+@click.option("--runs", default=7, show_default=True, type=click.IntRange(1, 1000),
+              help="Timed EXPLAIN ANALYZE samples per spelling (p50/p95 by nearest rank).")
+@click.option("--natural/--no-natural", default=True, show_default=True,
+              help="Also measure the natural (pre-remediation) spellings.")
+@click.pass_obj
+def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+                warmups, runs, natural) -> None:
+    """Warmed EXPLAIN ANALYZE sets per shape; exit 1 when an expected index is not used."""
+    _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+                 warmups, runs, natural, "explain")
+
+
+@cli.command("check")
+@target_options
+@_explain_options
+@click.option("--dataset", default="alpine-ci", show_default=True, help="Scratch dataset seeded first.")
+@click.pass_obj
+def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+              dataset) -> None:
+    """CI gate: seed a small scratch dataset, run every shape once, assert the access paths."""
+    from dbbench import seed
+
+    if namespace == "dbbench":
+        namespace = "dbbench_check"
+    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
+    try:
+        _, res, _ = seed.seed(targets, dataset, namespace=namespace, cache_dir=home.root / "datasets")
+    finally:
+        for t in targets:
+            t.dispose()
+    bad = [f"{r.dialect}: {c.name}" for r in res for c in r.checks if not c.ok]
+    if bad:
+        err("error: scratch dataset verification failed: " + "; ".join(bad))
+        sys.exit(1)
+    _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+                 0, 1, False, "check")
+
+
 # -- bench -------------------------------------------------------------------------------------
 @cli.group("bench")
 def bench_group() -> None:

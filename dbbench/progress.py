@@ -28,3 +28,18 @@ def seed_progress(targets, dataset_name: str):
                 bars.update(tasks[dialect], advance=rows, step=step)
 
         yield update
+
+
+@contextlib.contextmanager
+def explain_progress():
+    """A spinner line naming the shape being measured."""
+    console = Console(stderr=True)
+    bars = Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                    transient=True)
+    with bars:
+        task = bars.add_task("starting")
+
+        def update(dialect: str, shape: str, spelling: str) -> None:
+            bars.update(task, description=f"{dialect}: {shape} ({spelling})")
+
+        yield update
