@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dbbench.dataset import DATASET_PARAMS
 from dbbench.errors import DbbenchError
 from dbbench.sqltext import param_names
 from dbbench.urls import DIALECTS
@@ -122,7 +123,7 @@ def load_entry(path: Path) -> Shape:
             if item.partition(":")[0] not in FORBIDDABLE:
                 raise fail(f"{where} forbid", f"{item!r} is not one of {', '.join(FORBIDDABLE)} (optionally full_scan:TABLE)")
         natural = section.get("natural")
-        available = set(params)
+        available = set(params) | set(DATASET_PARAMS)
         for s in setup:
             available |= {a.lower() for a in _aliases(s)}
         for text, field_name in ((sql, "sql"), (natural, "natural")):

@@ -214,7 +214,7 @@ def _explain_options(fn):
 
 
 def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
-                 warmups: int, runs: int, natural: bool, command: str) -> None:
+                 warmups: int, runs: int, natural: bool, command: str, access_only: bool = False) -> None:
     import hashlib
 
     from dbbench import explain, report, results
@@ -228,7 +228,7 @@ def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, time
         with explain_progress() as progress:
             _, res, metas = explain.run(targets, catalog, namespace=namespace, warmups=warmups, runs=runs,
                                         timeout_ms=int(timeout_s * 1000), natural=natural,
-                                        only=list(shapes) or None, progress=progress)
+                                        only=list(shapes) or None, progress=progress, access_only=access_only)
         tablefmt = "github" if fmt == "markdown" else "simple"
         click.echo(report.shape_table(res, tablefmt))
         if any(r.natural for r in res):
@@ -289,7 +289,7 @@ def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, t
         err("error: scratch dataset verification failed: " + "; ".join(bad))
         sys.exit(1)
     _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
-                 0, 1, False, "check")
+                 0, 1, False, "check", access_only=True)
 
 
 # -- bench -------------------------------------------------------------------------------------

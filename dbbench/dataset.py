@@ -21,6 +21,11 @@ from dbbench.errors import DbbenchError
 
 SEEDS_DIR = Path(__file__).resolve().parent.parent / "seeds"
 
+# Values every dataset offers to query catalogs as `:name` (see Dataset.params).
+DATASET_PARAMS = ("now", "cleanup_cutoff", "retain", "match_repository", "match_kind", "match_token",
+                  "match_token_sha256", "hot_repository", "hot_distribution", "group_repository",
+                  "group_distribution", "group_snapshot_revision", "exact_row_offset", "late_row_offset")
+
 # Load order: parents before children (the FKs are added after the load, but keep it natural).
 TABLE_ORDER = ["repository", "package", "package_relation", "suite_state", "snapshot",
                "group_snapshot_stage", "group_binding"]
@@ -81,6 +86,7 @@ class Dataset:
         grp = self.section("groups")
         pkg = self.section("packages")
         return {
+            **self.raw.get("catalog", {}),
             "hot_repository": pkg["hot_repository"],
             "hot_distribution": pkg["hot_distribution"],
             "now": self.now,

@@ -86,8 +86,9 @@ def require_seeded(target: Target, namespace: str) -> dict[str, str]:
         raw.close()
 
 
-def resolve_params(conn, d, shape: Shape) -> dict:
-    params = dict(shape.params)
+def resolve_params(conn, d, shape: Shape, base: dict | None = None) -> dict:
+    """The dataset's values, then the shape's literal ``[params]``, then each setup query's row."""
+    params = {**(base or {}), **shape.params}
     for sql in shape.setup:
         row = d.query_row(conn, to_pyformat(sql), params)
         if row is None:
@@ -116,18 +117,20 @@ def measure(conn, d, spelling: str, sql: str, params: dict, warmups: int, runs: 
 
 
 def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, timeout_ms: int,
-              natural: bool = True, progress: Progress | None = None) -> ShapeResult:
+              natural: bool = True, progress: Progress | None = None, base_params: dict | None = None,
+              access_only: bool = False) -> ShapeResult:
     d = dialects.get(target.dialect)
     v = shape.variants[target.dialect]
-    params = resolve_params(conn, d, shape)
+    params = resolve_params(conn, d, shape, base_params)
     report = progress or (lambda *_: None)
     report(target.dialect, shape.name, "remediated")
     rem = measure(conn, d, "remediated", v.sql, params, warmups, runs, timeout_ms, v.settings)
     result = ShapeResult(shape.name, target.dialect, shape.cardinality, shape.expect_rows,
                          {k: _jsonable(val) for k, val in params.items()}, rem, natural_label=v.natural_label)
     if rem._tree is not None:
-        result.verdict = check(rem._tree, v.expect_table, v.expect_index, v.forbid)
-        if shape.expect_rows is not None and rem.rows is not None and int(rem.rows) != shape.expect_rows:
+        forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
+        result.verdict = check(rem._tree, v.expect_table, v.expect_index, forbid)
+        if not access_only and shape.expect_rows is not None and rem.rows is not None and int(rem.rows) != shape.expect_rows:
             result.verdict.ok = False
             result.verdict.problems.append(f"returned {rem.rows:g} rows, expected {shape.expect_rows}")
     else:
@@ -136,6 +139,17 @@ def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, ti
         report(target.dialect, shape.name, "natural")
         result.natural = measure(conn, d, "natural", v.natural, params, warmups, runs, timeout_ms, v.settings)
     return result
+
+
+def _dataset_params(name: str | None) -> dict:
+    """The seeded dataset's catalog values; none for a dataset dbbench does not know by name."""
+    from dbbench import dataset
+    if not name:
+        return {}
+    try:
+        return dataset.load(name).params()
+    except DbbenchError:
+        return {}
 
 
 def _jsonable(value):
@@ -148,13 +162,19 @@ def _jsonable(value):
 
 def run(targets: list[Target], catalog: str = "alpine", *, namespace: str = "dbbench", warmups: int = 3,
         runs: int = 7, timeout_ms: int = 30_000, natural: bool = True, only: list[str] | None = None,
-        progress: Progress | None = None) -> tuple[list[Shape], list[ShapeResult], dict[str, dict]]:
-    """Run the catalog on every target. Returns shapes, results, and each target's dataset meta."""
+        progress: Progress | None = None, access_only: bool = False) -> tuple[list[Shape], list[ShapeResult], dict[str, dict]]:
+    """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
+
+    ``access_only=True`` asserts the access path only (expected index, no forbidden full scan): for
+    CI-size datasets, where row counts differ from the catalog's claims and the planner rightly
+    sorts a few hundred rows instead of walking an index in order.
+    """
     shapes = catalogs.load(catalog, only)
     metas = {t.dialect: require_seeded(t, namespace) for t in targets}
     results = []
     for target in targets:
         d = dialects.get(target.dialect)
+        base = _dataset_params(metas[target.dialect].get("dataset"))
         raw = target.engine.raw_connection()
         try:
             conn = raw.driver_connection
@@ -163,7 +183,8 @@ def run(targets: list[Target], catalog: str = "alpine", *, namespace: str = "dbb
             for shape in shapes:
                 if target.dialect in shape.variants:
                     results.append(run_shape(target, conn, shape, warmups=warmups, runs=runs,
-                                             timeout_ms=timeout_ms, natural=natural, progress=progress))
+                                             timeout_ms=timeout_ms, natural=natural, progress=progress,
+                                             base_params=base, access_only=access_only))
         finally:
             raw.close()
     return shapes, results, metas
