@@ -1,0 +1,133 @@
+"""`dbbench explain` and `dbbench check` on the real servers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from dbbench import catalog, dialects, seed
+from dbbench.targets import open_targets
+from tests.conftest import run_cli
+
+NS = "dbbench_t_explain"
+
+
+@pytest.fixture(scope="module")
+def seeded(local_servers):
+    """The 100k dataset in a namespace of this module's own."""
+    targets = open_targets({})
+    _, results, _ = seed.seed(targets, "alpine-100k", namespace=NS)
+    assert all(r.ok for r in results)
+    yield targets
+    for t in targets:
+        t.dispose()
+
+
+def _fingerprints(targets, ns):
+    from dbbench import dataset, prepared
+    tables, _, _ = prepared.prepare(dataset.load("alpine-100k"), ["postgresql", "mysql"], seed.default_cache())
+    out = {}
+    for t in targets:
+        raw = t.engine.raw_connection()
+        conn = raw.driver_connection
+        dialects.get(t.dialect).use(conn, ns)
+        out[t.dialect] = {tb.name: seed.fingerprint(conn, t.dialect, tb) for tb in tables}
+        conn.rollback()
+        raw.close()
+    return out
+
+
+def test_all_nine_shapes_hold_on_both_dialects_and_data_is_unchanged(seeded, tmp_path):
+    before = _fingerprints(seeded, NS)
+    out = tmp_path / "explain.json"
+    result = run_cli("explain", "--namespace", NS, "--output", str(out))
+    assert result.code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert {(r["shape"], r["dialect"]) for r in doc["results"] if r["ok"]} == {
+        (s.name, d) for s in catalog.load() for d in ("postgresql", "mysql")}
+    assert len({r["shape"] for r in doc["results"]}) == 9
+    for r in doc["results"]:
+        assert len(r["remediated"]["samples_ms"]) == 7
+        assert r["remediated"]["p50_ms"] == sorted(r["remediated"]["samples_ms"])[3]
+        assert r["remediated"]["p95_ms"] == max(r["remediated"]["samples_ms"])
+        assert r["remediated"]["plan"]["children"] is not None
+    assert len(doc["remediation"]) == 7
+    assert "wrote" in result.stdout and "SHA-256" in result.stdout
+    assert "Remediated plan" in result.stdout and "exact asset path" in result.stdout
+    # locking shapes ran in rolled-back transactions: nothing changed
+    assert _fingerprints(seeded, NS) == before
+
+
+def test_markdown_output(seeded):
+    result = run_cli("explain", "--namespace", NS, "--format", "markdown", "--no-natural", "--runs", "1",
+                     "--warmups", "0", "--shape", "relation lookup")
+    assert result.code == 0, result.output
+    assert "| Query shape" in result.stdout and "|---" in result.stdout.replace(" ", "").replace(":", "")
+
+
+def test_dropping_an_expected_index_fails_naming_the_shape(local_servers):
+    ns = "dbbench_t_drop"
+    targets = open_targets({})
+    try:
+        seed.seed(targets, "alpine-ci", namespace=ns)
+        for t in targets:
+            raw = t.engine.raw_connection()
+            conn = raw.driver_connection
+            d = dialects.get(t.dialect)
+            d.use(conn, ns)
+            with conn.cursor() as cur:
+                cur.execute("DROP INDEX ix_relation_lookup" + (" ON package_relation" if t.dialect == "mysql" else ""))
+            conn.commit()
+            raw.close()
+    finally:
+        for t in targets:
+            t.dispose()
+    result = run_cli("explain", "--namespace", ns, "--runs", "1", "--warmups", "0", "--no-natural")
+    assert result.code == 1, result.output
+    assert "FAIL relation lookup [PostgreSQL]" in result.stderr
+    assert "FAIL relation lookup [MySQL]" in result.stderr
+    assert "expected index ix_relation_lookup on package_relation is not used" in result.stderr
+    assert "FAIL exact asset path" not in result.stderr
+
+
+def test_check_passes_and_fails_on_a_lost_index(local_servers, tmp_path):
+    ok = run_cli("check")
+    assert ok.code == 0, ok.output
+    cat = tmp_path / "catalog"
+    shutil.copytree(catalog.CATALOG_DIR / "alpine", cat)
+    entry = cat / "05-relation-lookup.toml"
+    entry.write_text(entry.read_text().replace('index = "ix_relation_lookup"', 'index = "ix_relation_lookup_v2"'))
+    bad = run_cli("check", "--catalog", str(cat))
+    assert bad.code == 1
+    assert "FAIL relation lookup [PostgreSQL]: expected package_relation using ix_relation_lookup_v2" in bad.stderr
+
+
+def test_not_seeded_is_a_clear_error(local_servers):
+    result = run_cli("explain", "--namespace", "dbbench_never_seeded")
+    assert result.code == 2
+    assert "does not exist: run `dbbench seed` first" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_malformed_catalog_names_file_and_field(local_servers, tmp_path):
+    (tmp_path / "bad.toml").write_text('name = "x"\ncardinality = "1"\n[postgresql]\nsql = "SELECT 1"\n'
+                                       'expect = { table = "t" }\n')
+    result = run_cli("explain", "--catalog", str(tmp_path))
+    assert result.code == 2
+    assert "bad.toml: [postgresql] expect: needs" in result.stderr
+    (tmp_path / "bad.toml").write_text('name = "x"\ncardinality = "1"\n[mysql]\nsql = "SELECT :nope"\n'
+                                       'expect = { table = "t", index = "i" }\nforbid = ["filesort"]\n')
+    result = run_cli("explain", "--catalog", str(tmp_path))
+    assert result.code == 2 and "'filesort' is not one of" in result.stderr
+
+
+def test_timeout_is_reported_not_hung(seeded, tmp_path):
+    (tmp_path / "slow.toml").write_text(
+        'name = "slow"\ncardinality = "n/a"\n[postgresql]\nsql = "SELECT pg_sleep(2)"\n'
+        'expect = { table = "package", index = "package_pkey" }\n')
+    result = run_cli("explain", "--only", "postgresql", "--catalog", str(tmp_path), "--namespace", NS,
+                     "--timeout", "0.3", "--runs", "1", "--warmups", "0")
+    assert result.code == 1
+    assert "timeout" in result.output and "statement_timeout of 300 ms reached" in result.stderr
