@@ -56,15 +56,9 @@ def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
 
 
 def _drop(target: Target, namespace: str) -> None:
-    d = dialects.get(target.dialect)
     raw = target.engine.raw_connection()
-    conn = raw.driver_connection
     try:
-        if d.namespace_state(conn, namespace) in ("complete", "incomplete"):
-            kind = "SCHEMA" if target.dialect == "postgresql" else "DATABASE"
-            extra = " CASCADE" if target.dialect == "postgresql" else ""
-            d.execute(conn, [f"DROP {kind} {d.quote(namespace)}{extra}"])
-            d.commit(conn)
+        dialects.get(target.dialect).drop_namespace(raw.driver_connection, namespace)
     finally:
         raw.close()
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json as _json
+import re as _re
+
+from dbbench.dialects.common import commit, execute  # noqa: F401 (part of the dialect API)
 from dbbench.dialects.encode import tsv
 
 NAMESPACE_KIND = "database"
@@ -43,6 +47,13 @@ def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
     conn.commit()
 
 
+def drop_namespace(conn, ns: str) -> None:
+    """Drop ``ns`` if it is dbbench's (complete or not); anything else is left alone."""
+    if namespace_state(conn, ns) in ("complete", "incomplete"):
+        execute(conn, [f"DROP DATABASE {quote(ns)}"])
+        conn.commit()
+
+
 def use(conn, ns: str) -> None:
     with conn.cursor() as cur:
         cur.execute(f"USE {quote(ns)}")
@@ -59,12 +70,6 @@ def read_meta(conn, ns: str) -> dict[str, str]:
     with conn.cursor() as cur:
         cur.execute(f"SELECT `key`, value FROM {quote(ns)}.{META}")
         return dict(cur.fetchall())
-
-
-def execute(conn, statements: list[str]) -> None:
-    with conn.cursor() as cur:
-        for stmt in statements:
-            cur.execute(stmt)
 
 
 def _bytes(value: bytes) -> str:
@@ -96,10 +101,6 @@ def analyze(conn, tables: list[str]) -> None:
         cur.fetchall()
 
 
-def commit(conn) -> None:
-    conn.commit()
-
-
 def canonical(column: str, kind: str) -> str:
     if kind == "bytes":
         return f"COALESCE(LOWER(HEX({column})), '\\\\N')"
@@ -120,9 +121,6 @@ def concat(parts: list[str]) -> str:
 
 
 # -- EXPLAIN ------------------------------------------------------------------------------------
-import json as _json
-import re as _re
-
 _ACCESS = [
     (_re.compile(r"^(?:Covering )?[Ii]ndex range scan on (\S+) using (\S+)"), "index_range"),
     (_re.compile(r"^Single-row (?:covering )?index lookup on (\S+) using (\S+)"), "unique_lookup"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dbbench.dialects.common import commit, execute  # noqa: F401 (part of the dialect API)
 from dbbench.dialects.encode import tsv
 
 NAMESPACE_KIND = "schema"
@@ -42,6 +43,13 @@ def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
         write_meta(conn, ns, {**meta, "owner": "dbbench", "state": "loading"})
 
 
+def drop_namespace(conn, ns: str) -> None:
+    """Drop ``ns`` if it is dbbench's (complete or not); anything else is left alone."""
+    if namespace_state(conn, ns) in ("complete", "incomplete"):
+        execute(conn, [f"DROP SCHEMA {quote(ns)} CASCADE"])
+        conn.commit()
+
+
 def use(conn, ns: str) -> None:
     with conn.cursor() as cur:
         cur.execute(f"SET search_path TO {quote(ns)}")
@@ -59,12 +67,6 @@ def read_meta(conn, ns: str) -> dict[str, str]:
     with conn.cursor() as cur:
         cur.execute(f"SELECT key, value FROM {quote(ns)}.{META}")
         return dict(cur.fetchall())
-
-
-def execute(conn, statements: list[str]) -> None:
-    with conn.cursor() as cur:
-        for stmt in statements:
-            cur.execute(stmt)
 
 
 def _bytes(value: bytes) -> str:
@@ -87,10 +89,6 @@ def analyze(conn, tables: list[str]) -> None:
     with conn.cursor() as cur:
         for t in tables:
             cur.execute(f"ANALYZE {t}")
-
-
-def commit(conn) -> None:
-    conn.commit()
 
 
 def canonical(column: str, kind: str) -> str:
