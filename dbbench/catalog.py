@@ -48,6 +48,7 @@ class Shape:
     params: dict[str, Any]
     setup: list[str]
     variants: dict[str, Variant] = field(default_factory=dict)
+    cascade: dict[str, str] | None = None   # {"delete": sql, "count": sql}: proved in a rolled-back transaction
 
 
 def resolve(name_or_path: str) -> Path:
@@ -89,7 +90,8 @@ def load_entry(path: Path) -> Shape:
     for key in ("name", "cardinality"):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             raise fail(key, "required text is missing")
-    known = {"name", "description", "cardinality", "expect_rows", "locks", "params", "setup", "query", *DIALECTS}
+    known = {"name", "description", "cardinality", "expect_rows", "locks", "params", "setup", "query",
+             "cascade", *DIALECTS}
     for key in raw:
         if key not in known:
             raise fail(key, f"unknown field (expected one of {', '.join(sorted(known))})")
@@ -106,6 +108,11 @@ def load_entry(path: Path) -> Shape:
         raise fail("expect_rows", "must be a non-negative integer")
     shape = Shape(raw["name"], path, raw.get("description", "").strip(), raw["cardinality"], expect_rows,
                   bool(raw.get("locks", False)), params, setup)
+    cascade = raw.get("cascade")
+    if cascade is not None:
+        if not isinstance(cascade, dict) or not all(isinstance(cascade.get(k), str) for k in ("delete", "count")):
+            raise fail("cascade", 'needs delete = "DELETE …" and count = "SELECT COUNT(*) …"')
+        shape.cascade = {"delete": cascade["delete"], "count": cascade["count"]}
     shared = raw.get("query", {})
     for dialect in DIALECTS:
         section = raw.get(dialect)

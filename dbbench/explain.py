@@ -60,6 +60,7 @@ class ShapeResult:
     natural: Measurement | None = None
     natural_label: str | None = None
     verdict: Verdict | None = None
+    cascade: dict | None = None     # rows counted before / after the delete / after the rollback
 
     @property
     def ok(self) -> bool:
@@ -135,10 +136,41 @@ def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, ti
             result.verdict.problems.append(f"returned {rem.rows:g} rows, expected {shape.expect_rows}")
     else:
         result.verdict = Verdict(False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"])
+    if shape.cascade and rem._tree is not None:
+        result.cascade = prove_cascade(conn, shape.cascade, params)
+        c = result.cascade
+        if not (c["before"] > 0 and c["after_delete"] == 0 and c["after_rollback"] == c["before"]):
+            result.verdict.ok = False
+            result.verdict.problems.append(
+                f"cascade: {c['before']} dependent rows, {c['after_delete']} left after the delete, "
+                f"{c['after_rollback']} after the rollback (expected >0, 0, {c['before']})")
     if natural and v.natural:
         report(target.dialect, shape.name, "natural")
         result.natural = measure(conn, d, "natural", v.natural, params, warmups, runs, timeout_ms, v.settings)
     return result
+
+
+def prove_cascade(conn, cascade: dict[str, str], params: dict) -> dict:
+    """Run the follow-up delete inside a transaction that is rolled back, counting the dependent
+    rows before, after the delete (the FK cascade must have removed them) and after the rollback."""
+    count_sql, delete_sql = to_pyformat(cascade["count"]), to_pyformat(cascade["delete"])
+
+    def count(cur) -> int:
+        cur.execute(count_sql, params)
+        return int(cur.fetchone()[0])
+
+    try:
+        with conn.cursor() as cur:
+            before = count(cur)
+            cur.execute(delete_sql, params)
+            deleted = cur.rowcount
+            after = count(cur)
+    finally:
+        conn.rollback()
+    with conn.cursor() as cur:
+        restored = count(cur)
+    conn.rollback()
+    return {"before": before, "deleted_parents": deleted, "after_delete": after, "after_rollback": restored}
 
 
 def _dataset_params(name: str | None) -> dict:

@@ -98,7 +98,7 @@ def explain_document(targets, results: list[ShapeResult], metas: dict, config: d
     doc["results"] = []
     for r in results:
         entry = {"shape": r.shape, "dialect": r.dialect, "cardinality": r.cardinality,
-                 "expect_rows": r.expect_rows, "params": r.params, "ok": r.ok,
+                 "expect_rows": r.expect_rows, "params": r.params, "ok": r.ok, "cascade": r.cascade,
                  "verdict": None if r.verdict is None else {"expected": r.verdict.expected, "actual": r.verdict.actual,
                                                             "problems": r.verdict.problems}}
         for m in (r.remediated, r.natural):

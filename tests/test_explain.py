@@ -54,6 +54,9 @@ def test_all_nine_shapes_hold_on_both_dialects_and_data_is_unchanged(seeded, tmp
         assert r["remediated"]["p95_ms"] == max(r["remediated"]["samples_ms"])
         assert r["remediated"]["plan"]["children"] is not None
     assert len(doc["remediation"]) == 7
+    for r in doc["results"]:
+        if r["shape"] == "orphan group stage scan":  # the delete cascades, and is rolled back
+            assert r["cascade"] == {"before": 2000, "deleted_parents": 1, "after_delete": 0, "after_rollback": 2000}
     assert "wrote" in result.stdout and "SHA-256" in result.stdout
     assert "Remediated plan" in result.stdout and "exact asset path" in result.stdout
     # locking shapes ran in rolled-back transactions: nothing changed
