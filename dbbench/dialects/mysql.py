@@ -247,6 +247,11 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
             conn.begin()
             cur.execute("EXPLAIN ANALYZE " + sql, params)
             text = cur.fetchone()[0]
+            if "not executable by iterator executor" in text:
+                from dbbench.errors import DbbenchError
+                raise DbbenchError("MySQL cannot EXPLAIN ANALYZE a single-table UPDATE/DELETE "
+                                   "(<not executable by iterator executor>); time the selecting statement "
+                                   "and prove the write separately")
             tree, ms = parse_plan(text, aliases)
             raw = {"tree": text}
             if any(n.kind == "const" for n in tree.walk()):

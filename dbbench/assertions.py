@@ -1,0 +1,77 @@
+"""Plan assertions for your own DAO tests: ``assert_plan(conn, sql, params, uses_index=…)``.
+
+>>> from dbbench import assert_plan
+>>> assert_plan(engine, "SELECT * FROM orders WHERE customer_id = :c", {"c": 42},
+...             uses_index="ix_orders_customer", table="orders", forbid=["full_scan", "sort"])
+
+``conn`` is a SQLAlchemy Engine or Connection, or a psycopg / PyMySQL connection, to PostgreSQL or
+MySQL 8.0.18+. The statement runs under ``EXPLAIN ANALYZE`` inside a transaction that is rolled
+back. A failing assertion raises :class:`PlanAssertionError` whose message shows the plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dbbench import dialects
+from dbbench.plan import PlanNode, Verdict, accesses, check
+from dbbench.sqltext import to_pyformat
+
+
+class PlanAssertionError(AssertionError):
+    def __init__(self, verdict: Verdict, tree: PlanNode, sql: str):
+        self.verdict, self.tree = verdict, tree
+        super().__init__(
+            f"expected {verdict.expected}; actual: {verdict.actual}\n"
+            + "\n".join(f"  - {p}" for p in verdict.problems)
+            + f"\nstatement: {' '.join(sql.split())}\nplan:\n{tree.render(1)}"
+        )
+
+
+@dataclass
+class PlanResult:
+    tree: PlanNode
+    executor_ms: float
+    raw: object
+
+
+def _driver_connection(conn):
+    """(dialect, DB-API connection, release callback) for the supported connection kinds."""
+    import sqlalchemy as sa
+
+    if isinstance(conn, sa.Engine):
+        raw = conn.raw_connection()
+        return conn.dialect.name, raw.driver_connection, raw.close
+    if isinstance(conn, sa.Connection):
+        return conn.dialect.name, conn.connection.driver_connection, lambda: None
+    module = type(conn).__module__
+    if module.startswith("psycopg"):
+        return "postgresql", conn, lambda: None
+    if module.startswith("pymysql"):
+        return "mysql", conn, lambda: None
+    raise TypeError(f"assert_plan needs a SQLAlchemy engine/connection or a psycopg/PyMySQL connection, "
+                    f"not {type(conn).__name__}")
+
+
+def explain(conn, sql: str, params: dict | None = None, *, timeout_ms: int = 30_000) -> PlanResult:
+    """The normalized plan of ``sql`` (``:name`` parameters), measured and rolled back."""
+    dialect, dbapi, release = _driver_connection(conn)
+    try:
+        raw, tree, ms = dialects.get(dialect).run_explain(dbapi, to_pyformat(sql), params or {}, timeout_ms)
+    finally:
+        release()
+    return PlanResult(tree, ms, raw)
+
+
+def assert_plan(conn, sql: str, params: dict | None = None, *, uses_index: str, table: str | None = None,
+                forbid: list[str] | tuple[str, ...] = ("full_scan",)) -> PlanResult:
+    """Assert that ``sql`` reads ``table`` (default: whichever table the index is on) through
+    ``uses_index`` and that no ``forbid`` feature (full_scan, full_scan:TABLE, sort, temp_table)
+    appears. Returns the plan for further checks."""
+    result = explain(conn, sql, params)
+    if table is None:
+        table = next((n.table for n in accesses(result.tree) if n.index == uses_index), None) or "?"
+    verdict = check(result.tree, table, uses_index, list(forbid))
+    if not verdict.ok:
+        raise PlanAssertionError(verdict, result.tree, sql)
+    return result

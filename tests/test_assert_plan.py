@@ -1,0 +1,69 @@
+"""assert_plan for users' own DAO tests, on a small schema of the test's own, on both servers."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbbench import DbbenchError, PlanAssertionError, assert_plan, connect
+
+SCHEMA = {
+    "postgresql": ["DROP SCHEMA IF EXISTS dbbench_t_shop CASCADE", "CREATE SCHEMA dbbench_t_shop",
+                   "SET search_path TO dbbench_t_shop"],
+    "mysql": ["DROP DATABASE IF EXISTS dbbench_t_shop", "CREATE DATABASE dbbench_t_shop", "USE dbbench_t_shop"],
+}
+
+
+@pytest.fixture(params=["postgresql", "mysql"])
+def shop(request, local_urls):
+    """An `orders` table with 20,000 rows and an index on customer_id."""
+    dialect = request.param
+    target = connect(local_urls[dialect])
+    raw = target.engine.raw_connection()
+    conn = raw.driver_connection
+    with conn.cursor() as cur:
+        for stmt in SCHEMA[dialect]:
+            cur.execute(stmt)
+        cur.execute("CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, total int NOT NULL)")
+        rows = ",".join(f"({i}, {i % 2000}, {i * 7 % 1000})" for i in range(1, 20001))
+        cur.execute(f"INSERT INTO orders VALUES {rows}")
+        cur.execute("CREATE INDEX ix_orders_customer ON orders (customer_id)")
+        cur.execute("ANALYZE orders" if dialect == "postgresql" else "ANALYZE TABLE orders")
+        if dialect == "mysql":
+            cur.fetchall()
+    conn.commit()
+    yield dialect, conn
+    raw.close()
+    target.dispose()
+
+
+def test_assert_plan_passes_on_the_designed_index(shop):
+    dialect, conn = shop
+    result = assert_plan(conn, "SELECT id, total FROM orders WHERE customer_id = :c", {"c": 42},
+                         uses_index="ix_orders_customer", forbid=["full_scan"])
+    assert result.tree.actual_rows == 10
+
+
+def test_assert_plan_failure_shows_the_plan(shop):
+    dialect, conn = shop
+    with pytest.raises(PlanAssertionError) as info:
+        assert_plan(conn, "SELECT id FROM orders WHERE total = :t ORDER BY total", {"t": 7},
+                    uses_index="ix_orders_customer", table="orders", forbid=["full_scan"])
+    message = str(info.value)
+    assert "expected orders using ix_orders_customer" in message
+    assert "forbidden full scan of orders" in message
+    assert "plan:" in message and ("Seq Scan" in message or "Table scan" in message)
+
+
+def test_writes_are_rolled_back_or_refused_clearly(shop):
+    dialect, conn = shop
+    sql = "UPDATE orders SET total = -1 WHERE customer_id = :c"
+    if dialect == "mysql":
+        with pytest.raises(DbbenchError, match="cannot EXPLAIN ANALYZE a single-table UPDATE"):
+            assert_plan(conn, sql, {"c": 1}, uses_index="ix_orders_customer")
+    else:
+        assert_plan(conn, sql, {"c": 1}, uses_index="ix_orders_customer")  # executed, then rolled back
+    with conn.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM orders WHERE total = -1")
+        changed = cur.fetchone()[0]
+    conn.rollback()
+    assert changed == 0
