@@ -208,12 +208,14 @@ def _explain_options(fn):
     fn = click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600),
                       help="Per-statement timeout in seconds (a pathological plan is reported as timeout).")(fn)
     fn = click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON result here.")(fn)
+    fn = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path),
+                      help="Write a JUnit XML report (one test case per shape and dialect).")(fn)
     fn = click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table",
                       show_default=True, help="Terminal tables or Markdown.")(fn)
     return fn
 
 
-def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
                  warmups: int, runs: int, natural: bool, command: str, access_only: bool = False) -> None:
     import hashlib
 
@@ -240,6 +242,8 @@ def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, time
             results.write(output, report.explain_document(targets, res, metas, config))
             digest = hashlib.sha256(output.read_bytes()).hexdigest()
             click.echo(f"\nwrote {output} (SHA-256 {digest})")
+        if junit:
+            junit.write_text(report.junit_xml(res, f"dbbench.{command}"))
     finally:
         for t in targets:
             t.dispose()
@@ -259,10 +263,10 @@ def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, time
 @click.option("--natural/--no-natural", default=True, show_default=True,
               help="Also measure the natural (pre-remediation) spellings.")
 @click.pass_obj
-def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
                 warmups, runs, natural) -> None:
     """Warmed EXPLAIN ANALYZE sets per shape; exit 1 when an expected index is not used."""
-    _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+    _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
                  warmups, runs, natural, "explain")
 
 
@@ -271,7 +275,7 @@ def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace,
 @_explain_options
 @click.option("--dataset", default="alpine-ci", show_default=True, help="Scratch dataset seeded first.")
 @click.pass_obj
-def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
               dataset) -> None:
     """CI gate: seed a small scratch dataset, run every shape once, assert the access paths."""
     from dbbench import seed
@@ -288,7 +292,7 @@ def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, t
     if bad:
         err("error: scratch dataset verification failed: " + "; ".join(bad))
         sys.exit(1)
-    _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, fmt,
+    _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
                  0, 1, False, "check", access_only=True)
 
 

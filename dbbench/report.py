@@ -111,3 +111,27 @@ def explain_document(targets, results: list[ShapeResult], metas: dict, config: d
     doc["remediation"] = remediation_rows(results)
     doc["failures"] = [f"{r.shape} [{r.dialect}]" for r in results if not r.ok]
     return doc
+
+
+def junit_xml(results: list[ShapeResult], suite: str = "dbbench") -> str:
+    """JUnit XML: one test case per shape and dialect; a failed assertion is a <failure> with the plan."""
+    import xml.etree.ElementTree as ET
+
+    failed = [r for r in results if not r.ok]
+    root = ET.Element("testsuites")
+    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(results)), failures=str(len(failed)),
+                       errors="0", skipped="0")
+    for r in results:
+        seconds = sum(r.remediated.samples_ms) / 1000 if r.remediated.samples_ms else 0.0
+        case = ET.SubElement(ts, "testcase", classname=f"{suite}.{r.dialect}", name=r.shape, time=f"{seconds:.6f}")
+        if not r.ok:
+            failure = ET.SubElement(case, "failure", message="; ".join(r.verdict.problems),
+                                    type="PlanAssertion")
+            body = [f"expected: {r.verdict.expected}", f"actual: {r.verdict.actual}"]
+            if r.remediated._tree is not None:
+                body.append(r.remediated._tree.render())
+            failure.text = "\n".join(body)
+        else:
+            out = ET.SubElement(case, "system-out")
+            out.text = f"{r.verdict.expected}; p50 {fmt_ms(r.remediated.p50)} ms, p95 {fmt_ms(r.remediated.p95)} ms"
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -102,9 +103,16 @@ def test_check_passes_and_fails_on_a_lost_index(local_servers, tmp_path):
     shutil.copytree(catalog.CATALOG_DIR / "alpine", cat)
     entry = cat / "05-relation-lookup.toml"
     entry.write_text(entry.read_text().replace('index = "ix_relation_lookup"', 'index = "ix_relation_lookup_v2"'))
-    bad = run_cli("check", "--catalog", str(cat))
+    junit = tmp_path / "check.xml"
+    bad = run_cli("check", "--catalog", str(cat), "--junit", str(junit))
     assert bad.code == 1
     assert "FAIL relation lookup [PostgreSQL]: expected package_relation using ix_relation_lookup_v2" in bad.stderr
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("18", "2")
+    failed = {(c.get("classname"), c.get("name")) for c in suite.iter("testcase") if c.find("failure") is not None}
+    assert failed == {("dbbench.check.postgresql", "relation lookup"), ("dbbench.check.mysql", "relation lookup")}
+    failure = next(c.find("failure") for c in suite.iter("testcase") if c.find("failure") is not None)
+    assert "ix_relation_lookup_v2" in failure.get("message") and "->" in failure.text
 
 
 def test_not_seeded_is_a_clear_error(local_servers):
