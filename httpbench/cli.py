@@ -1,8 +1,46 @@
-"""The ``httpbench`` command (the compare engine lands with its own issue)."""
+"""The ``httpbench`` command: a thin click layer over :mod:`httpbench.compare`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
 
 import click
 
 from httpbench import __version__
+from httpbench.errors import HttpbenchError
+
+
+def _err(message: str) -> None:
+    click.echo(f"httpbench: error: {message}", err=True)
+
+
+def _read_credentials(name: str, source: str) -> str:
+    kind, _, ref = source.partition(":")
+    if kind == "env" and ref:
+        value = os.environ.get(ref)
+        if value is None:
+            raise HttpbenchError(f"--auth {name}: environment variable {ref} is not set")
+    elif kind == "file" and ref:
+        try:
+            value = Path(ref).read_text(encoding="utf-8").strip("\r\n")
+        except OSError as exc:
+            raise HttpbenchError(f"--auth {name}: cannot read {ref}: {exc.strerror}") from None
+    else:
+        # never echo what was given: it may be the secret itself
+        raise HttpbenchError(f"--auth {name}: use NAME=env:VARIABLE or NAME=file:PATH "
+                             "(credentials are never taken from the command line)")
+    if not value:
+        raise HttpbenchError(f"--auth {name}: the credentials from {kind}:{ref} are empty")
+    return value
+
+
+def _split_pair(option: str, text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise HttpbenchError(f"{option} expects NAME=VALUE")
+    return name.strip(), value.strip()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -11,5 +49,137 @@ def cli() -> None:
     """Same-host A/B HTTP benchmarks: a candidate against a baseline."""
 
 
-def main() -> None:
-    cli(prog_name="httpbench")
+@cli.command()
+@click.option("--target", "targets", multiple=True, metavar="NAME=URL",
+              help="Named base URL; repeat. The first is the baseline.")
+@click.option("--auth", "auths", multiple=True, metavar="NAME=env:VAR|NAME=file:PATH",
+              help="Credentials ('user:password' or 'Bearer TOKEN') for a target, from an "
+                   "environment variable or a file. Never echoed or written.")
+@click.option("--scenario", "scenario_opts", multiple=True, metavar="SPEC",
+              help="A path, or key=value pairs: name,method,path,status,length,sha256,class,header,"
+                   "conditional. Repeat.")
+@click.option("--scenarios", "scenarios_file", metavar="FILE", help="TOML file with [[scenario]] tables.")
+@click.option("--warmups", type=click.IntRange(0, 100_000), default=32, show_default=True,
+              help="Untimed requests per target and round, on the timed connections.")
+@click.option("--requests", "requests_", type=click.IntRange(0, 1_000_000), default=250,
+              show_default=True, help="Timed requests per target and round.")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True,
+              help="Workers, each with one keep-alive connection.")
+@click.option("--rounds", type=click.IntRange(1, 100), default=3, show_default=True)
+@click.option("--timeout", type=click.FloatRange(0.01, 600), default=10.0, show_default=True,
+              help="Seconds allowed per connect and per request.")
+@click.option("--rate", type=click.FloatRange(1, 10_000_000), default=None,
+              help="Open loop: intended req/s per target; latency counts from the intended send time.")
+@click.option("--gate", "gate_opts", multiple=True, metavar="CLASS:MIN_TP:MAX_P95",
+              help="Override a class gate, e.g. payload:0.9:1.15.")
+@click.option("--output", metavar="FILE", help="Write the JSON result here.")
+@click.option("--markdown", is_flag=True, help="Print the tables as Markdown.")
+@click.option("--enforce-gates", is_flag=True, help="Exit 1 when gate_failures is not empty.")
+@click.option("--verify-digest", is_flag=True,
+              help="SHA-256 every timed body (always on when a scenario gives sha256).")
+@click.option("--samples", "keep_samples", is_flag=True, help="Keep every timed sample in the JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+def compare(targets, auths, scenario_opts, scenarios_file, warmups, requests_, concurrency, rounds,
+            timeout, rate, gate_opts, output, markdown, enforce_gates, verify_digest, keep_samples,
+            quiet) -> None:
+    """Measure every target on every scenario in alternating rounds and gate the candidates."""
+    from httpbench import compare as compare_mod, report, scenarios as sc_mod
+    from httpbench.model import DEFAULT_GATES, Target
+
+    if len(targets) < 2:
+        raise HttpbenchError("give at least two --target NAME=URL (the first is the baseline)")
+    parsed = []
+    for text in targets:
+        name, url = _split_pair("--target", text)
+        target, userinfo = Target.parse(name, url)
+        if any(t.name == name for t in parsed):
+            raise HttpbenchError(f"target name {name!r} is used twice")
+        if userinfo is not None:
+            click.echo(f"httpbench: warning: target {name!r}: credentials in the URL are visible in "
+                       "the process list; prefer --auth NAME=env:VAR", err=True)
+            target = target.with_credentials(userinfo)
+        parsed.append(target)
+    by_name = {t.name: i for i, t in enumerate(parsed)}
+    for text in auths:
+        name, source = text.partition("=")[0].strip(), text.partition("=")[2].strip()
+        if name not in by_name:
+            raise HttpbenchError(f"--auth names unknown target {name!r}")
+        parsed[by_name[name]] = parsed[by_name[name]].with_credentials(_read_credentials(name, source))
+
+    gates = dict(DEFAULT_GATES)
+    scenario_list = []
+    if scenarios_file:
+        file_scenarios, file_gates = sc_mod.load_file(scenarios_file)
+        scenario_list += file_scenarios
+        gates.update(file_gates)
+    scenario_list += [sc_mod.parse_option(s) for s in scenario_opts]
+    if not scenario_list:
+        raise HttpbenchError("no scenarios: give --scenario PATH or --scenarios FILE")
+    sc_mod.unique(scenario_list)
+    for text in gate_opts:
+        klass, gate = sc_mod.parse_gate_option(text)
+        gates[klass] = gate
+    if output:
+        parent = Path(output).resolve().parent
+        if not parent.is_dir():
+            raise HttpbenchError(f"--output: directory {parent} does not exist")
+
+    cfg = compare_mod.Config(parsed, scenario_list, warmups, requests_, concurrency, rounds, timeout,
+                             rate, gates, keep_samples, verify_digest)
+    progress = None if quiet else (lambda line: click.echo(f"httpbench: {line}", err=True))
+    doc = compare_mod.run(cfg, progress)
+    if output:
+        try:
+            report.write_json(doc, output)
+        except OSError as exc:
+            raise HttpbenchError(f"--output: cannot write {output}: {exc.strerror}") from None
+    click.echo(report.tables(doc, markdown))
+    failed = doc["totals"]["failures"]
+    if failed:
+        raise HttpbenchError(f"{failed} timed request(s) failed their checks (see failure_kinds)", 1)
+    if enforce_gates and doc["gate_failures"]:
+        raise HttpbenchError(f"{len(doc['gate_failures'])} gate failure(s)", 1)
+
+
+@cli.command("bench-client")
+@click.option("--requests", "requests_", type=click.IntRange(1000, 5_000_000), default=200_000,
+              show_default=True, help="httpbench timed requests.")
+@click.option("--duration", type=click.FloatRange(1, 60), default=5.0, show_default=True,
+              help="wrk run seconds.")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True)
+@click.option("--wrk-threads", type=click.IntRange(1, 64), default=1, show_default=True)
+@click.option("--size", type=click.IntRange(0, 64 << 20), default=1024, show_default=True,
+              help="Bytes of the served file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def bench_client(requests_, duration, concurrency, wrk_threads, size, as_json) -> None:
+    """Start a local nginx, run wrk and httpbench against it, print both and the ratio."""
+    from httpbench import benchclient
+
+    result = benchclient.run(requests_, duration, concurrency, wrk_threads, size,
+                             progress=lambda line: click.echo(f"httpbench: {line}", err=True))
+    click.echo(benchclient.render(result, as_json))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: every error is one line on stderr, never a traceback."""
+    try:
+        code = cli.main(args=argv, prog_name="httpbench", standalone_mode=False)
+    except HttpbenchError as exc:
+        _err(str(exc))
+        sys.exit(exc.exit_code)
+    except click.exceptions.UsageError as exc:
+        _err(exc.format_message().replace("\n", " "))
+        sys.exit(2)
+    except click.exceptions.Abort:
+        _err("interrupted")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        _err("interrupted")
+        sys.exit(130)
+    except click.exceptions.ClickException as exc:
+        _err(exc.format_message().replace("\n", " "))
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # last resort: still one line
+        _err(f"internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,113 @@
+"""The compare run: preflight, alternating rounds, summaries, ratios, gates, result document."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import os
+import platform
+import socket
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import httptools
+
+from httpbench import __version__, engine, gates as gates_mod, preflight
+from httpbench.model import DEFAULT_GATES, SCHEMA, Gate, RoundResult, Scenario, Target
+
+
+@dataclass
+class Config:
+    targets: list[Target]
+    scenarios: list[Scenario]
+    warmups: int = 32
+    requests: int = 250
+    concurrency: int = 16
+    rounds: int = 3
+    timeout: float = 10.0
+    rate: float | None = None
+    gates: dict[str, Gate] = field(default_factory=lambda: dict(DEFAULT_GATES))
+    keep_samples: bool = False
+    verify_digest: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"targets": [t.to_json() for t in self.targets], "baseline": self.targets[0].name,
+                "scenarios": [s.to_json() for s in self.scenarios], "warmups": self.warmups,
+                "requests": self.requests, "concurrency": self.concurrency, "rounds": self.rounds,
+                "timeout_s": self.timeout, "mode": "open" if self.rate else "closed",
+                "rate": self.rate, "verify_digest": self.verify_digest,
+                "gates": {k: g.to_json() for k, g in sorted(self.gates.items())}}
+
+
+def round_order(names: list[str], scenario_index: int, round_index: int) -> list[str]:
+    """Target order of one round: rotated by (scenario + round), so with two targets it alternates
+    every round and the first round of consecutive scenarios starts with a different target."""
+    k = (scenario_index + round_index) % len(names)
+    return names[k:] + names[:k]
+
+
+def environment() -> dict[str, Any]:
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = None
+    return {"generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "host": socket.gethostname(), "platform": platform.platform(),
+            "python": platform.python_version(), "cpu_count": os.cpu_count(), "loadavg": load,
+            "httpbench": __version__, "event_loop": engine.loop_name(),
+            "httptools": httptools.__version__,
+            "client": "single-process asyncio event loop, httptools parser, one keep-alive "
+                      "connection per worker opened before the clock",
+            "client_bound_cpu_threshold": engine.CLIENT_BOUND_CPU}
+
+
+def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout)
+    names = [t.name for t in cfg.targets]
+    by_name = {t.name: t for t in cfg.targets}
+    rounds: list[RoundResult] = []
+    with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
+        for s_idx, scenario in enumerate(cfg.scenarios):
+            for r_idx in range(cfg.rounds):
+                order = round_order(names, s_idx, r_idx)
+                for pos, name in enumerate(order, 1):
+                    spec = engine.RoundSpec(by_name[name], scenario, expectations[(scenario.name, name)],
+                                            cfg.warmups, cfg.requests, cfg.concurrency, cfg.timeout,
+                                            cfg.rate, cfg.keep_samples, cfg.verify_digest)
+                    result = runner.run(engine.run_round(spec, r_idx + 1, pos, order))
+                    rounds.append(result)
+                    if progress:
+                        progress(f"{scenario.name} round {r_idx + 1} {name}: {result.rps:,.0f} req/s"
+                                 f"{f', {result.failures} failed' if result.failures else ''}")
+    return assemble(cfg, preflight_records, rounds)
+
+
+def assemble(cfg: Config, preflight_records: list[dict[str, Any]], rounds: list[RoundResult]) -> dict[str, Any]:
+    names = [t.name for t in cfg.targets]
+    baseline = names[0]
+    summaries: dict[str, dict[str, dict[str, Any]]] = {}
+    comparisons: dict[str, dict[str, Any]] = {}
+    gate_failures: list[str] = []
+    for scenario in cfg.scenarios:
+        per = {n: gates_mod.summarize([r for r in rounds if r.scenario == scenario.name and r.target == n])
+               for n in names}
+        summaries[scenario.name] = per
+        comparisons[scenario.name] = {}
+        gate = cfg.gates.get(scenario.klass, DEFAULT_GATES[scenario.klass])
+        for cand in names[1:]:
+            ratios = gates_mod.compare(per[baseline], per[cand])
+            fails = gates_mod.evaluate(scenario, baseline, cand, per, ratios, gate)
+            comparisons[scenario.name][cand] = {"baseline": baseline, "class": scenario.klass,
+                                                "gate": gate.to_json(), "ratios": ratios,
+                                                "passed": not fails}
+            for f in fails:
+                if f not in gate_failures:
+                    gate_failures.append(f)
+    client_bound = sorted({f"{r.scenario}: {r.target}" for r in rounds if r.client_bound})
+    return {"schema": SCHEMA, "environment": environment(), "config": cfg.to_json(),
+            "preflight": preflight_records, "rounds": [r.to_json() for r in rounds],
+            "summaries": summaries, "comparisons": comparisons,
+            "client_bound": client_bound,
+            "totals": {"timed_requests": sum(r.requests for r in rounds),
+                       "ok": sum(r.ok for r in rounds), "failures": sum(r.failures for r in rounds)},
+            "gate_failures": gate_failures}

@@ -1,0 +1,60 @@
+"""Summaries (median of each per-round statistic), candidate/baseline ratios, and gates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from httpbench.model import SUMMARY_FIELDS, Gate, RoundResult, Scenario
+from httpbench.stats import median_or_none, ratio
+
+
+def summarize(rounds: list[RoundResult]) -> dict[str, Any]:
+    """Field-by-field median over rounds (not pooled): the median req/s and the median p95 may
+    come from different rounds. Failures are summed; client_bound is true if any round was."""
+    out: dict[str, Any] = {f: median_or_none(getattr(r, f) for r in rounds) for f in SUMMARY_FIELDS}
+    out["rounds"] = len(rounds)
+    out["requests"] = sum(r.requests for r in rounds)
+    out["ok"] = sum(r.ok for r in rounds)
+    out["failures"] = sum(r.failures for r in rounds)
+    kinds: dict[str, int] = {}
+    for r in rounds:
+        for k, v in r.failure_kinds.items():
+            kinds[k] = kinds.get(k, 0) + v
+    out["failure_kinds"] = kinds
+    out["client_bound"] = any(r.client_bound for r in rounds)
+    out["connect_p50_ms"] = median_or_none(r.connect_ms.get("p50") for r in rounds)
+    if any(r.mode == "open" for r in rounds):
+        for f in ("service_p50_ms", "service_p95_ms", "service_p99_ms"):
+            out[f] = median_or_none(getattr(r, f) for r in rounds)
+    return out
+
+
+def compare(base: dict[str, Any], cand: dict[str, Any]) -> dict[str, float | None]:
+    return {"throughput": ratio(cand["rps"], base["rps"]), "mibps": ratio(cand["mibps"], base["mibps"]),
+            "p50": ratio(cand["p50_ms"], base["p50_ms"]), "p95": ratio(cand["p95_ms"], base["p95_ms"]),
+            "p99": ratio(cand["p99_ms"], base["p99_ms"])}
+
+
+def evaluate(scenario: Scenario, baseline: str, candidate: str, summaries: dict[str, dict[str, Any]],
+             ratios: dict[str, float | None], gate: Gate) -> list[str]:
+    """Gate-failure strings for one candidate on one scenario (empty list: passed)."""
+    fails = []
+    where = f"{scenario.name}: {candidate}"
+    for name in (baseline, candidate):
+        s = summaries[name]
+        if s["failures"]:
+            kinds = ", ".join(f"{k} {v}" for k, v in sorted(s["failure_kinds"].items()))
+            fails.append(f"{scenario.name}: {name} had {s['failures']} failed of {s['requests']} "
+                         f"timed requests ({kinds})")
+    tp, p95 = ratios["throughput"], ratios["p95"]
+    if tp is None:
+        fails.append(f"{where} throughput ratio cannot be computed (baseline {summaries[baseline]['rps']}, "
+                     f"candidate {summaries[candidate]['rps']} req/s)")
+    elif tp < gate.min_throughput_ratio:
+        fails.append(f"{where} throughput {tp:.3f}x {baseline} < {gate.min_throughput_ratio:.2f}x "
+                     f"({scenario.klass} gate)")
+    if p95 is None:
+        fails.append(f"{where} p95 ratio cannot be computed (no successful samples)")
+    elif p95 > gate.max_p95_ratio:
+        fails.append(f"{where} p95 {p95:.3f}x {baseline} > {gate.max_p95_ratio:.2f}x ({scenario.klass} gate)")
+    return fails

@@ -1,0 +1,127 @@
+"""Correctness before timing (httpx): every target answers every scenario right, with the same content.
+
+For each scenario and target one request is made outside any clock. The check fails with a
+one-line error when the status is wrong, a HEAD/304 answer has a body, a Range answer has no
+matching ``Content-Range`` or the wrong length, a redirect is returned where content was expected,
+or a candidate's body differs from the baseline's (length or SHA-256). The values found become the
+:class:`Expectation` the engine checks on every timed response.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import httpx
+
+from httpbench.errors import HttpbenchError
+from httpbench.model import Expectation, Scenario, Target
+
+_RANGE = re.compile(r"^\s*bytes=(\d+)-(\d+)\s*$")
+
+
+def _url(target: Target, scenario: Scenario) -> str:
+    path = scenario.path if scenario.path.startswith("/") else "/" + scenario.path
+    return target.url + path
+
+
+def _headers(target: Target, scenario: Scenario, extra=()) -> dict[str, str]:
+    headers = {"User-Agent": "httpbench-preflight", "Accept": "*/*"}
+    headers.update(dict(scenario.headers))
+    headers.update(dict(extra))
+    if target.auth_header:
+        headers["Authorization"] = target.auth_header
+    return headers
+
+
+def _request(client: httpx.Client, target: Target, scenario: Scenario, extra=()) -> httpx.Response:
+    where = f"target {target.name!r} {scenario.method} {scenario.path}"
+    try:
+        return client.request(scenario.method, _url(target, scenario),
+                              headers=_headers(target, scenario, extra))
+    except httpx.ConnectTimeout:
+        raise HttpbenchError(f"preflight: {where}: connect timed out ({target.url})") from None
+    except httpx.TimeoutException:
+        raise HttpbenchError(f"preflight: {where}: no complete response within the timeout") from None
+    except httpx.ConnectError as exc:
+        reason = "connection refused" if "refused" in str(exc).lower() else f"cannot connect ({exc})"
+        raise HttpbenchError(f"preflight: {where}: {reason} ({target.url})") from None
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        raise HttpbenchError(f"preflight: {where}: connection broken mid-response ({exc})") from None
+    except httpx.HTTPError as exc:
+        raise HttpbenchError(f"preflight: {where}: {type(exc).__name__}: {exc}") from None
+
+
+def check(targets: list[Target], scenarios: list[Scenario], timeout: float
+          ) -> tuple[dict[tuple[str, str], Expectation], list[dict[str, Any]]]:
+    """Returns expectations keyed by (scenario, target) and a JSON-ready preflight record."""
+    expectations: dict[tuple[str, str], Expectation] = {}
+    records: list[dict[str, Any]] = []
+    with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+        for scenario in scenarios:
+            reference: tuple[int, str] | None = None
+            for target in targets:
+                where = f"target {target.name!r} scenario {scenario.name!r}"
+                extra: tuple[tuple[str, str], ...] = ()
+                etag = None
+                if scenario.conditional:
+                    first = _request(client, target, Scenario(scenario.name, scenario.path, "GET"))
+                    etag = first.headers.get("etag")
+                    if first.status_code != 200 or not etag:
+                        raise HttpbenchError(f"preflight: {where}: conditional scenario needs a 200 "
+                                             f"GET with an ETag, got {first.status_code}"
+                                             f"{'' if etag else ' without ETag'}")
+                    extra = (("If-None-Match", etag),)
+                resp = _request(client, target, scenario, extra)
+                body = resp.content
+                want = scenario.expected_status
+                if resp.status_code != want:
+                    hint = " (redirect: Location header)" if "location" in resp.headers else ""
+                    raise HttpbenchError(f"preflight: {where}: {scenario.method} {scenario.path} "
+                                         f"returned {resp.status_code}, expected {want}{hint}")
+                digest = hashlib.sha256(body).hexdigest()
+                if not scenario.has_body:
+                    if body:
+                        raise HttpbenchError(f"preflight: {where}: {scenario.method} answer with "
+                                             f"status {want} must have an empty body, got {len(body)} bytes")
+                    length, sha = 0, None
+                else:
+                    length, sha = len(body), digest
+                    declared = resp.headers.get("content-length")
+                    if declared is not None and declared.isdigit() and int(declared) != length:
+                        raise HttpbenchError(f"preflight: {where}: Content-Length {declared} but "
+                                             f"{length} body bytes")
+                    rng = next((v for k, v in scenario.headers if k.lower() == "range"), None)
+                    if rng and want == 206:
+                        m = _RANGE.match(rng)
+                        if m:
+                            lo, hi = int(m.group(1)), int(m.group(2))
+                            cr = resp.headers.get("content-range", "")
+                            if not cr.startswith(f"bytes {lo}-"):
+                                raise HttpbenchError(f"preflight: {where}: Range {rng!r} answered with "
+                                                     f"Content-Range {cr or 'missing'!r}")
+                            if not (cr.startswith(f"bytes {lo}-{hi}/") or length < hi - lo + 1):
+                                raise HttpbenchError(f"preflight: {where}: Content-Range {cr!r} does "
+                                                     f"not match {rng!r}")
+                            if length > hi - lo + 1:
+                                raise HttpbenchError(f"preflight: {where}: Range {rng!r} returned "
+                                                     f"{length} bytes")
+                    if scenario.length is not None and length != scenario.length:
+                        raise HttpbenchError(f"preflight: {where}: body is {length} bytes, expected "
+                                             f"{scenario.length}")
+                    if scenario.sha256 is not None and digest != scenario.sha256.lower():
+                        raise HttpbenchError(f"preflight: {where}: body SHA-256 differs from the "
+                                             f"scenario's sha256")
+                    if reference is None:
+                        reference = (length, digest)
+                    elif reference != (length, digest):
+                        raise HttpbenchError(
+                            f"preflight: {where}: body differs from the baseline's "
+                            f"({length} bytes vs {reference[0]}; same content is required)")
+                expectations[(scenario.name, target.name)] = Expectation(want, length, sha, extra)
+                records.append({"scenario": scenario.name, "target": target.name,
+                                "status": resp.status_code, "body_bytes": length,
+                                "sha256": sha, "etag": etag,
+                                "content_range": resp.headers.get("content-range")})
+    return expectations, records

@@ -1,0 +1,142 @@
+"""The seed's three tables (summary with ratios, per-target detail, per-round) and the JSON writer."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from httpbench.model import finite_or_none
+
+
+def _f(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f} ms"
+
+
+def _x(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}x"
+
+
+def _rt(r: dict[str, Any]) -> str:
+    vals = [r.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")]
+    return " / ".join("—" if v is None else f"{v:.3f}" for v in vals)
+
+
+def tables(doc: dict[str, Any], markdown: bool = False) -> str:
+    fmt = "github" if markdown else "simple"
+    cfg = doc["config"]
+    names = [t["name"] for t in cfg["targets"]]
+    base = cfg["baseline"]
+    out: list[str] = []
+    head = "## " if markdown else ""
+
+    rows = []
+    for sc in cfg["scenarios"]:
+        summ = doc["summaries"][sc["name"]]
+        for cand, cmp in doc["comparisons"][sc["name"]].items():
+            rt = cmp["ratios"]
+            rows.append([sc["name"], _f(summ[base]["rps"]), _f(summ[cand]["rps"]), _x(rt["throughput"]),
+                         _ms(summ[base]["p95_ms"]), _ms(summ[cand]["p95_ms"]), _x(rt["p95"]),
+                         "pass" if cmp["passed"] else "FAIL"])
+    cands = names[1:]
+    cand_label = cands[0] if len(cands) == 1 else "candidate"
+    out.append(f"{head}Summary ({cand_label} / {base}, median of {cfg['rounds']} rounds)")
+    out.append(tabulate(rows, headers=["Scenario", f"{base} req/s", f"{cand_label} req/s", "Throughput ratio",
+                                       f"{base} p95", f"{cand_label} p95", "p95 ratio", "Gate"],
+                        tablefmt=fmt, disable_numparse=True,
+                        colalign=("left",) + ("right",) * 7))
+
+    rows = []
+    for sc in cfg["scenarios"]:
+        for name in names:
+            s = doc["summaries"][sc["name"]][name]
+            flag = " (client-bound)" if s["client_bound"] else ""
+            rows.append([sc["name"], name + flag, _f(s["rps"]), _f(s["mibps"]), _ms(s["wall_ms"]),
+                         _ms(s["p50_ms"]), _ms(s["p95_ms"]), _ms(s["p99_ms"]), _ms(s["max_ms"]),
+                         _ms(s["connect_p50_ms"]), f"{s['failures']}/{s['requests']}"])
+    out.append("")
+    out.append(f"{head}Response-time detail (medians of per-round statistics; connect time is outside RT)")
+    out.append(tabulate(rows, headers=["Scenario", "Target", "req/s", "MiB/s", "wall", "p50 RT", "p95 RT",
+                                       "p99 RT", "max RT", "connect p50", "failed"],
+                        tablefmt=fmt, disable_numparse=True, colalign=("left", "left") + ("right",) * 9))
+
+    rows = []
+    by_key = {(r["scenario"], r["round"], r["target"]): r for r in doc["rounds"]}
+    for sc in cfg["scenarios"]:
+        for rnd in range(1, cfg["rounds"] + 1):
+            row = [sc["name"], str(rnd)]
+            order = None
+            for name in names:
+                r = by_key.get((sc["name"], rnd, name))
+                if r is None:
+                    row += ["—", "—"]
+                    continue
+                order = r["order"]
+                fail = f" ({r['failures']} failed)" if r["failures"] else ""
+                row += [_f(r["rps"]) + fail, _rt(r)]
+            row.insert(2, " → ".join(order or []))
+            rows.append(row)
+    headers = ["Scenario", "Round", "Order"]
+    for name in names:
+        headers += [f"{name} req/s", f"{name} p50/p95/p99/max ms"]
+    out.append("")
+    out.append(f"{head}Per-round throughput and RT")
+    out.append(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True,
+                        colalign=("left", "right", "left") + ("right",) * (2 * len(names))))
+
+    if cfg.get("mode") == "open":
+        rows = []
+        for sc in cfg["scenarios"]:
+            for name in names:
+                s = doc["summaries"][sc["name"]][name]
+                rows.append([sc["name"], name, _ms(s["p50_ms"]), _ms(s["p95_ms"]), _ms(s["p99_ms"]),
+                             _ms(s.get("service_p50_ms")), _ms(s.get("service_p95_ms")),
+                             _ms(s.get("service_p99_ms"))])
+        out.append("")
+        out.append(f"{head}Open loop at {cfg['rate']:g} req/s: corrected (from intended send) vs service time")
+        out.append(tabulate(rows, headers=["Scenario", "Target", "p50", "p95", "p99", "service p50",
+                                           "service p95", "service p99"], tablefmt=fmt, disable_numparse=True))
+
+    out.append("")
+    totals = doc["totals"]
+    out.append(f"Timed requests: {totals['timed_requests']:,}, ok {totals['ok']:,}, failed {totals['failures']:,}.")
+    if doc["client_bound"]:
+        out.append("Client-bound (client CPU >= "
+                   f"{doc['environment']['client_bound_cpu_threshold']:.0%} of wall; the target may be faster "
+                   f"than measured): " + "; ".join(doc["client_bound"]))
+    if doc["gate_failures"]:
+        out.append("Gate failures:")
+        out += [f"- {g}" for g in doc["gate_failures"]]
+    else:
+        out.append("gate_failures: none")
+    return "\n".join(out)
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(finite_or_none(doc), indent=2, allow_nan=False) + "\n"
+
+
+def write_json(doc: dict[str, Any], path: str) -> None:
+    """Atomic write (temp file + rename) so a half-written result never replaces a good one."""
+    target = Path(path)
+    text = dumps(doc)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=".httpbench-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

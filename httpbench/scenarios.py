@@ -1,0 +1,170 @@
+"""The generic profile: scenarios from repeated ``--scenario`` options or a TOML file.
+
+``--scenario`` takes either a bare path (``/index.html``: a GET named after the path) or
+comma-separated ``key=value`` pairs::
+
+    name=index HEAD,method=HEAD,path=/index.html,class=metadata
+    name=range,path=/pkg.bin,header=Range: bytes=0-65535,class=payload
+    name=index 304,path=/index.html,conditional=true
+
+Keys: name, method (GET|HEAD), path, status, length, sha256, class (metadata|payload),
+header (``Name: value``, repeatable), conditional (true: send If-None-Match with the target's ETag).
+
+The TOML file has ``[[scenario]]`` tables with the same keys (``headers`` is a table) and
+optional ``[gates.CLASS]`` tables with ``min_throughput_ratio`` / ``max_p95_ratio``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from httpbench.errors import HttpbenchError
+from httpbench.model import DEFAULT_GATES, METHODS, SCENARIO_CLASSES, Gate, Scenario
+
+_KEYS = {"name", "method", "path", "status", "length", "sha256", "class", "header", "headers",
+         "conditional"}
+
+
+def _bool(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise HttpbenchError(f"{where}: conditional must be true or false")
+
+
+def _int(value: Any, key: str, where: str) -> int:
+    try:
+        out = int(value)
+    except (TypeError, ValueError):
+        raise HttpbenchError(f"{where}: {key} must be an integer, got {value!r}") from None
+    if out < 0:
+        raise HttpbenchError(f"{where}: {key} must not be negative")
+    return out
+
+
+def make(fields: dict[str, Any], where: str) -> Scenario:
+    unknown = set(fields) - _KEYS
+    if unknown:
+        raise HttpbenchError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    path = str(fields.get("path") or "")
+    if not path.startswith("/"):
+        raise HttpbenchError(f"{where}: path must start with '/'")
+    if any(ch in path for ch in " \r\n\t"):
+        raise HttpbenchError(f"{where}: path must not contain whitespace (percent-encode it)")
+    method = str(fields.get("method", "GET")).upper()
+    if method not in METHODS:
+        raise HttpbenchError(f"{where}: method must be one of {', '.join(METHODS)}")
+    klass = str(fields.get("class", "metadata")).lower()
+    if klass not in SCENARIO_CLASSES:
+        raise HttpbenchError(f"{where}: class must be one of {', '.join(SCENARIO_CLASSES)}")
+    headers: list[tuple[str, str]] = []
+    raw_headers = fields.get("headers") or {}
+    if not isinstance(raw_headers, dict):
+        raise HttpbenchError(f"{where}: headers must be a table of name = value")
+    headers += [(str(k), str(v)) for k, v in raw_headers.items()]
+    for item in fields.get("header", []):
+        if ":" not in item:
+            raise HttpbenchError(f"{where}: header must be 'Name: value'")
+        key, value = item.split(":", 1)
+        headers.append((key.strip(), value.strip()))
+    for key, value in headers:
+        if not key or any(c in key + value for c in "\r\n") or " " in key:
+            raise HttpbenchError(f"{where}: bad header {key!r}")
+        if key.lower() in ("host", "authorization", "content-length", "transfer-encoding"):
+            raise HttpbenchError(f"{where}: header {key} is set by httpbench (use --auth for credentials)")
+    sha = fields.get("sha256")
+    if sha is not None:
+        sha = str(sha).lower()
+        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+            raise HttpbenchError(f"{where}: sha256 must be 64 hex digits")
+    scenario = Scenario(
+        name=str(fields.get("name") or f"{method} {path}"), path=path, method=method,
+        headers=tuple(headers),
+        status=_int(fields["status"], "status", where) if fields.get("status") is not None else None,
+        length=_int(fields["length"], "length", where) if fields.get("length") is not None else None,
+        sha256=sha, klass=klass, conditional=_bool(fields.get("conditional", False), where))
+    if scenario.conditional and method != "GET":
+        raise HttpbenchError(f"{where}: conditional scenarios use GET")
+    return scenario
+
+
+def parse_option(text: str) -> Scenario:
+    where = f"--scenario {text!r}"
+    if "=" not in text:
+        return make({"path": text.strip()}, where)
+    fields: dict[str, Any] = {"header": []}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise HttpbenchError(f"{where}: expected key=value, got {part.strip()!r}")
+        key, value = part.split("=", 1)
+        key = key.strip().lower()
+        if key == "header":
+            fields["header"].append(value)
+        elif key in fields:
+            raise HttpbenchError(f"{where}: {key} given twice")
+        else:
+            fields[key] = value.strip()
+    return make(fields, where)
+
+
+def load_file(path: str) -> tuple[list[Scenario], dict[str, Gate]]:
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise HttpbenchError(f"cannot read scenarios file {path}: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise HttpbenchError(f"scenarios file {path}: {exc}") from None
+    unknown = set(data) - {"scenario", "gates"}
+    if unknown:
+        raise HttpbenchError(f"scenarios file {path}: unknown table(s) {', '.join(sorted(unknown))}")
+    items = data.get("scenario", [])
+    if not isinstance(items, list):
+        raise HttpbenchError(f"scenarios file {path}: use [[scenario]] tables")
+    scenarios = [make(dict(item), f"{path} scenario {i + 1}") for i, item in enumerate(items)]
+    gates = {}
+    for klass, table in (data.get("gates") or {}).items():
+        gates[klass] = gate_from(klass, table, f"{path} gates.{klass}")
+    return scenarios, gates
+
+
+def gate_from(klass: str, table: dict[str, Any], where: str) -> Gate:
+    if klass not in SCENARIO_CLASSES:
+        raise HttpbenchError(f"{where}: class must be one of {', '.join(SCENARIO_CLASSES)}")
+    base = DEFAULT_GATES[klass]
+    unknown = set(table) - {"min_throughput_ratio", "max_p95_ratio"}
+    if unknown:
+        raise HttpbenchError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    try:
+        gate = Gate(float(table.get("min_throughput_ratio", base.min_throughput_ratio)),
+                    float(table.get("max_p95_ratio", base.max_p95_ratio)))
+    except (TypeError, ValueError):
+        raise HttpbenchError(f"{where}: ratios must be numbers") from None
+    if not (gate.min_throughput_ratio >= 0 and gate.max_p95_ratio > 0):
+        raise HttpbenchError(f"{where}: ratios must be positive")
+    return gate
+
+
+def parse_gate_option(text: str) -> tuple[str, Gate]:
+    """``CLASS:MIN_THROUGHPUT:MAX_P95``, e.g. ``payload:0.9:1.15``."""
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise HttpbenchError(f"--gate {text!r}: expected CLASS:MIN_THROUGHPUT_RATIO:MAX_P95_RATIO")
+    return parts[0], gate_from(parts[0], {"min_throughput_ratio": parts[1], "max_p95_ratio": parts[2]},
+                               f"--gate {text!r}")
+
+
+def unique(scenarios: list[Scenario]) -> list[Scenario]:
+    seen = set()
+    for s in scenarios:
+        if s.name in seen:
+            raise HttpbenchError(f"scenario name {s.name!r} is used twice")
+        seen.add(s.name)
+    return scenarios

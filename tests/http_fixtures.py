@@ -1,0 +1,194 @@
+"""A small HTTP/1.1 server the httpbench tests control, plus helpers to run the real command.
+
+The server runs its own asyncio loop in a daemon thread on 127.0.0.1. Each route serves fixed
+bytes and can be made slow (``delay``) or faulty (``fault``) on chosen requests:
+
+* ``wrong_bytes``  same length, one byte changed (only a digest check sees it)
+* ``wrong_length`` one byte more than expected (Content-Length consistent)
+* ``status_500``   a 500 answer
+* ``reset``        headers and half the body, then the connection is aborted
+* ``hang``         never answers (the client's timeout must end it)
+* ``close``        a correct answer with ``Connection: close``, then the server closes
+
+Request *n* of a route (1-based, counted across connections, preflight included) is faulted when
+``n > fault_after`` and ``(n - fault_after) % fault_every == 0``. ``faults`` counts what was sent.
+Responses are written with a single write each (headers and body together), so the fixture adds
+no artificial delay per keep-alive response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Route:
+    body: bytes = b""
+    status: int = 200
+    delay: float = 0.0
+    fault: str | None = None
+    fault_every: int = 1
+    fault_after: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
+    count: int = 0
+    faults: int = 0
+
+    @property
+    def etag(self) -> str:
+        return '"' + hashlib.sha256(self.body).hexdigest()[:16] + '"'
+
+
+class FixtureServer:
+    def __init__(self, routes: dict[str, Route] | None = None):
+        self.routes: dict[str, Route] = routes or {}
+        self.loop = asyncio.new_event_loop()
+        self.server = None
+        self.port = 0
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._writers: set = set()
+        self.connections = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "FixtureServer":
+        self._thread.start()
+        fut = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024), self.loop)
+        self.server = fut.result(5)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    def stop_listening(self) -> None:
+        """Refuse new connections from now on (open ones stay)."""
+        async def _close():
+            self.server.close()
+        asyncio.run_coroutine_threadsafe(_close(), self.loop).result(5)
+
+    def stop(self) -> None:
+        async def _close():
+            self.server.close()
+            for w in list(self._writers):
+                w.transport.abort()
+        asyncio.run_coroutine_threadsafe(_close(), self.loop).result(5)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+
+    def __enter__(self) -> "FixtureServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        self.connections += 1
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+                    return
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _ = (lines[0].split(" ") + ["", "", ""])[:3]
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        k, v = line.split(":", 1)
+                        headers[k.strip().lower()] = v.strip()
+                if not await self._respond(method, target, headers, writer):
+                    return
+        finally:
+            self._writers.discard(writer)
+            if not writer.transport.is_closing():
+                writer.transport.close()
+
+    async def _respond(self, method: str, path: str, headers: dict[str, str], writer) -> bool:
+        route = self.routes.get(path)
+        if route is None:
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nContent-Type: text/plain\r\n\r\nnot found")
+            return True
+        route.count += 1
+        n = route.count
+        fault = None
+        if route.fault and n > route.fault_after and (n - route.fault_after) % route.fault_every == 0:
+            fault = route.fault
+            route.faults += 1
+        if route.delay:
+            await asyncio.sleep(route.delay)
+        if fault == "hang":
+            await asyncio.sleep(3600)
+            return False
+        body, status, extra = route.body, route.status, dict(route.headers)
+        reason = {200: "OK", 206: "Partial Content", 304: "Not Modified", 500: "Internal Server Error"}
+        extra["ETag"] = route.etag
+        if headers.get("if-none-match") == route.etag and fault is None:
+            status, body = 304, b""
+        elif "range" in headers and status == 200:
+            m = re.match(r"bytes=(\d+)-(\d+)$", headers["range"])
+            if m:
+                lo, hi = int(m.group(1)), min(int(m.group(2)), len(body) - 1)
+                extra["Content-Range"] = f"bytes {lo}-{hi}/{len(body)}"
+                status, body = 206, body[lo:hi + 1]
+        if fault == "wrong_bytes" and body:
+            body = bytes([body[0] ^ 0xFF]) + body[1:]
+        elif fault == "wrong_length":
+            body = body + b"!"
+        elif fault == "status_500":
+            status, body = 500, b"boom"
+        if fault == "close":
+            extra["Connection"] = "close"
+        head = [f"HTTP/1.1 {status} {reason.get(status, 'Status')}", f"Content-Length: {len(body)}"]
+        head += [f"{k}: {v}" for k, v in extra.items()]
+        raw_head = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        send_body = method != "HEAD" and status != 304
+        if fault == "reset":
+            writer.write(raw_head + body[: len(body) // 2])
+            await writer.drain()
+            writer.transport.abort()
+            return False
+        writer.write(raw_head + (body if send_body else b""))
+        if fault == "close":
+            await writer.drain()
+            writer.close()
+            return False
+        return True
+
+
+def body_of(size: int, seed: int = 1) -> bytes:
+    """Non-repeating bytes, so a wrong offset or a changed byte is detectable."""
+    out = bytearray()
+    counter = 0
+    while len(out) < size:
+        out += hashlib.sha256(f"{seed}:{counter}".encode()).digest()
+        counter += 1
+    return bytes(out[:size])
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def run_httpbench(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Run:
+    """Run ``python -m httpbench ARGS`` as a real process (real exit code, real stderr)."""
+    proc = subprocess.run([sys.executable, "-m", "httpbench", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})})
+    return Run(proc.returncode, proc.stdout, proc.stderr)

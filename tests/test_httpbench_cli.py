@@ -1,0 +1,241 @@
+"""The real ``httpbench compare`` process against fixture servers: gates, order, secrets, errors."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from httpbench.localnginx import free_port
+from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+
+BODY = body_of(2048)
+PASSWORD = "Sw0rdfish-7f3c91"
+FAST = ("--warmups", "4", "--requests", "40", "--concurrency", "4", "--rounds", "3", "-q")
+
+
+def strict_json(path) -> dict:
+    return json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"non-standard {c} in JSON"))
+
+
+@pytest.fixture()
+def pair():
+    with FixtureServer({"/f": Route(BODY)}) as a, FixtureServer({"/f": Route(BODY)}) as b:
+        yield a, b
+
+
+def one_line_error(run, *needles):
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("httpbench: error: "), run.stderr
+    assert "Traceback" not in run.output
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_equal_targets_pass_the_gates(pair, tmp_path):
+    a, b = pair
+    for srv in pair:                       # latency dominated by a fixed 5 ms: a stable ratio of ~1
+        srv.routes["/f"].delay = 0.005
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
+                        "--scenario", "name=file,path=/f,class=payload", "--enforce-gates",
+                        "--output", str(out), *FAST)
+    assert run.code == 0, run.output
+    doc = strict_json(out)
+    assert doc["gate_failures"] == []
+    assert doc["comparisons"]["file"]["cand"]["passed"] is True
+    assert 0.8 < doc["comparisons"]["file"]["cand"]["ratios"]["throughput"] < 1.25
+    assert "Throughput ratio" in run.stdout and "gate_failures: none" in run.stdout
+
+
+def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
+    a, b = pair
+    a.routes["/f"].delay = 0.005
+    b.routes["/f"].delay = 0.015
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
+                        "--scenario", "/f", "--enforce-gates", "--output", str(out), *FAST)
+    assert run.code == 1, run.output
+    one_line_error(run, "gate failure")
+    doc = strict_json(out)
+    assert any("throughput" in g for g in doc["gate_failures"])
+    assert any("p95" in g for g in doc["gate_failures"])
+    assert doc["comparisons"]["GET /f"]["cand"]["ratios"]["throughput"] < 0.5
+    # without --enforce-gates the same result is reported but does not fail the run
+    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
+                        "--scenario", "/f", "--requests", "12", "--warmups", "0", "--rounds", "1", "-q")
+    assert run.code == 0, run.output
+    assert "Gate failures:" in run.stdout
+
+
+def test_rounds_alternate_and_every_measurement_is_in_the_json(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"x={a.url}", "--target", f"y={b.url}",
+                        "--scenario", "/f", "--scenario", "name=head,method=HEAD,path=/f",
+                        "--rounds", "4", "--requests", "10", "--warmups", "0", "--concurrency", "2",
+                        "--output", str(out), "-q", "--markdown")
+    assert run.code == 0, run.output
+    doc = strict_json(out)
+    rounds = doc["rounds"]
+    assert len(rounds) == 2 * 4 * 2
+    firsts = {(r["scenario"], r["round"]): r["target"] for r in rounds if r["position"] == 1}
+    assert [firsts[("GET /f", n)] for n in (1, 2, 3, 4)] == ["x", "y", "x", "y"]
+    assert [firsts[("head", n)] for n in (1, 2, 3, 4)] == ["y", "x", "y", "x"]
+    # the executed sequence in the file follows that order
+    seq = [r["target"] for r in rounds if r["scenario"] == "GET /f"]
+    assert seq == ["x", "y", "y", "x", "x", "y", "y", "x"]
+    assert doc["config"]["warmups"] == 0 and all(r["warmups"] == 0 for r in rounds)
+    assert set(doc["summaries"]["head"]) == {"x", "y"}
+    assert doc["summaries"]["head"]["x"]["mibps"] == 0.0
+    for key in ("environment", "config", "preflight", "comparisons", "gate_failures", "totals"):
+        assert key in doc
+    assert "| Scenario" in run.stdout and "Per-round throughput and RT" in run.stdout
+
+
+def test_failures_are_counted_reported_and_fail_the_run(pair, tmp_path):
+    a, b = pair
+    route = b.routes["/f"]
+    route.fault, route.fault_every, route.fault_after = "wrong_length", 4, 1
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
+                        "--warmups", "0", "--requests", "20", "--concurrency", "2", "--rounds", "2",
+                        "--output", str(out), "-q")
+    assert run.code == 1
+    one_line_error(run, "10 timed request(s) failed")
+    doc = strict_json(out)
+    assert doc["summaries"]["GET /f"]["b"]["failures"] == route.faults == 10
+    assert doc["summaries"]["GET /f"]["b"]["failure_kinds"] == {"length": 10}
+    assert doc["totals"] == {"timed_requests": 80, "ok": 70, "failures": 10}
+    assert any("b had 10 failed of 40" in g for g in doc["gate_failures"])
+
+
+def test_a_zero_baseline_gives_null_ratios_not_infinity(pair, tmp_path):
+    a, b = pair
+    route = a.routes["/f"]
+    route.fault, route.fault_after = "status_500", 1        # preflight passes, then every answer fails
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
+                        "--warmups", "0", "--requests", "8", "--concurrency", "2", "--rounds", "2",
+                        "--output", str(out), "-q")
+    assert run.code == 1
+    doc = strict_json(out)                                  # strict: no Infinity / NaN
+    ratios = doc["comparisons"]["GET /f"]["b"]["ratios"]
+    assert ratios["throughput"] is None and ratios["p95"] is None
+    assert doc["summaries"]["GET /f"]["a"]["rps"] == 0.0
+    assert doc["summaries"]["GET /f"]["a"]["p95_ms"] is None
+    assert "Infinity" not in run.stdout and "—" in run.stdout
+
+
+def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
+    secret_file = tmp_path / "cred"
+    secret_file.write_text(f"bob:{PASSWORD}\n")
+    token = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+    with FixtureServer({"/f": Route(BODY)}) as a, FixtureServer({"/f": Route(BODY)}) as b:
+        out = tmp_path / "r.json"
+        run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
+                            "--auth", "a=env:HB_TEST_CRED", "--auth", f"b=file:{secret_file}",
+                            "--scenario", "/f", "--requests", "8", "--warmups", "2", "--rounds", "2",
+                            "--output", str(out), env={"HB_TEST_CRED": f"alice:{PASSWORD}"})
+        assert run.code == 0, run.output
+        text = out.read_text()
+        for blob in (text, run.stdout, run.stderr):
+            assert PASSWORD not in blob and token not in blob and "alice" not in blob
+        assert [t["authenticated"] for t in json.loads(text)["config"]["targets"]] == [True, True]
+        # userinfo in a URL is used, warned about without echoing it, and never written
+        port = a.port
+        run = run_httpbench("compare", "--target", f"a=http://carol:{PASSWORD}@127.0.0.1:{port}",
+                            "--target", f"b={b.url}", "--scenario", "/f", "--requests", "4",
+                            "--warmups", "0", "--rounds", "1", "--output", str(out))
+        assert run.code == 0, run.output
+        text = out.read_text()
+        assert PASSWORD not in text + run.output and "carol" not in text + run.output
+        assert json.loads(text)["config"]["targets"][0]["url"] == f"http://127.0.0.1:{port}"
+        assert "warning" in run.stderr
+    # a literal secret on the command line is refused without being echoed
+    run = run_httpbench("compare", "--target", "a=http://127.0.0.1:1", "--target", "b=http://127.0.0.1:2",
+                        "--auth", f"a=alice:{PASSWORD}", "--scenario", "/f")
+    assert run.code == 2
+    one_line_error(run, "env:")
+    assert PASSWORD not in run.output
+
+
+def test_one_line_errors_and_exit_2(pair, tmp_path):
+    a, b = pair
+    down = f"http://127.0.0.1:{free_port()}"
+    cases = [
+        (("--target", f"a={a.url}", "--target", f"b={down}", "--scenario", "/f"), "connection refused"),
+        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/missing"), "returned 404"),
+        (("--target", f"a={a.url}", "--target", "b=ftp://127.0.0.1/", "--scenario", "/f"), "http://"),
+        (("--target", f"a={a.url}", "--target", "b=http://127.0.0.1:99999", "--scenario", "/f"), "bad URL"),
+        (("--target", f"a={a.url}", "--scenario", "/f"), "at least two"),
+        (("--target", f"a={a.url}", "--target", f"b={b.url}"), "no scenarios"),
+        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "name=x,method=PUT,path=/f"),
+         "method"),
+        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--requests", "-3"),
+         "--requests"),
+        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenarios", str(tmp_path / "none.toml")),
+         "cannot read"),
+        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--bogus"), "bogus"),
+    ]
+    for args, needle in cases:
+        run = run_httpbench("compare", *args, "-q")
+        assert run.code == 2, (args, run.output)
+        one_line_error(run, needle)
+
+
+def test_a_slow_target_beyond_the_timeout_is_a_one_line_error(pair):
+    a, b = pair
+    b.routes["/f"].delay = 2.0
+    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
+                        "--timeout", "0.3", "-q", timeout=20)
+    assert run.code == 2
+    one_line_error(run, "timeout")
+
+
+def test_a_reset_mid_body_during_timing_is_counted_not_a_crash(pair, tmp_path):
+    a, b = pair
+    route = b.routes["/f"]
+    route.fault, route.fault_every, route.fault_after = "reset", 3, 1
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
+                        "--warmups", "0", "--requests", "30", "--rounds", "1", "--concurrency", "3",
+                        "--output", str(out), "-q")
+    assert run.code == 1
+    one_line_error(run, "failed their checks")
+    doc = strict_json(out)
+    assert doc["summaries"]["GET /f"]["b"]["failure_kinds"] == {"reset": 10}
+
+
+def test_scenarios_file_with_gates(pair, tmp_path):
+    a, b = pair
+    f = tmp_path / "s.toml"
+    f.write_text("""
+[[scenario]]
+name = "range"
+path = "/f"
+class = "payload"
+headers = { Range = "bytes=10-1033" }
+
+[[scenario]]
+name = "not modified"
+path = "/f"
+conditional = true
+
+[gates.payload]
+min_throughput_ratio = 0.01
+max_p95_ratio = 100
+""")
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenarios", str(f),
+                        "--requests", "10", "--warmups", "0", "--rounds", "1", "--output", str(out), "-q")
+    assert run.code == 0, run.output
+    doc = strict_json(out)
+    assert doc["config"]["gates"]["payload"] == {"min_throughput_ratio": 0.01, "max_p95_ratio": 100.0}
+    pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}
+    assert pre[("range", "a")]["status"] == 206 and pre[("range", "a")]["body_bytes"] == 1024
+    assert pre[("range", "b")]["content_range"] == "bytes 10-1033/2048"
+    assert pre[("not modified", "a")]["status"] == 304
+    assert doc["summaries"]["range"]["b"]["mibps"] > 0

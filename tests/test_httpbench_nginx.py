@@ -1,0 +1,72 @@
+"""httpbench against a real nginx started by the tests (Debian package ``nginx``; ``wrk`` for the
+client benchmark)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import pytest
+
+from httpbench.localnginx import LocalNginx, nginx_binary
+from tests.http_fixtures import body_of, run_httpbench
+
+PACKAGE = body_of(300_000, seed=7)
+INDEX = body_of(1024, seed=8)
+
+needs_nginx = pytest.mark.skipif(nginx_binary() is None,
+                                 reason="nginx binary not found (CI installs it: apt-get install -y nginx)")
+
+
+@pytest.fixture(scope="module")
+def nginx():
+    if nginx_binary() is None:
+        pytest.skip("nginx binary not found (CI installs it: apt-get install -y nginx)")
+    with LocalNginx({"repo/index.txt": INDEX, "repo/pkg.bin": PACKAGE}, servers=2) as ng:
+        yield ng
+
+
+@needs_nginx
+def test_compare_on_nginx_every_scenario_kind(nginx, tmp_path):
+    out = tmp_path / "r.json"
+    sha = hashlib.sha256(PACKAGE).hexdigest()
+    run = run_httpbench(
+        "compare", "--target", f"ref={nginx.url(0)}/repo", "--target", f"cand={nginx.url(1)}/repo/",
+        "--scenario", "name=index GET,path=/index.txt",
+        "--scenario", "name=index HEAD,method=HEAD,path=/index.txt",
+        "--scenario", "name=index 304,path=/index.txt,conditional=true",
+        "--scenario", f"name=package GET,path=/pkg.bin,class=payload,sha256={sha}",
+        "--scenario", "name=package Range,path=/pkg.bin,class=payload,header=Range: bytes=0-65535",
+        "--warmups", "8", "--requests", "100", "--concurrency", "8", "--rounds", "2",
+        "--gate", "metadata:0:1000", "--gate", "payload:0:1000", "--enforce-gates",
+        "--output", str(out), "-q")
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    assert doc["totals"] == {"timed_requests": 5 * 2 * 2 * 100, "ok": 2000, "failures": 0}
+    s = doc["summaries"]
+    assert s["package GET"]["cand"]["mibps"] > 1
+    assert s["index HEAD"]["ref"]["mibps"] == 0 and s["index 304"]["cand"]["mibps"] == 0
+    rounds = {(r["scenario"], r["target"], r["round"]): r for r in doc["rounds"]}
+    r = rounds[("package Range", "cand", 1)]
+    assert r["body_bytes"] == 100 * 65536 and r["connections"] == 8 and r["connect_ms"]["count"] == 8
+    assert doc["config"]["targets"][1]["url"] == nginx.url(1) + "/repo"
+    pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}
+    assert pre[("package Range", "ref")]["content_range"] == f"bytes 0-65535/{len(PACKAGE)}"
+    assert pre[("index 304", "cand")]["etag"]
+    for table in ("Summary", "Response-time detail", "Per-round throughput and RT"):
+        assert table in run.stdout
+
+
+@needs_nginx
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk not found (CI installs it: apt-get install -y wrk)")
+def test_bench_client_runs_wrk_and_httpbench_on_the_same_nginx():
+    run = run_httpbench("bench-client", "--requests", "20000", "--duration", "1", "--json", timeout=60)
+    assert run.code == 0, run.output
+    result = json.loads(run.stdout)
+    assert len(result["wrk"]["runs"]) == len(result["httpbench"]["runs"]) == 3
+    assert result["wrk"]["rps"] > 0 and result["httpbench"]["rps"] > 0
+    assert all(r["errors"] == 0 for r in result["httpbench"]["runs"])
+    assert result["rps_ratio"] == pytest.approx(result["httpbench"]["rps"] / result["wrk"]["rps"])
+    # a loose floor (shared CI hosts are noisy); the 0.8x target is checked by the benchmark itself
+    assert result["rps_ratio"] > 0.4
