@@ -49,29 +49,86 @@ def cli() -> None:
     """Same-host A/B HTTP benchmarks: a candidate against a baseline."""
 
 
+def _profile_options(command):
+    """Attach every profile's options to ``compare`` (declared once, in the profile module)."""
+    from httpbench.profiles import all_profiles
+
+    seen: dict[str, str] = {}
+    for pname, profile in sorted(all_profiles().items(), reverse=True):
+        for opt in reversed(profile.options):
+            if opt.name in seen:
+                continue
+            seen[opt.name] = pname
+            kinds = {"str": str, "int": int, "float": float, "path": click.Path(exists=True, dir_okay=False)}
+            if opt.kind == "bool":
+                command = click.option(opt.name, opt.dest, is_flag=True, default=None,
+                                       help=f"[{pname}] {opt.help}")(command)
+            else:
+                command = click.option(opt.name, opt.dest, type=kinds[opt.kind], multiple=opt.multiple,
+                                       default=None, metavar=opt.metavar,
+                                       help=f"[{pname}] {opt.help}")(command)
+    return command
+
+
+def _make_profile(name: str | None, given: dict):
+    """The chosen profile with its options; an option of another profile is an error."""
+    from httpbench.profiles import all_profiles, load
+
+    profiles = all_profiles()
+    mine = {o.dest for o in load(name).options} if name else set()
+    for pname, profile in profiles.items():
+        for opt in profile.options:
+            value = given.get(opt.dest)
+            if opt.dest not in mine and value not in (None, (), False):
+                owner = f"--profile {pname}"
+                raise HttpbenchError(f"{opt.name} belongs to {owner}"
+                                     + ("" if name is None else f", not --profile {name}"))
+    if name is None:
+        return None
+    values = {}
+    for opt in load(name).options:
+        value = given.get(opt.dest)
+        if value is None or value == ():
+            value = opt.default if not opt.multiple else tuple(opt.default or ())
+        values[opt.dest] = value
+    return load(name)(**values)
+
+
 @cli.command()
 @click.option("--target", "targets", multiple=True, metavar="NAME=URL",
               help="Named base URL; repeat. The first is the baseline.")
 @click.option("--auth", "auths", multiple=True, metavar="NAME=env:VAR|NAME=file:PATH",
               help="Credentials ('user:password' or 'Bearer TOKEN') for a target, from an "
                    "environment variable or a file. Never echoed or written.")
+@click.option("--profile", "profile_name", type=click.Choice(["alpine", "huggingface"]), default=None,
+              help="A protocol profile: its scenarios, defaults and preflight (see docs/).")
 @click.option("--scenario", "scenario_opts", multiple=True, metavar="SPEC",
               help="A path, or key=value pairs: name,method,path,status,length,sha256,class,header,"
                    "conditional. Repeat.")
 @click.option("--scenarios", "scenarios_file", metavar="FILE", help="TOML file with [[scenario]] tables.")
-@click.option("--warmups", type=click.IntRange(0, 100_000), default=32, show_default=True,
-              help="Untimed requests per target and round, on the timed connections.")
-@click.option("--requests", "requests_", type=click.IntRange(0, 1_000_000), default=250,
-              show_default=True, help="Timed requests per target and round.")
-@click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True,
-              help="Workers, each with one keep-alive connection.")
-@click.option("--rounds", type=click.IntRange(1, 100), default=3, show_default=True)
+@click.option("--warmups", type=click.IntRange(0, 100_000), default=None,
+              help="Untimed requests per target and round, on the timed connections. [default: 32, "
+                   "or the profile's]")
+@click.option("--requests", "requests_", type=click.IntRange(0, 1_000_000), default=None,
+              help="Timed requests per target and round. [default: 250, or the profile's]")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
+              help="Workers, each with one keep-alive connection. [default: 16, or the profile's]")
+@click.option("--rounds", type=click.IntRange(1, 100), default=None,
+              help="Rounds (target order alternates). [default: 3, or the profile's]")
 @click.option("--timeout", type=click.FloatRange(0.01, 600), default=10.0, show_default=True,
               help="Seconds allowed per connect and per request.")
 @click.option("--rate", type=click.FloatRange(1, 10_000_000), default=None,
               help="Open loop: intended req/s per target; latency counts from the intended send time.")
 @click.option("--gate", "gate_opts", multiple=True, metavar="CLASS:MIN_TP:MAX_P95",
-              help="Override a class gate, e.g. payload:0.9:1.15.")
+              help="Override a gate: metadata, payload, client (p95 only) or cold (throughput only), "
+                   "e.g. payload:0.9:1.15.")
+@click.option("--client-command", "client_opts", multiple=True, metavar="NAME=COMMAND",
+              help="A real client to time per target (shell command; {url}, {tmp}, $HTTPBENCH_URL). "
+                   "One per target, or one using {url} for all.")
+@click.option("--client-rounds", type=click.IntRange(1, 100), default=3, show_default=True,
+              help="Rounds of real-client samples, alternating target order.")
+@click.option("--client-timeout", type=click.FloatRange(1, 3600), default=300.0, show_default=True,
+              help="Seconds allowed per real-client sample.")
 @click.option("--output", metavar="FILE", help="Write the JSON result here.")
 @click.option("--markdown", is_flag=True, help="Print the tables as Markdown.")
 @click.option("--enforce-gates", is_flag=True, help="Exit 1 when gate_failures is not empty.")
@@ -79,12 +136,63 @@ def cli() -> None:
               help="SHA-256 every timed body (always on when a scenario gives sha256).")
 @click.option("--samples", "keep_samples", is_flag=True, help="Keep every timed sample in the JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-def compare(targets, auths, scenario_opts, scenarios_file, warmups, requests_, concurrency, rounds,
-            timeout, rate, gate_opts, output, markdown, enforce_gates, verify_digest, keep_samples,
-            quiet) -> None:
+@_profile_options
+def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups, requests_, concurrency,
+            rounds, timeout, rate, gate_opts, client_opts, client_rounds, client_timeout, output, markdown,
+            enforce_gates, verify_digest, keep_samples, quiet, **profile_values) -> None:
     """Measure every target on every scenario in alternating rounds and gate the candidates."""
-    from httpbench import compare as compare_mod, report, scenarios as sc_mod
-    from httpbench.model import DEFAULT_GATES, Target
+    from httpbench import clients, compare as compare_mod, report, scenarios as sc_mod
+    from httpbench.model import DEFAULT_GATES
+
+    parsed = _targets(targets, auths)
+    profile = _make_profile(profile_name, profile_values)
+    gates = dict(DEFAULT_GATES)
+    if profile is not None:
+        gates.update(profile.gates)
+    scenario_list = list(profile.scenarios()) if profile is not None else []
+    if scenarios_file:
+        file_scenarios, file_gates = sc_mod.load_file(scenarios_file)
+        scenario_list += file_scenarios
+        gates.update(file_gates)
+    scenario_list += [sc_mod.parse_option(s) for s in scenario_opts]
+    if not scenario_list:
+        raise HttpbenchError("no scenarios: give --profile, --scenario PATH or --scenarios FILE")
+    sc_mod.unique(scenario_list)
+    for text in gate_opts:
+        klass, gate = sc_mod.parse_gate_option(text)
+        gates[klass] = gate
+    if output:
+        parent = Path(output).resolve().parent
+        if not parent.is_dir():
+            raise HttpbenchError(f"--output: directory {parent} does not exist")
+    commands = clients.parse_options(client_opts, parsed)
+    if profile is not None:
+        commands += [clients.ClientCommand(label, cmds)
+                     for label, cmds in profile.client_commands(parsed).items()]
+    defaults = profile.defaults if profile is not None else None
+    pick = lambda given, field, generic: (given if given is not None   # noqa: E731
+                                          else getattr(defaults, field) if defaults else generic)
+    cfg = compare_mod.Config(parsed, scenario_list, pick(warmups, "warmups", 32),
+                             pick(requests_, "requests", 250), pick(concurrency, "concurrency", 16),
+                             pick(rounds, "rounds", 3), timeout, rate, gates, keep_samples, verify_digest,
+                             profile, commands, client_rounds, client_timeout)
+    progress = None if quiet else (lambda line: click.echo(f"httpbench: {line}", err=True))
+    doc = compare_mod.run(cfg, progress)
+    if output:
+        try:
+            report.write_json(doc, output)
+        except OSError as exc:
+            raise HttpbenchError(f"--output: cannot write {output}: {exc.strerror}") from None
+    click.echo(report.tables(doc, markdown))
+    failed = doc["totals"]["failures"]
+    if failed:
+        raise HttpbenchError(f"{failed} timed request(s) failed their checks (see failure_kinds)", 1)
+    if enforce_gates and doc["gate_failures"]:
+        raise HttpbenchError(f"{len(doc['gate_failures'])} gate failure(s)", 1)
+
+
+def _targets(targets: tuple[str, ...], auths: tuple[str, ...]) -> list:
+    from httpbench.model import Target
 
     if len(targets) < 2:
         raise HttpbenchError("give at least two --target NAME=URL (the first is the baseline)")
@@ -105,40 +213,7 @@ def compare(targets, auths, scenario_opts, scenarios_file, warmups, requests_, c
         if name not in by_name:
             raise HttpbenchError(f"--auth names unknown target {name!r}")
         parsed[by_name[name]] = parsed[by_name[name]].with_credentials(_read_credentials(name, source))
-
-    gates = dict(DEFAULT_GATES)
-    scenario_list = []
-    if scenarios_file:
-        file_scenarios, file_gates = sc_mod.load_file(scenarios_file)
-        scenario_list += file_scenarios
-        gates.update(file_gates)
-    scenario_list += [sc_mod.parse_option(s) for s in scenario_opts]
-    if not scenario_list:
-        raise HttpbenchError("no scenarios: give --scenario PATH or --scenarios FILE")
-    sc_mod.unique(scenario_list)
-    for text in gate_opts:
-        klass, gate = sc_mod.parse_gate_option(text)
-        gates[klass] = gate
-    if output:
-        parent = Path(output).resolve().parent
-        if not parent.is_dir():
-            raise HttpbenchError(f"--output: directory {parent} does not exist")
-
-    cfg = compare_mod.Config(parsed, scenario_list, warmups, requests_, concurrency, rounds, timeout,
-                             rate, gates, keep_samples, verify_digest)
-    progress = None if quiet else (lambda line: click.echo(f"httpbench: {line}", err=True))
-    doc = compare_mod.run(cfg, progress)
-    if output:
-        try:
-            report.write_json(doc, output)
-        except OSError as exc:
-            raise HttpbenchError(f"--output: cannot write {output}: {exc.strerror}") from None
-    click.echo(report.tables(doc, markdown))
-    failed = doc["totals"]["failures"]
-    if failed:
-        raise HttpbenchError(f"{failed} timed request(s) failed their checks (see failure_kinds)", 1)
-    if enforce_gates and doc["gate_failures"]:
-        raise HttpbenchError(f"{len(doc['gate_failures'])} gate failure(s)", 1)
+    return parsed
 
 
 @cli.command("bench-client")

@@ -12,8 +12,9 @@ from typing import Any, Callable
 
 import httptools
 
-from httpbench import __version__, engine, gates as gates_mod, preflight
+from httpbench import __version__, clients, engine, gates as gates_mod, preflight
 from httpbench.model import DEFAULT_GATES, SCHEMA, Gate, RoundResult, Scenario, Target
+from httpbench.profiles import Context, Profile, Section
 
 
 @dataclass
@@ -29,6 +30,10 @@ class Config:
     gates: dict[str, Gate] = field(default_factory=lambda: dict(DEFAULT_GATES))
     keep_samples: bool = False
     verify_digest: bool = False
+    profile: Profile | None = None
+    client_commands: list[clients.ClientCommand] = field(default_factory=list)
+    client_rounds: int = 3
+    client_timeout: float = 300.0
 
     def to_json(self) -> dict[str, Any]:
         return {"targets": [t.to_json() for t in self.targets], "baseline": self.targets[0].name,
@@ -36,7 +41,9 @@ class Config:
                 "requests": self.requests, "concurrency": self.concurrency, "rounds": self.rounds,
                 "timeout_s": self.timeout, "mode": "open" if self.rate else "closed",
                 "rate": self.rate, "verify_digest": self.verify_digest,
-                "gates": {k: g.to_json() for k, g in sorted(self.gates.items())}}
+                "gates": {k: g.to_json() for k, g in sorted(self.gates.items())},
+                "profile": self.profile.name if self.profile else None,
+                "client_rounds": self.client_rounds if self.client_commands else 0}
 
 
 def round_order(names: list[str], scenario_index: int, round_index: int) -> list[str]:
@@ -62,7 +69,32 @@ def environment() -> dict[str, Any]:
 
 
 def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout)
+    """Profile preflight, generic preflight (both before any timing), the alternating HTTP rounds,
+    real-client rounds, the profile's extra phases; then the result document."""
+    ctx = Context(cfg.targets, cfg.timeout, progress)
+    try:
+        profile_pre = cfg.profile.preflight(ctx) if cfg.profile else None
+        expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout)
+        rounds = http_rounds(cfg, expectations, progress)
+        client_section, client_failures = (None, [])
+        if cfg.client_commands:
+            client_section, client_failures = clients.run(
+                cfg.client_commands, cfg.targets, cfg.client_rounds, cfg.client_timeout,
+                cfg.gates.get("client", clients.DEFAULT_CLIENT_GATE), progress)
+        profile_post = cfg.profile.after_rounds(ctx) if cfg.profile else None
+    finally:
+        ctx.close()
+    doc = assemble(cfg, preflight_records, rounds)
+    if cfg.profile:
+        doc["profile"] = profile_document(cfg.profile, profile_pre, profile_post)
+        doc["gate_failures"] += [f for f in profile_post.gate_failures if f not in doc["gate_failures"]]
+    if client_section is not None:
+        doc["clients"] = client_section
+        doc["gate_failures"] += [f for f in client_failures if f not in doc["gate_failures"]]
+    return doc
+
+
+def http_rounds(cfg: Config, expectations: dict, progress: Callable[[str], None] | None) -> list[RoundResult]:
     names = [t.name for t in cfg.targets]
     by_name = {t.name: t for t in cfg.targets}
     rounds: list[RoundResult] = []
@@ -79,7 +111,12 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
                     if progress:
                         progress(f"{scenario.name} round {r_idx + 1} {name}: {result.rps:,.0f} req/s"
                                  f"{f', {result.failures} failed' if result.failures else ''}")
-    return assemble(cfg, preflight_records, rounds)
+    return rounds
+
+
+def profile_document(profile: Profile, pre: Section, post: Section) -> dict[str, Any]:
+    return {"name": profile.name, "options": profile.options_json(), "preflight": pre.records,
+            "notes": pre.notes + post.notes, "phases": post.records}
 
 
 def assemble(cfg: Config, preflight_records: list[dict[str, Any]], rounds: list[RoundResult]) -> dict[str, Any]:

@@ -132,7 +132,11 @@ class Gate:
         return {"min_throughput_ratio": self.min_throughput_ratio, "max_p95_ratio": self.max_p95_ratio}
 
 
-DEFAULT_GATES = {"metadata": Gate(0.80, 1.25), "payload": Gate(0.90, 1.15)}
+# metadata/payload gate the HTTP scenarios; "client" gates real-client p95 (throughput unused);
+# "cold" gates cold-fill throughput (p95 unused).
+DEFAULT_GATES = {"metadata": Gate(0.80, 1.25), "payload": Gate(0.90, 1.15), "client": Gate(0.0, 1.25),
+                 "cold": Gate(0.90, math.inf)}
+GATE_CLASSES = tuple(DEFAULT_GATES)
 
 
 @dataclass

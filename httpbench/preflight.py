@@ -21,25 +21,17 @@ from httpbench.model import Expectation, Scenario, Target
 _RANGE = re.compile(r"^\s*bytes=(\d+)-(\d+)\s*$")
 
 
-def _url(target: Target, scenario: Scenario) -> str:
-    path = scenario.path if scenario.path.startswith("/") else "/" + scenario.path
-    return target.url + path
-
-
-def _headers(target: Target, scenario: Scenario, extra=()) -> dict[str, str]:
-    headers = {"User-Agent": "httpbench-preflight", "Accept": "*/*"}
-    headers.update(dict(scenario.headers))
-    headers.update(dict(extra))
+def send(client: httpx.Client, target: Target, method: str, path: str,
+         headers: dict[str, str] | None = None, content: bytes | None = None) -> httpx.Response:
+    """One preflight request (no redirects followed, credentials attached); every transport error
+    becomes a one-line :class:`HttpbenchError` naming the target and the request."""
+    where = f"target {target.name!r} {method} {path}"
+    sent = {"User-Agent": "httpbench-preflight", "Accept": "*/*", **(headers or {})}
     if target.auth_header:
-        headers["Authorization"] = target.auth_header
-    return headers
-
-
-def _request(client: httpx.Client, target: Target, scenario: Scenario, extra=()) -> httpx.Response:
-    where = f"target {target.name!r} {scenario.method} {scenario.path}"
+        sent["Authorization"] = target.auth_header
     try:
-        return client.request(scenario.method, _url(target, scenario),
-                              headers=_headers(target, scenario, extra))
+        return client.request(method, target.url + (path if path.startswith("/") else "/" + path),
+                              headers=sent, content=content)
     except httpx.ConnectTimeout:
         raise HttpbenchError(f"preflight: {where}: connect timed out ({target.url})") from None
     except httpx.TimeoutException:
@@ -51,6 +43,10 @@ def _request(client: httpx.Client, target: Target, scenario: Scenario, extra=())
         raise HttpbenchError(f"preflight: {where}: connection broken mid-response ({exc})") from None
     except httpx.HTTPError as exc:
         raise HttpbenchError(f"preflight: {where}: {type(exc).__name__}: {exc}") from None
+
+
+def _request(client: httpx.Client, target: Target, scenario: Scenario, extra=()) -> httpx.Response:
+    return send(client, target, scenario.method, scenario.path, {**dict(scenario.headers), **dict(extra)})
 
 
 def check(targets: list[Target], scenarios: list[Scenario], timeout: float
@@ -73,6 +69,9 @@ def check(targets: list[Target], scenarios: list[Scenario], timeout: float
                                              f"GET with an ETag, got {first.status_code}"
                                              f"{'' if etag else ' without ETag'}")
                     extra = (("If-None-Match", etag),)
+                    modified = first.headers.get("last-modified")
+                    if modified:
+                        extra += (("If-Modified-Since", modified),)
                 resp = _request(client, target, scenario, extra)
                 body = resp.content
                 want = scenario.expected_status

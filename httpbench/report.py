@@ -105,6 +105,11 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
         out.append(tabulate(rows, headers=["Scenario", "Target", "p50", "p95", "p99", "service p50",
                                            "service p95", "service p99"], tablefmt=fmt, disable_numparse=True))
 
+    for title, headers, rows in extra_tables(doc):
+        out.append("")
+        out.append(f"{head}{title}")
+        out.append(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True))
+
     out.append("")
     totals = doc["totals"]
     out.append(f"Timed requests: {totals['timed_requests']:,}, ok {totals['ok']:,}, failed {totals['failures']:,}.")
@@ -112,12 +117,26 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
         out.append("Client-bound (client CPU >= "
                    f"{doc['environment']['client_bound_cpu_threshold']:.0%} of wall; the target may be faster "
                    f"than measured): " + "; ".join(doc["client_bound"]))
+    for note in (doc.get("profile") or {}).get("notes", []):
+        out.append(f"Note: {note}")
     if doc["gate_failures"]:
         out.append("Gate failures:")
         out += [f"- {g}" for g in doc["gate_failures"]]
     else:
         out.append("gate_failures: none")
     return "\n".join(out)
+
+
+def extra_tables(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Tables of the optional sections: the profile's own, then the real-client rounds."""
+    out = []
+    if doc.get("profile"):
+        from httpbench.profiles import load
+        out += load(doc["profile"]["name"]).tables(doc["profile"])
+    if doc.get("clients"):
+        from httpbench import clients
+        out += clients.tables(doc["clients"], [t["name"] for t in doc["config"]["targets"]])
+    return out
 
 
 def dumps(doc: dict[str, Any]) -> str:

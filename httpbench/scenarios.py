@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from httpbench.errors import HttpbenchError
-from httpbench.model import DEFAULT_GATES, METHODS, SCENARIO_CLASSES, Gate, Scenario
+from httpbench.model import DEFAULT_GATES, GATE_CLASSES, METHODS, SCENARIO_CLASSES, Gate, Scenario
 
 _KEYS = {"name", "method", "path", "status", "length", "sha256", "class", "header", "headers",
          "conditional"}
@@ -136,8 +136,8 @@ def load_file(path: str) -> tuple[list[Scenario], dict[str, Gate]]:
 
 
 def gate_from(klass: str, table: dict[str, Any], where: str) -> Gate:
-    if klass not in SCENARIO_CLASSES:
-        raise HttpbenchError(f"{where}: class must be one of {', '.join(SCENARIO_CLASSES)}")
+    if klass not in GATE_CLASSES:
+        raise HttpbenchError(f"{where}: gate class must be one of {', '.join(GATE_CLASSES)}")
     base = DEFAULT_GATES[klass]
     unknown = set(table) - {"min_throughput_ratio", "max_p95_ratio"}
     if unknown:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 from dataclasses import dataclass
 
 import pytest
@@ -27,11 +28,17 @@ class CliResult:
         return self.stdout + self.stderr
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
-    """Run ``python -m dbbench ARGS`` as a real process (real exit code, real stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "dbbench", *args], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+def run_program(program: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
+    """Run ``python -m PROGRAM ARGS`` as a real process (real exit code, real stderr)."""
+    proc = subprocess.run([sys.executable, "-m", program, *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=Path(__file__).resolve().parent.parent,
+                          env={**os.environ, **(env or {})})
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
+    """Run ``python -m dbbench ARGS``."""
+    return run_program("dbbench", *args, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="session")

@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import re
-import subprocess
-import sys
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import CliResult, run_program
+
 
 
 @dataclass
@@ -176,19 +173,6 @@ def body_of(size: int, seed: int = 1) -> bytes:
     return bytes(out[:size])
 
 
-@dataclass
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-
-def run_httpbench(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Run:
+def run_httpbench(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> CliResult:
     """Run ``python -m httpbench ARGS`` as a real process (real exit code, real stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "httpbench", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})})
-    return Run(proc.returncode, proc.stdout, proc.stderr)
+    return run_program("httpbench", *args, env=env, timeout=timeout)

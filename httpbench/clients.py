@@ -1,0 +1,192 @@
+"""Real-client rounds: time a real client program (``apk``, ``hf``, a script) against every target.
+
+Each *client scenario* has one command per target. Every sample is one subprocess, started in a
+fresh temporary directory (also ``$HTTPBENCH_TMP``) so no client cache carries over between
+samples, with ``$HTTPBENCH_TARGET`` / ``$HTTPBENCH_URL`` set and ``{url}`` / ``{tmp}`` /
+``{target}`` substituted in shell commands. Rounds alternate the target order (rotated by round),
+so neither target always runs first. A sample counts when the command exits 0 within the timeout;
+a failing sample is recorded with its exit code and the last line of its stderr and fails the gate.
+
+Statistics per target: nearest-rank p50/p95 of the successful samples; the ``client`` gate is the
+candidate/baseline p95 ratio (default ≤ 1.25×).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from httpbench.errors import HttpbenchError
+from httpbench.model import Gate, Target
+from httpbench.stats import percentiles, ratio
+
+DEFAULT_CLIENT_GATE = Gate(0.0, 1.25)
+_USERINFO = re.compile(r"(\w+://)[^/\s@]+@")
+
+
+def redact(text: str) -> str:
+    """Drop ``user:password@`` from any URL in ``text`` (commands are recorded in the result)."""
+    return _USERINFO.sub(r"\1", text)
+
+
+@dataclass(frozen=True)
+class ClientCommand:
+    """One client scenario: a label and, per target name, a shell string or an argv list."""
+
+    label: str
+    commands: dict[str, str | list[str]]
+
+    def argv(self, target: Target, tmp: str) -> list[str]:
+        command = self.commands[target.name]
+        if isinstance(command, list):
+            return [part.replace("{url}", target.url).replace("{tmp}", tmp)
+                    .replace("{target}", target.name) for part in command]
+        text = (command.replace("{url}", shlex.quote(target.url)).replace("{tmp}", shlex.quote(tmp))
+                .replace("{target}", shlex.quote(target.name)))
+        return ["/bin/sh", "-c", text]
+
+    def describe(self, name: str) -> str:
+        command = self.commands[name]
+        return redact(command if isinstance(command, str) else shlex.join(command))
+
+
+def parse_options(values: tuple[str, ...], targets: list[Target], label: str = "real client"
+                  ) -> list[ClientCommand]:
+    """``--client-command NAME=CMD`` per target, or one ``--client-command CMD`` for all targets
+    (then it must use ``{url}`` or ``$HTTPBENCH_URL``). A command for only some targets is an
+    error, never silently ignored."""
+    if not values:
+        return []
+    names = [t.name for t in targets]
+    per: dict[str, str] = {}
+    shared: list[str] = []
+    for value in values:
+        name, sep, command = value.partition("=")
+        if sep and name.strip() in names:
+            if name.strip() in per:
+                raise HttpbenchError(f"--client-command: target {name.strip()!r} is given twice")
+            if not command.strip():
+                raise HttpbenchError(f"--client-command {name.strip()}=: the command is empty")
+            per[name.strip()] = command.strip()
+        else:
+            shared.append(value.strip())
+    if shared and per:
+        raise HttpbenchError("--client-command: give NAME=COMMAND for every target, or one command "
+                             "for all targets, not both")
+    if len(shared) > 1:
+        raise HttpbenchError("--client-command: several commands without a target name "
+                             f"(prefix each with one of: {', '.join(names)})")
+    if shared:
+        if "{url}" not in shared[0] and "HTTPBENCH_URL" not in shared[0]:
+            raise HttpbenchError("--client-command: a command shared by all targets must use {url} "
+                                 "or $HTTPBENCH_URL, or it would time the same server twice")
+        return [ClientCommand(label, {n: shared[0] for n in names})]
+    missing = [n for n in names if n not in per]
+    if missing:
+        raise HttpbenchError(f"--client-command: no command for target(s) {', '.join(missing)} "
+                             "(every target needs one, or the comparison is meaningless)")
+    return [ClientCommand(label, per)]
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return redact(lines[-1][:300]) if lines else ""
+
+
+def run_sample(command: ClientCommand, target: Target, timeout: float,
+               env: dict[str, str] | None = None) -> dict[str, Any]:
+    """One timed subprocess in a fresh temporary directory; the directory is removed afterwards."""
+    tmp = tempfile.mkdtemp(prefix="httpbench-client-")
+    try:
+        sample_env = {**os.environ, **(env or {}), "HTTPBENCH_TARGET": target.name,
+                      "HTTPBENCH_URL": target.url, "HTTPBENCH_TMP": tmp}
+        argv = command.argv(target, tmp)
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(argv, cwd=tmp, env=sample_env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"ms": (time.perf_counter() - start) * 1000.0, "ok": False, "exit_code": None,
+                    "error": f"timed out after {timeout:g} s"}
+        except OSError as exc:
+            return {"ms": None, "ok": False, "exit_code": None, "error": f"cannot start: {exc.strerror}"}
+        elapsed = (time.perf_counter() - start) * 1000.0
+        out = {"ms": elapsed, "ok": proc.returncode == 0, "exit_code": proc.returncode}
+        if proc.returncode != 0:
+            out["error"] = _last_line(proc.stderr) or _last_line(proc.stdout)
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeout: float,
+        gate: Gate = DEFAULT_CLIENT_GATE, progress: Callable[[str], None] | None = None,
+        env: dict[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """All client scenarios, ``rounds`` alternating rounds each. Returns the JSON section and the
+    gate failures."""
+    from httpbench.compare import round_order
+
+    names = [t.name for t in targets]
+    by_name = {t.name: t for t in targets}
+    section: dict[str, Any] = {"rounds": rounds, "timeout_s": timeout, "gate": gate.to_json(),
+                               "scenarios": {}}
+    failures: list[str] = []
+    for c_idx, command in enumerate(commands):
+        samples = []
+        for r_idx in range(rounds):
+            order = round_order(names, c_idx, r_idx)
+            for pos, name in enumerate(order, 1):
+                sample = run_sample(command, by_name[name], timeout, env)
+                samples.append({"target": name, "round": r_idx + 1, "position": pos, **sample})
+                if progress:
+                    state = f"{sample['ms']:,.1f} ms" if sample["ok"] else f"FAILED ({sample.get('error')})"
+                    progress(f"client {command.label} round {r_idx + 1} {name}: {state}")
+        summary = {}
+        for name in names:
+            mine = [s for s in samples if s["target"] == name]
+            ok = [s["ms"] for s in mine if s["ok"]]
+            p50, p95 = percentiles(ok, (0.5, 0.95))
+            summary[name] = {"samples": len(mine), "ok": len(ok), "failures": len(mine) - len(ok),
+                             "p50_ms": p50, "p95_ms": p95, "command": command.describe(name)}
+        comparisons = {}
+        for cand in names[1:]:
+            p95_ratio = ratio(summary[cand]["p95_ms"], summary[names[0]]["p95_ms"])
+            fails = [f"client {command.label}: {n} had {summary[n]['failures']} failed sample(s)"
+                     for n in (names[0], cand) if summary[n]["failures"]]
+            if p95_ratio is None:
+                fails.append(f"client {command.label}: {cand} p95 ratio cannot be computed")
+            elif p95_ratio > gate.max_p95_ratio:
+                fails.append(f"client {command.label}: {cand} p95 {p95_ratio:.3f}x {names[0]} > "
+                             f"{gate.max_p95_ratio:.2f}x (client gate)")
+            comparisons[cand] = {"baseline": names[0], "p95_ratio": p95_ratio,
+                                 "p50_ratio": ratio(summary[cand]["p50_ms"], summary[names[0]]["p50_ms"]),
+                                 "passed": not fails}
+            failures += [f for f in fails if f not in failures]
+        section["scenarios"][command.label] = {"samples": samples, "summary": summary,
+                                               "comparisons": comparisons}
+    return section, failures
+
+
+def tables(section: dict[str, Any], names: list[str]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The seed's real-client table: per scenario and target, each round, p50, p95, p95 ratio."""
+    rounds = section["rounds"]
+    headers = ["Client", "Target"] + [f"Round {i}" for i in range(1, rounds + 1)] + ["p50", "p95", "p95 ratio"]
+    rows = []
+    fmt = lambda v: "—" if v is None else f"{v:,.3f} ms"   # noqa: E731
+    for label, sc in section["scenarios"].items():
+        for name in names:
+            by_round = {s["round"]: s for s in sc["samples"] if s["target"] == name}
+            cells = [fmt(by_round[i]["ms"]) if i in by_round and by_round[i]["ok"] else "failed"
+                     for i in range(1, rounds + 1)]
+            cmp = sc["comparisons"].get(name)
+            rows.append([label, name, *cells, fmt(sc["summary"][name]["p50_ms"]),
+                         fmt(sc["summary"][name]["p95_ms"]),
+                         "—" if cmp is None or cmp["p95_ratio"] is None else f"{cmp['p95_ratio']:.3f}x"])
+    return [("Real client RT (one subprocess per sample, alternating order)", headers, rows)]

@@ -1,0 +1,1 @@
+"""Real peer servers the project starts on loopback ports (nginx, caddy), under its own control."""

@@ -1,0 +1,88 @@
+"""Real-client rounds (``--client-command``): one subprocess per sample, alternating order, p95 gate."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+
+BODY = body_of(4096, seed=3)
+# a real client: downloads the file through its own HTTP stack and checks the length
+CLIENT = (f"{sys.executable} -c \"import sys, urllib.request; "
+          "b = urllib.request.urlopen(sys.argv[1] + '/f').read(); sys.exit(0 if len(b) == 4096 else 3)\" {url}")
+
+
+@pytest.fixture()
+def pair():
+    with FixtureServer({"/f": Route(BODY)}) as a, FixtureServer({"/f": Route(BODY)}) as b:
+        yield a, b
+
+
+def _compare(a, b, *extra):
+    return run_httpbench("compare", "--target", f"ref={a.url}", "--target", f"cand={b.url}",
+                         "--scenario", "/f", "--warmups", "0", "--requests", "20", "--rounds", "1", "-q",
+                         *extra)
+
+
+def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = _compare(a, b, "--client-command", CLIENT, "--client-rounds", "4", "--gate", "client:0:100",
+                   "--enforce-gates", "--output", str(out))
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    sc = doc["clients"]["scenarios"]["real client"]
+    assert [s["target"] for s in sc["samples"] if s["position"] == 1] == ["ref", "cand", "ref", "cand"]
+    assert all(s["ok"] and s["ms"] > 0 for s in sc["samples"]) and len(sc["samples"]) == 8
+    assert sc["summary"]["cand"]["ok"] == 4 and sc["summary"]["ref"]["p95_ms"] >= sc["summary"]["ref"]["p50_ms"]
+    assert sc["comparisons"]["cand"]["passed"] is True
+    assert "Real client RT" in run.stdout
+    # every sample fetched from its own target: 4 client requests + preflight + timed on each fixture
+    assert a.routes["/f"].count == b.routes["/f"].count
+
+
+def test_a_failing_client_fails_the_gate_and_names_the_reason(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = _compare(a, b, "--client-command", f"ref={CLIENT.replace('{url}', a.url)}",
+                   "--client-command", "cand=echo 'no such repository' >&2; exit 4",
+                   "--client-rounds", "2", "--enforce-gates", "--output", str(out))
+    assert run.code == 1, run.output
+    doc = json.loads(out.read_text())
+    failed = [s for s in doc["clients"]["scenarios"]["real client"]["samples"] if s["target"] == "cand"]
+    assert failed and all(s["exit_code"] == 4 and s["error"] == "no such repository" for s in failed)
+    assert any("cand had 2 failed sample(s)" in g for g in doc["gate_failures"])
+
+
+def test_a_slower_client_target_fails_the_p95_gate(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = _compare(a, b, "--client-command", "ref=true", "--client-command", "cand=sleep 0.3",
+                   "--client-rounds", "2", "--enforce-gates", "--output", str(out))
+    assert run.code == 1
+    doc = json.loads(out.read_text())
+    assert any(g.startswith("client real client: cand p95") for g in doc["gate_failures"]), doc["gate_failures"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--client-command", "ref=true"), "no command for target(s) cand"),
+    (("--client-command", "true"), "must use {url}"),
+    (("--client-command", "ref=true", "--client-command", "curl {url}"), "not both"),
+])
+def test_a_client_command_for_only_some_targets_is_refused(pair, args, message):
+    a, b = pair
+    run = _compare(a, b, *args)
+    assert run.code == 2 and message in run.stderr and "Traceback" not in run.output
+    assert a.routes["/f"].count == 0, "nothing may be requested before the options are valid"
+
+
+def test_recorded_commands_lose_url_credentials(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = _compare(a, b, "--client-command", "ref=true http://bob:s3cret@127.0.0.1/x",
+                   "--client-command", "cand=true", "--client-rounds", "1", "--output", str(out))
+    assert run.code == 0, run.output
+    assert "s3cret" not in out.read_text() and "s3cret" not in run.output
