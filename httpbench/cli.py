@@ -235,6 +235,50 @@ def bench_client(requests_, duration, concurrency, wrk_threads, size, as_json) -
     click.echo(benchclient.render(result, as_json))
 
 
+@cli.group()
+def fixture() -> None:
+    """Deterministic fixtures to serve or upload, so anyone can reproduce a comparison."""
+
+
+@cli.group()
+def demo() -> None:
+    """A real A/B run of a profile on this machine: fixture, two real servers, compare."""
+
+
+def _run_compare(args: list[str], passthrough: tuple[str, ...]) -> None:
+    argv = [*args, *passthrough]
+    click.echo("httpbench: running: httpbench compare " + " ".join(
+        a if a and all(c.isalnum() or c in "-_=./:{}" for c in a) else repr(a) for a in argv), err=True)
+    compare.main(args=argv, prog_name="httpbench compare", standalone_mode=False)
+
+
+@demo.command("alpine", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the fixture tree here (default: a temporary directory).")
+@click.option("--package-size", type=click.IntRange(4096, 1 << 31), default=4_196_328, show_default=True)
+@click.option("--client-rounds", type=click.IntRange(1, 100), default=3, show_default=True)
+@click.argument("compare_args", nargs=-1, type=click.UNPROCESSED)
+def demo_alpine(directory, package_size, client_rounds, compare_args) -> None:
+    """The Alpine fixture tree served by nginx (baseline) vs caddy (candidate), with real-client
+    rounds; extra arguments go to ``httpbench compare`` (e.g. --requests 100 --output r.json)."""
+    from httpbench import demo as demo_mod
+
+    say = lambda line: click.echo(f"httpbench: {line}", err=True)   # noqa: E731
+    with demo_mod.alpine(directory, package_size, client_rounds, say) as args:
+        _run_compare(args, compare_args)
+
+
+def _register() -> None:
+    from httpbench import apkclient
+    from httpbench.fixtures import alpine as alpine_fixture
+
+    fixture.add_command(alpine_fixture.command, "alpine")
+    cli.add_command(apkclient.command, "apk-client")
+
+
+_register()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: every error is one line on stderr, never a traceback."""
     try:

@@ -1,0 +1,101 @@
+"""``httpbench apk-client``: the client flow of ``apk update`` + exact ``apk search`` + ``apk policy`` +
+``apk fetch``, for hosts without apk-tools (a CI runner, a Debian box).
+
+It does what apk does with the bytes, over its own HTTP connection (httpx, not the timing engine):
+
+1. **update**: GET ``<repository>/<arch>/APKINDEX.tar.gz``, verify the RSA signature against the
+   trusted keys (a directory like ``/etc/apk/keys``: the key is chosen by the name in the
+   ``.SIGN.RSA*.<key>`` entry), parse every record;
+2. **search** (exact): the records whose ``P:`` is the package name;
+3. **policy**: the versions the index offers for it (the newest is the one apk would pick);
+4. **fetch**: GET ``<name>-<version>.apk``, check its size against ``S:``, its control-segment
+   identity against ``C:`` and its own signature.
+
+Any failure is one line on stderr and exit code 1 (2 for bad usage), so it is a sound
+``--client-command`` for ``httpbench compare --profile alpine``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+import httpx
+
+from httpbench import apk
+from httpbench.errors import HttpbenchError
+
+
+def trusted_keys(directory: Path) -> dict[str, bytes]:
+    keys = {p.name: p.read_bytes() for p in sorted(directory.glob("*.pub")) if p.is_file()}
+    if not keys:
+        raise HttpbenchError(f"apk-client: no *.pub keys in {directory}")
+    return keys
+
+
+def _get(client: httpx.Client, url: str) -> bytes:
+    try:
+        response = client.get(url)
+    except httpx.HTTPError as exc:
+        raise HttpbenchError(f"apk-client: GET {url}: {type(exc).__name__}: {exc}", 1) from None
+    if response.status_code != 200:
+        raise HttpbenchError(f"apk-client: GET {url}: HTTP {response.status_code}", 1)
+    return response.content
+
+
+def flow(repository: str, arch: str, keys: dict[str, bytes], package: str, fetch: bool = True,
+         timeout: float = 30.0) -> dict:
+    """Run update/search/policy(/fetch); returns what was found and the time of each step (ms)."""
+    base = repository.rstrip("/") + "/" + arch
+    steps: dict[str, float] = {}
+    with httpx.Client(timeout=timeout, follow_redirects=True, trust_env=False,
+                      headers={"User-Agent": "httpbench-apk-client"}) as client:
+        t0 = time.perf_counter()
+        try:
+            index = apk.parse_index(_get(client, f"{base}/APKINDEX.tar.gz"), keys)
+        except apk.ApkError as exc:
+            raise HttpbenchError(f"apk-client: {base}/APKINDEX.tar.gz: {exc}", 1) from None
+        steps["update_ms"] = (time.perf_counter() - t0) * 1000
+        matches = [r for r in index.records if r.name == package]
+        if not matches:
+            raise HttpbenchError(f"apk-client: no package {package!r} in {base}/APKINDEX.tar.gz "
+                                 f"({len(index.records)} records)", 1)
+        versions = sorted({r.version for r in matches})
+        chosen = matches[-1]
+        result = {"records": len(index.records), "key": index.signature.key_name,
+                  "package": package, "versions": versions, "identity": chosen.identity}
+        if fetch:
+            t1 = time.perf_counter()
+            url = f"{base}/{chosen.name}-{chosen.version}.apk"
+            data = _get(client, url)
+            if len(data) != chosen.size:
+                raise HttpbenchError(f"apk-client: {url}: {len(data)} bytes, index says S:{chosen.size}", 1)
+            try:
+                parsed = apk.read_package(data)
+                apk.verify_package(parsed, keys)
+            except apk.ApkError as exc:
+                raise HttpbenchError(f"apk-client: {url}: {exc}", 1) from None
+            if parsed.identity != chosen.identity:
+                raise HttpbenchError(f"apk-client: {url}: identity {parsed.identity} but the index "
+                                     f"says C:{chosen.identity}", 1)
+            steps["fetch_ms"] = (time.perf_counter() - t1) * 1000
+            result["bytes"] = len(data)
+        result["steps"] = steps
+        return result
+
+
+@click.command("apk-client")
+@click.argument("repository")
+@click.option("--arch", default="x86_64", show_default=True)
+@click.option("--keys-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="Trusted public keys (*.pub), as /etc/apk/keys.")
+@click.option("--package", "package", required=True, help="Exact package name to search and fetch.")
+@click.option("--no-fetch", is_flag=True, help="Stop after update/search/policy.")
+@click.option("--timeout", type=click.FloatRange(0.1, 600), default=30.0, show_default=True)
+def command(repository: str, arch: str, keys_dir: Path, package: str, no_fetch: bool, timeout: float) -> None:
+    """apk update + exact search + policy (+ fetch) against REPOSITORY (e.g. http://host/v3.23/main)."""
+    result = flow(repository, arch, trusted_keys(keys_dir), package, not no_fetch, timeout)
+    click.echo(f"{result['package']} {' '.join(result['versions'])}  C:{result['identity']}  "
+               f"({result['records']} records, key {result['key']}"
+               + (f", {result['bytes']:,} bytes fetched" if "bytes" in result else "") + ")")

@@ -1,0 +1,48 @@
+"""``httpbench demo PROFILE``: a real A/B run of a protocol profile on this machine, end to end.
+
+Each demo builds the profile's deterministic fixture, starts two real servers over it on loopback
+ports, and runs exactly the ``httpbench compare --profile …`` command a user would run (it is
+printed first), with any further compare options passed through. The servers are stopped and the
+temporary files removed when the run ends, whatever its outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+
+@contextlib.contextmanager
+def _workdir(given: Path | None) -> Iterator[Path]:
+    if given is not None:
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix="httpbench-demo-") as tmp:
+        yield Path(tmp) / "tree"
+
+
+@contextlib.contextmanager
+def alpine(directory: Path | None, package_size: int, client_rounds: int,
+           say: Callable[[str], None]) -> Iterator[list[str]]:
+    """The Alpine fixture tree served by nginx (baseline) and caddy (candidate); yields the compare
+    arguments. The real client is ``httpbench apk-client`` (apk's update/search/policy/fetch flow)."""
+    from httpbench.fixtures.alpine import write_tree
+    from httpbench.peers.static import StaticCaddy, StaticNginx
+
+    with _workdir(directory) as tree:
+        manifest = write_tree(tree, package_size=package_size)
+        pkg = manifest["package"]
+        branch_repo, arch = pkg["path"].rsplit("/", 1)[0].rsplit("/", 1)
+        with StaticNginx(tree) as nginx, StaticCaddy(tree) as caddy:
+            say(f"fixture {tree}: {pkg['path']} ({pkg['size']:,} bytes); nginx at {nginx.url}, "
+                f"caddy at {caddy.url}")
+            client = shlex.join([sys.executable, "-m", "httpbench", "apk-client", "--arch", arch,
+                                 "--keys-dir", str((tree / "keys").resolve()), "--package", pkg["name"]])
+            yield ["--target", f"nginx={nginx.url}", "--target", f"caddy={caddy.url}",
+                   *manifest["compare_options"],
+                   "--client-command", f"{client} {{url}}/{branch_repo}",
+                   "--client-rounds", str(client_rounds)]
