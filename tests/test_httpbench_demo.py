@@ -1,0 +1,52 @@
+"""``httpbench demo alpine``: the fixture tree served by a real nginx and a real caddy, compared with
+the alpine profile and timed with the apk-style client, end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from httpbench.localnginx import nginx_binary
+from httpbench.peers.static import caddy_binary
+from tests.http_fixtures import run_httpbench
+
+pytestmark = pytest.mark.skipif(nginx_binary() is None or caddy_binary() is None,
+                                reason="nginx and caddy are needed (CI: apt-get install -y nginx caddy)")
+
+
+def test_demo_alpine_nginx_vs_caddy_end_to_end(tmp_path):
+    out = tmp_path / "alpine.json"
+    run = run_httpbench("demo", "alpine", "--dir", str(tmp_path / "tree"), "--package-size", "200000",
+                        "--client-rounds", "2", "--requests", "40", "--warmups", "2", "--rounds", "2",
+                        "--concurrency", "4", "-q", "--output", str(out), timeout=120)
+    assert run.code == 0, run.output
+    assert "running: httpbench compare --target nginx=http://127.0.0.1:" in run.stderr
+    doc = json.loads(out.read_text())
+    assert [t["name"] for t in doc["config"]["targets"]] == ["nginx", "caddy"]
+    assert doc["config"]["profile"] == "alpine"
+    assert [s["name"] for s in doc["config"]["scenarios"]] == [
+        "signed index GET", "signed index HEAD", "signed index 304", "package GET",
+        "package Range 64 KiB", "package HEAD"]
+    assert doc["totals"] == {"timed_requests": 6 * 2 * 2 * 40, "ok": 960, "failures": 0}
+    manifest = json.loads((tmp_path / "tree" / "manifest.json").read_text())
+    pre = doc["profile"]["preflight"]
+    assert json.dumps(pre).count(manifest["package"]["identity"]) >= 2     # both targets, same C:
+    samples = doc["clients"]["scenarios"]["real client"]["samples"]
+    assert len(samples) == 4 and all(s["ok"] for s in samples), samples
+    assert [s["target"] for s in samples if s["position"] == 1] == ["nginx", "caddy"]
+    # the 304 scenario used the validators of each server's own first response
+    cond = {p["target"]: p for p in doc["preflight"] if p["scenario"] == "signed index 304"}
+    assert cond["nginx"]["etag"] != cond["caddy"]["etag"]
+    for table in ("Summary", "Per-round throughput and RT", "Alpine preflight", "Real client RT"):
+        assert table in run.stdout
+
+
+def test_demo_refuses_a_foreign_directory_without_touching_it(tmp_path):
+    victim = tmp_path / "mine"
+    victim.mkdir()
+    (victim / "notes.txt").write_text("keep me")
+    run = run_httpbench("demo", "alpine", "--dir", str(victim), "--package-size", "200000")
+    assert run.code == 2 and "refusing to write" in run.stderr and "Traceback" not in run.output
+    assert [p.name for p in victim.iterdir()] == ["notes.txt"]
+    assert (victim / "notes.txt").read_text() == "keep me"
