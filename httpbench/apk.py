@@ -265,7 +265,7 @@ class Signature:
 
     @property
     def digest(self) -> str:
-        return SIGNATURE_DIGESTS[self.algorithm].name
+        return SIGNATURE_DIGESTS[self.algorithm]().name
 
 
 def parse_signature_name(name: str) -> tuple[str, str] | None:

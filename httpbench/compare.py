@@ -74,6 +74,9 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
     ctx = Context(cfg.targets, cfg.timeout, progress)
     try:
         profile_pre = cfg.profile.preflight(ctx) if cfg.profile else None
+        if cfg.profile:   # a profile's scenarios may be exact only after its preflight (sizes, digests)
+            fresh = {s.name: s for s in cfg.profile.scenarios()}
+            cfg.scenarios = [fresh.get(s.name, s) for s in cfg.scenarios]
         expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout)
         rounds = http_rounds(cfg, expectations, progress)
         client_section, client_failures = (None, [])

@@ -91,6 +91,8 @@ class Scenario:
     sha256: str | None = None          # expected body digest; checked on every response when set
     klass: str = "metadata"
     conditional: bool = False          # send If-None-Match with the target's own ETag
+    same_body: bool = True             # every target must serve the baseline's bytes (False: each
+                                       # target's own body, e.g. an index each repository signs)
 
     @property
     def expected_status(self) -> int:
@@ -110,7 +112,7 @@ class Scenario:
         return {"name": self.name, "method": self.method, "path": self.path,
                 "headers": {k: v for k, v in self.headers}, "expected_status": self.expected_status,
                 "length": self.length, "sha256": self.sha256, "class": self.klass,
-                "conditional": self.conditional}
+                "conditional": self.conditional, "same_body": self.same_body}
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ def check(targets: list[Target], scenarios: list[Scenario], timeout: float
                                              f"scenario's sha256")
                     if reference is None:
                         reference = (length, digest)
-                    elif reference != (length, digest):
+                    elif scenario.same_body and reference != (length, digest):
                         raise HttpbenchError(
                             f"preflight: {where}: body differs from the baseline's "
                             f"({length} bytes vs {reference[0]}; same content is required)")

@@ -8,7 +8,8 @@ comma-separated ``key=value`` pairs::
     name=index 304,path=/index.html,conditional=true
 
 Keys: name, method (GET|HEAD), path, status, length, sha256, class (metadata|payload),
-header (``Name: value``, repeatable), conditional (true: send If-None-Match with the target's ETag).
+header (``Name: value``, repeatable), conditional (true: send If-None-Match with the target's ETag),
+same_body (false: each target may serve its own bytes, e.g. an index each repository signs itself).
 
 The TOML file has ``[[scenario]]`` tables with the same keys (``headers`` is a table) and
 optional ``[gates.CLASS]`` tables with ``min_throughput_ratio`` / ``max_p95_ratio``.
@@ -24,10 +25,10 @@ from httpbench.errors import HttpbenchError
 from httpbench.model import DEFAULT_GATES, GATE_CLASSES, METHODS, SCENARIO_CLASSES, Gate, Scenario
 
 _KEYS = {"name", "method", "path", "status", "length", "sha256", "class", "header", "headers",
-         "conditional"}
+         "conditional", "same_body"}
 
 
-def _bool(value: Any, where: str) -> bool:
+def _bool(value: Any, where: str, key: str) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -35,7 +36,7 @@ def _bool(value: Any, where: str) -> bool:
         return True
     if text in ("0", "false", "no", "off", ""):
         return False
-    raise HttpbenchError(f"{where}: conditional must be true or false")
+    raise HttpbenchError(f"{where}: {key} must be true or false")
 
 
 def _int(value: Any, key: str, where: str) -> int:
@@ -88,7 +89,8 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
         headers=tuple(headers),
         status=_int(fields["status"], "status", where) if fields.get("status") is not None else None,
         length=_int(fields["length"], "length", where) if fields.get("length") is not None else None,
-        sha256=sha, klass=klass, conditional=_bool(fields.get("conditional", False), where))
+        sha256=sha, klass=klass, conditional=_bool(fields.get("conditional", False), where, "conditional"),
+        same_body=_bool(fields.get("same_body", True), where, "same_body"))
     if scenario.conditional and method != "GET":
         raise HttpbenchError(f"{where}: conditional scenarios use GET")
     return scenario

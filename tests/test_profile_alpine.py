@@ -10,7 +10,6 @@ import json
 import threading
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
@@ -307,3 +306,28 @@ def test_compare_profile_alpine_end_to_end(served, tmp_path):
     assert section["preflight"]["package"]["identity"] == package.identity
     assert doc["summaries"]["package Range 64 KiB"]["cand"]["mibps"] > 0
     assert "Alpine preflight" in run.stdout and "RSA (sha1)" in run.stdout
+
+
+def test_repositories_that_sign_their_own_index_compare_end_to_end(served, tmp_path):
+    """Two repositories serve the same package but each signs its index with its own key: the index
+    bytes differ, so the index scenarios compare contents (P/V/S/I), not bytes, and still time."""
+    ng, manifest, dest, package = served
+    repo_key = tmp_path / "repo.rsa.pub"
+    repo_key.write_bytes(apk.public_key_pem(REPO_KEY))
+    out = tmp_path / "result.json"
+    run = run_httpbench("compare", "--target", f"ref={ng.url(0)}/ok", "--target", f"cand={ng.url(1)}/resigned",
+                        *manifest["compare_options"], "--public-key", str(repo_key),
+                        "--requests", "20", "--rounds", "1", "--warmups", "1", "--concurrency", "2",
+                        "--output", str(out), "-q")
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}
+    assert pre[("signed index GET", "ref")]["sha256"] != pre[("signed index GET", "cand")]["sha256"]
+    assert pre[("package GET", "ref")]["sha256"] == pre[("package GET", "cand")]["sha256"]
+    targets = doc["profile"]["preflight"]["targets"]
+    assert targets["ref"]["verified_with"] == manifest["key"]["name"]
+    assert targets["cand"]["verified_with"] == "repo.rsa.pub"
+    assert doc["totals"]["failures"] == 0
+    # the timed Range bodies were digest-checked against the exact slice found by the preflight
+    rng = next(s for s in doc["config"]["scenarios"] if s["name"] == "package Range 64 KiB")
+    assert rng["sha256"] == hashlib.sha256(package.data[:65536]).hexdigest() and rng["length"] == 65536
