@@ -134,12 +134,15 @@ def _make_profile(name: str | None, given: dict):
 @click.option("--enforce-gates", is_flag=True, help="Exit 1 when gate_failures is not empty.")
 @click.option("--verify-digest", is_flag=True,
               help="SHA-256 every timed body (always on when a scenario gives sha256).")
+@click.option("--digest-every", type=click.IntRange(1, 1_000_000), default=None,
+              help="SHA-256 the first body of each connection and every Nth after it. [default: "
+                   "every body below 1 MiB, every 8th above, so hashing does not bind the client]")
 @click.option("--samples", "keep_samples", is_flag=True, help="Keep every timed sample in the JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @_profile_options
 def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups, requests_, concurrency,
             rounds, timeout, rate, gate_opts, client_opts, client_rounds, client_timeout, output, markdown,
-            enforce_gates, verify_digest, keep_samples, quiet, **profile_values) -> None:
+            enforce_gates, verify_digest, digest_every, keep_samples, quiet, **profile_values) -> None:
     """Measure every target on every scenario in alternating rounds and gate the candidates."""
     from httpbench import clients, compare as compare_mod, report, scenarios as sc_mod
     from httpbench.model import DEFAULT_GATES
@@ -175,7 +178,7 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
     cfg = compare_mod.Config(parsed, scenario_list, pick(warmups, "warmups", 32),
                              pick(requests_, "requests", 250), pick(concurrency, "concurrency", 16),
                              pick(rounds, "rounds", 3), timeout, rate, gates, keep_samples, verify_digest,
-                             profile, commands, client_rounds, client_timeout)
+                             profile, commands, client_rounds, client_timeout, digest_every)
     progress = None if quiet else (lambda line: click.echo(f"httpbench: {line}", err=True))
     doc = compare_mod.run(cfg, progress)
     if output:

@@ -34,6 +34,7 @@ class Config:
     client_commands: list[clients.ClientCommand] = field(default_factory=list)
     client_rounds: int = 3
     client_timeout: float = 300.0
+    digest_every: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"targets": [t.to_json() for t in self.targets], "baseline": self.targets[0].name,
@@ -41,6 +42,7 @@ class Config:
                 "requests": self.requests, "concurrency": self.concurrency, "rounds": self.rounds,
                 "timeout_s": self.timeout, "mode": "open" if self.rate else "closed",
                 "rate": self.rate, "verify_digest": self.verify_digest,
+                "digest_every": self.digest_every,
                 "gates": {k: g.to_json() for k, g in sorted(self.gates.items())},
                 "profile": self.profile.name if self.profile else None,
                 "client_rounds": self.client_rounds if self.client_commands else 0}
@@ -108,7 +110,8 @@ def http_rounds(cfg: Config, expectations: dict, progress: Callable[[str], None]
                 for pos, name in enumerate(order, 1):
                     spec = engine.RoundSpec(by_name[name], scenario, expectations[(scenario.name, name)],
                                             cfg.warmups, cfg.requests, cfg.concurrency, cfg.timeout,
-                                            cfg.rate, cfg.keep_samples, cfg.verify_digest)
+                                            cfg.rate, cfg.keep_samples, cfg.verify_digest,
+                                            cfg.digest_every)
                     result = runner.run(engine.run_round(spec, r_idx + 1, pos, order))
                     rounds.append(result)
                     if progress:

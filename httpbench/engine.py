@@ -72,7 +72,7 @@ class _Phase:
     """One batch of requests (warm-up or timed) shared by all connections."""
 
     __slots__ = ("remaining", "timed", "samples", "service", "ttfb", "failures", "body_bytes",
-                 "ok", "done", "busy", "rate", "t0", "issued", "sent")
+                 "ok", "done", "busy", "rate", "t0", "issued", "sent", "digests")
 
     def __init__(self, count: int, timed: bool, loop: asyncio.AbstractEventLoop, rate: float | None):
         self.remaining = count
@@ -89,6 +89,7 @@ class _Phase:
         self.t0 = 0.0
         self.issued = 0
         self.sent = 0
+        self.digests = 0          # bodies whose SHA-256 was checked
 
 
 class _Conn(asyncio.Protocol):
@@ -107,6 +108,7 @@ class _Conn(asyncio.Protocol):
         self.hasher = None
         self.keep_alive = True
         self.lost = None
+        self.responses = 0        # requests sent on this connection (drives digest sampling)
 
     # -- asyncio protocol -------------------------------------------------------------------------
     def connection_made(self, transport):
@@ -158,8 +160,12 @@ class _Conn(asyncio.Protocol):
         self.nbytes = 0
         self.t_headers = 0.0
         self.t_intended = t_intended
-        if self.run.check_digest:
+        self.responses += 1
+        run = self.run
+        if run.check_digest and (self.responses == 1 or self.responses % run.digest_every == 0):
             self.hasher = hashlib.sha256()
+        else:
+            self.hasher = None
         self.t_start = _perf()
         self.transport.write(self.run.request)
 
@@ -178,6 +184,8 @@ class _Conn(asyncio.Protocol):
             kind = "sha256"
         else:
             kind = None
+        if self.hasher is not None and status == exp.status:
+            phase.digests += 1
         if kind is None:
             phase.ok += 1
             phase.body_bytes += self.nbytes
@@ -220,6 +228,11 @@ class RoundSpec:
     rate: float | None = None
     keep_samples: bool = False
     verify_digest: bool = False
+    digest_every: int | None = None   # SHA-256 every Nth body per connection (and the first);
+                                      # None: every body below 1 MiB, every 8th above
+
+
+BIG_BODY = 1 << 20
 
 
 class _Round:
@@ -231,6 +244,8 @@ class _Round:
         self.head = spec.scenario.method == "HEAD"
         self.check_digest = bool(spec.expectation.sha256) and spec.scenario.has_body and (
             spec.verify_digest or spec.scenario.sha256 is not None)
+        big = (spec.expectation.length or 0) >= BIG_BODY
+        self.digest_every = spec.digest_every or (8 if big else 1)
         self.ssl = ssl.create_default_context() if spec.target.scheme == "https" else None
         self.conns: list[_Conn] = []
         self.phase: _Phase | None = None
@@ -395,7 +410,8 @@ async def run_round(spec: RoundSpec, round_no: int, position: int, order: list[s
         mibps=phase.body_bytes / wall / 1048576.0 if wall > 0 else 0.0,
         p50_ms=ms(p50), p95_ms=ms(p95), p99_ms=ms(p99), max_ms=ms(pmax),
         ttfb_p50_ms=ms(t50), ttfb_p95_ms=ms(t95), client_cpu_s=cpu, client_cpu_util=util,
-        client_bound=util >= CLIENT_BOUND_CPU and phase.ok > 0, rate=spec.rate)
+        client_bound=util >= CLIENT_BOUND_CPU and phase.ok > 0, rate=spec.rate,
+        digests_checked=phase.digests)
     if spec.rate:
         s50, s95, s99 = percentiles(phase.service, (0.5, 0.95, 0.99))
         result.service_p50_ms, result.service_p95_ms, result.service_p99_ms = ms(s50), ms(s95), ms(s99)

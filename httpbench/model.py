@@ -174,6 +174,7 @@ class RoundResult:
     client_cpu_s: float
     client_cpu_util: float     # client CPU seconds / wall seconds (1.0 = one core saturated)
     client_bound: bool
+    digests_checked: int = 0   # timed bodies whose SHA-256 was verified (see digest_every)
     rate: float | None = None  # open loop: intended requests per second
     service_p50_ms: float | None = None   # open loop: from the actual send (uncorrected)
     service_p95_ms: float | None = None

@@ -240,3 +240,30 @@ max_p95_ratio = 100
     assert pre[("range", "b")]["content_range"] == "bytes 10-1033/2048"
     assert pre[("not modified", "a")]["status"] == 304
     assert doc["summaries"]["range"]["b"]["mibps"] > 0
+
+
+@pytest.mark.parametrize("every", [None, "1"])
+def test_large_bodies_are_digest_checked_by_sampling(tmp_path, every):
+    """Bodies of 1 MiB and more: SHA-256 of the first body on each connection and every 8th after
+    (hashing every 4 MiB body binds the client); --digest-every 1 checks them all. A changed byte
+    with the right length is only visible to a digest check."""
+    big = body_of(1 << 20, seed=5)
+    sha = __import__("hashlib").sha256(big).hexdigest()
+    with FixtureServer({"/f": Route(big)}) as a, FixtureServer({"/f": Route(big)}) as b:
+        route = b.routes["/f"]
+        route.fault, route.fault_after = "wrong_bytes", 1      # every timed response is corrupted
+        out = tmp_path / "r.json"
+        run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
+                            "--scenario", f"name=big,path=/f,class=payload,sha256={sha}",
+                            "--warmups", "0", "--requests", "16", "--concurrency", "2", "--rounds", "1",
+                            "--output", str(out), "-q", *(("--digest-every", every) if every else ()))
+        assert run.code == 1
+        doc = strict_json(out)
+        rounds = {r["target"]: r for r in doc["rounds"]}
+        checked = rounds["b"]["digests_checked"]
+        assert rounds["b"]["failure_kinds"] == {"sha256": checked}      # every check caught it
+        if every is None:   # 2 connections sharing 16 requests: their 1st, 8th and 16th bodies
+            assert 2 <= checked <= 5
+        else:
+            assert checked == 16
+        assert rounds["a"]["failures"] == 0 and rounds["a"]["digests_checked"] >= 2

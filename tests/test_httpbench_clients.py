@@ -31,6 +31,7 @@ def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
     run = _compare(a, b, "--client-command", CLIENT, "--client-rounds", "4", "--gate", "client:0:100",
+                   "--gate", "metadata:0:1000",
                    "--enforce-gates", "--output", str(out))
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
