@@ -273,9 +273,10 @@ def demo_alpine(directory, package_size, client_rounds, compare_args) -> None:
 
 def _register() -> None:
     from httpbench import apkclient
-    from httpbench.fixtures import alpine as alpine_fixture
+    from httpbench.fixtures import alpine as alpine_fixture, huggingface as huggingface_fixture
 
     fixture.add_command(alpine_fixture.command, "alpine")
+    fixture.add_command(huggingface_fixture.command, "huggingface")
     cli.add_command(apkclient.command, "apk-client")
 
 

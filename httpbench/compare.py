@@ -73,7 +73,7 @@ def environment() -> dict[str, Any]:
 def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Profile preflight, generic preflight (both before any timing), the alternating HTTP rounds,
     real-client rounds, the profile's extra phases; then the result document."""
-    ctx = Context(cfg.targets, cfg.timeout, progress)
+    ctx = Context(cfg.targets, cfg.timeout, progress, cfg.gates)
     try:
         profile_pre = cfg.profile.preflight(ctx) if cfg.profile else None
         if cfg.profile:   # a profile's scenarios may be exact only after its preflight (sizes, digests)

@@ -77,9 +77,12 @@ class Context:
     """
 
     def __init__(self, targets: list[Target], timeout: float,
-                 progress: Callable[[str], None] | None = None):
+                 progress: Callable[[str], None] | None = None, gates: dict[str, Gate] | None = None):
+        from httpbench.model import DEFAULT_GATES
+
         self.targets = targets
         self.timeout = timeout
+        self.gates = dict(gates or DEFAULT_GATES)   # the run's gates (e.g. "cold", "client")
         self._progress = progress
         self.client = httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False)
 
@@ -155,5 +158,4 @@ def load(name: str) -> type[Profile]:
 
 
 def all_profiles() -> dict[str, type[Profile]]:
-    import importlib.util  # TEMP
-    return {name: load(name) for name in PROFILES if importlib.util.find_spec(PROFILES[name])}
+    return {name: load(name) for name in PROFILES}

@@ -1,0 +1,306 @@
+"""``--profile huggingface`` against real servers: the model-repository fixture (direct and redirect
+modes, served for real on loopback ports), real nginx caches in front of it (clean and naive), the
+real huggingface_hub client in subprocesses, and one end-to-end ``httpbench compare`` run."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from httpbench.errors import HttpbenchError
+from httpbench.fixtures import huggingface as fx
+from httpbench.localnginx import nginx_binary
+from httpbench.model import Target
+from httpbench.peers.hfcache import HfCache
+from httpbench.profiles import Context, load
+from httpbench.profiles.huggingface import HuggingFaceProfile, leak
+from tests.http_fixtures import run_httpbench
+
+COMMIT = fx.COMMIT
+FILE = f"/org/model/resolve/{COMMIT}/model.safetensors"
+needs_nginx = pytest.mark.skipif(nginx_binary() is None,
+                                 reason="nginx binary not found (apt-get install nginx)")
+needs_hub = pytest.mark.skipif(importlib.util.find_spec("huggingface_hub") is None,
+                               reason="huggingface_hub not installed (pip install -e '.[test]')")
+
+
+def targets(**urls: str) -> list[Target]:
+    return [Target.parse(name, url)[0] for name, url in urls.items()]
+
+
+def preflight(profile: HuggingFaceProfile, **urls: str):
+    ctx = Context(targets(**urls), 10.0)
+    try:
+        return profile.preflight(ctx)
+    finally:
+        ctx.close()
+
+
+def after_rounds(profile: HuggingFaceProfile, **urls: str):
+    ctx = Context(targets(**urls), 10.0)
+    try:
+        profile.preflight(ctx)
+        return profile.after_rounds(ctx)
+    finally:
+        ctx.close()
+
+
+@pytest.fixture(scope="module")
+def hub():
+    with fx.HubFixture() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def cdn_hub():
+    """The real Hub's shape: the model file's resolve redirects to a CDN on another port, with Xet headers."""
+    with fx.HubFixture(mode="redirect", xet=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def clean(cdn_hub):
+    if nginx_binary() is None:
+        pytest.skip("nginx binary not found")
+    with HfCache(cdn_hub.url) as cache:
+        yield cache
+
+
+# -- the fixture ------------------------------------------------------------------------------------
+
+def test_fixture_serves_any_repository_directly(hub):
+    c = httpx.Client(base_url=hub.url)
+    info = c.get(f"/api/models/org/model/revision/{COMMIT}")
+    doc = info.json()
+    assert (info.status_code, doc["id"], doc["sha"]) == (200, "org/model", COMMIT)
+    assert [s["rfilename"] for s in doc["siblings"]] == ["model.safetensors", "config.json", "tokenizer.json",
+                                                         "tokenizer_config.json", "README.md"]
+    assert c.get("/api/models/org/model", headers={"If-None-Match": info.headers["etag"]}).status_code == 304
+    assert c.get("/api/models/org/model/revision/v9").headers["x-error-code"] == "RevisionNotFound"
+
+    head = c.head(FILE)
+    assert head.headers["x-repo-commit"] == COMMIT
+    assert head.headers["x-linked-etag"] == head.headers["etag"] == f'"{hub.sha256}"'
+    assert head.headers["x-linked-size"] == head.headers["content-length"] == str(4 * 1024 * 1024)
+    body = c.get(FILE).content
+    assert hashlib.sha256(body).hexdigest() == hub.sha256 == hashlib.sha256(hub.content).hexdigest()
+    blocks = {body[i:i + 32] for i in range(0, len(body), 32)}
+    assert len(blocks) == len(body) // 32            # no repeating block: an offset bug shows
+    part = c.get(FILE, headers={"Range": "bytes=65536-131071"})
+    assert (part.status_code, part.headers["content-range"]) == (206, f"bytes 65536-131071/{len(body)}")
+    assert part.content == body[65536:131072]
+    assert c.get(FILE, headers={"Range": "bytes=-10"}).content == body[-10:]
+    assert c.get(FILE, headers={"Range": f"bytes={len(body)}-"}).status_code == 416
+
+    tree = c.get(f"/api/models/org/model/tree/{COMMIT}").json()
+    assert tree[0]["lfs"] == {"oid": hub.sha256, "size": len(body), "pointerSize": 132}
+    paths = c.post(f"/api/models/org/model/paths-info/{COMMIT}", data={"paths": ["config.json"]}).json()
+    assert [p["path"] for p in paths] == ["config.json"]
+    stats = c.get("/__stats").json()
+    assert stats["files"]["org/model"]["model.safetensors"]["body"] == 1
+    assert stats["files"]["org/model"]["model.safetensors"]["range"] == 2   # the 416 is no range
+
+
+def test_fixture_redirect_mode_sends_the_model_file_to_its_cdn(cdn_hub):
+    c = httpx.Client()
+    path = "/org/redirected/resolve/main/model.safetensors"
+    found = c.get(cdn_hub.url + path)
+    assert found.status_code == 302 and found.headers["location"].startswith(cdn_hub.cdn_url + "/cdn/")
+    assert found.headers["x-linked-etag"] == f'"{cdn_hub.sha256}"' and "x-xet-hash" in found.headers
+    assert 'rel="xet-auth"' in found.headers["link"]
+    assert c.get(cdn_hub.url + "/org/redirected/resolve/main/config.json").status_code == 200
+    body = c.get(found.headers["location"]).content
+    assert hashlib.sha256(body).hexdigest() == cdn_hub.sha256
+    part = c.get(found.headers["location"], headers={"Range": "bytes=0-99"})
+    assert part.status_code == 206 and part.content == body[:100]
+    counts = c.get(cdn_hub.url + "/__stats").json()["files"]["org/redirected"]["model.safetensors"]
+    assert (counts["resolve"], counts["cdn"], counts["body"], counts["range"]) == (1, 2, 1, 1)
+
+
+def test_fixture_command_serves_in_the_foreground():
+    code = "from httpbench.fixtures.huggingface import command; command()"
+    proc = subprocess.Popen([sys.executable, "-c", code, "--size", "1000"], stdout=subprocess.PIPE, text=True)
+    try:
+        first = proc.stdout.readline()
+        url = first.split(" at ")[1].split()[0]
+        sha = hashlib.sha256(fx.model_bytes(1000)).hexdigest()
+        assert sha in proc.stdout.readline() + proc.stdout.readline()
+        body = httpx.get(f"{url}/a/b/resolve/main/model.safetensors").content
+        assert hashlib.sha256(body).hexdigest() == sha
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+# -- preflight --------------------------------------------------------------------------------------
+
+@needs_nginx
+def test_preflight_passes_fixture_against_the_clean_cache(hub, cdn_hub, clean):
+    profile = HuggingFaceProfile(upstream_host=(cdn_hub.url[7:], cdn_hub.cdn_url[7:]))
+    section = preflight(profile, fixture=hub.url, cache=clean.url)
+    cache = section.records["targets"]["cache"]
+    assert cache["info"]["sha"] == COMMIT and "config.json" in cache["info"]["files"]
+    assert cache["file"]["sha256"] == hub.sha256 and cache["file"]["etag_is_linked"]
+    assert cache["file"]["range"]["content_range"] == f"bytes 0-65535/{hub.size}"
+    scenarios = {s.name: s for s in profile.scenarios()}
+    assert scenarios["model file Range 64 KiB"].sha256 == hashlib.sha256(hub.content[:65536]).hexdigest()
+    assert scenarios["model file GET"].length == hub.size
+
+
+@needs_nginx
+@pytest.mark.parametrize("mode, leaked", [("direct", "X-Xet-Hash"), ("redirect", "Location")])
+def test_preflight_rejects_a_naive_proxy_that_leaks(mode, leaked):
+    with fx.HubFixture(mode=mode, xet=True) as upstream, HfCache(upstream.url, naive=True) as naive:
+        with fx.HubFixture() as ref:
+            with pytest.raises(HttpbenchError) as err:
+                preflight(HuggingFaceProfile(), fixture=ref.url, naive=naive.url)
+    message = str(err.value)
+    assert "'naive'" in message and "HEAD /" in message and leaked in message and "\n" not in message
+
+
+def test_leak_check_finds_upstream_hosts_in_headers_and_json():
+    target = targets(t="http://127.0.0.1:8000")[0]
+    plain = httpx.Response(200, headers={"X-Repo-Commit": COMMIT})
+    assert leak(target, "GET /x", plain, ("hub.internal:9000",)) is None
+    header = httpx.Response(200, headers={"X-Origin": "http://hub.internal:9000/x"})
+    assert "header X-Origin names upstream host 'hub.internal:9000'" in leak(target, "GET /x", header,
+                                                                             ("hub.internal:9000",))
+    body = httpx.Response(200, json={"siblings": [], "mirror": "http://HUB.internal:9000"})
+    assert "JSON body names upstream host" in leak(target, "GET /api", body, ("hub.internal:9000",))
+    same_host = httpx.Response(200, headers={"Location": "http://127.0.0.1:8000/elsewhere"})
+    assert leak(target, "GET /x", same_host, ()) is None
+    link = httpx.Response(200, headers={"Link": '<https://cas/x>; rel="xet-auth"'})
+    assert "Link with a Xet relation" in leak(target, "HEAD /f", link, ())
+
+
+@pytest.mark.parametrize("knob, words", [({"corrupt_offset": 3_000_000}, "body SHA-256"),
+                                         ({"corrupt_offset": 100}, "body SHA-256"),
+                                         ({"range_shift": 1}, "not bytes 0-65535")])
+def test_preflight_catches_wrong_bytes_and_wrong_ranges(hub, knob, words):
+    with fx.HubFixture(**knob) as bad:
+        with pytest.raises(HttpbenchError, match=words) as err:
+            preflight(HuggingFaceProfile(), fixture=hub.url, bad=bad.url)
+    assert "target 'bad'" in str(err.value)
+
+
+def test_preflight_checks_commit_and_expected_files(hub):
+    with pytest.raises(HttpbenchError, match=r"'fixture' GET /api/models/\S+/revision/f{40}: returned 404"):
+        preflight(HuggingFaceProfile(revision="f" * 40), fixture=hub.url)
+    with fx.HubFixture(commit="f" * 40) as stale:    # a proxy answering "main" with another commit
+        with pytest.raises(HttpbenchError, match=f"target 'stale' .*model info sha f{{40}} is not the "
+                                                 f"expected commit {COMMIT} \\(--revision main\\)"):
+            preflight(HuggingFaceProfile(revision="main"), fixture=hub.url, stale=stale.url)
+    with pytest.raises(HttpbenchError, match=r"missing \['weights.bin'\]"):
+        preflight(HuggingFaceProfile(expect_file=("weights.bin",)), fixture=hub.url)
+    with pytest.raises(HttpbenchError, match="--cold-target expects NAME=TEMPLATE"):
+        preflight(HuggingFaceProfile(cold_target=("nobody=http://x/{i}",)), fixture=hub.url)
+    section = preflight(HuggingFaceProfile(revision="main"), fixture=hub.url)
+    assert section.records["expected"]["commit"] == COMMIT
+
+
+# -- cold fill and gates ----------------------------------------------------------------------------
+
+@needs_nginx
+def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_clean_cache(hub, clean):
+    section = after_rounds(HuggingFaceProfile(cold_samples=2, cold_concurrency=4), fixture=hub.url,
+                           cache=clean.url)
+    cold = section.records["cold_fill"]
+    for sample in cold["samples"]["cache"]:
+        assert sample["ok"] == 1 and sample["upstream"]["resolve"] == 1 and sample["upstream"]["body"] == 1
+    conc = cold["concurrent"]["cache"]
+    assert conc["ok"] == 4 and conc["upstream"]["body"] == 1 and conc["upstream"]["resolve"] == 1
+    assert cold["concurrent"]["fixture"]["upstream"]["body"] == 4       # the origin itself: no cache
+    assert cold["summary"]["cache"]["upstream_body_per_repo"] == 1
+    assert cold["summary"]["cache"]["median_mibps"] > 0
+    assert not [f for f in section.gate_failures if "singleflight" in f]
+    assert any("baseline fixture: 4 upstream body fetches" in n for n in section.notes)
+    rows = HuggingFaceProfile.tables({"phases": section.records})[0][2]
+    assert rows[1][0] == "cache" and rows[1][6] == "1/1"
+
+
+@needs_nginx
+def test_cold_gate_passes_and_fails_by_upstream_speed():
+    with fx.HubFixture(mode="redirect") as fast, fx.HubFixture(mode="redirect", delay=0.06) as slow, \
+            HfCache(fast.url) as fast_cache, HfCache(slow.url) as slow_cache:
+        opts = {"cold_samples": 2, "cold_concurrency": 0}
+        passed = after_rounds(HuggingFaceProfile(**opts), slow=slow_cache.url, fast=fast_cache.url)
+        failed = after_rounds(HuggingFaceProfile(**opts), fast=fast_cache.url, slow=slow_cache.url)
+    assert passed.gate_failures == []
+    assert passed.records["cold_fill"]["comparisons"]["fast"]["throughput_ratio"] > 1.5
+    assert len(failed.gate_failures) == 1
+    assert failed.gate_failures[0].startswith("cold fill: slow median throughput") and "< 0.90x" in \
+        failed.gate_failures[0]
+
+
+@needs_nginx
+def test_a_cache_without_singleflight_fails_the_cold_fill(hub, cdn_hub):
+    """Two naive caches in front of the same direct fixture: every concurrent miss goes upstream."""
+    with fx.HubFixture() as upstream, HfCache(upstream.url, naive=True) as naive:
+        section = after_rounds(HuggingFaceProfile(cold_samples=1, cold_concurrency=3),
+                               fixture=hub.url, naive=naive.url)
+    assert any(f.startswith("cold fill: naive: 3 upstream body fetches") and "singleflight" in f
+               for f in section.gate_failures)
+
+
+# -- the real client ---------------------------------------------------------------------------------
+
+@needs_nginx
+@needs_hub
+def test_real_huggingface_hub_client_downloads_from_fixture_and_clean_cache(hub, clean):
+    section = after_rounds(HuggingFaceProfile(cold_samples=0, hf_client=True, hf_client_rounds=1),
+                           fixture=hub.url, cache=clean.url)
+    clients = section.records["clients"]["clients"]
+    assert set(clients) == {"hf_hub_download", "snapshot_download", "hf download"}
+    for name, data in clients.items():
+        for sample in data["samples"]:
+            assert sample["ok"], (name, sample)
+    assert {s["files"] for s in clients["snapshot_download"]["samples"]} == {5}
+    assert not [n for n in section.notes if "client" in n]
+
+
+# -- end to end ------------------------------------------------------------------------------------
+
+@needs_nginx
+def test_compare_profile_huggingface_end_to_end(hub, clean, tmp_path):
+    assert load("huggingface") is HuggingFaceProfile
+    out = tmp_path / "result.json"
+    run = run_httpbench("compare", "--profile", "huggingface", "--target", f"fixture={hub.url}",
+                        "--target", f"cache={clean.url}", "--requests", "40", "--warmups", "4",
+                        "--rounds", "1", "--concurrency", "4", "--cold-samples", "1",
+                        "--cold-concurrency", "2", "--output", str(out), "-q")
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    assert doc["totals"] == {"timed_requests": 5 * 2 * 40, "ok": 400, "failures": 0}
+    section = doc["profile"]
+    assert section["name"] == "huggingface" and section["preflight"]["expected"]["commit"] == COMMIT
+    assert section["phases"]["cold_fill"]["summary"]["cache"]["upstream_body_per_repo"] == 1
+    assert "Cold fill" in run.stdout and "model file Range 64 KiB" in run.stdout
+
+
+@needs_nginx
+@needs_hub
+@pytest.mark.skipif(importlib.util.find_spec("hf_xet") is None, reason="hf_xet not installed")
+def test_a_xet_enabled_client_stays_on_the_clean_cache_but_follows_a_leak(tmp_path):
+    """With Xet on in the client, the clean cache keeps every download on itself (the upstream sees
+    no Xet token request); the Xet headers of a leaking upstream send the client to Xet instead."""
+    from httpbench.profiles.huggingface import client_argv, client_env
+
+    with fx.HubFixture(mode="redirect", xet=True) as upstream, HfCache(upstream.url) as cache:
+        for name, url, repo in (("cache", cache.url, "org/via-cache"), ("leaky", upstream.url, "org/direct")):
+            target = targets(**{name: url})[0]
+            proc = subprocess.run(client_argv("hf_hub_download", repo, "main", "model.safetensors"),
+                                  env=client_env(target, str(tmp_path / name), xet=True), capture_output=True,
+                                  text=True, timeout=120)
+            counts = upstream.stats()["repos"][repo]
+            if name == "cache":
+                assert proc.returncode == 0, proc.stderr[-500:]
+                assert json.loads(proc.stdout.splitlines()[-1])["sha256"] == upstream.sha256
+                assert "xet_token" not in counts and counts["body"] == 1
+            else:
+                assert counts.get("xet_token") == 1
