@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from httpbench import engine, preflight
 from httpbench.errors import HttpbenchError
-from httpbench.localnginx import LocalNginx
+from httpbench.peers.nginx import LocalNginx
 from httpbench.model import Scenario, Target
 from httpbench.stats import median_or_none
 

@@ -271,6 +271,27 @@ def demo_alpine(directory, package_size, client_rounds, compare_args) -> None:
         _run_compare(args, compare_args)
 
 
+@demo.command("huggingface", context_settings={"ignore_unknown_options": True,
+                                                "allow_interspersed_args": False})
+@click.option("--naive", is_flag=True,
+              help="Put a pass-through nginx cache in front of the Hub-like upstream: the preflight "
+                   "must reject it (leaked Location / X-Xet-Hash).")
+@click.option("--no-hf-client", is_flag=True, help="Skip the real huggingface_hub client rounds.")
+@click.argument("compare_args", nargs=-1, type=click.UNPROCESSED)
+def demo_huggingface(naive, no_hf_client, compare_args) -> None:
+    """The hub fixture served directly (baseline) vs an nginx proxy_cache in front of a Hub-like
+    upstream (candidate): warm rounds, cold fill with upstream fetch counts, real hf clients;
+    extra arguments go to ``httpbench compare``."""
+    import importlib.util
+
+    from httpbench import demo as demo_mod
+
+    say = lambda line: click.echo(f"httpbench: {line}", err=True)   # noqa: E731
+    hf_client = not no_hf_client and importlib.util.find_spec("huggingface_hub") is not None
+    with demo_mod.huggingface(naive, hf_client, say) as args:
+        _run_compare(args, compare_args)
+
+
 def _register() -> None:
     from httpbench import apkclient
     from httpbench.fixtures import alpine as alpine_fixture, huggingface as huggingface_fixture

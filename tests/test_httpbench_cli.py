@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from httpbench.localnginx import free_port
+from httpbench.peers.process import free_port
 from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
 
 BODY = body_of(2048)

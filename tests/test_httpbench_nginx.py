@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from httpbench.localnginx import LocalNginx, nginx_binary
+from httpbench.peers.nginx import LocalNginx, nginx_binary
 from tests.http_fixtures import body_of, run_httpbench
 
 PACKAGE = body_of(300_000, seed=7)

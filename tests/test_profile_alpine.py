@@ -16,7 +16,7 @@ import pytest
 from httpbench import apk
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import alpine as fixture
-from httpbench.localnginx import LocalNginx, nginx_binary
+from httpbench.peers.nginx import LocalNginx, nginx_binary
 from httpbench.model import Target
 from httpbench.profiles import Context, load
 from httpbench.profiles.alpine import AlpineProfile

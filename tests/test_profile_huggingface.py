@@ -15,7 +15,7 @@ import pytest
 
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fx
-from httpbench.localnginx import nginx_binary
+from httpbench.peers.nginx import nginx_binary
 from httpbench.model import Target
 from httpbench.peers.hfcache import HfCache
 from httpbench.profiles import Context, load

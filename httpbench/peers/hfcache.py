@@ -22,22 +22,14 @@ A CDN named by host name (not an IP literal) needs ``resolver=`` (a DNS server a
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from httpbench.errors import HttpbenchError
-from httpbench.localnginx import free_port, nginx_binary
+from httpbench.peers.nginx import NginxProcess
+from httpbench.peers.process import free_port
 
 HIDDEN_HEADERS = ("X-Xet-Hash", "X-Xet-Refresh-Route", "X-Xet-Cas-Url", "X-Xet-Access-Token",
                   "X-Xet-Token-Expiration", "Link")
-_TEMP_KINDS = (("client_body", "body"), ("proxy", "proxy"), ("fastcgi", "fastcgi"),
-               ("uwsgi", "uwsgi"), ("scgi", "scgi"))
 
 
 def _upstream_address(url: str) -> tuple[str, str]:
@@ -52,46 +44,37 @@ def _upstream_address(url: str) -> tuple[str, str]:
     return netloc, netloc
 
 
-class HfCache:
+class HfCache(NginxProcess):
     """``with HfCache(fixture.url) as cache: cache.url`` — see the module docstring."""
 
     def __init__(self, upstream: str, *, naive: bool = False, workers: int = 1, valid: str = "1h",
                  resolver: str | None = None):
+        super().__init__()
         self.upstream, self.upstream_host = _upstream_address(upstream)
         self.naive = naive
         self.workers = workers
         self.valid = valid
         self.resolver = resolver
-        self.port = 0
         self.fill_port = 0
-        self.proc: subprocess.Popen | None = None
-        self.dir: Path | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     @property
     def flavour(self) -> str:
         return "naive" if self.naive else "clean"
 
     # -- configuration ----------------------------------------------------------------------------
-    def config(self) -> str:
-        d = self.dir
-        user = "user root;\n" if os.geteuid() == 0 else ""
-        temps = "".join(f"    {k}_temp_path {d}/tmp/{v};\n" for k, v in _TEMP_KINDS)
-        servers = self._naive_servers() if self.naive else self._clean_servers()
-        return (f"daemon off;\nmaster_process on;\nworker_processes {self.workers};\n{user}"
-                f"pid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n"
-                "events { worker_connections 4096; }\n"
-                "http {\n    access_log off;\n    sendfile on;\n    tcp_nodelay on;\n"
-                "    keepalive_requests 100000000;\n    keepalive_timeout 75s;\n"
-                "    default_type application/octet-stream;\n" + temps
-                + (f"    resolver {self.resolver};\n" if self.resolver else "")
-                + f"    proxy_cache_path {d}/cache levels=1:2 keys_zone=hf:16m max_size=8g "
+    def allocate(self) -> None:
+        self.ports = [free_port()] if self.naive else [free_port(), free_port()]
+        self.fill_port = 0 if self.naive else self.ports[1]
+        (self.dir / "cache").mkdir(exist_ok=True)
+
+    def http_extra(self) -> str:
+        return ((f"    resolver {self.resolver};\n" if self.resolver else "")
+                + f"    proxy_cache_path {self.dir}/cache levels=1:2 keys_zone=hf:16m max_size=8g "
                   "inactive=1d use_temp_path=off;\n"
-                + f"    upstream hf_origin {{ server {self.upstream}; keepalive 64; }}\n"
-                + servers + "}\n")
+                + f"    upstream hf_origin {{ server {self.upstream}; keepalive 64; }}\n")
+
+    def servers(self) -> str:
+        return self._naive_servers() if self.naive else self._clean_servers()
 
     def _stats_location(self) -> str:
         return ("        location ^~ /__stats { proxy_pass http://hf_origin; proxy_http_version 1.1;\n"
@@ -144,62 +127,3 @@ class HfCache:
                 "            add_header ETag $linked_etag;\n"
                 "        }\n    }\n")
         return public + fill
-
-    # -- lifecycle --------------------------------------------------------------------------------
-    def start(self) -> "HfCache":
-        binary = nginx_binary()
-        if binary is None:
-            raise HttpbenchError("nginx not found (Debian: apt-get install -y nginx)")
-        self.dir = Path(tempfile.mkdtemp(prefix=f"httpbench-hfcache-{self.flavour}-"))
-        os.chmod(self.dir, 0o755)
-        for _, sub in _TEMP_KINDS:
-            (self.dir / "tmp" / sub).mkdir(parents=True, exist_ok=True)
-        (self.dir / "cache").mkdir()
-        self.port = free_port()
-        self.fill_port = 0 if self.naive else free_port()
-        conf = self.dir / "nginx.conf"
-        conf.write_text(self.config())
-        self.proc = subprocess.Popen([binary, "-p", str(self.dir), "-c", str(conf), "-e",
-                                      str(self.dir / "error.log")],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
-        self._wait_listening([p for p in (self.port, self.fill_port) if p])
-        return self
-
-    def _wait_listening(self, ports: list[int]) -> None:
-        deadline = time.monotonic() + 10
-        while ports and time.monotonic() < deadline:
-            if self.proc is not None and self.proc.poll() is not None:
-                raw = self.proc.stderr.read() if self.proc.stderr else b""
-                err = (raw or b"").decode(errors="replace").strip().splitlines()
-                self.stop()
-                raise HttpbenchError(f"hf cache: nginx exited at start: {err[-1] if err else 'no message'}")
-            try:
-                with socket.create_connection(("127.0.0.1", ports[0]), timeout=0.2):
-                    ports.pop(0)
-            except OSError:
-                time.sleep(0.05)
-        if ports:
-            self.stop()
-            raise HttpbenchError("hf cache: nginx did not start listening within 10 s")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        if self.proc is not None and self.proc.stderr:
-            self.proc.stderr.close()
-        self.proc = None
-        if self.dir is not None:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
-
-    def __enter__(self) -> "HfCache":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

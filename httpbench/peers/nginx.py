@@ -1,0 +1,92 @@
+"""nginx on loopback ports, configured by the project: the one place its configuration is written.
+
+:func:`config` writes the common frame (foreground master, private pid/log/temp paths, keep-alive
+without limits, sendfile, no access log) around the ``server`` blocks a peer supplies:
+:class:`LocalNginx` (a files dict served from a private root, one server per port; the
+``bench-client`` and test target), :class:`httpbench.peers.static.StaticNginx` and
+:class:`httpbench.peers.hfcache.HfCache`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from httpbench.errors import HttpbenchError
+from httpbench.peers.process import ServerProcess, free_port
+
+_TEMP_KINDS = (("client_body", "body"), ("proxy", "proxy"), ("fastcgi", "fastcgi"),
+               ("uwsgi", "uwsgi"), ("scgi", "scgi"))
+
+
+def nginx_binary() -> str | None:
+    return shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None)
+
+
+def config(directory: Path, servers: str, *, workers: int = 1, http_extra: str = "") -> str:
+    """A complete nginx.conf whose state lives under ``directory`` (temp dirs are created)."""
+    for _, sub in _TEMP_KINDS:
+        (directory / "tmp" / sub).mkdir(parents=True, exist_ok=True)
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    temps = "".join(f"    {kind}_temp_path {directory}/tmp/{sub};\n" for kind, sub in _TEMP_KINDS)
+    return (f"daemon off;\nmaster_process on;\nworker_processes {workers};\n{user}"
+            f"pid {directory}/nginx.pid;\nerror_log {directory}/error.log warn;\n"
+            "events { worker_connections 4096; }\n"
+            "http {\n    access_log off;\n    sendfile on;\n    tcp_nodelay on;\n"
+            "    keepalive_requests 100000000;\n    keepalive_timeout 75s;\n"
+            "    default_type application/octet-stream;\n" + temps + http_extra + servers + "}\n")
+
+
+class NginxProcess(ServerProcess):
+    """nginx with the configuration :meth:`servers` returns (ports already allocated)."""
+
+    program = "nginx"
+    workers = 1
+
+    def allocate(self) -> None:
+        self.ports = [free_port()]
+
+    def servers(self) -> str:
+        raise NotImplementedError
+
+    def http_extra(self) -> str:
+        return ""
+
+    def prepare(self) -> list[str]:
+        binary = nginx_binary()
+        if binary is None:
+            raise HttpbenchError("nginx not found (Debian: apt-get install -y nginx)")
+        self.allocate()
+        conf = self.dir / "nginx.conf"
+        conf.write_text(config(self.dir, self.servers(), workers=self.workers,
+                               http_extra=self.http_extra()))
+        return [binary, "-p", str(self.dir), "-c", str(conf), "-e", str(self.dir / "error.log")]
+
+
+class LocalNginx(NginxProcess):
+    """``with LocalNginx({"f.bin": data}, servers=2) as ng: ng.url(0)`` — one server block per port,
+    all serving the same files from a private root."""
+
+    def __init__(self, files: dict[str, bytes], servers: int = 1, workers: int = 1):
+        super().__init__()
+        self.files = files
+        self.count = servers
+        self.workers = workers
+
+    def url(self, index: int = 0) -> str:      # type: ignore[override]
+        return f"http://127.0.0.1:{self.ports[index]}"
+
+    def allocate(self) -> None:
+        self.ports = [free_port() for _ in range(self.count)]
+
+    def servers(self) -> str:
+        www = self.dir / "www"
+        for name, data in self.files.items():
+            path = www / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        www.mkdir(exist_ok=True)
+        return "".join(f"    server {{ listen 127.0.0.1:{p} backlog=4096; server_name localhost; "
+                       f"root {www}; location / {{ }} }}\n" for p in self.ports)
