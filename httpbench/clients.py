@@ -148,30 +148,43 @@ def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeo
                 if progress:
                     state = f"{sample['ms']:,.1f} ms" if sample["ok"] else f"FAILED ({sample.get('error')})"
                     progress(f"client {command.label} round {r_idx + 1} {name}: {state}")
-        summary = {}
+        summary, comparisons, fails = summarize(command.label, names, samples, gate)
         for name in names:
-            mine = [s for s in samples if s["target"] == name]
-            ok = [s["ms"] for s in mine if s["ok"]]
-            p50, p95 = percentiles(ok, (0.5, 0.95))
-            summary[name] = {"samples": len(mine), "ok": len(ok), "failures": len(mine) - len(ok),
-                             "p50_ms": p50, "p95_ms": p95, "command": command.describe(name)}
-        comparisons = {}
-        for cand in names[1:]:
-            p95_ratio = ratio(summary[cand]["p95_ms"], summary[names[0]]["p95_ms"])
-            fails = [f"client {command.label}: {n} had {summary[n]['failures']} failed sample(s)"
-                     for n in (names[0], cand) if summary[n]["failures"]]
-            if p95_ratio is None:
-                fails.append(f"client {command.label}: {cand} p95 ratio cannot be computed")
-            elif p95_ratio > gate.max_p95_ratio:
-                fails.append(f"client {command.label}: {cand} p95 {p95_ratio:.3f}x {names[0]} > "
-                             f"{gate.max_p95_ratio:.2f}x (client gate)")
-            comparisons[cand] = {"baseline": names[0], "p95_ratio": p95_ratio,
-                                 "p50_ratio": ratio(summary[cand]["p50_ms"], summary[names[0]]["p50_ms"]),
-                                 "passed": not fails}
-            failures += [f for f in fails if f not in failures]
+            summary[name]["command"] = command.describe(name)
+        failures += [f for f in fails if f not in failures]
         section["scenarios"][command.label] = {"samples": samples, "summary": summary,
                                                "comparisons": comparisons}
     return section, failures
+
+
+def summarize(label: str, names: list[str], samples: list[dict[str, Any]], gate: Gate
+              ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[str]]:
+    """Per target: sample counts and nearest-rank p50/p95 of the successful samples (``ms``); per
+    candidate: p50/p95 ratios and the ``client`` gate. Returns (summary, comparisons, failures)."""
+    summary: dict[str, dict[str, Any]] = {}
+    for name in names:
+        mine = [s for s in samples if s["target"] == name]
+        ok = [s["ms"] for s in mine if s["ok"]]
+        p50, p95 = percentiles(ok, (0.5, 0.95))
+        summary[name] = {"samples": len(mine), "ok": len(ok), "failures": len(mine) - len(ok),
+                         "p50_ms": p50, "p95_ms": p95}
+    comparisons: dict[str, dict[str, Any]] = {}
+    failures: list[str] = []
+    base = names[0]
+    for cand in names[1:]:
+        p95_ratio = ratio(summary[cand]["p95_ms"], summary[base]["p95_ms"])
+        fails = [f"client {label}: {n} had {summary[n]['failures']} failed sample(s)"
+                 for n in (base, cand) if summary[n]["failures"]]
+        if p95_ratio is None:
+            fails.append(f"client {label}: {cand} p95 ratio cannot be computed")
+        elif p95_ratio > gate.max_p95_ratio:
+            fails.append(f"client {label}: {cand} p95 {p95_ratio:.3f}x {base} > "
+                         f"{gate.max_p95_ratio:.2f}x (client gate)")
+        comparisons[cand] = {"baseline": base, "p95_ratio": p95_ratio,
+                             "p50_ratio": ratio(summary[cand]["p50_ms"], summary[base]["p50_ms"]),
+                             "passed": not fails}
+        failures += [f for f in fails if f not in failures]
+    return summary, comparisons, failures
 
 
 def tables(section: dict[str, Any], names: list[str]) -> list[tuple[str, list[str], list[list[str]]]]:

@@ -52,7 +52,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from httpbench import engine
+from httpbench import clients, engine
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fixture
 from httpbench.model import Expectation, Gate, RoundResult, Scenario, Target
@@ -720,29 +720,13 @@ class ClientRounds:
 
     def _summarize(self, client: str, names: list[str], samples: list[dict[str, Any]],
                    section: Section) -> dict[str, Any]:
-        summary: dict[str, dict[str, Any]] = {}
+        summary, comparisons, fails = clients.summarize(client, names, samples, self.gate)
         for name in names:
-            mine = [s for s in samples if s["target"] == name]
-            ok = [s for s in mine if s["ok"]]
-            p50, p95 = percentiles([s["ms"] for s in ok], (0.5, 0.95))
+            ok = [s for s in samples if s["target"] == name and s["ok"]]
             w50, w95 = percentiles([s["process_ms"] for s in ok], (0.5, 0.95))
-            summary[name] = {"samples": len(mine), "ok": len(ok), "failures": len(mine) - len(ok),
-                             "p50_ms": p50, "p95_ms": p95, "process_p50_ms": w50, "process_p95_ms": w95,
-                             "timed": "process" if client == "hf download" else "call"}
-        comparisons = {}
-        for cand in names[1:]:
-            r95 = ratio(summary[cand]["p95_ms"], summary[names[0]]["p95_ms"])
-            fails = [f"client {client}: {n} had {summary[n]['failures']} failed sample(s)"
-                     for n in (names[0], cand) if summary[n]["failures"]]
-            if r95 is None:
-                fails.append(f"client {client}: {cand} p95 ratio cannot be computed")
-            elif r95 > self.gate.max_p95_ratio:
-                fails.append(f"client {client}: {cand} p95 {r95:.3f}x {names[0]} > "
-                             f"{self.gate.max_p95_ratio:.2f}x (client gate)")
-            comparisons[cand] = {"baseline": names[0], "p95_ratio": r95,
-                                 "p50_ratio": ratio(summary[cand]["p50_ms"], summary[names[0]]["p50_ms"]),
-                                 "passed": not fails}
-            section.gate_failures += [f for f in fails if f not in section.gate_failures]
+            summary[name].update(process_p50_ms=w50, process_p95_ms=w95,
+                                 timed="process" if client == "hf download" else "call")
+        section.gate_failures += [f for f in fails if f not in section.gate_failures]
         return {"samples": samples, "summary": summary, "comparisons": comparisons}
 
 
