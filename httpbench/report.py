@@ -152,6 +152,9 @@ def write_json(doc: dict[str, Any], path: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; a result file is an ordinary file
         os.replace(tmp, target)
     except BaseException:
         try:
