@@ -1,6 +1,23 @@
 """dbbench: index-regression checks for SQL query catalogs on PostgreSQL and MySQL.
 
-The library is the product; the ``dbbench`` command is a thin layer over it.
+The library is the product; the ``dbbench`` command is a thin layer over it:
+
+=====================================  ==============================================================
+command                                library
+=====================================  ==============================================================
+``dbbench validate --catalog DIR``     ``dbbench.catalog.open_catalog(DIR)``
+``dbbench seed``                       ``dbbench.seed.seed(targets, dataset, namespace=…)``
+``dbbench seed --catalog DIR``         ``dbbench.setupsql.load(targets, DIR, namespace=…)``
+``dbbench explain`` / ``check``        ``dbbench.explain.run(targets, catalog, …)`` then
+                                       ``dbbench.report.explain_document(…)`` (the result document)
+``dbbench baseline save FILE``         ``dbbench.baseline.save(FILE, doc)``
+``dbbench diff BASELINE [RESULT]``     ``dbbench.diff.compare(base_doc, result_doc, Thresholds(…))``
+``dbbench report RESULT``              ``dbbench.report.markdown(doc)`` / ``dbbench.report.html(doc)``
+``--junit`` / ``--github-summary``     ``dbbench.report.junit_xml(doc)`` / ``report.github_summary(doc)``
+(read a result or baseline file)       ``dbbench.results.load(path)``
+(a DAO test)                           ``dbbench.assert_plan(conn, sql, params, uses_index=…)``;
+                                       fixtures in ``dbbench.pytest_plugin``
+=====================================  ==============================================================
 """
 
 from dbbench.assertions import PlanAssertionError, assert_plan

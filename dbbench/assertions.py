@@ -2,11 +2,15 @@
 
 >>> from dbbench import assert_plan
 >>> assert_plan(engine, "SELECT * FROM orders WHERE customer_id = :c", {"c": 42},
-...             uses_index="ix_orders_customer", table="orders", forbid=["full_scan", "sort"])
+...             uses_index="ix_orders_customer", table="orders", forbid=["seq_scan", "filesort"])
 
 ``conn`` is a SQLAlchemy Engine or Connection, or a psycopg / PyMySQL connection, to PostgreSQL or
-MySQL 8.0.18+. The statement runs under ``EXPLAIN ANALYZE`` inside a transaction that is rolled
-back. A failing assertion raises :class:`PlanAssertionError` whose message shows the plan.
+MySQL 8.0.18+. The statement runs under ``EXPLAIN ANALYZE`` and is rolled back: in a transaction of
+its own, or, when the connection is already inside one (a test's uncommitted rows), back to a
+savepoint, so the caller's work stays. A failing assertion raises :class:`PlanAssertionError` whose
+message shows the plan. ``forbid`` takes ``full_scan`` (or ``seq_scan`` / ``table_scan``),
+``full_scan:TABLE``, ``sort`` (or ``filesort``) and ``temp_table`` (or ``temporary``); any other
+name is a ValueError, never silently ignored.
 """
 
 from __future__ import annotations
@@ -14,17 +18,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbbench import dialects
-from dbbench.plan import PlanNode, Verdict, accesses, check
+from dbbench.plan import PlanNode, Verdict, accesses, check, normalize_forbid
 from dbbench.sqltext import to_pyformat
 
 
 class PlanAssertionError(AssertionError):
-    def __init__(self, verdict: Verdict, tree: PlanNode, sql: str):
-        self.verdict, self.tree = verdict, tree
+    def __init__(self, verdict: Verdict, tree: PlanNode, sql: str, dialect: str | None = None,
+                 params: dict | None = None):
+        self.verdict, self.tree, self.dialect = verdict, tree, dialect
+        label = {"postgresql": "PostgreSQL", "mysql": "MySQL"}.get(dialect or "", "")
         super().__init__(
-            f"expected {verdict.expected}; actual: {verdict.actual}\n"
+            (f"{label}: " if label else "") + f"expected {verdict.expected}; actual: {verdict.actual}\n"
             + "\n".join(f"  - {p}" for p in verdict.problems)
-            + f"\nstatement: {' '.join(sql.split())}\nplan:\n{tree.render(1)}"
+            + f"\nstatement: {' '.join(sql.split())}"
+            + (f"\nparams: {params!r}" if params else "")
+            + f"\nplan:\n{tree.render(1)}"
         )
 
 
@@ -33,6 +41,7 @@ class PlanResult:
     tree: PlanNode
     executor_ms: float
     raw: object
+    dialect: str = ""
 
 
 def _driver_connection(conn):
@@ -60,18 +69,24 @@ def explain(conn, sql: str, params: dict | None = None, *, timeout_ms: int = 30_
         raw, tree, ms = dialects.get(dialect).run_explain(dbapi, to_pyformat(sql), params or {}, timeout_ms)
     finally:
         release()
-    return PlanResult(tree, ms, raw)
+    return PlanResult(tree, ms, raw, dialect)
 
 
 def assert_plan(conn, sql: str, params: dict | None = None, *, uses_index: str, table: str | None = None,
                 forbid: list[str] | tuple[str, ...] = ("full_scan",)) -> PlanResult:
-    """Assert that ``sql`` reads ``table`` (default: whichever table the index is on) through
-    ``uses_index`` and that no ``forbid`` feature (full_scan, full_scan:TABLE, sort, temp_table)
-    appears. Returns the plan for further checks."""
+    """Assert that ``sql`` reads ``table`` (default: the table the index is on, else the only table
+    read) through ``uses_index`` and that no ``forbid`` feature (full_scan, full_scan:TABLE, sort,
+    temp_table, or seq_scan / table_scan / filesort / temporary) appears. Returns the plan for
+    further checks."""
+    __tracebackhide__ = True  # pytest: report the failure at the caller's line
+    forbid = normalize_forbid(forbid)
     result = explain(conn, sql, params)
     if table is None:
-        table = next((n.table for n in accesses(result.tree) if n.index == uses_index), None) or "?"
-    verdict = check(result.tree, table, uses_index, list(forbid))
+        found = accesses(result.tree)
+        on_index = list(dict.fromkeys(n.table for n in found if n.index == uses_index and n.table))
+        read = list(dict.fromkeys(n.table for n in found if n.table))
+        table = (on_index or (read if len(read) == 1 else []) or ["?"])[0]
+    verdict = check(result.tree, table, uses_index, forbid)
     if not verdict.ok:
-        raise PlanAssertionError(verdict, result.tree, sql)
+        raise PlanAssertionError(verdict, result.tree, sql, result.dialect, params)
     return result

@@ -1,27 +1,44 @@
 """Query catalogs: one TOML file per query shape, in a directory (``sql/catalog/alpine`` is ours).
 
-See ``docs/catalog.md`` for the format. Loading validates every entry and reports problems as
-``file: field: what is wrong``.
+See ``docs/catalog.md`` for the format. A catalog directory may also carry the SQL that builds its
+own schema and data (``setup.sql``, or ``setup.postgresql.sql`` / ``setup.mysql.sql``), which
+``dbbench seed --catalog DIR`` runs into a namespace dbbench owns (see :mod:`dbbench.setup`).
+
+Loading validates every entry and reports every problem found, one per line, as
+``FILE: entry "NAME": FIELD: what is wrong``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import tomllib
 from dataclasses import dataclass, field
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
 from dbbench.dataset import DATASET_PARAMS
 from dbbench.errors import DbbenchError
+from dbbench.plan import FEATURE_ALIASES, FEATURES, normalize_forbid
 from dbbench.sqltext import param_names
 from dbbench.urls import DIALECTS
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "sql" / "catalog"
-FORBIDDABLE = ("full_scan", "sort", "temp_table")
+FORBIDDABLE = FEATURES
+SETUP_FILES = ("setup.{dialect}.sql", "setup.sql")
+
+ENTRY_FIELDS = {"name", "description", "cardinality", "access_path", "expect_rows", "locks", "params",
+                "setup", "query", "cascade", *DIALECTS}
+DIALECT_FIELDS = {"sql", "natural", "natural_label", "expect", "forbid", "settings"}
 
 
 class CatalogError(DbbenchError):
-    pass
+    """One or more catalog problems; ``problems`` holds one line each."""
+
+    def __init__(self, problems: list[str] | str):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
 
 
 @dataclass
@@ -49,111 +66,247 @@ class Shape:
     setup: list[str]
     variants: dict[str, Variant] = field(default_factory=dict)
     cascade: dict[str, str] | None = None   # {"delete": sql, "count": sql}: proved in a rolled-back transaction
+    access_path: str | None = None          # short words for the report's "Bounded access path" column
 
 
-def resolve(name_or_path: str) -> Path:
+@dataclass
+class Catalog:
+    """A loaded catalog: its shapes and, if it builds its own data, its setup SQL per dialect."""
+
+    name: str
+    path: Path
+    shapes: list[Shape]
+    setup: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def has_setup(self) -> bool:
+        return bool(self.setup)
+
+    def setup_digest(self, dialect: str) -> str:
+        return hashlib.sha256(self.setup[dialect].read_bytes()).hexdigest()
+
+    @property
+    def dataset_name(self) -> str:
+        """What a namespace built from this catalog's setup calls its dataset."""
+        return f"setup:{self.name}"
+
+
+def resolve(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if not path.exists():
-        path = CATALOG_DIR / name_or_path
+        path = CATALOG_DIR / str(name_or_path)
     if not path.exists():
         known = ", ".join(sorted(p.name for p in CATALOG_DIR.iterdir() if p.is_dir()))
-        raise CatalogError(f"no catalog {name_or_path!r} (known: {known}; or give a directory or .toml file)")
+        raise CatalogError(f"no catalog {str(name_or_path)!r} (known: {known}; or give a directory or .toml file)")
     return path
 
 
-def load(name_or_path: str = "alpine", only: list[str] | None = None) -> list[Shape]:
+def setup_files(directory: Path) -> dict[str, Path]:
+    """The setup SQL of a catalog directory, per dialect: ``setup.<dialect>.sql`` over ``setup.sql``."""
+    out = {}
+    for dialect in DIALECTS:
+        for pattern in SETUP_FILES:
+            candidate = directory / pattern.format(dialect=dialect)
+            if candidate.is_file():
+                out[dialect] = candidate
+                break
+    return out
+
+
+def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = None) -> Catalog:
+    """Load and validate a catalog (a name under ``sql/catalog/``, a directory, or one entry file)."""
     path = resolve(name_or_path)
+    directory = path if path.is_dir() else path.parent
     files = sorted(path.glob("*.toml")) if path.is_dir() else [path]
     if not files:
         raise CatalogError(f"{path}: no .toml catalog entries")
-    shapes = [load_entry(f) for f in files]
+    setup = setup_files(directory)
+    # A catalog that builds its own data cannot use the alpine dataset's values.
+    offered = () if setup else DATASET_PARAMS
+    shapes, problems = [], []
+    for f in files:
+        try:
+            shapes.append(load_entry(f, offered))
+        except CatalogError as exc:
+            problems += exc.problems
+    seen: dict[str, Path] = {}
+    for f in files:  # every file, including those with other problems
+        name = _entry_name(f)
+        if name is None:
+            continue
+        if name in seen:
+            problems.append(f"{f}: entry {name!r}: name: already used by {seen[name].name} "
+                            "(shape names must be unique)")
+        seen.setdefault(name, f)
+    for dialect, file in setup.items():
+        if not any(dialect in s.variants for s in shapes):
+            continue
+        if not file.read_text().strip():
+            problems.append(f"{file}: empty setup SQL")
+    if problems:
+        raise CatalogError(problems)
     names = [s.name for s in shapes]
-    dupes = {n for n in names if names.count(n) > 1}
-    if dupes:
-        raise CatalogError(f"{path}: shape names must be unique, repeated: {', '.join(sorted(dupes))}")
     if only:
         unknown = [o for o in only if o not in names]
         if unknown:
             raise CatalogError(f"no shape named {unknown[0]!r} in {path} (shapes: {', '.join(names)})")
         shapes = [s for s in shapes if s.name in only]
-    return shapes
+    name = directory.name if path.is_dir() else path.stem
+    return Catalog(name, path, shapes, setup)
 
 
-def load_entry(path: Path) -> Shape:
-    def fail(where: str, what: str) -> CatalogError:
-        return CatalogError(f"{path}: {where}: {what}")
+def load(name_or_path: str | Path = "alpine", only: list[str] | None = None) -> list[Shape]:
+    return open_catalog(name_or_path, only).shapes
 
+
+def _entry_name(path: Path) -> str | None:
+    try:
+        name = tomllib.loads(path.read_text()).get("name")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    return name if isinstance(name, str) and name.strip() else None
+
+
+def _is_param_value(value) -> bool:
+    return isinstance(value, (str, int, float, bool, datetime, date, time))
+
+
+def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
+    """One catalog entry, validated. Raises :class:`CatalogError` listing every problem found."""
     try:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML: {exc}") from None
-    for key in ("name", "cardinality"):
+    except UnicodeDecodeError:
+        raise CatalogError(f"{path}: not UTF-8 text") from None
+    name = raw.get("name") if isinstance(raw.get("name"), str) and raw["name"].strip() else None
+    where_entry = f"entry {name!r}: " if name else ""
+    problems: list[str] = []
+
+    def fail(where: str, what: str) -> None:
+        problems.append(f"{path}: {where_entry}{where}: {what}")
+
+    if name is None:
+        fail("name", "required text is missing")
+    for key in ("cardinality",):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
-            raise fail(key, "required text is missing")
-    known = {"name", "description", "cardinality", "expect_rows", "locks", "params", "setup", "query",
-             "cascade", *DIALECTS}
+            fail(key, "required text is missing")
+    for key in ("description", "access_path"):
+        if key in raw and not isinstance(raw[key], str):
+            fail(key, "must be text")
     for key in raw:
-        if key not in known:
-            raise fail(key, f"unknown field (expected one of {', '.join(sorted(known))})")
+        if key not in ENTRY_FIELDS:
+            fail(key, f"unknown field (expected one of {', '.join(sorted(ENTRY_FIELDS))})")
     params = raw.get("params", {})
     if not isinstance(params, dict):
-        raise fail("params", "must be a table of name = value")
+        fail("params", "must be a table of name = value")
+        params = {}
+    for key, value in params.items():
+        if not _is_param_value(value):
+            fail(f"params.{key}", "must be text, a number, a boolean or a date/time")
     setup = []
-    for i, entry in enumerate(raw.get("setup", [])):
-        if not isinstance(entry, dict) or not isinstance(entry.get("sql"), str):
-            raise fail(f"setup[{i}]", "needs sql = \"SELECT … AS name …\"")
+    raw_setup = raw.get("setup", [])
+    if not isinstance(raw_setup, list):
+        fail("setup", 'must be [[setup]] entries with sql = "SELECT … AS name …"')
+        raw_setup = []
+    for i, entry in enumerate(raw_setup):
+        if not isinstance(entry, dict) or not isinstance(entry.get("sql"), str) or not entry["sql"].strip():
+            fail(f"setup[{i}]", "needs sql = \"SELECT … AS name …\"")
+            continue
         setup.append(entry["sql"])
     expect_rows = raw.get("expect_rows")
-    if expect_rows is not None and (not isinstance(expect_rows, int) or expect_rows < 0):
-        raise fail("expect_rows", "must be a non-negative integer")
-    shape = Shape(raw["name"], path, raw.get("description", "").strip(), raw["cardinality"], expect_rows,
-                  bool(raw.get("locks", False)), params, setup)
+    if expect_rows is not None and (not isinstance(expect_rows, int) or isinstance(expect_rows, bool)
+                                    or expect_rows < 0):
+        fail("expect_rows", "must be a non-negative integer")
+        expect_rows = None
+    if "locks" in raw and not isinstance(raw["locks"], bool):
+        fail("locks", "must be true or false")
+    shape = Shape(name or path.stem, path, str(raw.get("description", "")).strip(), str(raw.get("cardinality", "")),
+                  expect_rows, bool(raw.get("locks", False)), params, setup,
+                  access_path=(raw.get("access_path") or "").strip() or None)
+    available = set(params) | set(offered_params)
+    for s in setup:
+        available |= {a.lower() for a in _aliases(s)}
     cascade = raw.get("cascade")
     if cascade is not None:
         if not isinstance(cascade, dict) or not all(isinstance(cascade.get(k), str) for k in ("delete", "count")):
-            raise fail("cascade", 'needs delete = "DELETE …" and count = "SELECT COUNT(*) …"')
-        shape.cascade = {"delete": cascade["delete"], "count": cascade["count"]}
+            fail("cascade", 'needs delete = "DELETE …" and count = "SELECT COUNT(*) …"')
+        else:
+            shape.cascade = {"delete": cascade["delete"], "count": cascade["count"]}
+            for key in ("delete", "count"):
+                missing = [p for p in param_names(cascade[key]) if p not in available]
+                if missing:
+                    fail(f"cascade.{key}", f"parameter :{missing[0]} is not in [params] or a setup query")
     shared = raw.get("query", {})
+    if not isinstance(shared, dict):
+        fail("query", 'must be a table: [query] sql = "…"')
+        shared = {}
+    for key in shared:
+        if key != "sql":
+            fail(f"[query] {key}", "unknown field (only sql)")
     for dialect in DIALECTS:
         section = raw.get(dialect)
         if section is None:
             continue
         where = f"[{dialect}]"
+        if not isinstance(section, dict):
+            fail(where, "must be a table")
+            continue
+        for key in section:
+            if key not in DIALECT_FIELDS:
+                fail(f"{where} {key}", f"unknown field (expected one of {', '.join(sorted(DIALECT_FIELDS))})")
         sql = section.get("sql", shared.get("sql"))
         if not isinstance(sql, str) or not sql.strip():
-            raise fail(f"{where} sql", "missing (give it here or in [query])")
+            fail(f"{where} sql", "missing (give it here or in [query])")
+            sql = None
         expect = section.get("expect")
-        if not isinstance(expect, dict) or not expect.get("table") or not expect.get("index"):
-            raise fail(f"{where} expect", 'needs { table = "…", index = "…" }')
+        if (not isinstance(expect, dict) or not isinstance(expect.get("table"), str) or not expect.get("table")
+                or not isinstance(expect.get("index"), str) or not expect.get("index")):
+            fail(f"{where} expect", 'needs { table = "…", index = "…" }')
+            expect = None
+        elif set(expect) - {"table", "index"}:
+            fail(f"{where} expect", f"unknown key {sorted(set(expect) - {'table', 'index'})[0]!r} (only table, index)")
         forbid = section.get("forbid", [])
+        if not isinstance(forbid, list):
+            fail(f"{where} forbid", 'must be a list, e.g. ["full_scan", "sort"]')
+            forbid = []
+        canonical = []
         for item in forbid:
-            if item.partition(":")[0] not in FORBIDDABLE:
-                raise fail(f"{where} forbid", f"{item!r} is not one of {', '.join(FORBIDDABLE)} (optionally full_scan:TABLE)")
+            try:
+                canonical += normalize_forbid([item])
+            except ValueError:
+                fail(f"{where} forbid", f"{item!r} is not one of {', '.join([*FEATURES, *FEATURE_ALIASES])} "
+                                        "(optionally full_scan:TABLE)")
         natural = section.get("natural")
-        available = set(params) | set(DATASET_PARAMS)
-        for s in setup:
-            available |= {a.lower() for a in _aliases(s)}
+        if natural is not None and (not isinstance(natural, str) or not natural.strip()):
+            fail(f"{where} natural", "must be SQL text")
+            natural = None
+        label = section.get("natural_label")
+        if label is not None and not natural:
+            fail(f"{where} natural_label", "given without a natural spelling")
         for text, field_name in ((sql, "sql"), (natural, "natural")):
             if text:
                 missing = [p for p in param_names(text) if p not in available]
                 if missing:
-                    raise fail(f"{where} {field_name}", f"parameter :{missing[0]} is not in [params] or a setup query")
+                    fail(f"{where} {field_name}", f"parameter :{missing[0]} is not in [params] or a setup query")
         settings = section.get("settings", {})
         if not isinstance(settings, dict):
-            raise fail(f"{where} settings", "must be a table of planner setting = value")
+            fail(f"{where} settings", "must be a table of planner setting = value")
+            settings = {}
         if settings and dialect != "postgresql":
-            raise fail(f"{where} settings", "planner settings are supported on PostgreSQL only")
-        shape.variants[dialect] = Variant(sql.strip(), expect["table"], expect["index"], list(forbid),
-                                          natural.strip() if natural else None, section.get("natural_label"),
-                                          dict(settings))
-    if not shape.variants:
-        raise fail("[postgresql]/[mysql]", "at least one dialect section is required")
+            fail(f"{where} settings", "planner settings are supported on PostgreSQL only")
+        if sql and expect:
+            shape.variants[dialect] = Variant(sql.strip(), expect["table"], expect["index"], canonical,
+                                              natural.strip() if natural else None, label, dict(settings))
+    if not any(isinstance(raw.get(d), dict) for d in DIALECTS):
+        fail("[postgresql]/[mysql]", "at least one dialect section is required")
+    if problems:
+        raise CatalogError(problems)
     return shape
 
 
 def _aliases(sql: str) -> list[str]:
     """Output column names of a setup query's select list (``x AS name`` or a bare ``t.col``)."""
-    import re
     head = re.split(r"\bFROM\b", sql, maxsplit=1, flags=re.I)[0]
     head = re.sub(r"^\s*SELECT\s+", "", head, flags=re.I)
     names = []

@@ -19,6 +19,7 @@ from dbbench.servers import Home
 from dbbench.targets import open_targets
 
 DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
+LABELS = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
 
 
 def err(message: str) -> None:
@@ -145,17 +146,25 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
 # -- seed --------------------------------------------------------------------------------------
 @cli.command("seed")
 @target_options
-@click.option("--dataset", default="alpine-100k", show_default=True,
-              help="Dataset name under seeds/ or a path to a dataset .toml.")
+@click.option("--dataset", default=None, help="Dataset name under seeds/ or a path to a dataset .toml "
+              "[default: alpine-100k].")
+@click.option("--catalog", default=None, metavar="DIR",
+              help="Instead of a dataset: run this catalog's own setup SQL (setup.sql / setup.<dialect>.sql).")
 @click.option("--namespace", default="dbbench", show_default=True,
               help="The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON result here.")
 @click.pass_obj
-def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, namespace, output) -> None:
-    """Load the deterministic dataset into each target and verify what was loaded."""
+def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
+    """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
     from dbbench import results, seed
     from dbbench.progress import seed_progress
 
+    if catalog and dataset:
+        raise click.UsageError("give --dataset or --catalog, not both")
+    if catalog:
+        _seed_from_catalog(home, pg_url, mysql_url, only, catalog, namespace, output)
+        return
+    dataset = dataset or "alpine-100k"
     targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
     try:
         for t in targets:
@@ -178,6 +187,37 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, namespace, output) ->
         sys.exit(1)
 
 
+def _seed_from_catalog(home, pg_url, mysql_url, only, catalog, namespace, output) -> None:
+    from dbbench import results, setupsql
+
+    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
+    try:
+        for t in targets:
+            for w in t.warnings:
+                err(f"warning: {w}")
+        cat, res = setupsql.load(targets, catalog, namespace=namespace)
+        agree = setupsql.fingerprints_agree(res)
+        click.echo(render_setup(cat, res, agree))
+        if output:
+            results.write(output, results.setup_document(cat, targets, res, agree))
+    finally:
+        for t in targets:
+            t.dispose()
+
+
+def render_setup(cat, res, agree) -> str:
+    labels = [LABELS[r.dialect] for r in res]
+    rows = [[t, *[f"{r.rows[t]:,}" if t in r.rows else "—" for r in res],
+             ("equal" if ok else "different") if len(res) > 1 else ""] for t, ok in agree.items()]
+    out = [tabulate(rows, headers=["table", *[f"{lb} rows" for lb in labels], "fingerprints across dialects"],
+                    colalign=("left", *["right"] * len(labels), "left"))]
+    out.append("")
+    out.append(tabulate([[LABELS[r.dialect], r.namespace, Path(r.file).name, r.statements, f"{r.total_seconds:.2f} s",
+                          ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items())] for r in res],
+                        headers=["server", "namespace", "setup file", "statements", "time", "steps (s)"]))
+    return "\n".join(out)
+
+
 def render_seed(res, agree, generated: float) -> str:
     labels = [{"postgresql": "PostgreSQL", "mysql": "MySQL"}[r.dialect] for r in res]
     names = [c.name for c in res[0].checks] if res else []
@@ -198,6 +238,30 @@ def render_seed(res, agree, generated: float) -> str:
     return "\n".join(out)
 
 
+# -- validate ----------------------------------------------------------------------------------
+@cli.command("validate")
+@click.option("--catalog", default="alpine", show_default=True,
+              help="Catalog directory or entry file (name under sql/catalog/, or a path).")
+@click.option("--namespace", default="dbbench", show_default=True,
+              help="Namespace the setup SQL would run into (its statements are checked against it).")
+def validate_cmd(catalog, namespace) -> None:
+    """Check a catalog (every entry, field and setup statement) without touching a database."""
+    from dbbench import catalog as catalogs
+    from dbbench import setupsql
+
+    cat = catalogs.open_catalog(catalog)
+    setup = {d: len(setupsql.statements_for(f, d, namespace)) for d, f in cat.setup.items()}
+    rows = []
+    for shape in cat.shapes:
+        for d, v in shape.variants.items():
+            rows.append([shape.name, LABELS[d], f"{v.expect_table} using {v.expect_index}",
+                         ", ".join(v.forbid) or "—", "yes" if v.natural else ""])
+    click.echo(tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"]))
+    where = "; ".join(f"{LABELS[d]}: {cat.setup[d].name} ({n} statements)" for d, n in setup.items())
+    click.echo(f"\n{cat.path}: {len(cat.shapes)} shapes valid; "
+               + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)"))
+
+
 # -- explain / check ---------------------------------------------------------------------------
 def _explain_options(fn):
     fn = click.option("--catalog", default="alpine", show_default=True,
@@ -207,47 +271,73 @@ def _explain_options(fn):
                       help="The seeded PostgreSQL schema / MySQL database.")(fn)
     fn = click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600),
                       help="Per-statement timeout in seconds (a pathological plan is reported as timeout).")(fn)
+    fn = _report_options(fn)
+    return fn
+
+
+def _report_options(fn):
     fn = click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON result here.")(fn)
     fn = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path),
                       help="Write a JUnit XML report (one test case per shape and dialect).")(fn)
+    fn = click.option("--github-summary", type=click.Path(dir_okay=False, path_type=Path),
+                      envvar="GITHUB_STEP_SUMMARY", metavar="FILE",
+                      help="Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set).")(fn)
     fn = click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table",
                       show_default=True, help="Terminal tables or Markdown.")(fn)
     return fn
 
 
-def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
-                 warmups: int, runs: int, natural: bool, command: str, access_only: bool = False) -> None:
-    import hashlib
-
-    from dbbench import explain, report, results
+def _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, warmups: int, runs: int,
+             natural: bool, command: str, access_only: bool = False) -> dict:
+    """Run the catalog on the targets; the result document (dbbench.explain/1)."""
+    from dbbench import catalog as catalogs
+    from dbbench import explain, report, setupsql
     from dbbench.progress import explain_progress
 
+    cat = catalogs.open_catalog(catalog, list(shapes) or None)
     targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
     try:
         for t in targets:
             for w in t.warnings:
                 err(f"warning: {w}")
         with explain_progress() as progress:
-            _, res, metas = explain.run(targets, catalog, namespace=namespace, warmups=warmups, runs=runs,
+            _, res, metas = explain.run(targets, cat, namespace=namespace, warmups=warmups, runs=runs,
                                         timeout_ms=int(timeout_s * 1000), natural=natural,
                                         only=list(shapes) or None, progress=progress, access_only=access_only)
-        tablefmt = "github" if fmt == "markdown" else "simple"
-        click.echo(report.shape_table(res, tablefmt))
-        if any(r.natural for r in res):
-            click.echo("")
-            click.echo(report.remediation_table(res, tablefmt))
-        if output:
-            config = {"command": command, "catalog": catalog, "namespace": namespace, "warmups": warmups,
-                      "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes)}
-            results.write(output, report.explain_document(targets, res, metas, config))
-            digest = hashlib.sha256(output.read_bytes()).hexdigest()
-            click.echo(f"\nwrote {output} (SHA-256 {digest})")
-        if junit:
-            junit.write_text(report.junit_xml(res, f"dbbench.{command}"))
+        for w in setupsql.stale(cat, metas):
+            err(f"warning: {w}")
+        config = {"command": command, "catalog": str(catalog), "namespace": namespace, "warmups": warmups,
+                  "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes)}
+        return report.explain_document(targets, res, metas, config)
     finally:
         for t in targets:
             t.dispose()
-    problems = report.failures(res)
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    import hashlib
+
+    from dbbench import results
+    results.write(path, doc)
+    click.echo(f"\nwrote {path} (SHA-256 {hashlib.sha256(path.read_bytes()).hexdigest()})")
+
+
+def _emit(doc: dict, fmt: str, output, junit, github_summary, command: str) -> None:
+    """Print the tables, write the requested files, exit 1 on a failed assertion."""
+    from dbbench import report
+
+    tablefmt = "markdown" if fmt == "markdown" else "simple"
+    click.echo(report.shape_table(doc, tablefmt))
+    if report.has_remediation(doc):
+        click.echo("")
+        click.echo(report.remediation_table(doc, tablefmt))
+    if output:
+        _write_json(output, doc)
+    if junit:
+        junit.write_text(report.junit_xml(doc, f"dbbench.{command}"))
+    if github_summary:
+        report.append_summary(github_summary, report.github_summary(doc, f"dbbench {command}"))
+    problems = report.failures(doc)
     if problems:
         for line in problems:
             click.echo(line, err=True)
@@ -263,37 +353,186 @@ def _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, time
 @click.option("--natural/--no-natural", default=True, show_default=True,
               help="Also measure the natural (pre-remediation) spellings.")
 @click.pass_obj
-def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
-                warmups, runs, natural) -> None:
+def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit,
+                github_summary, fmt, warmups, runs, natural) -> None:
     """Warmed EXPLAIN ANALYZE sets per shape; exit 1 when an expected index is not used."""
-    _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
-                 warmups, runs, natural, "explain")
+    doc = _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, warmups, runs, natural,
+                   "explain")
+    _emit(doc, fmt, output, junit, github_summary, "explain")
 
 
 @cli.command("check")
 @target_options
 @_explain_options
-@click.option("--dataset", default="alpine-ci", show_default=True, help="Scratch dataset seeded first.")
+@click.option("--dataset", default=None,
+              help="Scratch dataset seeded first [default: the catalog's setup SQL if it has one, else alpine-ci].")
 @click.pass_obj
-def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
-              dataset) -> None:
-    """CI gate: seed a small scratch dataset, run every shape once, assert the access paths."""
-    from dbbench import seed
+def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit,
+              github_summary, fmt, dataset) -> None:
+    """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans."""
+    from dbbench import catalog as catalogs
+    from dbbench import seed, setupsql
 
     if namespace == "dbbench":
         namespace = "dbbench_check"
+    cat = catalogs.open_catalog(catalog)
+    own_setup = cat.has_setup and dataset is None
     targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
     try:
-        _, res, _ = seed.seed(targets, dataset, namespace=namespace, cache_dir=home.root / "datasets")
+        if own_setup:
+            setupsql.load(targets, cat, namespace=namespace)
+            bad = []
+        else:
+            _, res, _ = seed.seed(targets, dataset or "alpine-ci", namespace=namespace,
+                                  cache_dir=home.root / "datasets")
+            bad = [f"{r.dialect}: {c.name}" for r in res for c in r.checks if not c.ok]
     finally:
         for t in targets:
             t.dispose()
-    bad = [f"{r.dialect}: {c.name}" for r in res for c in r.checks if not c.ok]
     if bad:
         err("error: scratch dataset verification failed: " + "; ".join(bad))
         sys.exit(1)
-    _run_explain(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit, fmt,
-                 0, 1, False, "check", access_only=True)
+    # A catalog's own setup is the data it was written for: assert everything. The CI-size alpine
+    # dataset is not, so only the access path is asserted there.
+    doc = _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, 0, 1, False, "check",
+                   access_only=not own_setup)
+    _emit(doc, fmt, output, junit, github_summary, "check")
+
+
+# -- baseline / diff ---------------------------------------------------------------------------
+@cli.group("baseline")
+def baseline_group() -> None:
+    """Baselines: a run's normalized plans and timings, in a file meant to be committed."""
+
+
+@baseline_group.command("save")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@target_options
+@click.option("--from", "source", type=click.Path(dir_okay=False, path_type=Path),
+              help="Save this result file (dbbench explain --output) instead of running the catalog.")
+@click.option("--catalog", default="alpine", show_default=True, help="Catalog directory, entry file or name.")
+@click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")
+@click.option("--namespace", default="dbbench", show_default=True, help="The seeded schema / database.")
+@click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600))
+@click.option("--warmups", default=3, show_default=True, type=click.IntRange(0, 1000))
+@click.option("--runs", default=7, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--natural/--no-natural", default=True, show_default=True,
+              help="Also measure the natural spellings (kept in the baseline for reports; diff ignores them).")
+@click.option("--allow-failures", is_flag=True, help="Save even when a catalog assertion fails.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@click.pass_obj
+def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, shapes, namespace, timeout_s,
+                  warmups, runs, natural, allow_failures, fmt) -> None:
+    """Run the catalog (or take --from RESULT.json) and write its baseline to FILE."""
+    from dbbench import baseline, report, results
+
+    if source:
+        doc = results.load(source)
+    else:
+        doc = _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, warmups, runs,
+                       natural, "baseline save")
+        click.echo(report.shape_table(doc, "markdown" if fmt == "markdown" else "simple"))
+    problems = report.failures(doc)
+    if problems and not allow_failures:
+        for line in problems:
+            click.echo(line, err=True)
+        err(f"error: not saving a baseline in which {len(doc['failures'] or problems)} assertion(s) fail "
+            "(fix them, or pass --allow-failures)")
+        sys.exit(1)
+    digest = baseline.save(file, doc, source=str(source) if source else "run")
+    click.echo(f"\nbaseline: {file} ({len(doc['results'])} shape/dialect entries; SHA-256 {digest})")
+
+
+@cli.command("diff")
+@click.argument("baseline_file", metavar="BASELINE", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("result_file", metavar="[RESULT]", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@target_options
+@click.option("--catalog", default=None, help="Catalog to run when RESULT is not given [default: the baseline's].")
+@click.option("--namespace", default=None, help="Namespace to run in [default: the baseline's].")
+@click.option("--warmups", default=None, type=click.IntRange(0, 1000), help="[default: the baseline's]")
+@click.option("--runs", default=None, type=click.IntRange(1, 1000), help="[default: the baseline's]")
+@click.option("--timeout", "timeout_s", default=None, type=click.FloatRange(0.1, 3600), help="[default: the baseline's]")
+@click.option("--rows-factor", default=10.0, show_default=True, type=click.FloatRange(1, None),
+              help="A node's rows misestimated by more than this factor is a regression (if it was not before).")
+@click.option("--rows-min", default=100.0, show_default=True, type=click.FloatRange(0, None),
+              help="…only where the larger of estimate and actual is at least this many rows.")
+@click.option("--slower", default=1.0, show_default=True, type=click.FloatRange(0, None),
+              help="p50 slower by more than this fraction of the baseline p50 (1.0: doubled) is a regression …")
+@click.option("--noise-ms", default=0.5, show_default=True, type=click.FloatRange(0, None),
+              help="… and only if it is slower by more than this many milliseconds.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the Markdown (a pull-request comment) to this file.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the diff as JSON here.")
+@click.option("--save-result", type=click.Path(dir_okay=False, path_type=Path),
+              help="When RESULT is not given: write the new run's result document here.")
+@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path),
+              help="JUnit XML: one test case per shape and dialect, failed when it regressed.")
+@click.option("--github-summary", type=click.Path(dir_okay=False, path_type=Path), envvar="GITHUB_STEP_SUMMARY",
+              metavar="FILE", help="Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).")
+@click.pass_obj
+def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, catalog, namespace, warmups, runs,
+             timeout_s, rows_factor, rows_min, slower, noise_ms, fmt, markdown_file, output, save_result, junit,
+             github_summary) -> None:
+    """Compare a run with a baseline, node by node; exit 1 on a regression, 0 otherwise, 2 on bad input.
+
+    Without RESULT the baseline's catalog is run now (same namespace, warm-ups and runs unless
+    overridden) and compared."""
+    from dbbench import baseline, diff, results
+
+    base = baseline.load(baseline_file)
+    if result_file:
+        new = results.load(result_file)
+        result_name = str(result_file)
+    else:
+        cfg = base.get("config") or {}
+        new = _measure(home, pg_url, mysql_url, only, catalog or cfg.get("catalog") or "alpine",
+                       tuple(cfg.get("shapes") or ()), namespace or cfg.get("namespace") or "dbbench",
+                       timeout_s or cfg.get("timeout_s") or 30.0,
+                       cfg.get("warmups", 3) if warmups is None else warmups,
+                       cfg.get("runs", 7) if runs is None else runs, False, "diff")
+        result_name = "this run"
+        if save_result:
+            results.write(save_result, new)
+            result_name = str(save_result)
+    report = diff.compare(base, new, diff.Thresholds(rows_factor, rows_min, slower, noise_ms),
+                          baseline_name=str(baseline_file), result_name=result_name)
+    if not any(s.base and s.result for s in report.shapes):
+        raise DbbenchError(f"nothing to compare: {result_name} measured none of the shapes in {baseline_file}")
+    md = diff.to_markdown(report)
+    click.echo(md if fmt == "markdown" else diff.to_text(report))
+    if markdown_file:
+        markdown_file.write_text(md)
+    if output:
+        results.write(output, report.to_dict())
+    if junit:
+        junit.write_text(diff.junit_xml(report))
+    if github_summary:
+        from dbbench.report import append_summary
+        append_summary(github_summary, md)
+    sys.exit(0 if report.ok else 1)
+
+
+# -- report ------------------------------------------------------------------------------------
+@cli.command("report")
+@click.argument("result_file", metavar="RESULT.json", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a self-contained HTML page with a chart of every timed sample.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown here too.")
+@click.option("--title", default=None, help="Title of the HTML page.")
+def report_cmd(result_file, html_file, output, title) -> None:
+    """A result file as a write-up's Markdown tables: p50 / p95 per shape and dialect with the
+    access path, and natural vs remediated spellings; --html adds a chart of every sample."""
+    from dbbench import report, results
+
+    doc = results.load(result_file)
+    md = report.markdown(doc, result_file)
+    click.echo(md, nl=False)
+    if output:
+        output.write_text(md)
+    if html_file:
+        html_file.write_text(report.html(doc, result_file, title))
+        err(f"wrote {html_file}")
 
 
 # -- bench -------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Callable
 
 from dbbench import catalog as catalogs
 from dbbench import dialects
-from dbbench.catalog import Shape
+from dbbench.catalog import Catalog, Shape
 from dbbench.errors import DbbenchError
 from dbbench.plan import PlanNode, Verdict, check
 from dbbench.sqltext import to_pyformat
@@ -61,6 +61,7 @@ class ShapeResult:
     natural_label: str | None = None
     verdict: Verdict | None = None
     cascade: dict | None = None     # rows counted before / after the delete / after the rollback
+    access_path: str | None = None  # the catalog's words for the expected path (reports)
 
     @property
     def ok(self) -> bool:
@@ -127,7 +128,8 @@ def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, ti
     report(target.dialect, shape.name, "remediated")
     rem = measure(conn, d, "remediated", v.sql, params, warmups, runs, timeout_ms, v.settings)
     result = ShapeResult(shape.name, target.dialect, shape.cardinality, shape.expect_rows,
-                         {k: _jsonable(val) for k, val in params.items()}, rem, natural_label=v.natural_label)
+                         {k: _jsonable(val) for k, val in params.items()}, rem, natural_label=v.natural_label,
+                         access_path=shape.access_path)
     if rem._tree is not None:
         forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
         result.verdict = check(rem._tree, v.expect_table, v.expect_index, forbid)
@@ -176,7 +178,7 @@ def prove_cascade(conn, cascade: dict[str, str], params: dict) -> dict:
 def _dataset_params(name: str | None) -> dict:
     """The seeded dataset's catalog values; none for a dataset dbbench does not know by name."""
     from dbbench import dataset
-    if not name:
+    if not name or name.startswith("setup:"):
         return {}
     try:
         return dataset.load(name).params()
@@ -192,17 +194,34 @@ def _jsonable(value):
     return value
 
 
-def run(targets: list[Target], catalog: str = "alpine", *, namespace: str = "dbbench", warmups: int = 3,
+def run(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: str = "dbbench", warmups: int = 3,
         runs: int = 7, timeout_ms: int = 30_000, natural: bool = True, only: list[str] | None = None,
         progress: Progress | None = None, access_only: bool = False) -> tuple[list[Shape], list[ShapeResult], dict[str, dict]]:
     """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
 
-    ``access_only=True`` asserts the access path only (expected index, no forbidden full scan): for
-    CI-size datasets, where row counts differ from the catalog's claims and the planner rightly
-    sorts a few hundred rows instead of walking an index in order.
+    ``catalog`` is a name under ``sql/catalog/``, a directory or entry file, or a loaded
+    :class:`~dbbench.catalog.Catalog`. A catalog that carries its own setup SQL needs a namespace
+    built from it (``dbbench seed --catalog``). ``access_only=True`` asserts the access path only
+    (expected index, no forbidden full scan): for CI-size datasets, where row counts differ from
+    the catalog's claims and the planner rightly sorts a few hundred rows instead of walking an
+    index in order.
     """
-    shapes = catalogs.load(catalog, only)
-    metas = {t.dialect: require_seeded(t, namespace) for t in targets}
+    cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
+    shapes = [s for s in cat.shapes if not only or s.name in only]
+    try:
+        metas = {t.dialect: require_seeded(t, namespace) for t in targets}
+    except NotSeeded as exc:
+        if not cat.has_setup:
+            raise
+        raise NotSeeded(str(exc).replace("run `dbbench seed` first", f"run `dbbench seed --catalog {cat.path} "
+                                                                      f"--namespace {namespace}` first")) from None
+    if cat.has_setup:
+        for t in targets:
+            have = metas[t.dialect].get("dataset")
+            if have != cat.dataset_name:
+                raise NotSeeded(f"{t.label} {dialects.get(t.dialect).NAMESPACE_KIND} {namespace!r} holds "
+                                f"{have!r}, not the data of catalog {cat.name!r}: run "
+                                f"`dbbench seed --catalog {cat.path} --namespace {namespace}` first")
     results = []
     for target in targets:
         d = dialects.get(target.dialect)

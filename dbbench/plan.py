@@ -15,6 +15,28 @@ from typing import Iterator
 
 ACCESS_KINDS = ("full_scan", "index_scan", "index_range", "index_lookup", "unique_lookup", "const")
 FEATURES = ("full_scan", "sort", "temp_table")
+# The servers' own words for the features, accepted wherever a feature is forbidden.
+FEATURE_ALIASES = {"seq_scan": "full_scan", "table_scan": "full_scan", "filesort": "sort",
+                   "temporary": "temp_table"}
+
+
+def normalize_forbid(items) -> list[str]:
+    """Forbid entries in canonical form: ``full_scan``, ``full_scan:TABLE``, ``sort``, ``temp_table``
+    (``seq_scan``/``table_scan``, ``filesort`` and ``temporary`` are accepted as the servers' names).
+    Raises ValueError naming the first entry that is none of these."""
+    if isinstance(items, str):
+        items = [items]
+    out = []
+    for item in items:
+        if not isinstance(item, str):
+            raise ValueError(f"{item!r} is not a feature name")
+        feature, colon, table = item.partition(":")
+        feature = FEATURE_ALIASES.get(feature, feature)
+        if feature not in FEATURES or (colon and (feature != "full_scan" or not table)):
+            allowed = ", ".join([*FEATURES, *FEATURE_ALIASES])
+            raise ValueError(f"{item!r} is not one of {allowed} (full_scan:TABLE limits a full scan to one table)")
+        out.append(f"{feature}:{table}" if colon else feature)
+    return out
 
 
 @dataclass
@@ -40,6 +62,12 @@ class PlanNode:
         d = asdict(self)
         d["children"] = [c.to_dict() for c in self.children]
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PlanNode":
+        """The inverse of :meth:`to_dict` (the ``plan`` of a result file)."""
+        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__ and k != "children"}
+        return cls(**known, children=[cls.from_dict(c) for c in d.get("children") or []])
 
     def render(self, depth: int = 0) -> str:
         bits = [self.label]
@@ -79,11 +107,13 @@ class Verdict:
 def check(root: PlanNode, table: str, index: str, forbid: list[str]) -> Verdict:
     """Whether ``index`` is used on ``table`` and no forbidden feature appears.
 
-    ``forbid`` entries: ``full_scan`` (of any table), ``full_scan:TABLE``, ``sort``, ``temp_table``.
+    ``forbid`` entries: ``full_scan`` (of any table), ``full_scan:TABLE``, ``sort``, ``temp_table``
+    (or the servers' names, see :func:`normalize_forbid`).
     ``sort`` and ``temp_table`` concern the statement's own path; a bounded correlated probe that
     orders its few rows (``ORDER BY … LIMIT 1 OFFSET n`` per candidate) is not a filesort of the
     result.
     """
+    forbid = normalize_forbid(forbid)
     found = accesses(root)
     expected = f"{table} using {index}"
     actual = "; ".join(describe_access(n) for n in found) or "no table access"

@@ -12,6 +12,7 @@ from typing import Any
 from dbbench import __version__
 from dbbench.seed import SeedResult
 from dbbench.dataset import Dataset
+from dbbench.errors import DbbenchError
 from dbbench.targets import Target
 
 SCHEMA_VERSION = 1
@@ -45,5 +46,91 @@ def seed_document(ds: Dataset, targets: list[Target], results: list[SeedResult],
     return doc
 
 
+def setup_document(catalog, targets: list[Target], results: list, agree: dict[str, bool]) -> dict[str, Any]:
+    """``dbbench seed --catalog``: what the catalog's setup SQL built, per target."""
+    doc = envelope("seed", targets)
+    doc["dataset"] = {"name": catalog.dataset_name, "catalog": str(catalog.path),
+                      "setup": {r.dialect: {"file": Path(r.file).name, "sha256": r.sha256} for r in results}}
+    doc["targets"] = [{
+        "dialect": r.dialect,
+        "namespace": r.namespace,
+        "statements": r.statements,
+        "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
+        "total_seconds": round(r.total_seconds, 4),
+        "cardinalities": [{"name": f"rows in {t}", "expected": None, "actual": n, "ok": True} for t, n in r.rows.items()],
+        "fingerprints": r.fingerprints,
+        "ok": True,
+    } for r in results]
+    doc["fingerprints_equal"] = agree
+    return doc
+
+
 def write(path: Path, doc: dict[str, Any]) -> None:
     path.write_text(json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
+
+
+class ResultFileError(DbbenchError):
+    """A result or baseline file that cannot be read (exit code 2)."""
+
+
+def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
+    """Read a result document written by ``dbbench explain --output`` / ``check --output`` /
+    ``baseline save`` and check the fields the renderers and ``diff`` rely on, naming the first bad
+    one (``results[3].remediated.samples_ms``)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultFileError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultFileError(f"{path}: cannot read: {exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
+        raise ResultFileError(f"{path}: not a dbbench result (no \"schema\" field)")
+    name, _, version = doc["schema"].partition("/")
+    if name != f"dbbench.{kind}":
+        raise ResultFileError(f"{path}: schema {doc['schema']!r} is not a dbbench.{kind} result "
+                              "(write one with `dbbench explain --output` or `dbbench baseline save`)")
+    if not version.isdigit() or int(version) > SCHEMA_VERSION:
+        raise ResultFileError(f"{path}: schema version {version!r} is newer than this dbbench understands "
+                              f"({SCHEMA_VERSION})")
+    entries = doc.get("results")
+    if not isinstance(entries, list):
+        raise ResultFileError(f"{path}: results: must be a list")
+
+    def bad(where: str, what: str) -> ResultFileError:
+        return ResultFileError(f"{path}: {where}: {what}")
+
+    for i, r in enumerate(entries):
+        at = f"results[{i}]"
+        if not isinstance(r, dict):
+            raise bad(at, "must be an object")
+        for key in ("shape", "dialect"):
+            if not isinstance(r.get(key), str):
+                raise bad(f"{at}.{key}", "must be text")
+        if r["dialect"] not in ("postgresql", "mysql"):
+            raise bad(f"{at}.dialect", f"{r['dialect']!r} is not postgresql or mysql")
+        if not isinstance(r.get("ok"), bool):
+            raise bad(f"{at}.ok", "must be true or false")
+        for spelling in ("remediated", "natural"):
+            m = r.get(spelling)
+            if m is None and spelling == "natural":
+                continue
+            if not isinstance(m, dict):
+                raise bad(f"{at}.{spelling}", "must be an object")
+            samples = m.get("samples_ms")
+            if not isinstance(samples, list) or not all(isinstance(v, (int, float)) for v in samples):
+                raise bad(f"{at}.{spelling}.samples_ms", "must be a list of numbers")
+            for key in ("p50_ms", "p95_ms"):
+                if m.get(key) is not None and not isinstance(m[key], (int, float)):
+                    raise bad(f"{at}.{spelling}.{key}", "must be a number or null")
+            if m.get("plan") is not None and not isinstance(m["plan"], dict):
+                raise bad(f"{at}.{spelling}.plan", "must be a plan tree object or null")
+            m.setdefault("timeout", None)
+        r.setdefault("verdict", None)
+        r.setdefault("cardinality", "")
+    doc.setdefault("servers", [])
+    return doc

@@ -67,3 +67,30 @@ def test_writes_are_rolled_back_or_refused_clearly(shop):
         changed = cur.fetchone()[0]
     conn.rollback()
     assert changed == 0
+
+
+def test_the_issues_call_with_the_servers_own_feature_names(shop):
+    dialect, conn = shop
+    assert_plan(conn, "SELECT id, total FROM orders WHERE customer_id = :c ORDER BY customer_id", {"c": 42},
+                uses_index="ix_orders_customer", forbid=["seq_scan", "filesort"])
+    with pytest.raises(ValueError, match="'hash_join' is not one of"):
+        assert_plan(conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42},
+                    uses_index="ix_orders_customer", forbid=["hash_join"])
+
+
+def test_uncommitted_rows_of_the_caller_survive_the_plan_check(shop):
+    dialect, conn = shop
+    with conn.cursor() as cur:
+        cur.execute("INSERT INTO orders VALUES (900001, 42, 5)")   # the test's own, uncommitted
+    result = assert_plan(conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42},
+                         uses_index="ix_orders_customer", forbid=["full_scan"])
+    assert result.tree.actual_rows == 11                              # the plan saw it
+    with conn.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM orders WHERE id = 900001")
+        still_there = cur.fetchone()[0]
+    conn.rollback()
+    with conn.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM orders WHERE id = 900001")
+        after_rollback = cur.fetchone()[0]
+    conn.rollback()
+    assert (still_there, after_rollback) == (1, 0)                   # kept, and never committed

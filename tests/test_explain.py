@@ -127,11 +127,12 @@ def test_malformed_catalog_names_file_and_field(local_servers, tmp_path):
                                        'expect = { table = "t" }\n')
     result = run_cli("explain", "--catalog", str(tmp_path))
     assert result.code == 2
-    assert "bad.toml: [postgresql] expect: needs" in result.stderr
+    assert "bad.toml: entry 'x': [postgresql] expect: needs" in result.stderr
     (tmp_path / "bad.toml").write_text('name = "x"\ncardinality = "1"\n[mysql]\nsql = "SELECT :nope"\n'
-                                       'expect = { table = "t", index = "i" }\nforbid = ["filesort"]\n')
+                                       'expect = { table = "t", index = "i" }\nforbid = ["hash_join"]\n')
     result = run_cli("explain", "--catalog", str(tmp_path))
-    assert result.code == 2 and "'filesort' is not one of" in result.stderr
+    assert result.code == 2 and "'hash_join' is not one of" in result.stderr
+    assert "[mysql] sql: parameter :nope is not in [params]" in result.stderr  # every problem, not the first
 
 
 def test_timeout_is_reported_not_hung(seeded, tmp_path):

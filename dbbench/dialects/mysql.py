@@ -241,10 +241,16 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     from dbbench.plan import PlanNode
 
     aliases = alias_map(sql)
+    # Inside the caller's open transaction (a test's uncommitted rows), BEGIN would commit them:
+    # use a savepoint and roll back to it instead.
+    in_tx = bool((conn.server_status or 0) & 1)  # SERVER_STATUS_IN_TRANS
     try:
         with conn.cursor() as cur:
             cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
-            conn.begin()
+            if in_tx:
+                cur.execute("SAVEPOINT dbbench_explain")
+            else:
+                conn.begin()
             cur.execute("EXPLAIN ANALYZE " + sql, params)
             text = cur.fetchone()[0]
             if "not executable by iterator executor" in text:
@@ -269,7 +275,12 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
             raise TimeoutError(f"max_execution_time of {timeout_ms} ms reached") from None
         raise
     finally:
-        conn.rollback()
+        if in_tx:
+            with conn.cursor() as cur:
+                cur.execute("ROLLBACK TO SAVEPOINT dbbench_explain")
+                cur.execute("RELEASE SAVEPOINT dbbench_explain")
+        else:
+            conn.rollback()
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:

@@ -133,7 +133,8 @@ def parse_plan(doc) -> tuple["PlanNode", float]:
             kind = "index_range" if p.get("Index Cond") else "index_scan"
         else:
             kind = _KINDS.get(ntype, ntype.lower().replace(" ", "_"))
-        label = ntype + (f" on {table}" if table else "") + (f" using {p['Index Name']}" if p.get("Index Name") else "")
+        shown = ntype + (" Backward" if p.get("Scan Direction") == "Backward" else "")
+        label = shown + (f" on {table}" if table else "") + (f" using {p['Index Name']}" if p.get("Index Name") else "")
         n = PlanNode(kind=kind, label=label, table=table, alias=p.get("Alias"), index=p.get("Index Name"),
                      est_rows=p.get("Plan Rows"), actual_rows=p.get("Actual Rows"), loops=p.get("Actual Loops"),
                      actual_ms=p.get("Actual Total Time"),
@@ -153,11 +154,15 @@ def explain_sql(sql: str) -> str:
 def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
     """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back, with the shape's
     planner ``settings`` (``SET LOCAL``) if it declares any. Returns (raw plan, tree, executor ms);
-    raises TimeoutError past ``timeout_ms``."""
+    raises TimeoutError past ``timeout_ms``. Inside the caller's open transaction (a test's
+    uncommitted rows) it runs under a savepoint and rolls back to it, keeping the caller's work."""
     import psycopg
 
+    in_tx = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
     try:
         with psycopg.ClientCursor(conn) as cur:
+            if in_tx:
+                cur.execute("SAVEPOINT dbbench_explain")
             cur.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
             for name, value in (settings or {}).items():
                 cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
@@ -168,7 +173,12 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     except psycopg.errors.QueryCanceled:
         raise TimeoutError(f"statement_timeout of {timeout_ms} ms reached") from None
     finally:
-        conn.rollback()
+        if in_tx:
+            with conn.cursor() as cur:
+                cur.execute("ROLLBACK TO SAVEPOINT dbbench_explain")
+                cur.execute("RELEASE SAVEPOINT dbbench_explain")
+        else:
+            conn.rollback()
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:

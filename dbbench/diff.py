@@ -1,0 +1,411 @@
+"""``dbbench diff``: a run compared with a baseline, node by node on the normalized plans.
+
+For each shape and dialect of the baseline, the remediated spelling's plan trees are aligned node
+by node: table accesses by table (and alias, in order of appearance), operators by kind (in order
+of appearance). Findings (docs/diff.md explains each with real output):
+
+* ``index_lost`` (regression): an index the baseline read a table through is no longer used on it;
+  the message names the table's new access path.
+* ``access_changed`` (regression): the same table node is read through a different index.
+* ``scan_kind`` (regression when worse): the access kind changed; worse means further right in
+  const < unique_lookup < index_lookup < index_range < index_scan < full_scan.
+* ``new_access`` (regression when it is a full scan): a table the baseline did not read.
+* ``sort_added`` / ``temp_table_added`` (regression): on the statement's own path.
+* ``misestimate`` (regression when new): estimated vs actual rows of a matched node differ by
+  more than ``rows_factor`` and the larger side is at least ``rows_min`` rows. Under a ``Limit`` an
+  estimate above the actual rows is the limit at work, so only underestimates count there.
+* ``slower`` (regression): p50 slower by more than ``slower`` (a fraction: 1.0 = doubled) *and* by
+  more than ``noise_ms``.
+* ``assertion`` (regression): the catalog assertion fails now and held in the baseline.
+* ``timeout`` (regression), ``missing`` (regression when its dialect ran), ``new`` (information).
+
+Improvements (a better access kind, a sort gone, p50 faster beyond the same thresholds) are
+reported and never fail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbbench.plan import ACCESS_KINDS, PlanNode
+from dbbench.report import LABEL, fmt_factor, fmt_ms, md_table, _table
+
+# Worse to the right: a change to the right is a regression, to the left an improvement.
+KIND_RANK = {k: i for i, k in enumerate(("const", "unique_lookup", "index_lookup", "index_range", "index_scan",
+                                         "full_scan"))}
+
+
+@dataclass
+class Thresholds:
+    rows_factor: float = 10.0   # rows misestimated by more than this factor …
+    rows_min: float = 100.0     # … where the larger of estimate and actual is at least this
+    slower: float = 1.0         # p50 slower by more than this fraction of the baseline p50 (1.0: doubled) …
+    noise_ms: float = 0.5       # … and by more than this many milliseconds
+
+
+@dataclass
+class Finding:
+    kind: str
+    regression: bool
+    message: str
+    improvement: bool = False
+
+
+@dataclass
+class ShapeDiff:
+    shape: str
+    dialect: str
+    base: dict | None
+    result: dict | None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> bool:
+        return any(f.regression for f in self.findings)
+
+    @property
+    def status(self) -> str:
+        if self.base is None:
+            return "new"
+        if self.result is None:
+            return "missing" if self.regressed else "not compared"
+        if self.regressed:
+            return "regressed"
+        if self.findings and all(f.improvement for f in self.findings):
+            return "improved"
+        return "changed" if self.findings else "unchanged"
+
+
+@dataclass
+class DiffReport:
+    baseline: str
+    result: str
+    thresholds: Thresholds
+    shapes: list[ShapeDiff]
+    notes: list[str] = field(default_factory=list)
+    base_doc: dict = field(default_factory=dict, repr=False)
+    result_doc: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def regressions(self) -> list[ShapeDiff]:
+        return [s for s in self.shapes if s.regressed]
+
+    @property
+    def ok(self) -> bool:
+        return not self.regressions
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "dbbench.diff/1",
+            "baseline": self.baseline,
+            "result": self.result,
+            "thresholds": asdict(self.thresholds),
+            "ok": self.ok,
+            "notes": self.notes,
+            "shapes": [{"shape": s.shape, "dialect": s.dialect, "status": s.status, "regressed": s.regressed,
+                        "baseline_p50_ms": _p50(s.base), "result_p50_ms": _p50(s.result),
+                        "baseline_access": _access(s.base), "result_access": _access(s.result),
+                        "findings": [asdict(f) for f in s.findings]} for s in self.shapes],
+        }
+
+
+def _p50(entry: dict | None) -> float | None:
+    return entry["remediated"].get("p50_ms") if entry else None
+
+
+def _tree(entry: dict | None) -> PlanNode | None:
+    plan = entry["remediated"].get("plan") if entry else None
+    return PlanNode.from_dict(plan) if plan else None
+
+
+def _is_access(n: PlanNode) -> bool:
+    return n.kind in ACCESS_KINDS and bool(n.table or n.kind != "const")
+
+
+def _describe(n: PlanNode) -> str:
+    return f"{n.kind} on {n.table or n.alias or '?'}" + (f" using {n.index}" if n.index else "")
+
+
+def _access(entry: dict | None) -> str:
+    tree = _tree(entry)
+    if tree is None:
+        return "timeout" if entry and entry["remediated"].get("timeout") else "—"
+    found = [_describe(n) for n in tree.walk() if _is_access(n)]
+    return "; ".join(dict.fromkeys(found)) or "no table access"
+
+
+def keyed_nodes(root: PlanNode) -> dict[tuple, tuple[PlanNode, bool]]:
+    """Every node by its alignment key, with whether it sits under a ``limit``: accesses by
+    (table, alias, n-th), operators by (kind, n-th)."""
+    out: dict[tuple, tuple[PlanNode, bool]] = {}
+    counts: dict[tuple, int] = {}
+
+    def visit(n: PlanNode, limited: bool) -> None:
+        base = ("access", n.table or n.alias or n.label, n.alias) if _is_access(n) else ("op", n.kind)
+        k = counts.get(base, 0)
+        counts[base] = k + 1
+        out[(*base, k)] = (n, limited)
+        for c in n.children:
+            visit(c, limited or n.kind == "limit")
+
+    visit(root, False)
+    return out
+
+
+def misestimate(n: PlanNode, limited: bool, t: Thresholds) -> float | None:
+    """The factor by which ``n``'s rows were misestimated, if beyond the thresholds."""
+    if n.est_rows is None or n.actual_rows is None or not n.loops:
+        return None
+    est, act = float(n.est_rows), float(n.actual_rows)
+    if limited and est >= act:
+        return None
+    factor = max(est, act) / max(min(est, act), 1.0)
+    if factor > t.rows_factor and max(est, act) >= t.rows_min:
+        return factor
+    return None
+
+
+def _features(root: PlanNode, kind: str) -> list[PlanNode]:
+    return [n for n in root.walk() if n.kind == kind and not n.in_subquery]
+
+
+def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]:
+    out: list[Finding] = []
+    b_nodes, n_nodes = keyed_nodes(base), keyed_nodes(new)
+    new_accesses = [n for n, _ in n_nodes.values() if _is_access(n)]
+    for key, (b, _) in b_nodes.items():
+        if key[0] != "access":
+            continue
+        match = n_nodes.get(key)
+        same_table = [n for n in new_accesses if n.table == b.table]
+        if b.index and not any(n.index == b.index for n in same_table):
+            now = "; ".join(_describe(n) for n in same_table) or "the table is not read"
+            out.append(Finding("index_lost", True, f"index lost: {b.index} on {b.table}; now {now}"))
+        elif match and b.index and match[0].index and match[0].index != b.index:
+            out.append(Finding("access_changed", True, f"access path changed: {_describe(b)} → {_describe(match[0])}"))
+        if match is None:
+            if not same_table:
+                out.append(Finding("access_gone", False, f"no longer reads {b.table or b.alias}: was {_describe(b)}"))
+            continue
+        n = match[0]
+        if n.kind != b.kind and n.kind in KIND_RANK and b.kind in KIND_RANK:
+            worse = KIND_RANK[n.kind] > KIND_RANK[b.kind]
+            out.append(Finding("scan_kind", worse, f"scan kind changed on {b.table or b.alias}: {b.kind} → {n.kind}",
+                               improvement=not worse))
+    for key, (n, _) in n_nodes.items():
+        if key[0] == "access" and key not in b_nodes:
+            full = n.kind == "full_scan"
+            out.append(Finding("new_access", full, f"new access: {_describe(n)}"))
+    for kind in ("sort", "temp_table"):
+        before, after = _features(base, kind), _features(new, kind)
+        if len(after) > len(before):
+            added = after[len(before):] if before else after
+            out.append(Finding(f"{kind}_added", True, f"{kind.replace('_', ' ')} added: "
+                                                   + "; ".join(n.label for n in added)))
+        elif len(after) < len(before):
+            out.append(Finding(f"{kind}_removed", False, f"{kind.replace('_', ' ')} removed: "
+                                                      + "; ".join(n.label for n in before[len(after):]),
+                               improvement=True))
+    for key, (n, limited) in n_nodes.items():
+        factor = misestimate(n, limited, t)
+        if factor is None:
+            continue
+        b = b_nodes.get(key)
+        if b is not None and misestimate(b[0], b[1], t) is None:
+            out.append(Finding("misestimate", True,
+                               f"rows misestimated {fmt_factor(factor)} on {n.label}: estimated "
+                               f"{n.est_rows:,.0f}, actual {n.actual_rows:,.0f} (was {b[0].est_rows or 0:,.0f} / "
+                               f"{b[0].actual_rows or 0:,.0f})"))
+    return out
+
+
+def compare_entry(base: dict, new: dict, t: Thresholds) -> list[Finding]:
+    out: list[Finding] = []
+    b_rem, n_rem = base["remediated"], new["remediated"]
+    if n_rem.get("timeout"):
+        out.append(Finding("timeout", True, f"timed out: {n_rem['timeout']}"))
+    b_tree, n_tree = _tree(base), _tree(new)
+    if b_tree is not None and n_tree is not None:
+        out += compare_plans(b_tree, n_tree, t)
+    if base["ok"] and not new["ok"]:
+        problems = (new.get("verdict") or {}).get("problems") or ["the catalog assertion fails"]
+        out.append(Finding("assertion", True, "assertion fails: " + "; ".join(problems)))
+    elif not base["ok"] and new["ok"]:
+        out.append(Finding("assertion", False, "assertion holds again", improvement=True))
+    b50, n50 = b_rem.get("p50_ms"), n_rem.get("p50_ms")
+    if b50 is not None and n50 is not None and not n_rem.get("timeout"):
+        ratio = n50 / b50 if b50 > 0 else float("inf")
+        if n50 > b50 * (1 + t.slower) and n50 - b50 > t.noise_ms:
+            out.append(Finding("slower", True, f"p50 slower: {fmt_ms(b50)} → {fmt_ms(n50)} ms ({fmt_factor(ratio)})"))
+        elif b50 > n50 * (1 + t.slower) and b50 - n50 > t.noise_ms:
+            out.append(Finding("faster", False, f"p50 faster: {fmt_ms(b50)} → {fmt_ms(n50)} ms "
+                                                f"({fmt_factor(b50 / n50) if n50 > 0 else 'inf'})", improvement=True))
+    return out
+
+
+def _notes(base: dict, new: dict) -> list[str]:
+    notes = []
+    bv = {s["dialect"]: s.get("version") for s in base.get("servers", [])}
+    nv = {s["dialect"]: s.get("version") for s in new.get("servers", [])}
+    for d in sorted(set(bv) & set(nv)):
+        if bv[d] != nv[d]:
+            notes.append(f"{LABEL[d]} server differs: baseline {bv[d]}, result {nv[d]} (plans and timings may "
+                         "differ for that reason alone)")
+    bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
+    for d in sorted(set(bd) & set(nd)):
+        if bd[d].get("fingerprints") and nd[d].get("fingerprints") and bd[d]["fingerprints"] != nd[d]["fingerprints"]:
+            changed = sorted(k for k in set(bd[d]["fingerprints"]) | set(nd[d]["fingerprints"])
+                             if bd[d]["fingerprints"].get(k) != nd[d]["fingerprints"].get(k))
+            notes.append(f"{LABEL[d]} data differs from the baseline's in: {', '.join(changed)}")
+    for d in sorted(set(bd) & set(nd)):
+        if bd[d].get("setup_sha256") and nd[d].get("setup_sha256") and bd[d]["setup_sha256"] != nd[d]["setup_sha256"]:
+            notes.append(f"{LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)")
+    bc, nc = base.get("config") or {}, new.get("config") or {}
+    if bc.get("runs") and nc.get("runs") and bc["runs"] != nc["runs"]:
+        notes.append(f"samples differ: baseline {bc['runs']} timed runs, result {nc['runs']}")
+    return notes
+
+
+def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, baseline_name: str = "baseline",
+            result_name: str = "result") -> DiffReport:
+    """Compare two result documents (``dbbench.results.load`` / ``baseline.load`` / a live run)."""
+    t = thresholds or Thresholds()
+    b_by = {(r["shape"], r["dialect"]): r for r in base["results"]}
+    n_by = {(r["shape"], r["dialect"]): r for r in new["results"]}
+    ran = {r["dialect"] for r in new["results"]}
+    shapes = []
+    for key, b in b_by.items():
+        n = n_by.get(key)
+        sd = ShapeDiff(key[0], key[1], b, n)
+        if n is None:
+            if key[1] in ran:
+                sd.findings.append(Finding("missing", True, "not measured in the result"))
+            else:
+                sd.findings.append(Finding("missing", False, f"{LABEL[key[1]]} did not run"))
+        else:
+            sd.findings = compare_entry(b, n, t)
+        shapes.append(sd)
+    for key, n in n_by.items():
+        if key not in b_by:
+            shapes.append(ShapeDiff(key[0], key[1], None, n,
+                                    [Finding("new", False, "not in the baseline (save a new baseline to track it)")]))
+    order = {name: i for i, name in enumerate(dict.fromkeys([k[0] for k in b_by] + [k[0] for k in n_by]))}
+    dialect_rank = {"mysql": 0, "postgresql": 1}
+    shapes.sort(key=lambda s: (order[s.shape], dialect_rank.get(s.dialect, 9)))
+    notes = _notes(base, new)
+    if not set(b_by) & set(n_by):
+        notes.insert(0, "nothing in common: the result measured none of the baseline's shapes")
+    return DiffReport(baseline_name, result_name, t, shapes, notes, base, new)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]], str]:
+    rows = []
+    for s in report.shapes:
+        status = s.status.upper() if s.regressed else s.status
+        if markdown and s.regressed:
+            status = f"**{status}**"
+        b50, n50 = _p50(s.base), _p50(s.result)
+        rows.append([s.shape, LABEL[s.dialect], _access(s.base), _access(s.result),
+                     "—" if b50 is None else f"{fmt_ms(b50)} ms", "—" if n50 is None else f"{fmt_ms(n50)} ms",
+                     status])
+    return ["Shape", "Dialect", "Baseline access", "Result access", "Baseline p50", "Result p50", "Verdict"], rows, "llllrrl"
+
+
+def _headline(report: DiffReport) -> str:
+    reg = report.regressions
+    unchanged = sum(1 for s in report.shapes if s.status == "unchanged")
+    if reg:
+        names = {}
+        for s in reg:
+            names.setdefault(s.shape, []).append(LABEL[s.dialect])
+        which = "; ".join(f"{k} ({', '.join(v)})" for k, v in names.items())
+        return (f"{len(reg)} regression{'s' if len(reg) != 1 else ''}: {which}; "
+                f"{unchanged} of {len(report.shapes)} unchanged")
+    return f"no regressions; {unchanged} of {len(report.shapes)} unchanged"
+
+
+def _thresholds_line(t: Thresholds) -> str:
+    return (f"rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); "
+            f"p50 slower > {t.slower * 100:g} % and > {t.noise_ms:g} ms")
+
+
+def _sources(report: DiffReport) -> str:
+    def describe(name: str, doc: dict) -> str:
+        servers = ", ".join(f"{LABEL.get(s['dialect'], s['dialect'])} {s.get('version')}" for s in doc.get("servers", []))
+        when = (doc.get("baseline") or {}).get("saved_at") or doc.get("generated_at") or "?"
+        return f"`{name}` ({when}; {servers})"
+    return f"baseline {describe(report.baseline, report.base_doc)} vs result {describe(report.result, report.result_doc)}"
+
+
+def to_text(report: DiffReport) -> str:
+    out = [f"dbbench diff: {_headline(report)}", _sources(report).replace("`", ""),
+           f"thresholds: {_thresholds_line(report.thresholds)}", ""]
+    out.append(_table(*_rows(report, False), "simple"))
+    for title, pick in (("Regressions", lambda s: s.regressed),
+                        ("Other changes", lambda s: not s.regressed and s.findings)):
+        chosen = [s for s in report.shapes if pick(s)]
+        if not chosen:
+            continue
+        out += ["", f"{title}:"]
+        for s in chosen:
+            out.append(f"  {s.shape} [{LABEL[s.dialect]}]")
+            out += [f"    - {f.message}" for f in s.findings]
+    if report.notes:
+        out += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
+    return "\n".join(out)
+
+
+def to_markdown(report: DiffReport, plans: bool = True) -> str:
+    """Markdown for a pull-request comment or a GitHub step summary."""
+    mark = "❌" if report.regressions else "✅"
+    out = [f"### {mark} dbbench diff: {_headline(report)}", "",
+           _sources(report) + ".  ", f"Thresholds: {_thresholds_line(report.thresholds)}.", "",
+           md_table(*_rows(report, True))]
+    reg = report.regressions
+    if reg:
+        out += ["", "#### Regressions", ""]
+        for s in reg:
+            out.append(f"- **{s.shape}** [{LABEL[s.dialect]}]")
+            out += [f"  - {'❌ ' if f.regression else ''}{f.message}" for f in s.findings]
+    others = [s for s in report.shapes if not s.regressed and s.findings]
+    if others:
+        out += ["", "#### Other changes", ""]
+        for s in others:
+            out.append(f"- {s.shape} [{LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings))
+    if report.notes:
+        out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]
+    if plans:
+        for s in reg:
+            b, n = _tree(s.base), _tree(s.result)
+            if b is None and n is None:
+                continue
+            out += ["", f"<details><summary>Plans: {s.shape} [{LABEL[s.dialect]}]</summary>", "",
+                    "Baseline:", "", "```", b.render() if b else "(none)", "```", "",
+                    "Result:", "", "```", n.render() if n else "(none)", "```", "", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def junit_xml(report: DiffReport, suite: str = "dbbench.diff") -> str:
+    import xml.etree.ElementTree as ET
+
+    root = ET.Element("testsuites")
+    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(report.shapes)),
+                       failures=str(len(report.regressions)), errors="0", skipped="0")
+    for s in report.shapes:
+        case = ET.SubElement(ts, "testcase", classname=f"{suite}.{s.dialect}", name=s.shape, time="0")
+        if s.regressed:
+            failure = ET.SubElement(case, "failure", type="PlanRegression",
+                                    message="; ".join(f.message for f in s.findings if f.regression))
+            n = _tree(s.result)
+            failure.text = "\n".join([f.message for f in s.findings] + ([n.render()] if n else []))
+        elif s.findings:
+            ET.SubElement(case, "system-out").text = "\n".join(f.message for f in s.findings)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def load_pair(baseline: Path | str, result: Path | str) -> tuple[dict, dict]:
+    from dbbench import results
+    return results.load(baseline), results.load(result)

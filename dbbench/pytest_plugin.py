@@ -1,0 +1,240 @@
+"""dbbench's pytest plugin: plan assertions in your own DAO tests, on PostgreSQL and MySQL.
+
+Enable it with ``-p dbbench.pytest_plugin`` or ``pytest_plugins = ["dbbench.pytest_plugin"]`` in
+your root ``conftest.py`` (or automatically, where dbbench is installed with its ``pytest11``
+entry point). Then::
+
+    def test_recent_orders_use_their_index(dbbench_conn, assert_plan):
+        assert_plan(dbbench_conn, RECENT_ORDERS, {"customer_id": 42},
+                    uses_index="ix_orders_customer_placed", forbid=["seq_scan", "filesort"])
+
+runs once per dialect (``test_…[postgresql]``, ``test_…[mysql]``). A failure shows the expected
+and actual access paths, the statement and the plan tree.
+
+Options (command line; the ini keys without dashes, ``dbbench_catalog`` …, work too):
+
+``--dbbench-pg-url`` / ``--dbbench-mysql-url``
+    Targets (default: ``DBBENCH_PG_URL`` / ``DBBENCH_MYSQL_URL``, else the local servers started
+    by ``dbbench servers up``). A dialect whose default target is not running is skipped; one you
+    named explicitly must connect.
+``--dbbench-only postgresql|mysql``
+    One dialect only.
+``--dbbench-catalog DIR``
+    A catalog whose setup SQL builds the test schema and data (once per session, in a namespace
+    dbbench owns; reused while the setup files are unchanged; ``--dbbench-rebuild`` forces it).
+``--dbbench-namespace NAME``
+    That namespace (default ``dbbench_pytest``).
+
+Fixtures: ``dbbench_dialect`` (parametrized), ``dbbench_target`` (:class:`dbbench.Target`),
+``dbbench_engine`` (a SQLAlchemy engine whose connections start in the namespace),
+``dbbench_conn`` (a psycopg / PyMySQL connection in the namespace, rolled back after the test) and
+``assert_plan`` (:func:`dbbench.assert_plan`). Marker: ``@pytest.mark.dbbench_dialects("mysql")``
+limits a test to some dialects.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+DIALECTS = ("postgresql", "mysql")
+_OPTIONS = {
+    "dbbench_pg_url": "PostgreSQL URL for plan assertions (env DBBENCH_PG_URL; default: the local server)",
+    "dbbench_mysql_url": "MySQL URL for plan assertions (env DBBENCH_MYSQL_URL; default: the local server)",
+    "dbbench_only": "postgresql or mysql: run plan assertions on one dialect only",
+    "dbbench_catalog": "catalog directory whose setup SQL builds the test data",
+    "dbbench_namespace": "namespace the catalog's setup SQL is loaded into (default dbbench_pytest)",
+}
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("dbbench", "dbbench plan assertions")
+    for name, text in _OPTIONS.items():
+        group.addoption("--" + name.replace("_", "-"), dest=name, default=None, help=text)
+        parser.addini(name, text, default=None)
+    group.addoption("--dbbench-rebuild", dest="dbbench_rebuild", action="store_true",
+                    help="rebuild the catalog's namespace even if its setup SQL is unchanged")
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "dbbench_dialects(*names): run this plan test on these dialects only")
+
+
+def _option(config, name: str):
+    value = config.getoption(name, default=None)
+    if value is None:
+        value = config.getini(name)
+    return value or None
+
+
+def _dialects(config) -> list[str]:
+    only = _option(config, "dbbench_only")
+    if only and only not in DIALECTS:
+        raise pytest.UsageError(f"--dbbench-only: {only!r} is not postgresql or mysql")
+    return [only] if only else list(DIALECTS)
+
+
+def pytest_generate_tests(metafunc) -> None:
+    if "dbbench_dialect" not in metafunc.fixturenames:
+        return
+    chosen = _dialects(metafunc.config)
+    marker = metafunc.definition.get_closest_marker("dbbench_dialects")
+    if marker:
+        chosen = [d for d in chosen if d in marker.args]
+    metafunc.parametrize("dbbench_dialect", chosen, ids=chosen, scope="session")
+
+
+class _Session:
+    """Targets, engines and built namespaces, shared by the whole test session."""
+
+    def __init__(self, config):
+        self.config = config
+        self.targets: dict = {}
+        self.engines: dict = {}
+        self.failures: dict[str, str] = {}
+        self.namespace = _option(config, "dbbench_namespace") or "dbbench_pytest"
+        self.catalog = _option(config, "dbbench_catalog")
+        if self.catalog and not os.path.isabs(self.catalog):
+            base = config.inipath.parent if getattr(config, "inipath", None) else config.rootpath
+            if (base / self.catalog).exists():
+                self.catalog = str(base / self.catalog)
+        self.built: set[str] = set()
+
+    def target(self, dialect: str):
+        from dbbench import servers, urls
+        from dbbench.errors import DbbenchError
+        from dbbench.targets import connect
+
+        if dialect in self.targets:
+            return self.targets[dialect]
+        if dialect in self.failures:
+            pytest.skip(self.failures[dialect])
+        key = "dbbench_pg_url" if dialect == "postgresql" else "dbbench_mysql_url"
+        url, explicit = _option(self.config, key), True
+        if url is None:
+            url = urls.from_env(dialect)
+        if url is None:
+            explicit = False
+            try:
+                url = servers.local_url(dialect)
+            except Exception:  # no local server installed here
+                url = None
+        if url is None:
+            self.failures[dialect] = (f"no {dialect} target (--{key.replace('_', '-')}, "
+                                      f"{urls.ENV_VARS[dialect]}, or `dbbench servers up`)")
+            pytest.skip(self.failures[dialect])
+        try:
+            target = connect(url, dialect=dialect)
+        except DbbenchError as exc:
+            if explicit:
+                pytest.fail(f"dbbench: {exc}", pytrace=False)
+            self.failures[dialect] = f"dbbench: {exc}"
+            pytest.skip(self.failures[dialect])
+        self.targets[dialect] = target
+        return target
+
+    def build(self, dialect: str) -> str | None:
+        """The namespace tests run in (built from the catalog's setup once), or None."""
+        if not self.catalog:
+            return None
+        if dialect in self.built:
+            return self.namespace
+        from dbbench import dialects, setupsql
+        from dbbench.catalog import open_catalog
+        from dbbench.errors import DbbenchError
+
+        target = self.target(dialect)
+        try:
+            cat = open_catalog(self.catalog)
+            d = dialects.get(dialect)
+            raw = target.engine.raw_connection()
+            try:
+                conn = raw.driver_connection
+                fresh = d.namespace_state(conn, self.namespace) == "complete" and \
+                    d.read_meta(conn, self.namespace).get("setup_sha256") == cat.setup_digest(dialect)
+                conn.rollback()
+            finally:
+                raw.close()
+            if not fresh or self.config.getoption("dbbench_rebuild"):
+                setupsql.load([target], cat, namespace=self.namespace)
+        except DbbenchError as exc:
+            pytest.fail(f"dbbench: {exc}", pytrace=False)
+        self.built.add(dialect)
+        return self.namespace
+
+    def engine(self, dialect: str):
+        import sqlalchemy as sa
+
+        if dialect in self.engines:
+            return self.engines[dialect]
+        target = self.target(dialect)
+        ns = self.build(dialect)
+        url, args = target.url, {"connect_timeout": 10}
+        if ns and dialect == "postgresql":
+            args["options"] = f"-c search_path={ns}"
+        elif ns:
+            url = url.set(database=ns)
+        engine = sa.create_engine(url, connect_args=args, pool_pre_ping=True)
+        self.engines[dialect] = engine
+        return engine
+
+    def close(self) -> None:
+        for e in self.engines.values():
+            e.dispose()
+        for t in self.targets.values():
+            t.dispose()
+
+
+@pytest.fixture(scope="session")
+def _dbbench_session(request):
+    state = _Session(request.config)
+    yield state
+    state.close()
+
+
+@pytest.fixture(scope="session")
+def dbbench_dialect(request) -> str:
+    """``postgresql`` or ``mysql`` (tests using the dbbench fixtures run once per dialect)."""
+    return getattr(request, "param", "postgresql")
+
+
+@pytest.fixture(scope="session")
+def dbbench_target(_dbbench_session, dbbench_dialect):
+    """The connected, version-checked :class:`dbbench.Target` of this dialect."""
+    return _dbbench_session.target(dbbench_dialect)
+
+
+@pytest.fixture(scope="session")
+def dbbench_engine(_dbbench_session, dbbench_dialect):
+    """A SQLAlchemy engine whose connections start in the test namespace (if a catalog is set)."""
+    return _dbbench_session.engine(dbbench_dialect)
+
+
+@pytest.fixture
+def dbbench_conn(dbbench_engine):
+    """A psycopg / PyMySQL connection in the test namespace; rolled back after the test."""
+    raw = dbbench_engine.raw_connection()
+    conn = raw.driver_connection
+    try:
+        yield conn
+    finally:
+        try:
+            conn.rollback()
+        finally:
+            raw.close()
+
+
+@pytest.fixture
+def assert_plan():
+    """:func:`dbbench.assert_plan`: ``assert_plan(conn, sql, params, uses_index=…, forbid=[…])``."""
+    from dbbench import assert_plan as _assert_plan
+    return _assert_plan
+
+
+def pytest_report_header(config) -> str | None:
+    catalog = _option(config, "dbbench_catalog")
+    if not catalog:
+        return None
+    ns = _option(config, "dbbench_namespace") or "dbbench_pytest"
+    return f"dbbench: catalog {catalog} (setup SQL into namespace {ns}); dialects: {', '.join(_dialects(config))}"

@@ -1,0 +1,392 @@
+"""A user catalog's own schema and data: its setup SQL, run into a namespace dbbench owns.
+
+``dbbench seed --catalog DIR`` (and ``dbbench check --catalog DIR``) run ``DIR/setup.<dialect>.sql``
+(or ``DIR/setup.sql``) instead of a dataset definition, under the same ownership rules as
+``dbbench seed``:
+
+* a namespace that exists without the ``dbbench_meta`` marker is refused before anything is touched;
+* the namespace is dropped and re-created, and every statement runs inside it (``search_path`` /
+  ``USE``), so unqualified names land there;
+* before anything runs, every statement is checked: switching namespace (``USE``, ``search_path``),
+  creating/dropping schemas or databases, transaction control, privileges, extensions, server-wide
+  settings, the ``dbbench_meta`` marker, and writes to a name qualified with another schema are
+  refused, naming the file, the statement and its line;
+* on PostgreSQL the whole setup is one transaction, and before it commits dbbench verifies that no
+  relation outside the namespace was created or altered by it (otherwise it rolls back);
+* afterwards every table is analyzed, counted and fingerprinted (the same content fingerprint as
+  ``dbbench seed``), and the namespace is marked complete with the setup file's SHA-256.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from types import SimpleNamespace
+
+from dbbench import dialects
+from dbbench.catalog import Catalog, open_catalog
+from dbbench.errors import DbbenchError
+from dbbench.targets import Target
+
+
+class SetupError(DbbenchError):
+    pass
+
+
+@dataclass
+class Statement:
+    text: str
+    line: int
+    code: str    # the text with string literals and comments blanked: what the guard reads
+
+
+@dataclass
+class SetupResult:
+    dialect: str
+    server_version: str
+    namespace: str
+    file: str
+    sha256: str
+    statements: int
+    seconds: dict[str, float] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+    fingerprints: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(self.seconds.values())
+
+
+# -- splitting ---------------------------------------------------------------------------------
+def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statement]:
+    """Statements of a SQL script: ``;``-separated, aware of quotes, comments, PostgreSQL
+    dollar-quoted bodies and the mysql client's ``DELIMITER`` lines."""
+    out: list[Statement] = []
+    buf: list[str] = []
+    code: list[str] = []
+    start: list[int | None] = [None]
+    delim = ";"
+    i, n, line = 0, len(text), 1
+
+    def flush() -> None:
+        body = "".join(buf).strip()
+        if body:
+            out.append(Statement(body, start[0] or line, "".join(code).strip()))
+        buf.clear()
+        code.clear()
+        start[0] = None
+
+    def begin() -> None:
+        if start[0] is None:
+            start[0] = line
+
+    while i < n:
+        if dialect == "mysql" and (i == 0 or text[i - 1] == "\n") and not "".join(buf).strip():
+            m = re.match(r"[ \t]*DELIMITER[ \t]+(\S+)[ \t]*(?:\r?\n|$)", text[i:], re.I)
+            if m:
+                delim = m.group(1)
+                line += m.group(0).count("\n")
+                i += m.end()
+                continue
+        c = text[i]
+        if text.startswith(delim, i):
+            flush()
+            i += len(delim)
+            continue
+        if text.startswith("--", i) or (dialect == "mysql" and c == "#"):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                raise SetupError(f"{source}: line {line}: unterminated /* comment")
+            line += text.count("\n", i, j + 2)
+            buf.append(" ")
+            code.append(" ")
+            i = j + 2
+            continue
+        if c in "'\"`":
+            begin()
+            j = i + 1
+            while j < n:
+                if text[j] == "\\" and dialect == "mysql" and c != "`":
+                    j += 2
+                    continue
+                if text[j] == c:
+                    if j + 1 < n and text[j + 1] == c:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            if j >= n:
+                raise SetupError(f"{source}: line {line}: unterminated {c}quoted{c} text")
+            literal = text[i:j + 1]
+            buf.append(literal)
+            identifier = c == "`" or (c == '"' and dialect == "postgresql")
+            code.append(literal if identifier else "''")
+            line += literal.count("\n")
+            i = j + 1
+            continue
+        if c == "$" and dialect == "postgresql" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r"\$(?:[A-Za-z_]\w*)?\$", text[i:])
+            if m:
+                begin()
+                tag = m.group(0)
+                j = text.find(tag, i + len(tag))
+                if j < 0:
+                    raise SetupError(f"{source}: line {line}: unterminated {tag} quoted body")
+                literal = text[i:j + len(tag)]
+                buf.append(literal)
+                code.append("''")
+                line += literal.count("\n")
+                i = j + len(tag)
+                continue
+        if c == "\n":
+            line += 1
+        elif not c.isspace():
+            begin()
+        buf.append(c)
+        code.append(c)
+        i += 1
+    flush()
+    return out
+
+
+# -- the guard ---------------------------------------------------------------------------------
+_Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
+_REFUSED = [
+    (re.compile(r"^\s*USE\b", re.I), "switches database (USE)"),
+    (re.compile(r"\bsearch_path\b", re.I), "changes search_path"),
+    (re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:SCHEMA|DATABASE)\b", re.I), "creates, drops or alters a schema/database"),
+    (re.compile(r"^\s*(?:BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|SAVEPOINT|RELEASE|END)\b(?!\s*\()", re.I),
+     "controls the transaction (dbbench does that)"),
+    (re.compile(r"^\s*(?:GRANT|REVOKE)\b", re.I), "changes privileges"),
+    (re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:ROLE|USER|EXTENSION|TABLESPACE|SERVER|EVENT)\b", re.I),
+     "creates server-wide objects"),
+    (re.compile(r"^\s*(?:ALTER\s+SYSTEM|SET\s+(?:GLOBAL|PERSIST|PERSIST_ONLY)\b|SET\s+@@(?:global|persist))", re.I),
+     "changes server-wide settings"),
+    (re.compile(r"\bdbbench_meta\b", re.I), "touches dbbench's ownership marker"),
+    (re.compile(r"^\s*(?:VACUUM|CHECKPOINT|LOAD\s+DATA\s+INFILE|COPY\b[^;]*\b(?:FROM|TO)\s+(?:PROGRAM|''))", re.I),
+     "is not allowed in setup SQL"),
+]
+_QUALIFIED_WRITE = re.compile(
+    rf"\b(?:INTO|UPDATE|TABLE|VIEW|SEQUENCE|TRIGGER|PROCEDURE|FUNCTION|TYPE|DOMAIN|REFERENCES|TRUNCATE|COPY|"
+    rf"DELETE\s+FROM)\s+(?:ONLY\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*({_Q})", re.I)
+_QUALIFIED_ON = re.compile(rf"\b(?:INDEX|TRIGGER|POLICY|RULE)\b.*?\bON\s+(?:ONLY\s+)?({_Q})\s*\.\s*({_Q})",
+                           re.I | re.S)
+
+
+def _unquote(name: str) -> str:
+    if name[:1] in '"`':
+        return name[1:-1]
+    return name.lower()
+
+
+def check_statement(stmt: Statement, namespace: str) -> str | None:
+    """Why ``stmt`` may not run in a setup script, or None."""
+    for pattern, why in _REFUSED:
+        if pattern.search(stmt.code):
+            return why
+    for pattern in (_QUALIFIED_WRITE, _QUALIFIED_ON):
+        for m in pattern.finditer(stmt.code):
+            qualifier = _unquote(m.group(1))
+            if qualifier not in (namespace, "pg_temp"):
+                return (f"writes to {m.group(1)}.{m.group(2)}, outside the namespace {namespace!r} "
+                        "(leave names unqualified)")
+    return None
+
+
+def statements_for(file: Path, dialect: str, namespace: str) -> list[Statement]:
+    """The checked statements of one setup file; a refused statement is a :class:`SetupError`."""
+    try:
+        text = file.read_text()
+    except UnicodeDecodeError:
+        raise SetupError(f"{file}: not UTF-8 text") from None
+    stmts = split_sql(text, dialect, str(file))
+    if not stmts:
+        raise SetupError(f"{file}: no SQL statements")
+    for k, s in enumerate(stmts, start=1):
+        why = check_statement(s, namespace)
+        if why:
+            first = " ".join(s.text.split())[:100]
+            raise SetupError(f"{file}: statement {k} (line {s.line}) {why}: {first}")
+    return stmts
+
+
+# -- running -----------------------------------------------------------------------------------
+def _tables(conn, dialect: str, ns: str) -> list[str]:
+    sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
+           "AND table_type = 'BASE TABLE' AND table_name <> 'dbbench_meta' ORDER BY table_name")
+    with conn.cursor() as cur:
+        cur.execute(sql, (ns,))
+        return [r[0] for r in cur.fetchall()]
+
+
+_BYTES = {"bytea", "binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob"}
+_DATETIME = {"timestamp without time zone", "timestamp with time zone", "timestamp", "datetime"}
+
+
+def _kinds(rows) -> tuple[list[str], list[str]]:
+    names, kinds = [], []
+    for name, data_type, column_type in rows:
+        dt = str(data_type).lower()
+        ct = str(column_type).lower()
+        if dt in _BYTES:
+            kind = "bytes"
+        elif dt in _DATETIME:
+            kind = "datetime"
+        elif dt == "boolean" or ct.startswith("tinyint(1)"):
+            kind = "bool"
+        else:
+            kind = "text"
+        names.append(name)
+        kinds.append(kind)
+    return names, kinds
+
+
+def _describe(conn, dialect: str, ns: str, table: str):
+    if dialect == "postgresql":
+        sql = ("SELECT column_name, data_type, data_type FROM information_schema.columns "
+               "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position")
+    else:
+        sql = ("SELECT column_name, data_type, column_type FROM information_schema.columns "
+               "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position")
+    with conn.cursor() as cur:
+        cur.execute(sql, (ns, table))
+        return cur.fetchall()
+
+
+def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
+    from dbbench.seed import fingerprint
+    d = dialects.get(dialect)
+    names, kinds = _kinds(_describe(conn, dialect, ns, table))
+    return fingerprint(conn, dialect, SimpleNamespace(name=d.quote(table), columns=[d.quote(c) for c in names],
+                                                      kinds=kinds))
+
+
+def _outside_changes(conn, ns: str) -> list[str]:
+    """PostgreSQL: relations outside ``ns`` created or altered by the current transaction."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.xmin::text = (txid_current() %% 4294967296)::text AND n.nspname <> %s "
+            "AND n.nspname NOT LIKE 'pg\\_temp\\_%%' AND n.nspname NOT LIKE 'pg\\_toast%%' "
+            "ORDER BY 1, 2", (ns,))
+        return [f"{a}.{b}" for a, b in cur.fetchall()]
+
+
+def _server_error(exc: Exception) -> str:
+    args = getattr(exc, "args", ())
+    if len(args) == 2 and isinstance(args[0], int):  # PyMySQL: (code, message)
+        return f"{args[1]} (MySQL error {args[0]})"
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def setup_target(target: Target, catalog: Catalog, namespace: str) -> SetupResult:
+    import psycopg
+    import pymysql
+
+    from dbbench.seed import NotOurs
+
+    d = dialects.get(target.dialect)
+    file = catalog.setup.get(target.dialect)
+    if file is None:
+        raise SetupError(f"{catalog.path}: no setup SQL for {target.label} (setup.{target.dialect}.sql or "
+                         f"setup.sql); use --only to skip that dialect")
+    stmts = statements_for(file, target.dialect, namespace)
+    result = SetupResult(target.dialect, target.version_text, namespace, str(file), catalog.setup_digest(target.dialect),
+                         len(stmts))
+    clock = time.perf_counter
+    raw = target.engine.raw_connection()
+    conn = raw.driver_connection
+    try:
+        if d.namespace_state(conn, namespace) == "foreign":
+            raise NotOurs(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
+                          "(no dbbench_meta marker); nothing was changed. Choose another name with "
+                          "--namespace or remove it yourself")
+        meta = {"dataset": catalog.dataset_name, "catalog": str(catalog.path), "setup_file": file.name,
+                "setup_sha256": result.sha256, "started_at": datetime.now().isoformat()}
+        start = clock()
+        d.begin_reload(conn, namespace, meta)
+        if target.dialect == "mysql":
+            d.use(conn, namespace)
+        result.seconds["namespace"] = clock() - start
+        start = clock()
+        for k, s in enumerate(stmts, start=1):
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(s.text)
+                    if target.dialect == "mysql":
+                        while cur.nextset():
+                            pass
+            except (psycopg.Error, pymysql.err.Error) as exc:
+                raise SetupError(f"{file}: statement {k} (line {s.line}): the server reported: "
+                                 f"{_server_error(exc)}") from None
+            if target.dialect == "mysql":
+                conn.commit()
+        result.seconds["setup SQL"] = clock() - start
+        if target.dialect == "postgresql":
+            outside = _outside_changes(conn, namespace)
+            if outside:
+                raise SetupError(f"{file}: created or altered relations outside {namespace!r}: "
+                                 f"{', '.join(outside[:5])}; rolled back, nothing was changed")
+        tables = _tables(conn, target.dialect, namespace)
+        if not tables:
+            raise SetupError(f"{file}: created no tables in the namespace")
+        start = clock()
+        d.analyze(conn, [d.quote(t) for t in tables])
+        result.seconds["analyze"] = clock() - start
+        start = clock()
+        result.fingerprints = {t: _fingerprint(conn, target.dialect, namespace, t) for t in tables}
+        result.rows = {t: int(fp.split(":")[0]) for t, fp in result.fingerprints.items()}
+        result.seconds["fingerprint"] = clock() - start
+        d.write_meta(conn, namespace, {"state": "complete", "finished_at": datetime.now().isoformat(),
+                                       **{f"fingerprint.{k}": v for k, v in result.fingerprints.items()}})
+        d.commit(conn)
+    except BaseException:
+        try:
+            conn.rollback()
+        finally:
+            raw.invalidate()
+        raise
+    raw.close()
+    return result
+
+
+def load(targets: list[Target], catalog: str | Path | Catalog, *, namespace: str = "dbbench") -> tuple[Catalog, list[SetupResult]]:
+    """Run the catalog's setup SQL into ``namespace`` on every target (concurrently)."""
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", namespace):
+        raise DbbenchError(f"namespace {namespace!r}: use lower-case letters, digits and _ (max 63)")
+    cat = catalog if isinstance(catalog, Catalog) else open_catalog(catalog)
+    if not cat.has_setup:
+        raise SetupError(f"{cat.path}: the catalog has no setup SQL (setup.sql or setup.<dialect>.sql)")
+    for t in targets:  # refuse before touching anything
+        if t.dialect not in cat.setup:
+            raise SetupError(f"{cat.path}: no setup SQL for {t.label} (setup.{t.dialect}.sql or setup.sql); "
+                             "use --only to skip that dialect")
+        statements_for(cat.setup[t.dialect], t.dialect, namespace)
+    with ThreadPoolExecutor(max_workers=len(targets) or 1) as pool:
+        futures = [pool.submit(setup_target, t, cat, namespace) for t in targets]
+        results = [f.result() for f in futures]
+    return cat, results
+
+
+def fingerprints_agree(results: list[SetupResult]) -> dict[str, bool]:
+    tables = sorted({t for r in results for t in r.fingerprints})
+    return {t: len({r.fingerprints.get(t) for r in results}) == 1 for t in tables}
+
+
+def stale(catalog: Catalog, metas: dict[str, dict]) -> list[str]:
+    """Warnings for namespaces built from an older version of the catalog's setup SQL."""
+    out = []
+    for dialect, meta in metas.items():
+        if dialect in catalog.setup and meta.get("setup_sha256") not in (None, catalog.setup_digest(dialect)):
+            out.append(f"{dialect}: {catalog.setup[dialect].name} changed since the namespace was built; "
+                       f"run `dbbench seed --catalog {catalog.path}` to rebuild it")
+    return out

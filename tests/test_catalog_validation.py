@@ -1,0 +1,139 @@
+"""Catalog validation (file, entry, field), forbid names, and the setup-SQL splitter and guard.
+No server needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dbbench import catalog
+from dbbench.catalog import CatalogError
+from dbbench.plan import normalize_forbid
+from dbbench.setupsql import SetupError, check_statement, split_sql, statements_for
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "shop"
+
+GOOD = '''name = "orders of a customer"
+cardinality = "10 of 30,000"
+[params]
+customer_id = 42
+[query]
+sql = "SELECT id FROM orders WHERE customer_id = :customer_id"
+[postgresql]
+expect = { table = "orders", index = "ix_orders_customer" }
+forbid = ["seq_scan", "filesort"]
+[mysql]
+expect = { table = "orders", index = "ix_orders_customer" }
+forbid = ["table_scan", "sort", "full_scan:orders"]
+'''
+
+
+def test_example_catalog_is_valid_and_carries_its_setup():
+    cat = catalog.open_catalog(EXAMPLE)
+    assert cat.name == "shop" and cat.dataset_name == "setup:shop"
+    assert [s.name for s in cat.shapes][:2] == ["customer by email", "recent orders of a customer"]
+    assert set(cat.setup) == {"postgresql", "mysql"}
+    assert cat.shapes[1].variants["postgresql"].forbid == ["full_scan", "sort"]  # seq_scan, sort spelled natively
+
+
+def test_forbid_aliases_are_normalized(tmp_path):
+    (tmp_path / "a.toml").write_text(GOOD)
+    shape = catalog.load(tmp_path)[0]
+    assert shape.variants["postgresql"].forbid == ["full_scan", "sort"]
+    assert shape.variants["mysql"].forbid == ["full_scan", "sort", "full_scan:orders"]
+    assert normalize_forbid(["temporary", "filesort"]) == ["temp_table", "sort"]
+    for bad in (["hash_join"], ["sort:orders"], ["full_scan:"], [3]):
+        with pytest.raises(ValueError):
+            normalize_forbid(bad)
+
+
+def test_every_problem_is_reported_with_file_entry_and_field(tmp_path):
+    (tmp_path / "a.toml").write_text(GOOD.replace('cardinality = "10 of 30,000"\n', "")
+                                     .replace(':customer_id"', ':customer"')
+                                     .replace('forbid = ["seq_scan", "filesort"]', 'forbid = ["seq_scan", "nested_loop"]\nexpct = 1'))
+    (tmp_path / "b.toml").write_text(GOOD.replace('expect = { table = "orders", index = "ix_orders_customer" }\nforbid = ["table_scan"',
+                                                  'expect = { table = "orders" }\nforbid = ["table_scan"'))
+    (tmp_path / "c.toml").write_text(GOOD)   # same name as a.toml
+    (tmp_path / "d.toml").write_text("name = 'x'\ncardinality = [1\n")
+    with pytest.raises(CatalogError) as info:
+        catalog.open_catalog(tmp_path)
+    problems = info.value.problems
+    a, b, d = (str(tmp_path / f) for f in ("a.toml", "b.toml", "d.toml"))
+    entry = "entry 'orders of a customer'"
+    assert f"{a}: {entry}: cardinality: required text is missing" in problems
+    assert f"{a}: {entry}: [postgresql] expct: unknown field (expected one of expect, forbid, natural, natural_label, settings, sql)" in problems
+    assert any(p.startswith(f"{a}: {entry}: [postgresql] forbid: 'nested_loop' is not one of") for p in problems)
+    assert f"{a}: {entry}: [postgresql] sql: parameter :customer is not in [params] or a setup query" in problems
+    assert f"{b}: {entry}: [mysql] expect: needs {{ table = \"…\", index = \"…\" }}" in problems
+    assert any(p.startswith(f"{d}: not valid TOML") for p in problems)
+    assert any("c.toml: entry 'orders of a customer': name: already used by" in p for p in problems)
+
+
+def test_a_catalog_with_its_own_setup_does_not_offer_the_alpine_dataset_values(tmp_path):
+    (tmp_path / "a.toml").write_text(GOOD.replace(":customer_id", ":now"))
+    catalog.load(tmp_path)  # without setup SQL, :now comes from the seeded alpine dataset
+    (tmp_path / "setup.sql").write_text("CREATE TABLE orders (id int PRIMARY KEY, customer_id int);")
+    with pytest.raises(CatalogError, match=r"\[postgresql\] sql: parameter :now is not in \[params\]"):
+        catalog.load(tmp_path)
+
+
+def test_split_sql_respects_quotes_comments_dollar_bodies_and_delimiter():
+    text = """-- header; not a statement
+CREATE TABLE t (a text DEFAULT 'x;y');   /* a ; in a comment */
+INSERT INTO t VALUES ('it''s; fine');
+CREATE FUNCTION f() RETURNS int AS $body$ SELECT 1; $body$ LANGUAGE sql;
+
+SELECT 2"""
+    stmts = split_sql(text, "postgresql")
+    assert [s.line for s in stmts] == [2, 3, 4, 6]
+    assert stmts[0].text.startswith("CREATE TABLE t") and "'x;y'" in stmts[0].text
+    assert "$body$ SELECT 1; $body$" in stmts[2].text and "SELECT 1" not in stmts[2].code
+    mysql = "CREATE TABLE t (a int);\nDELIMITER //\nCREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END//\nDELIMITER ;\nCALL p();\n"
+    stmts = split_sql(mysql, "mysql")
+    assert [s.text for s in stmts] == ["CREATE TABLE t (a int)", "CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END",
+                                       "CALL p()"]
+    assert [s.line for s in stmts] == [1, 3, 5]
+    with pytest.raises(SetupError, match="line 1: unterminated"):
+        split_sql("SELECT 'open", "mysql")
+
+
+@pytest.mark.parametrize("sql, why", [
+    ("USE production", "switches database"),
+    ("SET search_path TO public", "search_path"),
+    ("CREATE SCHEMA other", "schema/database"),
+    ("DROP DATABASE shop_live", "schema/database"),
+    ("COMMIT", "transaction"),
+    ("GRANT SELECT ON orders TO app", "privileges"),
+    ("CREATE EXTENSION pg_trgm", "server-wide"),
+    ("SET GLOBAL max_connections = 10", "server-wide settings"),
+    ("DELETE FROM dbbench_meta", "ownership marker"),
+    ("INSERT INTO shop_live.orders SELECT * FROM orders", "writes to shop_live.orders"),
+    ('CREATE INDEX ix ON "public"."orders" (id)', 'writes to "public"."orders"'),
+    ("ALTER TABLE `shop_live`.orders ADD COLUMN x int", "writes to `shop_live`.orders"),
+    ("TRUNCATE public.orders", "writes to public.orders"),
+])
+def test_the_guard_refuses_what_could_touch_anything_else(sql, why):
+    stmt = split_sql(sql, "postgresql" if '"' in sql else "mysql")[0]
+    assert why in (check_statement(stmt, "dbbench_shop") or "")
+
+
+@pytest.mark.parametrize("sql", [
+    "CREATE TABLE orders (id int PRIMARY KEY, customer_id int REFERENCES customers (id))",
+    "INSERT INTO dbbench_shop.orders SELECT * FROM orders",
+    "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id",
+    "INSERT INTO orders SELECT * FROM public.orders_template",   # reading elsewhere is fine
+    "SET SESSION cte_max_recursion_depth = 100000",
+    "INSERT INTO t VALUES ('USE other; x.y')",
+    "CREATE INDEX ix ON orders (customer_id)",
+])
+def test_the_guard_allows_ordinary_setup(sql):
+    assert check_statement(split_sql(sql, "mysql")[0], "dbbench_shop") is None
+
+
+def test_a_refused_statement_names_file_statement_and_line(tmp_path):
+    f = tmp_path / "setup.sql"
+    f.write_text("CREATE TABLE a (id int);\n\n-- oops\nINSERT INTO live.a VALUES (1);\n")
+    with pytest.raises(SetupError) as info:
+        statements_for(f, "postgresql", "dbbench")
+    assert str(info.value).startswith(f"{f}: statement 2 (line 4) writes to live.a, outside the namespace 'dbbench'")

@@ -1,0 +1,150 @@
+"""`dbbench diff` rules on hand-made result documents, and result-file validation. No server needed."""
+
+from __future__ import annotations
+
+import copy
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from dbbench import diff, results
+from dbbench.plan import PlanNode
+from dbbench.results import ResultFileError
+
+
+def node(kind, label, *children, table=None, index=None, est=None, rows=None, loops=1.0):
+    return PlanNode(kind=kind, label=label, table=table, alias=table, index=index, est_rows=est,
+                    actual_rows=rows, loops=loops, children=list(children))
+
+
+def indexed():
+    return node("limit", "Limit", node("index_range", "Index Scan on orders using ix_c", table="orders",
+                                       index="ix_c", est=15, rows=10))
+
+
+def scanned():
+    return node("limit", "Limit", node("sort", "Sort", node("full_scan", "Seq Scan on orders", table="orders",
+                                                            est=15, rows=15)))
+
+
+def entry(shape, dialect, tree, p50, ok=True, problems=()):
+    samples = [p50 * f for f in (0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1)]
+    return {"shape": shape, "dialect": dialect, "cardinality": "10 of 30,000", "ok": ok,
+            "verdict": {"expected": "orders using ix_c", "actual": "…", "problems": list(problems)},
+            "remediated": {"sql": "SELECT …", "samples_ms": samples, "p50_ms": p50, "p95_ms": samples[-1],
+                           "rows": 10, "timeout": None, "plan": tree.to_dict()}}
+
+
+def doc(*entries, version="12.22"):
+    return {"schema": "dbbench.explain/1", "generated_at": "2026-12-03T00:00:00+00:00",
+            "servers": [{"dialect": "postgresql", "version": version}, {"dialect": "mysql", "version": "8.0.46"}],
+            "config": {"runs": 7}, "results": list(entries)}
+
+
+def kinds(report, shape="recent orders", dialect="postgresql"):
+    s = next(s for s in report.shapes if (s.shape, s.dialect) == (shape, dialect))
+    return {f.kind: f.regression for f in s.findings}
+
+
+def test_identical_runs_have_no_findings():
+    base = doc(entry("recent orders", "postgresql", indexed(), 0.02))
+    report = diff.compare(base, copy.deepcopy(base))
+    assert report.ok and report.shapes[0].status == "unchanged"
+    assert "no regressions; 1 of 1 unchanged" in diff.to_markdown(report)
+
+
+def test_lost_index_is_named_with_the_new_access_path():
+    base = doc(entry("recent orders", "postgresql", indexed(), 0.02))
+    new = doc(entry("recent orders", "postgresql", scanned(), 2.6, ok=False, problems=["expected index ix_c on orders is not used"]))
+    report = diff.compare(base, new)
+    assert not report.ok
+    assert kinds(report) == {"index_lost": True, "scan_kind": True, "sort_added": True, "assertion": True,
+                             "slower": True}
+    md = diff.to_markdown(report)
+    assert "- **recent orders** [PostgreSQL]" in md
+    assert "index lost: ix_c on orders; now full_scan on orders" in md
+    assert "scan kind changed on orders: index_range → full_scan" in md
+    assert "p50 slower: 0.020 → 2.600 ms (130x)" in md
+    assert "<details><summary>Plans: recent orders [PostgreSQL]</summary>" in md
+    suite = ET.fromstring(diff.junit_xml(report)).find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
+
+
+def test_a_better_path_is_an_improvement_not_a_regression():
+    base = doc(entry("recent orders", "postgresql", scanned(), 2.6))
+    new = doc(entry("recent orders", "postgresql", indexed(), 0.02))
+    report = diff.compare(base, new)
+    assert report.ok
+    assert kinds(report) == {"scan_kind": False, "sort_removed": False, "faster": False}
+    assert report.shapes[0].status == "improved"
+
+
+def test_another_index_on_the_same_table_is_a_changed_access_path():
+    other = indexed()
+    other.children[0].index = "ix_other"
+    report = diff.compare(doc(entry("recent orders", "postgresql", indexed(), 0.02)),
+                          doc(entry("recent orders", "postgresql", other, 0.02)))
+    assert kinds(report) == {"index_lost": True}
+    both = node("join", "Nested Loop", indexed().children[0], node("unique_lookup", "x", table="orders", index="ix_other"))
+    report = diff.compare(doc(entry("recent orders", "postgresql", both, 0.02)),
+                          doc(entry("recent orders", "postgresql", node("join", "Nested Loop", both.children[1],
+                                                                        both.children[0]), 0.02)))
+    assert kinds(report) == {"access_changed": True, "scan_kind": True}
+
+
+def test_timing_needs_both_the_relative_and_the_absolute_threshold():
+    base = doc(entry("recent orders", "postgresql", indexed(), 0.02))
+    assert diff.compare(base, doc(entry("recent orders", "postgresql", indexed(), 0.3))).ok  # 15x, but 0.28 ms
+    assert not diff.compare(base, doc(entry("recent orders", "postgresql", indexed(), 1.0))).ok
+    assert diff.compare(base, doc(entry("recent orders", "postgresql", indexed(), 1.0)), diff.Thresholds(noise_ms=2)).ok
+    slow = doc(entry("recent orders", "postgresql", indexed(), 10.0))
+    assert diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 19.0))).ok    # not doubled
+    assert not diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 21.0))).ok
+    assert not diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 16.0)), diff.Thresholds(slower=0.5)).ok
+
+
+def test_new_misestimates_count_and_limits_are_not_misestimates():
+    def tree(est):
+        return node("join", "Hash Join", node("full_scan", "Seq Scan on c", table="c", est=est, rows=5000))
+    base = doc(entry("join", "postgresql", tree(4800), 1.0))
+    report = diff.compare(base, doc(entry("join", "postgresql", tree(12), 1.0)))
+    assert kinds(report, "join") == {"misestimate": True}
+    assert "rows misestimated 417x on Seq Scan on c: estimated 12, actual 5,000" in diff.to_text(report)
+    assert diff.compare(doc(entry("join", "postgresql", tree(12), 1.0)),
+                        doc(entry("join", "postgresql", tree(12), 1.0))).ok  # not new: not a regression
+    limited = node("limit", "Limit", node("index_range", "Index Scan", table="orders", index="ix_c", est=9000, rows=10))
+    assert diff.compare(doc(entry("x", "postgresql", indexed(), 1.0)), doc(entry("x", "postgresql", limited, 1.0))).ok
+
+
+def test_missing_and_new_shapes():
+    base = doc(entry("a", "postgresql", indexed(), 0.02), entry("b", "postgresql", indexed(), 0.02),
+               entry("a", "mysql", indexed(), 0.02))
+    new = doc(entry("a", "postgresql", indexed(), 0.02), entry("c", "postgresql", indexed(), 0.02), version="13.1")
+    report = diff.compare(base, new)
+    status = {(s.shape, s.dialect): s.status for s in report.shapes}
+    assert status == {("a", "postgresql"): "unchanged", ("b", "postgresql"): "missing",
+                      ("a", "mysql"): "not compared", ("c", "postgresql"): "new"}
+    assert not report.ok
+    assert any("PostgreSQL server differs: baseline 12.22, result 13.1" in n for n in report.notes)
+
+
+def test_result_files_are_validated_naming_the_field(tmp_path):
+    f = tmp_path / "r.json"
+    with pytest.raises(ResultFileError, match="no such file"):
+        results.load(f)
+    f.write_text("{not json")
+    with pytest.raises(ResultFileError, match=r"not valid JSON \(line 1"):
+        results.load(f)
+    f.write_text(json.dumps({"schema": "dbbench.seed/1", "targets": []}))
+    with pytest.raises(ResultFileError, match="is not a dbbench.explain result"):
+        results.load(f)
+    bad = doc(entry("a", "postgresql", indexed(), 0.02))
+    bad["results"][0]["remediated"]["samples_ms"] = ["fast"]
+    f.write_text(json.dumps(bad))
+    with pytest.raises(ResultFileError, match=r"results\[0\]\.remediated\.samples_ms: must be a list of numbers"):
+        results.load(f)
+    bad["schema"] = "dbbench.explain/99"
+    f.write_text(json.dumps(bad))
+    with pytest.raises(ResultFileError, match="newer than this dbbench understands"):
+        results.load(f)
