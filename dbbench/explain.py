@@ -9,7 +9,6 @@ remediated plan is asserted: expected index on the expected table, no forbidden 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 

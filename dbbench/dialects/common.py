@@ -11,3 +11,14 @@ def execute(conn, statements: list[str]) -> None:
 
 def commit(conn) -> None:
     conn.commit()
+
+
+def undo_sample(conn, in_transaction: bool) -> None:
+    """Undo an EXPLAIN ANALYZE sample: back to the ``dbbench_explain`` savepoint when the caller
+    already had a transaction open (its own uncommitted work survives), else the whole transaction."""
+    if in_transaction:
+        with conn.cursor() as cur:
+            cur.execute("ROLLBACK TO SAVEPOINT dbbench_explain")
+            cur.execute("RELEASE SAVEPOINT dbbench_explain")
+    else:
+        conn.rollback()

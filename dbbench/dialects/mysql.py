@@ -5,7 +5,7 @@ from __future__ import annotations
 import json as _json
 import re as _re
 
-from dbbench.dialects.common import commit, execute  # noqa: F401 (part of the dialect API)
+from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
 from dbbench.dialects.encode import tsv
 
 NAMESPACE_KIND = "database"
@@ -275,12 +275,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
             raise TimeoutError(f"max_execution_time of {timeout_ms} ms reached") from None
         raise
     finally:
-        if in_tx:
-            with conn.cursor() as cur:
-                cur.execute("ROLLBACK TO SAVEPOINT dbbench_explain")
-                cur.execute("RELEASE SAVEPOINT dbbench_explain")
-        else:
-            conn.rollback()
+        undo_sample(conn, in_tx)
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:

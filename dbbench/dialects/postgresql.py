@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dbbench.dialects.common import commit, execute  # noqa: F401 (part of the dialect API)
+from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
 from dbbench.dialects.encode import tsv
 
 NAMESPACE_KIND = "schema"
@@ -173,12 +173,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     except psycopg.errors.QueryCanceled:
         raise TimeoutError(f"statement_timeout of {timeout_ms} ms reached") from None
     finally:
-        if in_tx:
-            with conn.cursor() as cur:
-                cur.execute("ROLLBACK TO SAVEPOINT dbbench_explain")
-                cur.execute("RELEASE SAVEPOINT dbbench_explain")
-        else:
-            conn.rollback()
+        undo_sample(conn, in_tx)
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:

@@ -14,7 +14,6 @@ import shutil
 import signal
 import tarfile
 import tempfile
-from pathlib import Path
 
 import psycopg
 
