@@ -141,8 +141,11 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
     for dialect, file in setup.items():
         if not any(dialect in s.variants for s in shapes):
             continue
-        if not file.read_text().strip():
-            problems.append(f"{file}: empty setup SQL")
+        try:
+            if not file.read_text(encoding="utf-8").strip():
+                problems.append(f"{file}: empty setup SQL")
+        except UnicodeDecodeError:
+            problems.append(f"{file}: not UTF-8 text")
     if problems:
         raise CatalogError(problems)
     names = [s.name for s in shapes]

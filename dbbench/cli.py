@@ -43,6 +43,12 @@ class Cli(click.Group):
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             err(f"error: the database server reported: {first[:300]}")
             sys.exit(2)
+        except OSError as exc:
+            if exc.filename is None:
+                raise
+            # An output file that cannot be written (or an input that cannot be read): say which.
+            err(f"error: {exc.filename}: {exc.strerror or exc}")
+            sys.exit(2)
 
 
 @click.group(cls=Cli, context_settings={"help_option_names": ["-h", "--help"]})
@@ -304,7 +310,7 @@ def _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_
             _, res, metas = explain.run(targets, cat, namespace=namespace, warmups=warmups, runs=runs,
                                         timeout_ms=int(timeout_s * 1000), natural=natural,
                                         only=list(shapes) or None, progress=progress, access_only=access_only)
-        for w in setupsql.stale(cat, metas):
+        for w in setupsql.stale(cat, metas, namespace):
             err(f"warning: {w}")
         config = {"command": command, "catalog": str(catalog), "namespace": namespace, "warmups": warmups,
                   "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes)}

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dbbench.errors import DbbenchError
 from dbbench.plan import ACCESS_KINDS, PlanNode
 from dbbench.report import LABEL, fmt_factor, fmt_ms, md_table, _table
 
@@ -272,6 +273,14 @@ def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, base
             result_name: str = "result") -> DiffReport:
     """Compare two result documents (``dbbench.results.load`` / ``baseline.load`` / a live run)."""
     t = thresholds or Thresholds()
+    bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
+    for d in sorted(set(bd) & set(nd)):
+        b_name, n_name = bd[d].get("name"), nd[d].get("name")
+        if b_name and n_name and b_name != n_name:
+            raise DbbenchError(
+                f"{baseline_name} and {result_name} cannot be compared: the baseline was measured on {b_name!r}, "
+                f"the result on {n_name!r} ({LABEL.get(d, d)}); save a baseline of this catalog with "
+                "`dbbench baseline save`")
     b_by = {(r["shape"], r["dialect"]): r for r in base["results"]}
     n_by = {(r["shape"], r["dialect"]): r for r in new["results"]}
     ran = {r["dialect"] for r in new["results"]}

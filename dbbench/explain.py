@@ -77,8 +77,10 @@ def require_seeded(target: Target, namespace: str) -> dict[str, str]:
         conn = raw.driver_connection
         state = d.namespace_state(conn, namespace)
         if state != "complete":
-            why = {"absent": "does not exist", "foreign": "is not dbbench's",
-                   "incomplete": "holds an incomplete seed"}[state]
+            if state == "foreign":  # seeding it would be refused too: no advice to seed there
+                raise NotSeeded(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
+                                "(no dbbench_meta marker); choose another --namespace")
+            why = {"absent": "does not exist", "incomplete": "holds an incomplete seed"}[state]
             raise NotSeeded(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} {why}: run `dbbench seed` first")
         meta = d.read_meta(conn, namespace)
         conn.rollback()

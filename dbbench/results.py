@@ -84,8 +84,12 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
         raise ResultFileError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultFileError(f"{path}: cannot read: {exc}") from None
+
+    def no_constant(name: str):
+        raise ResultFileError(f"{path}: {name} is not a number (dbbench writes JSON without NaN/Infinity)")
+
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
         raise ResultFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
@@ -103,6 +107,62 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
 
     def bad(where: str, what: str) -> ResultFileError:
         return ResultFileError(f"{path}: {where}: {what}")
+
+    def number_or_null(value) -> bool:
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+    def check_plan(node, at: str) -> None:
+        if not isinstance(node, dict):
+            raise bad(at, "must be a plan node object")
+        for key in ("kind", "label"):
+            if not isinstance(node.get(key), str):
+                raise bad(f"{at}.{key}", "must be text")
+        for key in ("table", "alias", "index"):
+            if node.get(key) is not None and not isinstance(node[key], str):
+                raise bad(f"{at}.{key}", "must be text or null")
+        for key in ("est_rows", "actual_rows", "loops", "actual_ms"):
+            if not number_or_null(node.get(key)):
+                raise bad(f"{at}.{key}", "must be a number or null")
+        if not isinstance(node.get("in_subquery", False), bool):
+            raise bad(f"{at}.in_subquery", "must be true or false")
+        children = node.get("children", [])
+        if not isinstance(children, list):
+            raise bad(f"{at}.children", "must be a list")
+        for k, child in enumerate(children):
+            check_plan(child, f"{at}.children[{k}]")
+
+    for key in ("config", "datasets", "tool", "host", "baseline"):
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            raise bad(key, "must be an object")
+    for dialect, meta in (doc.get("datasets") or {}).items():
+        if not isinstance(meta, dict):
+            raise bad(f"datasets.{dialect}", "must be an object")
+    servers = doc.get("servers", [])
+    if not isinstance(servers, list) or not all(isinstance(x, dict) and isinstance(x.get("dialect"), str)
+                                                for x in servers):
+        raise bad("servers", "must be a list of objects with a dialect")
+    for x in servers:
+        x.setdefault("version", None)
+    if not isinstance(doc.get("generated_at", ""), str):
+        raise bad("generated_at", "must be text")
+    if doc.get("failures") is not None and not isinstance(doc["failures"], list):
+        raise bad("failures", "must be a list")
+    remediation = doc.get("remediation", [])
+    if remediation is not None and not isinstance(remediation, list):
+        raise bad("remediation", "must be a list")
+    for k, item in enumerate(remediation or []):
+        at = f"remediation[{k}]"
+        if not isinstance(item, dict):
+            raise bad(at, "must be an object")
+        if item.get("dialect") not in ("postgresql", "mysql"):
+            raise bad(f"{at}.dialect", "must be postgresql or mysql")
+        for key in ("shape", "change"):
+            if not isinstance(item.get(key), str):
+                raise bad(f"{at}.{key}", "must be text")
+        for key in ("before_p50_ms", "final_p50_ms", "speedup"):
+            if not number_or_null(item.get(key)):
+                raise bad(f"{at}.{key}", "must be a number or null")
+        item.setdefault("natural_timeout", None)
 
     for i, r in enumerate(entries):
         at = f"results[{i}]"
@@ -127,10 +187,21 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
             for key in ("p50_ms", "p95_ms"):
                 if m.get(key) is not None and not isinstance(m[key], (int, float)):
                     raise bad(f"{at}.{spelling}.{key}", "must be a number or null")
-            if m.get("plan") is not None and not isinstance(m["plan"], dict):
-                raise bad(f"{at}.{spelling}.plan", "must be a plan tree object or null")
+            if m.get("plan") is not None:
+                check_plan(m["plan"], f"{at}.{spelling}.plan")
             m.setdefault("timeout", None)
-        r.setdefault("verdict", None)
+        verdict = r.setdefault("verdict", None)
+        if verdict is not None:
+            if not isinstance(verdict, dict):
+                raise bad(f"{at}.verdict", "must be an object or null")
+            for key in ("expected", "actual"):
+                if not isinstance(verdict.get(key), str):
+                    raise bad(f"{at}.verdict.{key}", "must be text")
+            if not isinstance(verdict.setdefault("problems", []), list):
+                raise bad(f"{at}.verdict.problems", "must be a list")
         r.setdefault("cardinality", "")
+        for key in ("cardinality", "access_path", "natural_label"):
+            if r.get(key) is not None and not isinstance(r[key], str):
+                raise bad(f"{at}.{key}", "must be text")
     doc.setdefault("servers", [])
     return doc

@@ -12,7 +12,8 @@
   settings, the ``dbbench_meta`` marker, and writes to a name qualified with another schema are
   refused, naming the file, the statement and its line;
 * on PostgreSQL the whole setup is one transaction, and before it commits dbbench verifies that no
-  relation outside the namespace was created or altered by it (otherwise it rolls back);
+  relation outside the namespace was created, altered, dropped or written to by it (otherwise it
+  rolls back);
 * afterwards every table is analyzed, counted and fingerprinted (the same content fingerprint as
   ``dbbench seed``), and the namespace is marked complete with the setup file's SHA-256.
 """
@@ -173,12 +174,38 @@ _REFUSED = [
     (re.compile(r"\bdbbench_meta\b", re.I), "touches dbbench's ownership marker"),
     (re.compile(r"^\s*(?:VACUUM|CHECKPOINT|LOAD\s+DATA\s+INFILE|COPY\b[^;]*\b(?:FROM|TO)\s+(?:PROGRAM|''))", re.I),
      "is not allowed in setup SQL"),
+    (re.compile(r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b|\bLOAD\s+(?:DATA|XML)\s+(?:(?:LOW_PRIORITY|CONCURRENT)\s+)?INFILE\b|"
+                r"\b(?:load_file|pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|lo_import|lo_export|"
+                r"pg_file_write|pg_file_rename|pg_file_unlink)\s*\(", re.I),
+     "reads or writes server-side files"),
+    (re.compile(r"\bPREPARE\s+\S+\s+FROM\b", re.I),
+     "runs dynamic SQL (PREPARE … FROM), whose target cannot be checked"),
+    (re.compile(r"\bSET\s+SCHEMA\b", re.I), "moves an object to another schema"),
 ]
 _QUALIFIED_WRITE = re.compile(
     rf"\b(?:INTO|UPDATE|TABLE|VIEW|SEQUENCE|TRIGGER|PROCEDURE|FUNCTION|TYPE|DOMAIN|REFERENCES|TRUNCATE|COPY|"
     rf"DELETE\s+FROM)\s+(?:ONLY\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*({_Q})", re.I)
 _QUALIFIED_ON = re.compile(rf"\b(?:INDEX|TRIGGER|POLICY|RULE)\b.*?\bON\s+(?:ONLY\s+)?({_Q})\s*\.\s*({_Q})",
                            re.I | re.S)
+_QUALIFIED_NAME = re.compile(rf"({_Q})\s*\.\s*({_Q})")
+# Statements whose every qualified name is a target: DROP / TRUNCATE / RENAME lists, CALL.
+_ALL_TARGETS = re.compile(r"^\s*(?:DROP|TRUNCATE|RENAME|CALL)\b", re.I)
+# Target lists inside a statement, each scanned for qualified names: ALTER … RENAME [TO|AS] x,
+# MySQL's multi-table DELETE (targets before FROM, or FROM … USING) and UPDATE (table references
+# before SET: the first, and each after JOIN or a comma).
+_TARGET_LISTS = [
+    re.compile(rf"\bRENAME\s+(?:TO\s+|AS\s+)?((?:{_Q})\s*\.\s*(?:{_Q}))", re.I),
+    re.compile(r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*(?!FROM\b)(.*?)\bFROM\b", re.I | re.S),
+    re.compile(r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*FROM\s+((?:(?!\bWHERE\b)[^()])*?)\bUSING\b",
+               re.I | re.S),
+]
+# Table references a multi-table write may write through (its targets can be aliases of them).
+_WRITE_REFS = [
+    re.compile(r"^\s*UPDATE\s+(?:(?:LOW_PRIORITY|IGNORE|ONLY)\s+)*(.*?)\bSET\b", re.I | re.S),
+    re.compile(r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*(?!FROM\b).*?\bFROM\b(.*?)(?:\bWHERE\b|$)",
+               re.I | re.S),
+]
+_TABLE_REF = re.compile(rf"(?:^|,|\bJOIN\b)\s*({_Q})\s*\.\s*({_Q})", re.I)
 
 
 def _unquote(name: str) -> str:
@@ -192,12 +219,21 @@ def check_statement(stmt: Statement, namespace: str) -> str | None:
     for pattern, why in _REFUSED:
         if pattern.search(stmt.code):
             return why
-    for pattern in (_QUALIFIED_WRITE, _QUALIFIED_ON):
-        for m in pattern.finditer(stmt.code):
-            qualifier = _unquote(m.group(1))
-            if qualifier not in (namespace, "pg_temp"):
-                return (f"writes to {m.group(1)}.{m.group(2)}, outside the namespace {namespace!r} "
-                        "(leave names unqualified)")
+    found = [m for pattern in (_QUALIFIED_WRITE, _QUALIFIED_ON) for m in pattern.finditer(stmt.code)]
+    if _ALL_TARGETS.search(stmt.code):
+        found += _QUALIFIED_NAME.finditer(stmt.code)
+    for pattern in _TARGET_LISTS:
+        for lst in pattern.finditer(stmt.code):
+            found += _QUALIFIED_NAME.finditer(lst.group(1))
+    for pattern in _WRITE_REFS:
+        refs = pattern.search(stmt.code)
+        if refs:
+            found += _TABLE_REF.finditer(refs.group(1))
+    for m in found:
+        qualifier = _unquote(m.group(1))
+        if qualifier not in (namespace, "pg_temp"):
+            return (f"writes to {m.group(1)}.{m.group(2)}, outside the namespace {namespace!r} "
+                    "(leave names unqualified)")
     return None
 
 
@@ -269,15 +305,41 @@ def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
                                                       kinds=kinds))
 
 
-def _outside_changes(conn, ns: str) -> list[str]:
-    """PostgreSQL: relations outside ``ns`` created or altered by the current transaction."""
+_OUTSIDE = ("n.nspname <> %(ns)s AND n.nspname <> 'pg_catalog' AND n.nspname NOT LIKE 'pg\\_temp\\_%%' "
+            "AND n.nspname NOT LIKE 'pg\\_toast%%'")
+
+
+def _outside_relations(conn, ns: str) -> dict[int, str]:
+    """PostgreSQL: every relation outside ``ns`` (and the system schemas) before the setup runs."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT c.oid, n.nspname || '.' || c.relname FROM pg_class c "
+                    f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {_OUTSIDE}", {"ns": ns})
+        return dict(cur.fetchall())
+
+
+def _outside_changes(conn, ns: str, before: dict[int, str]) -> list[str]:
+    """PostgreSQL: relations outside ``ns`` that the current transaction created, altered, dropped
+    or wrote rows to. Catalog rows it created carry its transaction id; any write, DDL or drop
+    (also from dynamic SQL, functions and subtransactions) holds a lock stronger than a read's on
+    the relation until the transaction ends. ``before``: :func:`_outside_relations` at the start."""
     with conn.cursor() as cur:
         cur.execute(
-            "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE c.xmin::text = (txid_current() %% 4294967296)::text AND n.nspname <> %s "
-            "AND n.nspname NOT LIKE 'pg\\_temp\\_%%' AND n.nspname NOT LIKE 'pg\\_toast%%' "
-            "ORDER BY 1, 2", (ns,))
-        return [f"{a}.{b}" for a, b in cur.fetchall()]
+            "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            f"WHERE c.xmin::text = (txid_current() %% 4294967296)::text AND {_OUTSIDE}", {"ns": ns})
+        found = [r[0] for r in cur.fetchall()]
+        cur.execute(
+            "SELECT l.relation, n.nspname || '.' || c.relname, "
+            f"  c.oid IS NOT NULL AND {_OUTSIDE} "
+            "FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation "
+            "LEFT JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND l.granted "
+            "AND l.mode NOT IN ('AccessShareLock', 'RowShareLock')", {"ns": ns})
+        for oid, name, outside_now in cur.fetchall():
+            if oid in before:
+                found.append(before[oid])       # existed outside: written to, altered or dropped
+            elif outside_now:
+                found.append(name)              # created outside (or moved there)
+    return sorted(set(found))
 
 
 def _server_error(exc: Exception) -> str:
@@ -312,6 +374,7 @@ def setup_target(target: Target, catalog: Catalog, namespace: str) -> SetupResul
                           "--namespace or remove it yourself")
         meta = {"dataset": catalog.dataset_name, "catalog": str(catalog.path), "setup_file": file.name,
                 "setup_sha256": result.sha256, "started_at": datetime.now().isoformat()}
+        before = _outside_relations(conn, namespace) if target.dialect == "postgresql" else {}
         start = clock()
         d.begin_reload(conn, namespace, meta)
         if target.dialect == "mysql":
@@ -332,9 +395,9 @@ def setup_target(target: Target, catalog: Catalog, namespace: str) -> SetupResul
                 conn.commit()
         result.seconds["setup SQL"] = clock() - start
         if target.dialect == "postgresql":
-            outside = _outside_changes(conn, namespace)
+            outside = _outside_changes(conn, namespace, before)
             if outside:
-                raise SetupError(f"{file}: created or altered relations outside {namespace!r}: "
+                raise SetupError(f"{file}: created, altered, dropped or wrote to relations outside {namespace!r}: "
                                  f"{', '.join(outside[:5])}; rolled back, nothing was changed")
         tables = _tables(conn, target.dialect, namespace)
         if not tables:
@@ -382,11 +445,12 @@ def fingerprints_agree(results: list[SetupResult]) -> dict[str, bool]:
     return {t: len({r.fingerprints.get(t) for r in results}) == 1 for t in tables}
 
 
-def stale(catalog: Catalog, metas: dict[str, dict]) -> list[str]:
+def stale(catalog: Catalog, metas: dict[str, dict], namespace: str | None = None) -> list[str]:
     """Warnings for namespaces built from an older version of the catalog's setup SQL."""
     out = []
+    where = f" --namespace {namespace}" if namespace else ""
     for dialect, meta in metas.items():
         if dialect in catalog.setup and meta.get("setup_sha256") not in (None, catalog.setup_digest(dialect)):
             out.append(f"{dialect}: {catalog.setup[dialect].name} changed since the namespace was built; "
-                       f"run `dbbench seed --catalog {catalog.path}` to rebuild it")
+                       f"run `dbbench seed --catalog {catalog.path}{where}` to rebuild it")
     return out

@@ -31,7 +31,7 @@ def parse(raw: str, dialect: Dialect, source: str) -> URL:
     """
     try:
         url = make_url(raw.strip())
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise DbbenchError(
             f"{source} is not a database URL (expected {example(dialect)})"
         ) from None
@@ -62,7 +62,7 @@ def redact(url: URL | str) -> str:
     if isinstance(url, str):
         try:
             url = make_url(url)
-        except ArgumentError:
+        except (ArgumentError, ValueError):
             return "<unparseable URL>"
     return url.render_as_string(hide_password=True)
 

@@ -94,3 +94,68 @@ def test_uncommitted_rows_of_the_caller_survive_the_plan_check(shop):
         after_rollback = cur.fetchone()[0]
     conn.rollback()
     assert (still_there, after_rollback) == (1, 0)                   # kept, and never committed
+
+
+def test_an_autocommit_connection_does_not_commit_the_explained_write(shop, local_urls):
+    """EXPLAIN ANALYZE executes the statement: on an autocommit connection it must still be undone."""
+    dialect, conn = shop
+    import sqlalchemy as sa
+
+    url = sa.engine.make_url(local_urls[dialect])
+    if dialect == "postgresql":
+        engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
+                                  connect_args={"options": "-c search_path=dbbench_t_shop"})
+        sql = "DELETE FROM orders WHERE customer_id = :c"
+    else:
+        engine = sa.create_engine(url.set(database="dbbench_t_shop"), isolation_level="AUTOCOMMIT")
+        sql = "DELETE o FROM orders AS o WHERE o.customer_id = :c"   # MySQL: multi-table form
+    try:
+        with engine.connect() as ac:                      # a SQLAlchemy connection in AUTOCOMMIT
+            assert_plan(ac, sql, {"c": 42}, uses_index="ix_orders_customer")
+            raw = ac.connection.driver_connection          # the driver's own autocommit connection
+            assert_plan(raw, sql, {"c": 43}, uses_index="ix_orders_customer")
+    finally:
+        engine.dispose()
+    with conn.cursor() as cur:
+        cur.execute("SELECT COUNT(*) FROM orders WHERE customer_id IN (42, 43)")
+        left = cur.fetchone()[0]
+    conn.rollback()
+    assert left == 20
+
+
+def test_aliased_tables_resolve_in_bitmap_scans_and_multi_table_updates(shop):
+    dialect, conn = shop
+    if dialect == "postgresql":
+        with conn.cursor() as cur:
+            cur.execute("SET enable_seqscan = off")
+        sql = "SELECT count(*) FROM orders o WHERE o.id < 50 OR o.customer_id = :c"
+        result = assert_plan(conn, sql, {"c": 7}, uses_index="ix_orders_customer", table="orders")
+        with conn.cursor() as cur:
+            cur.execute("RESET enable_seqscan")
+        conn.commit()
+        assert any(n.label == "BitmapOr" for n in result.tree.walk())   # the indexes sit under BitmapOr
+        scans = [n for n in result.tree.walk() if n.index]
+        assert {(n.table, n.alias) for n in scans} == {("orders", "o")}
+    else:
+        sql = "UPDATE orders AS o JOIN (SELECT 1 AS one) AS x SET o.total = -1 WHERE o.id = :id"
+        result = assert_plan(conn, sql, {"id": 5}, uses_index="PRIMARY", table="orders")
+        assert "using None" not in result.tree.render()
+        with conn.cursor() as cur:
+            cur.execute("SELECT total FROM orders WHERE id = 5")
+            assert cur.fetchone()[0] != -1
+        conn.rollback()
+
+
+def test_the_callers_session_settings_are_left_as_they_were(shop):
+    dialect, conn = shop
+    setting = {"postgresql": "SHOW statement_timeout", "mysql": "SELECT @@SESSION.max_execution_time"}[dialect]
+    with conn.cursor() as cur:
+        cur.execute(setting)
+        before = cur.fetchone()[0]
+    conn.rollback()
+    assert_plan(conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42}, uses_index="ix_orders_customer")
+    with conn.cursor() as cur:
+        cur.execute(setting)
+        after = cur.fetchone()[0]
+    conn.rollback()
+    assert after == before

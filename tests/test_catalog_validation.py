@@ -131,9 +131,54 @@ def test_the_guard_allows_ordinary_setup(sql):
     assert check_statement(split_sql(sql, "mysql")[0], "dbbench_shop") is None
 
 
+@pytest.mark.parametrize("sql, dialect, why", [
+    # every name of a list, not only the first
+    ("DROP TABLE IF EXISTS scratch, shop_live.orders", "mysql", "shop_live.orders, outside the namespace"),
+    ("TRUNCATE scratch, public.orders", "postgresql", "public.orders, outside the namespace"),
+    ("DROP INDEX public.ix_orders_customer", "postgresql", "public.ix_orders_customer, outside the namespace"),
+    ("RENAME TABLE scratch TO shop_live.stolen", "mysql", "shop_live.stolen, outside the namespace"),
+    ("ALTER TABLE scratch RENAME TO shop_live.moved", "mysql", "shop_live.moved, outside the namespace"),
+    ("ALTER TABLE scratch SET SCHEMA public", "postgresql", "moves an object to another schema"),
+    # MySQL multi-table writes name their targets before FROM / SET
+    ("DELETE x FROM shop_live.orders AS x WHERE x.id = 1", "mysql", "shop_live.orders, outside the namespace"),
+    ("DELETE FROM orders, shop_live.orders USING orders JOIN shop_live.orders ON 1 = 1", "mysql",
+     "shop_live.orders, outside the namespace"),
+    ("UPDATE orders JOIN shop_live.orders AS x ON x.id = orders.id SET x.status = 'gone'", "mysql",
+     "shop_live.orders, outside the namespace"),
+    # what cannot be checked, or reaches the server's files
+    ("PREPARE s FROM 'DELETE FROM shop_live.orders'", "mysql", "dynamic SQL"),
+    ("CALL shop_live.purge_orders()", "mysql", "outside the namespace"),
+    ("SELECT id FROM orders INTO OUTFILE '/tmp/orders.txt'", "mysql", "server-side file"),
+    ("SELECT pg_read_file('/etc/passwd')", "postgresql", "server-side file"),
+    ("SELECT LOAD_FILE('/etc/passwd')", "mysql", "server-side file"),
+])
+def test_the_guard_sees_every_target_of_a_statement(sql, dialect, why):
+    assert why in (check_statement(split_sql(sql, dialect)[0], "dbbench_shop") or "")
+
+
+@pytest.mark.parametrize("sql", [
+    "DROP TABLE IF EXISTS scratch, old_orders",
+    "DELETE FROM orders WHERE orders.id IN (SELECT o.id FROM public.orders_template o)",
+    "DELETE o FROM orders AS o JOIN customers AS c ON c.id = o.customer_id WHERE c.name = 'x'",
+    "UPDATE orders AS o JOIN customers AS c ON c.id = o.customer_id SET o.status = c.name",
+    "ALTER TABLE orders RENAME COLUMN status TO state",
+    "DROP INDEX ix_orders_customer ON orders",
+    "SELECT lower(o.status), o.id FROM orders o",
+])
+def test_the_guard_still_allows_ordinary_statements(sql):
+    assert check_statement(split_sql(sql, "mysql")[0], "dbbench_shop") is None
+
+
 def test_a_refused_statement_names_file_statement_and_line(tmp_path):
     f = tmp_path / "setup.sql"
     f.write_text("CREATE TABLE a (id int);\n\n-- oops\nINSERT INTO live.a VALUES (1);\n")
     with pytest.raises(SetupError) as info:
         statements_for(f, "postgresql", "dbbench")
     assert str(info.value).startswith(f"{f}: statement 2 (line 4) writes to live.a, outside the namespace 'dbbench'")
+
+
+def test_a_setup_file_that_is_not_utf8_is_a_catalog_error(tmp_path):
+    (tmp_path / "a.toml").write_text(GOOD)
+    (tmp_path / "setup.sql").write_bytes(b"\xff\xfeCREATE TABLE orders (id int);")
+    with pytest.raises(CatalogError, match=r"setup\.sql: not UTF-8 text"):
+        catalog.open_catalog(tmp_path)

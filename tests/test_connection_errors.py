@@ -53,6 +53,7 @@ def test_closed_port(dialect, option, scheme):
     ("definitely not a url", "--pg-url is not a database URL"),
     (f"mysql+pymysql://root:{SECRET}@127.0.0.1:3306/", "--pg-url is a 'mysql' URL"),
     (f"postgresql+asyncpg://u:{SECRET}@127.0.0.1/db", "uses driver 'asyncpg'"),
+    (f"postgresql+psycopg://u:{SECRET}@127.0.0.1:abc/db", "--pg-url is not a database URL"),   # port not a number
 ])
 def test_bad_url(url, fragment):
     _one_line_error(run_cli("info", "--only", "postgresql", "--pg-url", url), fragment)

@@ -10,6 +10,7 @@ import pytest
 
 from dbbench import diff, results
 from dbbench.plan import PlanNode
+from dbbench.errors import DbbenchError
 from dbbench.results import ResultFileError
 
 
@@ -148,3 +149,50 @@ def test_result_files_are_validated_naming_the_field(tmp_path):
     f.write_text(json.dumps(bad))
     with pytest.raises(ResultFileError, match="newer than this dbbench understands"):
         results.load(f)
+
+
+@pytest.mark.parametrize("corrupt, where", [
+    (lambda d: d["results"][0]["remediated"].update(plan={"kind": "limit"}),
+     r"results\[0\]\.remediated\.plan\.label: must be text"),
+    (lambda d: d["results"][0]["remediated"]["plan"]["children"][0].update(kind=1),
+     r"results\[0\]\.remediated\.plan\.children\[0\]\.kind: must be text"),
+    (lambda d: d["results"][0]["remediated"]["plan"].update(est_rows="many"),
+     r"results\[0\]\.remediated\.plan\.est_rows: must be a number or null"),
+    (lambda d: d["results"][0]["remediated"]["plan"].update(children={}),
+     r"results\[0\]\.remediated\.plan\.children: must be a list"),
+    (lambda d: d["results"][0].update(verdict="failed"), r"results\[0\]\.verdict: must be an object or null"),
+    (lambda d: d.update(config="x"), r"config: must be an object"),
+    (lambda d: d.update(servers="x"), r"servers: must be a list of objects with a dialect"),
+    (lambda d: d.update(datasets=[]), r"datasets: must be an object"),
+    (lambda d: d.update(remediation=[{"x": 1}]), r"remediation\[0\]\.dialect"),
+    (lambda d: d.update(failures="x"), r"failures: must be a list"),
+])
+def test_corrupt_result_files_are_refused_naming_the_field(tmp_path, corrupt, where):
+    good = doc(entry("a", "postgresql", indexed(), 0.02))
+    good["remediation"], good["failures"] = [], []
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(good))
+    results.load(f)
+    bad = copy.deepcopy(good)
+    corrupt(bad)
+    f.write_text(json.dumps(bad))
+    with pytest.raises(ResultFileError, match=where):
+        results.load(f)
+
+
+def test_nan_in_a_result_file_is_refused(tmp_path):
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(doc(entry("a", "postgresql", indexed(), 0.02))).replace('"p50_ms": 0.02', '"p50_ms": NaN'))
+    with pytest.raises(ResultFileError, match="NaN is not a number"):
+        results.load(f)
+
+
+def test_a_baseline_of_another_catalog_is_refused():
+    base = doc(entry("a", "postgresql", indexed(), 0.02))
+    new = copy.deepcopy(base)
+    base["datasets"] = {"postgresql": {"name": "setup:shop"}}
+    new["datasets"] = {"postgresql": {"name": "setup:tickets"}}
+    with pytest.raises(DbbenchError, match="baseline was measured on 'setup:shop'.*result on 'setup:tickets'"):
+        diff.compare(base, new, baseline_name="baseline.json", result_name="after.json")
+    new["datasets"] = {"postgresql": {"name": "setup:shop"}}
+    assert diff.compare(base, new).ok

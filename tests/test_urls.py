@@ -16,6 +16,7 @@ def test_bare_scheme_gets_our_driver():
     ("mysql+pymysql://u:p@h:1/", "is a 'mysql' URL"),
     ("postgresql+asyncpg://u:p@h:1/db", "uses driver 'asyncpg'"),
     ("postgresql://", "has no host"),
+    ("postgresql://u:p@h:abc/db", "is not a database URL"),
 ])
 def test_bad_urls_are_refused_with_the_reason(raw, fragment):
     with pytest.raises(DbbenchError, match=fragment):
@@ -26,6 +27,7 @@ def test_redact_hides_password_only():
     text = urls.redact("postgresql+psycopg://alice:s3cr%40t@db.example:5432/app")
     assert "s3cr" not in text
     assert text == "postgresql+psycopg://alice:***@db.example:5432/app"
+    assert urls.redact("postgresql+psycopg://alice:s3cret@db.example:port/app") == "<unparseable URL>"
 
 
 def test_version_policy():

@@ -152,6 +152,11 @@ def test_diff_and_report_refuse_bad_input_with_exit_2(tmp_path):
     wrong = run_cli("report", str(tmp_path / "x.json"))
     assert wrong.code == 2 and "is not a dbbench.explain result" in wrong.stderr
     assert "Traceback" not in missing.output + wrong.output
+    (tmp_path / "r.json").write_text('{"schema": "dbbench.explain/1", "results": []}')
+    unwritable = run_cli("report", str(tmp_path / "r.json"), "--html", str(tmp_path / "no" / "such" / "r.html"))
+    assert unwritable.code == 2 and "Traceback" not in unwritable.output, unwritable.output
+    assert unwritable.stderr.strip().splitlines() == [f"dbbench: error: {tmp_path / 'no' / 'such' / 'r.html'}: "
+                                                      "No such file or directory"]
 
 
 def test_check_runs_the_catalogs_own_setup_and_writes_junit(local_servers, tmp_path):
@@ -184,6 +189,10 @@ def test_setup_sql_never_touches_a_namespace_that_is_not_dbbenchs(local_servers)
     assert result.code == 2
     assert f"'{foreign}' exists and is not dbbench's (no dbbench_meta marker); nothing was changed" in result.stderr
     _sql(None, {"postgresql": [f"SELECT * FROM {foreign}.precious"], "mysql": [f"SELECT * FROM {foreign}.precious"]})
+    explained = run_cli("explain", "--catalog", EXAMPLE, "--namespace", foreign)
+    assert explained.code == 2
+    assert f"'{foreign}' exists and is not dbbench's" in explained.stderr
+    assert "dbbench seed" not in explained.stderr   # seeding there would be refused: no such advice
 
 
 def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp_path):
@@ -200,10 +209,54 @@ def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp
         f"DO $$ BEGIN EXECUTE 'CREATE TABLE {outside}.planted (id int)'; END $$;\n")
     result = run_cli("seed", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky")
     assert result.code == 2
-    assert f"created or altered relations outside 'dbbench_t_sneaky': {outside}.planted; rolled back" in result.stderr
+    assert (f"created, altered, dropped or wrote to relations outside 'dbbench_t_sneaky': {outside}.planted; "
+            "rolled back") in result.stderr
     _sql(None, {"postgresql": [f"SELECT to_regclass('{outside}.planted') IS NULL"], "mysql": []})
     targets = open_targets({}, "postgresql")
     with targets[0].engine.connect() as conn:
         assert conn.exec_driver_sql(f"SELECT to_regclass('{outside}.planted')").scalar() is None
         assert conn.exec_driver_sql("SELECT to_regnamespace('dbbench_t_sneaky')").scalar() is None
     targets[0].dispose()
+
+
+@pytest.mark.parametrize("sneaky", [
+    "DO $$ BEGIN DELETE FROM {o}.precious WHERE id < 3; END $$",
+    "DO $$ BEGIN EXECUTE 'DROP TABLE {o}.precious'; END $$",
+    "DO $$ BEGIN BEGIN EXECUTE 'CREATE INDEX ix_planted ON {o}.precious (id)'; "
+    "EXCEPTION WHEN others THEN NULL; END; END $$",   # in a subtransaction
+    "CREATE FUNCTION f() RETURNS void LANGUAGE sql AS $f$ UPDATE {o}.precious SET id = id + 100 $f$;\nSELECT f()",
+])
+def test_postgresql_setup_that_writes_or_drops_outside_is_rolled_back(local_servers, tmp_path, sneaky):
+    outside = "dbbench_t_outside_rows"
+    _sql(None, {"postgresql": [f"DROP SCHEMA IF EXISTS {outside} CASCADE", f"CREATE SCHEMA {outside}",
+                               f"CREATE TABLE {outside}.precious (id int PRIMARY KEY)",
+                               f"INSERT INTO {outside}.precious SELECT generate_series(1, 10)"], "mysql": []})
+    cat = tmp_path / "sneaky"
+    cat.mkdir()
+    (cat / "a.toml").write_text('name = "a"\ncardinality = "1"\n[postgresql]\nsql = "SELECT id FROM t"\n'
+                                'expect = { table = "t", index = "t_pkey" }\n')
+    (cat / "setup.postgresql.sql").write_text("CREATE TABLE t (id int PRIMARY KEY);\n"
+                                              + sneaky.format(o=outside) + ";\n")
+    result = run_cli("seed", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky")
+    assert result.code == 2, result.output
+    assert re.search(rf"outside 'dbbench_t_sneaky': .*{outside}\.precious\b", result.stderr)
+    assert "rolled back, nothing was changed" in result.stderr and "Traceback" not in result.output
+    targets = open_targets({}, "postgresql")
+    with targets[0].engine.connect() as conn:
+        rows = conn.exec_driver_sql(f"SELECT array_agg(id ORDER BY id) FROM {outside}.precious").scalar()
+        indexes = conn.exec_driver_sql(f"SELECT count(*) FROM pg_indexes WHERE schemaname = '{outside}'").scalar()
+        conn.exec_driver_sql(f"DROP SCHEMA {outside} CASCADE")
+        conn.commit()
+    targets[0].dispose()
+    assert rows == list(range(1, 11)) and indexes == 1
+
+
+def test_a_changed_setup_warns_with_the_namespace_to_rebuild(shop, tmp_path):
+    import shutil
+
+    copy = tmp_path / "shop"   # same catalog name, setup SQL edited since the namespace was built
+    shutil.copytree(EXAMPLE, copy)
+    (copy / "setup.postgresql.sql").write_text((copy / "setup.postgresql.sql").read_text() + "\n-- edited\n")
+    result = run_cli("explain", "--only", "postgresql", "--catalog", str(copy), "--namespace", NS,
+                     "--shape", "customer by email", "--runs", "1", "--warmups", "0", "--no-natural")
+    assert f"run `dbbench seed --catalog {copy} --namespace {NS}` to rebuild it" in result.stderr, result.output

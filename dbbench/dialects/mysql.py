@@ -135,7 +135,8 @@ _OPS = [("Rows fetched before execution", "const"), ("Zero rows", "const"), ("So
         ("Aggregate", "aggregate"), ("Group aggregate", "aggregate"), ("Stream results", "stream")]
 _ACTUAL = _re.compile(r"\(actual time=([-\d.e+]+)\.\.([-\d.e+]+) rows=([-\d.e+]+) loops=([\d.e+]+)\)")
 _TABLE_REF = _re.compile(
-    r"\b(?:FROM|JOIN|STRAIGHT_JOIN)\s+`?([A-Za-z_]\w*)`?(?:\s+(?:AS\s+)?(?!(?:WHERE|JOIN|ON|FORCE|USE|IGNORE|"
+    r"(?:\b(?:FROM|JOIN|STRAIGHT_JOIN)|^\s*UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*)\s+"
+    r"`?([A-Za-z_]\w*)`?(?:\s+(?:AS\s+)?(?!(?:WHERE|JOIN|ON|FORCE|USE|IGNORE|"
     r"STRAIGHT_JOIN|LEFT|RIGHT|INNER|CROSS|ORDER|GROUP|LIMIT|FOR|USING|NATURAL|SET)\b)`?([A-Za-z_]\w*)`?)?",
     _re.I)
 
@@ -244,8 +245,11 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     # Inside the caller's open transaction (a test's uncommitted rows), BEGIN would commit them:
     # use a savepoint and roll back to it instead.
     in_tx = bool((conn.server_status or 0) & 1)  # SERVER_STATUS_IN_TRANS
+    previous = None
     try:
         with conn.cursor() as cur:
+            cur.execute("SELECT @@SESSION.max_execution_time")
+            previous = int(cur.fetchone()[0])   # the caller's setting, restored afterwards
             cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
             if in_tx:
                 cur.execute("SAVEPOINT dbbench_explain")
@@ -266,8 +270,9 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
                 doc = _json.loads(cur.fetchone()[0])
                 raw["json"] = doc
                 for n in [n for n in tree.walk() if n.kind == "const"]:
-                    n.children += [PlanNode(kind="const", label=f"{access} on {t} using {key}", table=t,
-                                            index=key) for t, key, access in json_accesses(doc, aliases)
+                    n.children += [PlanNode(kind="const", label=f"{access} on {t}" + (f" using {key}" if key else ""),
+                                            table=t, index=key)
+                                   for t, key, access in json_accesses(doc, aliases)
                                    if access in ("const", "eq_ref", "system")]
         return raw, tree, ms
     except pymysql.err.OperationalError as exc:
@@ -276,6 +281,9 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
         raise
     finally:
         undo_sample(conn, in_tx)
+        if previous is not None:
+            with conn.cursor() as cur:
+                cur.execute(f"SET SESSION max_execution_time = {previous}")
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:

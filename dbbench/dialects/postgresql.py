@@ -126,20 +126,25 @@ def parse_plan(doc) -> tuple["PlanNode", float]:
 
     top = doc[0] if isinstance(doc, list) else doc
 
-    def node(p: dict, parent_table: str | None = None) -> PlanNode:
+    def node(p: dict, parent_table: str | None = None, parent_alias: str | None = None) -> PlanNode:
         ntype = p["Node Type"]
-        table = p.get("Relation Name") or (parent_table if ntype == "Bitmap Index Scan" else None)
+        # A Bitmap Index Scan reads its Bitmap Heap Scan's table, also under BitmapAnd / BitmapOr.
+        combiner = ntype in ("BitmapAnd", "BitmapOr")
+        inherit = ntype == "Bitmap Index Scan" or combiner
+        table = p.get("Relation Name") or (parent_table if inherit else None)
+        alias = p.get("Alias") or (parent_alias if inherit else None)
         if ntype in ("Index Scan", "Index Only Scan", "Bitmap Index Scan"):
             kind = "index_range" if p.get("Index Cond") else "index_scan"
         else:
             kind = _KINDS.get(ntype, ntype.lower().replace(" ", "_"))
         shown = ntype + (" Backward" if p.get("Scan Direction") == "Backward" else "")
-        label = shown + (f" on {table}" if table else "") + (f" using {p['Index Name']}" if p.get("Index Name") else "")
-        n = PlanNode(kind=kind, label=label, table=table, alias=p.get("Alias"), index=p.get("Index Name"),
+        own = None if combiner else table
+        label = shown + (f" on {own}" if own else "") + (f" using {p['Index Name']}" if p.get("Index Name") else "")
+        n = PlanNode(kind=kind, label=label, table=own, alias=None if combiner else alias, index=p.get("Index Name"),
                      est_rows=p.get("Plan Rows"), actual_rows=p.get("Actual Rows"), loops=p.get("Actual Loops"),
                      actual_ms=p.get("Actual Total Time"),
                      in_subquery=p.get("Parent Relationship") in ("SubPlan", "InitPlan"))
-        n.children = [node(c, table) for c in p.get("Plans", [])]
+        n.children = [node(c, table, alias) for c in p.get("Plans", [])]
         return n
 
     root = node(top["Plan"])
@@ -163,6 +168,8 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
         with psycopg.ClientCursor(conn) as cur:
             if in_tx:
                 cur.execute("SAVEPOINT dbbench_explain")
+            elif conn.autocommit:
+                cur.execute("BEGIN")  # else an autocommit connection commits what EXPLAIN ANALYZE executes
             cur.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
             for name, value in (settings or {}).items():
                 cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
