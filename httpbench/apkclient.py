@@ -24,6 +24,7 @@ import click
 import httpx
 
 from httpbench import apk
+from httpbench.clients import redact
 from httpbench.errors import HttpbenchError
 
 
@@ -38,9 +39,9 @@ def _get(client: httpx.Client, url: str) -> bytes:
     try:
         response = client.get(url)
     except httpx.HTTPError as exc:
-        raise HttpbenchError(f"apk-client: GET {url}: {type(exc).__name__}: {exc}", 1) from None
+        raise HttpbenchError(f"apk-client: GET {redact(url)}: {type(exc).__name__}: {exc}", 1) from None
     if response.status_code != 200:
-        raise HttpbenchError(f"apk-client: GET {url}: HTTP {response.status_code}", 1)
+        raise HttpbenchError(f"apk-client: GET {redact(url)}: HTTP {response.status_code}", 1)
     return response.content
 
 
@@ -55,11 +56,11 @@ def flow(repository: str, arch: str, keys: dict[str, bytes], package: str, fetch
         try:
             index = apk.parse_index(_get(client, f"{base}/APKINDEX.tar.gz"), keys)
         except apk.ApkError as exc:
-            raise HttpbenchError(f"apk-client: {base}/APKINDEX.tar.gz: {exc}", 1) from None
+            raise HttpbenchError(f"apk-client: {redact(base)}/APKINDEX.tar.gz: {exc}", 1) from None
         steps["update_ms"] = (time.perf_counter() - t0) * 1000
         matches = [r for r in index.records if r.name == package]
         if not matches:
-            raise HttpbenchError(f"apk-client: no package {package!r} in {base}/APKINDEX.tar.gz "
+            raise HttpbenchError(f"apk-client: no package {package!r} in {redact(base)}/APKINDEX.tar.gz "
                                  f"({len(index.records)} records)", 1)
         versions = sorted({r.version for r in matches})
         chosen = matches[-1]
@@ -69,6 +70,7 @@ def flow(repository: str, arch: str, keys: dict[str, bytes], package: str, fetch
             t1 = time.perf_counter()
             url = f"{base}/{chosen.name}-{chosen.version}.apk"
             data = _get(client, url)
+            url = redact(url)                      # for the messages below: never the credentials
             if len(data) != chosen.size:
                 raise HttpbenchError(f"apk-client: {url}: {len(data)} bytes, index says S:{chosen.size}", 1)
             try:

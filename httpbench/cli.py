@@ -22,11 +22,14 @@ def _read_credentials(name: str, source: str) -> str:
         value = os.environ.get(ref)
         if value is None:
             raise HttpbenchError(f"--auth {name}: environment variable {ref} is not set")
+        value = value.strip("\r\n")
     elif kind == "file" and ref:
         try:
             value = Path(ref).read_text(encoding="utf-8").strip("\r\n")
         except OSError as exc:
             raise HttpbenchError(f"--auth {name}: cannot read {ref}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise HttpbenchError(f"--auth {name}: {ref} is not UTF-8 text") from None
     else:
         # never echo what was given: it may be the secret itself
         raise HttpbenchError(f"--auth {name}: use NAME=env:VARIABLE or NAME=file:PATH "
@@ -168,6 +171,8 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
         parent = Path(output).resolve().parent
         if not parent.is_dir():
             raise HttpbenchError(f"--output: directory {parent} does not exist")
+        if Path(output).is_dir():
+            raise HttpbenchError(f"--output: {output} is a directory, not a file")
     commands = clients.parse_options(client_opts, parsed)
     if profile is not None:
         commands += [clients.ClientCommand(label, cmds)
@@ -215,7 +220,11 @@ def _targets(targets: tuple[str, ...], auths: tuple[str, ...]) -> list:
         name, source = text.partition("=")[0].strip(), text.partition("=")[2].strip()
         if name not in by_name:
             raise HttpbenchError(f"--auth names unknown target {name!r}")
-        parsed[by_name[name]] = parsed[by_name[name]].with_credentials(_read_credentials(name, source))
+        credentials = _read_credentials(name, source)
+        try:
+            parsed[by_name[name]] = parsed[by_name[name]].with_credentials(credentials)
+        except HttpbenchError as exc:
+            raise HttpbenchError(f"--auth {name}: {exc}") from None
     return parsed
 
 
@@ -252,7 +261,7 @@ def _run_compare(args: list[str], passthrough: tuple[str, ...]) -> None:
     argv = [*args, *passthrough]
     click.echo("httpbench: running: httpbench compare " + " ".join(
         a if a and all(c.isalnum() or c in "-_=./:{}" for c in a) else repr(a) for a in argv), err=True)
-    compare.main(args=argv, prog_name="httpbench compare", standalone_mode=False)
+    _invoke(compare, argv, "httpbench compare")
 
 
 @demo.command("alpine", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -304,22 +313,37 @@ def _register() -> None:
 _register()
 
 
+def _invoke(command: click.Command, args: list[str], prog_name: str):
+    """``command.main(args, standalone_mode=False)`` without click's own handling of Ctrl-C (it
+    always prints an empty line to stderr before our one-line error; :func:`main` does that only on
+    a terminal, after its ``^C``); ``--help`` / ``--version`` exits return their exit code."""
+    try:
+        with command.make_context(prog_name, list(args)) as ctx:
+            return command.invoke(ctx)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: every error is one line on stderr, never a traceback."""
     try:
-        code = cli.main(args=argv, prog_name="httpbench", standalone_mode=False)
+        code = _invoke(cli, sys.argv[1:] if argv is None else argv, "httpbench")
     except HttpbenchError as exc:
         _err(str(exc))
         sys.exit(exc.exit_code)
     except click.exceptions.UsageError as exc:
         _err(exc.format_message().replace("\n", " "))
         sys.exit(2)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        if sys.stderr.isatty():
+            click.echo("", err=True)              # end the terminal's ^C line
         _err("interrupted")
         sys.exit(130)
-    except KeyboardInterrupt:
-        _err("interrupted")
-        sys.exit(130)
+    except BrokenPipeError:
+        # stdout closed early (e.g. piped into head): quietly, as click does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(1)
     except click.exceptions.ClickException as exc:
         _err(exc.format_message().replace("\n", " "))
         sys.exit(exc.exit_code)

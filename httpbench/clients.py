@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -87,12 +88,55 @@ def parse_options(values: tuple[str, ...], targets: list[Target], label: str = "
         if "{url}" not in shared[0] and "HTTPBENCH_URL" not in shared[0]:
             raise HttpbenchError("--client-command: a command shared by all targets must use {url} "
                                  "or $HTTPBENCH_URL, or it would time the same server twice")
+        check_syntax(shared[0], "--client-command")
         return [ClientCommand(label, {n: shared[0] for n in names})]
     missing = [n for n in names if n not in per]
     if missing:
         raise HttpbenchError(f"--client-command: no command for target(s) {', '.join(missing)} "
                              "(every target needs one, or the comparison is meaningless)")
+    for name in names:
+        check_syntax(per[name], f"--client-command {name}")
     return [ClientCommand(label, per)]
+
+
+def run_process(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float
+                ) -> subprocess.CompletedProcess:
+    """``subprocess.run(argv, capture_output=True, text=True, timeout=timeout)``, but the command
+    runs in its own process group, and that whole group is killed when the sample ends (timeout,
+    Ctrl-C, or a normal exit that left children behind). ``/bin/sh -c`` forks its commands, so
+    killing only the shell would leave them running, loading the host during the next samples."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except BaseException:
+        _kill_group(proc)
+        proc.communicate()
+        raise
+    _kill_group(proc)
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def check_syntax(command: str, what: str) -> None:
+    """Refuse a shell command ``/bin/sh`` cannot parse (``sh -n``: nothing is run), before any
+    timing, instead of recording a failed sample per round after the HTTP rounds."""
+    probe = (command.replace("{url}", "http://127.0.0.1/").replace("{tmp}", "/tmp")
+             .replace("{target}", "target"))
+    try:
+        proc = subprocess.run(["/bin/sh", "-n", "-c", probe], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return                      # cannot check here: the samples will say what is wrong
+    if proc.returncode != 0:
+        reason = _last_line(proc.stderr).removeprefix("/bin/sh: ").removeprefix("1: ")
+        raise HttpbenchError(f"{what}: /bin/sh cannot parse the command ({reason or 'syntax error'})")
 
 
 def _last_line(text: str) -> str:
@@ -110,8 +154,7 @@ def run_sample(command: ClientCommand, target: Target, timeout: float,
         argv = command.argv(target, tmp)
         start = time.perf_counter()
         try:
-            proc = subprocess.run(argv, cwd=tmp, env=sample_env, stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=timeout)
+            proc = run_process(argv, cwd=tmp, env=sample_env, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"ms": (time.perf_counter() - start) * 1000.0, "ok": False, "exit_code": None,
                     "error": f"timed out after {timeout:g} s"}

@@ -29,6 +29,7 @@ import ssl
 import time
 from collections import Counter
 from dataclasses import dataclass
+from urllib.parse import quote
 
 import httptools
 
@@ -52,8 +53,14 @@ def loop_name() -> str:
     return f"uvloop {uvloop.__version__}" if uvloop is not None else "asyncio"
 
 
+# what may stay as is in a request target (RFC 3986 pchar, "/", "?" and existing %XX escapes);
+# everything else is percent-encoded (UTF-8), as httpx does for the preflight's requests
+_TARGET_SAFE = "/?%:@!$&'()*+,;=~-._"
+
+
 def build_request(target: Target, scenario: Scenario, expectation: Expectation) -> bytes:
     path = target.base_path + (scenario.path if scenario.path.startswith("/") else "/" + scenario.path)
+    path = quote(path, safe=_TARGET_SAFE)
     lines = [f"{scenario.method} {path} HTTP/1.1", f"Host: {target.host_header}",
              "User-Agent: httpbench", "Accept: */*"]
     if target.auth_header:

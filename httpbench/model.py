@@ -6,7 +6,7 @@ import base64
 import math
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from httpbench.errors import HttpbenchError
 
@@ -34,9 +34,15 @@ class Target:
             raise HttpbenchError(f"bad target name {name!r}: use letters, digits, '-', '_', '.'")
         try:
             parts = urlsplit(raw_url)
-            port = parts.port
         except ValueError as exc:
             raise HttpbenchError(f"target {name!r}: bad URL ({exc})") from None
+        try:
+            port = parts.port
+        except ValueError:
+            # never echo the exception: with an unencoded '/' or '?' in a password, Python takes part
+            # of the password for the port and quotes it
+            raise HttpbenchError(f"target {name!r}: bad URL (the port is not a number 0-65535; "
+                                 "percent-encode '/', '?', '#' and '@' in credentials)") from None
         if parts.scheme not in ("http", "https"):
             raise HttpbenchError(f"target {name!r}: URL must start with http:// or https://")
         if not parts.hostname:
@@ -44,8 +50,8 @@ class Target:
         if parts.query or parts.fragment:
             raise HttpbenchError(f"target {name!r}: base URL must not have a query or fragment")
         userinfo = None
-        if parts.username is not None:
-            userinfo = f"{parts.username}:{parts.password or ''}"
+        if parts.username is not None:      # percent-decoded, as curl and browsers do
+            userinfo = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
         host = parts.hostname
         port = port or (443 if parts.scheme == "https" else 80)
         netloc = f"[{host}]" if ":" in host else host
@@ -66,11 +72,20 @@ class Target:
         if credentials is None:
             return self
         if credentials.lower().startswith("bearer "):
-            header = "Bearer " + credentials[7:].strip()
+            token = credentials[7:].strip()
+            # a token goes into the header as is: only visible ASCII (RFC 6750), so that it can never
+            # break the request (or an error message quoting the header) -- and is never echoed
+            if not token or any(not 0x21 <= ord(c) <= 0x7E for c in token):
+                raise HttpbenchError(f"target {self.name!r}: the Bearer token must be visible ASCII "
+                                     "characters (no spaces, control characters or line breaks)")
+            header = "Bearer " + token
         else:
             if ":" not in credentials:
                 raise HttpbenchError(
                     f"target {self.name!r}: credentials must be 'user:password' or 'Bearer TOKEN'")
+            if any(ord(c) < 0x20 or ord(c) == 0x7F for c in credentials):
+                raise HttpbenchError(f"target {self.name!r}: the credentials contain a control "
+                                     "character or line break")
             header = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
         return Target(self.name, self.url, self.scheme, self.host, self.port, self.base_path, header)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from typing import Any
 
 import httpx
@@ -21,17 +22,44 @@ from httpbench.model import Expectation, Scenario, Target
 _RANGE = re.compile(r"^\s*bytes=(\d+)-(\d+)\s*$")
 
 
+def request_within(client: httpx.Client, method: str, url: str, headers: dict[str, str] | None = None,
+                   content: bytes | None = None, limit: float | None = None) -> httpx.Response:
+    """One request whose body must be complete within ``limit`` seconds (default: the client's read
+    timeout). httpx bounds each read, not the whole answer, so a body trickled a byte at a time
+    would never end; past the limit this raises :class:`httpx.ReadTimeout`.
+
+    ``content`` is the body **as sent** (never decompressed), which is what the timing engine
+    reads and checks."""
+    if limit is None:
+        limit = client.timeout.read or 10.0
+    deadline = time.monotonic() + limit
+    with client.stream(method, url, headers=headers, content=content) as resp:
+        chunks = []
+        for chunk in resp.iter_raw():
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout("the body did not complete within the timeout", request=resp.request)
+        resp._content = b"".join(chunks)       # httpx keeps a read body here (raw, as sent)
+    return resp
+
+
 def send(client: httpx.Client, target: Target, method: str, path: str,
          headers: dict[str, str] | None = None, content: bytes | None = None) -> httpx.Response:
     """One preflight request (no redirects followed, credentials attached); every transport error
-    becomes a one-line :class:`HttpbenchError` naming the target and the request."""
+    becomes a one-line :class:`HttpbenchError` naming the target and the request.
+
+    Like the timing engine it asks for no content coding (``Accept-Encoding: identity`` unless the
+    caller sets one) and sees the body as sent, and the whole answer is bounded by the timeout."""
     where = f"target {target.name!r} {method} {path}"
-    sent = {"User-Agent": "httpbench-preflight", "Accept": "*/*", **(headers or {})}
+    sent = {"User-Agent": "httpbench-preflight", "Accept": "*/*", "Accept-Encoding": "identity"}
+    for key, value in (headers or {}).items():     # the caller's spelling replaces the default's
+        sent = {k: v for k, v in sent.items() if k.lower() != key.lower()}
+        sent[key] = value
     if target.auth_header:
         sent["Authorization"] = target.auth_header
     try:
-        return client.request(method, target.url + (path if path.startswith("/") else "/" + path),
-                              headers=sent, content=content)
+        return request_within(client, method, target.url + (path if path.startswith("/") else "/" + path),
+                              sent, content)
     except httpx.ConnectTimeout:
         raise HttpbenchError(f"preflight: {where}: connect timed out ({target.url})") from None
     except httpx.TimeoutException:

@@ -9,6 +9,8 @@ bytes and can be made slow (``delay``) or faulty (``fault``) on chosen requests:
 * ``reset``        headers and half the body, then the connection is aborted
 * ``hang``         never answers (the client's timeout must end it)
 * ``close``        a correct answer with ``Connection: close``, then the server closes
+* ``trickle``      headers at once, then the body one byte every 0.2 s (each read is quick, the
+                   whole answer is not)
 
 Request *n* of a route (1-based, counted across connections, preflight included) is faulted when
 ``n > fault_after`` and ``(n - fault_after) % fault_every == 0``. ``faults`` counts what was sent.
@@ -19,6 +21,7 @@ no artificial delay per keep-alive response.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import hashlib
 import re
 import threading
@@ -37,6 +40,7 @@ class Route:
     fault_every: int = 1
     fault_after: int = 0
     headers: dict[str, str] = field(default_factory=dict)
+    gzip: bool = False          # answer gzip-encoded when the request accepts gzip
     count: int = 0
     faults: int = 0
 
@@ -146,10 +150,22 @@ class FixtureServer:
             status, body = 500, b"boom"
         if fault == "close":
             extra["Connection"] = "close"
+        if route.gzip and "gzip" in headers.get("accept-encoding", "") and status == 200:
+            body = gzip.compress(body, mtime=0)
+            extra["Content-Encoding"] = "gzip"
         head = [f"HTTP/1.1 {status} {reason.get(status, 'Status')}", f"Content-Length: {len(body)}"]
         head += [f"{k}: {v}" for k, v in extra.items()]
         raw_head = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
         send_body = method != "HEAD" and status != 304
+        if fault == "trickle":
+            writer.write(raw_head)
+            for i in range(len(body)):
+                if writer.transport.is_closing():
+                    return False
+                writer.write(body[i:i + 1])
+                await writer.drain()
+                await asyncio.sleep(0.2)
+            return True
         if fault == "reset":
             writer.write(raw_head + body[: len(body) // 2])
             await writer.drain()

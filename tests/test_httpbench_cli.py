@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import pytest
 
@@ -180,11 +181,14 @@ def test_one_line_errors_and_exit_2(pair, tmp_path):
         (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenarios", str(tmp_path / "none.toml")),
          "cannot read"),
         (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--bogus"), "bogus"),
+        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--output", str(tmp_path)),
+         "is a directory"),
     ]
     for args, needle in cases:
         run = run_httpbench("compare", *args, "-q")
         assert run.code == 2, (args, run.output)
         one_line_error(run, needle)
+    assert b.routes["/f"].count == 0       # every usage error is found before any request
 
 
 def test_a_slow_target_beyond_the_timeout_is_a_one_line_error(pair):
@@ -267,3 +271,71 @@ def test_large_bodies_are_digest_checked_by_sampling(tmp_path, every):
         else:
             assert checked == 16
         assert rounds["a"]["failures"] == 0 and rounds["a"]["digests_checked"] >= 2
+
+
+def test_a_trickling_target_is_bounded_by_the_timeout_in_preflight(pair):
+    """Every read arrives well within the timeout, but the whole answer never does: the preflight
+    must still end instead of reading one byte every 0.2 s for minutes."""
+    from httpbench import preflight
+    from httpbench.errors import HttpbenchError
+    from httpbench.model import Target
+    from httpbench.scenarios import parse_option
+
+    a, b = pair
+    b.routes["/f"].fault = "trickle"
+    targets = [Target.parse("a", a.url)[0], Target.parse("b", b.url)[0]]
+    start = time.monotonic()
+    with pytest.raises(HttpbenchError, match="target 'b' GET /f: no complete response within the timeout"):
+        preflight.check(targets, [parse_option("/f")], 0.5)
+    assert time.monotonic() - start < 5
+
+
+def test_preflight_sees_the_bytes_the_timing_client_sees():
+    """The engine reads bodies as sent (no decompression, no Accept-Encoding unless the scenario
+    sets one): the preflight must learn the same bytes, or every timed answer fails its length."""
+    from httpbench import compare
+    from httpbench.model import Target
+    from httpbench.scenarios import parse_option
+
+    with FixtureServer({"/j": Route(BODY * 4, gzip=True)}) as a, \
+            FixtureServer({"/j": Route(BODY * 4, gzip=True)}) as b:
+        scenarios = [parse_option("name=plain,path=/j"),
+                     parse_option("name=gzip,path=/j,header=Accept-Encoding: gzip")]
+        cfg = compare.Config([Target.parse("a", a.url)[0], Target.parse("b", b.url)[0]], scenarios,
+                             warmups=0, requests=10, concurrency=2, rounds=1)
+        doc = compare.run(cfg)
+    pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}
+    assert pre[("plain", "a")]["body_bytes"] == len(BODY * 4)
+    assert pre[("gzip", "a")]["body_bytes"] < len(BODY * 4)          # the encoded bytes
+    assert doc["totals"] == {"timed_requests": 40, "ok": 40, "failures": 0}
+
+
+def test_credentials_that_cannot_be_a_header_are_refused_without_echo(pair):
+    from httpbench.errors import HttpbenchError
+    from httpbench.model import Target
+
+    a, b = pair
+    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
+                        "--auth", "b=env:HB_TEST_CRED", "--scenario", "/f", "-q",
+                        env={"HB_TEST_CRED": f"Bearer {PASSWORD}\nX-Injected: 1"})
+    assert run.code == 2, run.output
+    one_line_error(run, "--auth b")
+    assert PASSWORD not in run.output
+    assert a.routes["/f"].count == 0 and b.routes["/f"].count == 0
+    target = Target.parse("b", b.url)[0]
+    for value in (f"Bearer {PASSWORD}\u20ac", f"alice:{PASSWORD}\x07", f"alice:{PASSWORD}\r\nX: 1"):
+        with pytest.raises(HttpbenchError) as err:
+            target.with_credentials(value)
+        assert PASSWORD not in str(err.value)
+    assert target.with_credentials(f"Bearer  {PASSWORD} ").auth_header == f"Bearer {PASSWORD}"
+
+
+def test_url_userinfo_is_percent_decoded_and_never_echoed():
+    from httpbench.errors import HttpbenchError
+    from httpbench.model import Target
+
+    target, userinfo = Target.parse("a", "http://bob%40corp:p%3Aw%2Fd@127.0.0.1:8080/repo")
+    assert userinfo == "bob@corp:p:w/d" and target.url == "http://127.0.0.1:8080/repo"
+    with pytest.raises(HttpbenchError) as err:        # an unencoded '/' in the password
+        Target.parse("a", f"http://bob:{PASSWORD[:6]}/{PASSWORD[7:]}@127.0.0.1/")
+    assert PASSWORD[:6] not in str(err.value)

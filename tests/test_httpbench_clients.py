@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 
 import pytest
 
@@ -87,3 +91,71 @@ def test_recorded_commands_lose_url_credentials(pair, tmp_path):
                    "--client-command", "cand=true", "--client-rounds", "1", "--output", str(out))
     assert run.code == 0, run.output
     assert "s3cret" not in out.read_text() and "s3cret" not in run.output
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return "\nState:\tZ" not in fh.read()
+    except FileNotFoundError:
+        return False
+
+
+def test_a_timed_out_client_leaves_no_process_behind(pair, tmp_path):
+    """A sample past its timeout is killed with everything it started: a leftover process would
+    keep loading the host (and the targets) during the next samples."""
+    from httpbench import clients
+    from httpbench.model import Target
+
+    a, _ = pair
+    pidfile = tmp_path / "pid"
+    target = Target.parse("cand", a.url)[0]
+    command = clients.ClientCommand("real client", {"cand": f"sleep 29.5 & echo $! > {pidfile}; wait"})
+    sample = clients.run_sample(command, target, 0.5)
+    pid = int(pidfile.read_text())
+    try:
+        assert sample["ok"] is False and sample["error"] == "timed out after 0.5 s"
+        assert not _alive(pid), "the client's child outlived its sample"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_malformed_client_command_is_refused_before_anything_runs(pair):
+    from httpbench import clients
+    from httpbench.errors import HttpbenchError
+    from httpbench.model import Target
+
+    targets = [Target.parse(n, t.url)[0] for n, t in zip(("ref", "cand"), pair)]
+    with pytest.raises(HttpbenchError, match=r"^--client-command cand: /bin/sh cannot parse the command "
+                                             r"\(.*[Uu]nterminated"):
+        clients.parse_options(("ref=true", 'cand=echo "unterminated'), targets)
+    with pytest.raises(HttpbenchError, match="^--client-command: /bin/sh cannot parse"):
+        clients.parse_options(("curl {url} | | wc",), targets)
+
+
+def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_path):
+    a, b = pair
+    pidfile = tmp_path / "pid"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "httpbench", "compare", "--target", f"ref={a.url}", "--target", f"cand={b.url}",
+         "--scenario", "/f", "--warmups", "0", "--requests", "20", "--rounds", "1", "-q",
+         "--client-command", f"sleep 28.5 & echo $! > {pidfile}; wait # {{url}}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid = int(pidfile.read_text())
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    try:
+        assert proc.returncode == 130
+        assert stderr.splitlines() == ["httpbench: error: interrupted"], stderr
+        assert not _alive(pid), "the client outlived Ctrl-C"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)

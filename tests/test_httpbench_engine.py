@@ -8,7 +8,7 @@ import time
 import pytest
 
 from httpbench import engine, preflight
-from httpbench.model import Scenario, Target
+from httpbench.model import Expectation, Scenario, Target
 from tests.http_fixtures import FixtureServer, Route, body_of
 
 BODY = body_of(4096)
@@ -119,3 +119,14 @@ def test_open_loop_counts_latency_from_the_intended_send_time(server):
     assert r.service_p50_ms < 40
     assert r.p99_ms > 5 * r.service_p99_ms / 2
     assert r.p99_ms > 200
+
+
+def test_the_timed_request_target_is_the_one_the_preflight_sent():
+    """A profile path with a space or non-ASCII name (``--package-path``, ``--file``): httpx
+    percent-encodes it in the preflight, so the engine must too, not write it raw (400s)."""
+    target, _ = Target.parse("t", "http://127.0.0.1:1/base%20dir")
+    request = engine.build_request(target, Scenario("s", "/a b/ü?x=1&y=%41"), Expectation(200, None, None))
+    assert request.startswith(b"GET /base%20dir/a%20b/%C3%BC?x=1&y=%41 HTTP/1.1\r\n")
+    with FixtureServer({"/a%20b": Route(BODY)}) as srv:
+        r = measure(srv.url, Scenario("spaced", "/a b"), requests=10, concurrency=2)
+    assert (r.ok, r.failures) == (10, 0)

@@ -280,6 +280,8 @@ def test_fixture_tree_is_deterministic_and_never_clobbers(tree, tmp_path):
     with pytest.raises(HttpbenchError, match="refusing to write into .*foreign"):
         fixture.write_tree(foreign, package_size=SIZE)
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    with pytest.raises(HttpbenchError, match="^fixture alpine: cannot write .*: Not a directory"):
+        fixture.write_tree(foreign / "notes.txt" / "tree", package_size=4096)
 
 
 def test_fixture_command_prints_the_compare_options(tmp_path, capsys):
@@ -331,3 +333,21 @@ def test_repositories_that_sign_their_own_index_compare_end_to_end(served, tmp_p
     # the timed Range bodies were digest-checked against the exact slice found by the preflight
     rng = next(s for s in doc["config"]["scenarios"] if s["name"] == "package Range 64 KiB")
     assert rng["sha256"] == hashlib.sha256(package.data[:65536]).hexdigest() and rng["length"] == 65536
+
+
+def test_apk_client_verifies_what_it_fetches_and_never_echoes_credentials(served):
+    from httpbench import apkclient
+
+    ng, manifest, dest, package = served
+    branch_repo = manifest["package"]["path"].rsplit("/", 2)[0]
+    keys = apkclient.trusted_keys(dest / "keys")
+    found = apkclient.flow(f"{ng.url(0)}/ok/{branch_repo}", "x86_64", keys, package.name, timeout=5)
+    assert found["identity"] == package.identity and found["bytes"] == package.size
+    with pytest.raises(HttpbenchError, match="bad signature") as err:
+        apkclient.flow(f"{ng.url(0)}/badsig/{branch_repo}", "x86_64", keys, package.name, timeout=5)
+    assert err.value.exit_code == 1
+    port = ng.ports[0]
+    with pytest.raises(HttpbenchError, match="HTTP 404") as err:
+        apkclient.flow(f"http://apk:S3cretPw@127.0.0.1:{port}/missing/{branch_repo}", "x86_64", keys,
+                       package.name, timeout=5)
+    assert "S3cretPw" not in str(err.value) and f"http://127.0.0.1:{port}/missing/" in str(err.value)

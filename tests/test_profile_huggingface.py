@@ -177,6 +177,10 @@ def test_leak_check_finds_upstream_hosts_in_headers_and_json():
     assert leak(target, "GET /x", same_host, ()) is None
     link = httpx.Response(200, headers={"Link": '<https://cas/x>; rel="xet-auth"'})
     assert "Link with a Xet relation" in leak(target, "HEAD /f", link, ())
+    other_port = httpx.Response(302, headers={"Location": "//127.0.0.1:8001/f"})
+    assert "points to another host (127.0.0.1:8001)" in leak(target, "GET /f", other_port, ())
+    garbled = httpx.Response(302, headers={"Location": "http://cdn.internal:x8/f"})
+    assert "Location header is not a valid URL" in leak(target, "GET /f", garbled, ())
 
 
 @pytest.mark.parametrize("knob, words", [({"corrupt_offset": 3_000_000}, "body SHA-256"),
@@ -200,6 +204,8 @@ def test_preflight_checks_commit_and_expected_files(hub):
         preflight(HuggingFaceProfile(expect_file=("weights.bin",)), fixture=hub.url)
     with pytest.raises(HttpbenchError, match="--cold-target expects NAME=TEMPLATE"):
         preflight(HuggingFaceProfile(cold_target=("nobody=http://x/{i}",)), fixture=hub.url)
+    with pytest.raises(HttpbenchError, match="^--cold-target fixture: URL must start with http://"):
+        preflight(HuggingFaceProfile(cold_target=("fixture=hub.internal/{i}",)), fixture=hub.url)
     section = preflight(HuggingFaceProfile(revision="main"), fixture=hub.url)
     assert section.records["expected"]["commit"] == COMMIT
 
@@ -304,3 +310,28 @@ def test_a_xet_enabled_client_stays_on_the_clean_cache_but_follows_a_leak(tmp_pa
                 assert "xet_token" not in counts and counts["body"] == 1
             else:
                 assert counts.get("xet_token") == 1
+
+
+def test_model_info_is_compared_by_content_not_by_bytes(hub):
+    """Two endpoints serving the same commit need not serialize model info alike (a proxy's cached
+    copy of the Hub's info has other download counts, another field order): the profile's preflight
+    compares commit, id and file list, so the timed info scenarios take each target's own body."""
+    from httpbench import compare
+
+    with fx.HubFixture() as other:
+        plain = other.app._info_document
+
+        def reformatted(repo, blobs):
+            body, etag = plain(repo, blobs)
+            doc = json.loads(body)
+            doc["downloads"] = 12345
+            return json.dumps(doc, indent=1).encode(), etag.replace('"', '"x', 1)
+
+        other.app._info_document = reformatted
+        profile = HuggingFaceProfile(cold_samples=0)
+        cfg = compare.Config(targets(hub=hub.url, other=other.url), profile.scenarios(), warmups=0,
+                             requests=8, concurrency=2, rounds=1, profile=profile)
+        doc = compare.run(cfg)
+    assert doc["totals"] == {"timed_requests": 80, "ok": 80, "failures": 0}
+    info = {p["target"]: p for p in doc["preflight"] if p["scenario"] == "model info GET"}
+    assert info["hub"]["sha256"] != info["other"]["sha256"]

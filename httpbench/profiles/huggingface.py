@@ -56,6 +56,7 @@ from httpbench import clients, engine
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fixture
 from httpbench.model import Expectation, Gate, RoundResult, Scenario, Target
+from httpbench.preflight import request_within
 from httpbench.profiles import Context, Defaults, Option, Profile, Section
 from httpbench.stats import median_or_none, percentiles, ratio
 
@@ -90,7 +91,10 @@ def leak(target: Target, request: str, resp: httpx.Response, upstream_hosts: tup
     location = resp.headers.get("location")
     if location:
         parts = urlsplit(location)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return f"{where}: Location header is not a valid URL ({location[:120]})"
         if parts.netloc and ((parts.hostname or "").lower(), port) != (target.host.lower(), target.port):
             return f"{where}: Location header points to another host ({parts.netloc})"
     for name, value in resp.headers.items():
@@ -209,8 +213,10 @@ class HuggingFaceProfile(Profile):
     def scenarios(self) -> list[Scenario]:
         slice_len = None if self.size is None else min(RANGE_BYTES, self.size)
         return [
-            Scenario(INFO_GET, self.info_path),
-            Scenario(INFO_304, self.info_path, conditional=True),
+            # model info is compared by content in the preflight (commit, id, file list): two
+            # endpoints need not serialize it alike (a cached copy has other download counts)
+            Scenario(INFO_GET, self.info_path, same_body=False),
+            Scenario(INFO_304, self.info_path, conditional=True, same_body=False),
             Scenario(FILE_HEAD, self.file_path(), "HEAD"),
             # the engine checks the SHA-256 of sampled large bodies (first per connection, then
             # every 8th; --digest-every 1 for all): hashing every 4 MiB answer would make the
@@ -430,7 +436,11 @@ class HuggingFaceProfile(Profile):
                 urls[target.name] = [_fill(template, i=str(i), run=self.run_token, target=target.name,
                                            repo=repos[target.name][i - 1]) for i in range(1, n + 1)]
             for url in urls[target.name]:
-                Target.parse(target.name, url)           # a bad URL fails now, not mid-run
+                try:
+                    Target.parse(target.name, url)       # a bad URL fails now, not mid-run
+                except HttpbenchError as exc:
+                    raise HttpbenchError(f"--cold-target {target.name}: "
+                                         f"{str(exc).removeprefix(f'target {target.name!r}: ')}") from None
             pairs = list(zip(urls[target.name], repos[target.name]))
             if len(set(pairs)) < len(pairs):
                 raise HttpbenchError(f"cold fill for {target.name}: samples repeat the same URL and "
@@ -542,7 +552,8 @@ class ColdFill:
         if url is None or self.stats_ok.get(name) is False:
             return None
         try:
-            resp = self.ctx.client.get(url, headers={"Accept": "application/json"})
+            resp = request_within(self.ctx.client, "GET", url, {"Accept": "application/json",
+                                                                "Accept-Encoding": "identity"})
             doc = resp.json() if resp.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             doc = None
@@ -681,8 +692,7 @@ class ClientRounds:
             argv = client_argv(client, self.p.repo, self.p.revision, self.p.file, self.hf)
             start = time.perf_counter()
             try:
-                proc = subprocess.run(argv, cwd=tmp, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                                      text=True, timeout=self.timeout)
+                proc = clients.run_process(argv, cwd=tmp, env=env, timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 return {"ms": None, "process_ms": None, "ok": False,
                         "error": f"timed out after {self.timeout:g} s"}
