@@ -92,12 +92,12 @@ def check(targets: list[Target], scenarios: list[Scenario], timeout: float
                 if scenario.conditional:
                     first = _request(client, target, Scenario(scenario.name, scenario.path, "GET"))
                     etag = first.headers.get("etag")
-                    if first.status_code != 200 or not etag:
-                        raise HttpbenchError(f"preflight: {where}: conditional scenario needs a 200 "
-                                             f"GET with an ETag, got {first.status_code}"
-                                             f"{'' if etag else ' without ETag'}")
-                    extra = (("If-None-Match", etag),)
                     modified = first.headers.get("last-modified")
+                    if first.status_code != 200 or not (etag or modified):
+                        raise HttpbenchError(f"preflight: {where}: conditional scenario needs a 200 "
+                                             f"GET with an ETag or Last-Modified, got {first.status_code}"
+                                             f"{'' if etag or modified else ' with neither'}")
+                    extra = (("If-None-Match", etag),) if etag else ()
                     if modified:
                         extra += (("If-Modified-Since", modified),)
                 resp = _request(client, target, scenario, extra)

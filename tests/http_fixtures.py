@@ -41,6 +41,8 @@ class Route:
     fault_after: int = 0
     headers: dict[str, str] = field(default_factory=dict)
     gzip: bool = False          # answer gzip-encoded when the request accepts gzip
+    last_modified: str | None = None   # validators: Last-Modified, and ETag unless no_etag
+    no_etag: bool = False
     count: int = 0
     faults: int = 0
 
@@ -133,8 +135,13 @@ class FixtureServer:
             return False
         body, status, extra = route.body, route.status, dict(route.headers)
         reason = {200: "OK", 206: "Partial Content", 304: "Not Modified", 500: "Internal Server Error"}
-        extra["ETag"] = route.etag
-        if headers.get("if-none-match") == route.etag and fault is None:
+        if not route.no_etag:
+            extra["ETag"] = route.etag
+        if route.last_modified:
+            extra["Last-Modified"] = route.last_modified
+        fresh = (headers.get("if-none-match") == route.etag if "if-none-match" in headers
+                 else bool(route.last_modified) and headers.get("if-modified-since") == route.last_modified)
+        if fresh and fault is None:
             status, body = 304, b""
         elif "range" in headers and status == 200:
             m = re.match(r"bytes=(\d+)-(\d+)$", headers["range"])

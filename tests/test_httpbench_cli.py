@@ -339,3 +339,21 @@ def test_url_userinfo_is_percent_decoded_and_never_echoed():
     with pytest.raises(HttpbenchError) as err:        # an unencoded '/' in the password
         Target.parse("a", f"http://bob:{PASSWORD[:6]}/{PASSWORD[7:]}@127.0.0.1/")
     assert PASSWORD[:6] not in str(err.value)
+
+
+def test_conditional_scenario_with_last_modified_only(tmp_path):
+    """A server without ETags still answers 304 to If-Modified-Since: the 304 scenario uses it."""
+    stamp = "Thu, 03 Dec 2026 02:00:00 GMT"
+    routes = lambda: {"/f": Route(BODY, last_modified=stamp, no_etag=True)}   # noqa: E731
+    with FixtureServer(routes()) as a, FixtureServer(routes()) as b:
+        out = tmp_path / "r.json"
+        run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
+                            "--scenario", "name=f 304,path=/f,conditional=true",
+                            "--warmups", "0", "--requests", "20", "--rounds", "1", "--output", str(out), "-q")
+        assert run.code == 0, run.output
+        doc = strict_json(out)
+        assert doc["totals"]["ok"] == 40 and doc["summaries"]["f 304"]["b"]["mibps"] == 0
+    with FixtureServer({"/f": Route(BODY, no_etag=True)}) as a, FixtureServer({"/f": Route(BODY)}) as b:
+        run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
+                            "--scenario", "name=f 304,path=/f,conditional=true", "-q")
+        one_line_error(run, "needs a 200 GET with an ETag or Last-Modified", "with neither")

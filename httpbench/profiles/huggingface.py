@@ -7,7 +7,7 @@ Warm scenarios (timed by the generic engine): ``model info GET`` and ``model inf
 Preflight, on every target before any timing:
 
 * model info: ``sha`` is the pinned revision, ``id`` the repository, the file list is the expected
-  one (``--expect-file``, else the baseline's) and holds ``--file``; a strong ETag answers 304;
+  one (``--expect-file``, else the baseline's) and holds ``--file``; the ETag it sends answers 304 to If-None-Match;
 * file HEAD and GET: ``X-Repo-Commit`` = commit, ``X-Linked-Etag`` = the SHA-256, ``X-Linked-Size``
   and ``Content-Length`` = the size, the same ETag on HEAD and GET; the body's SHA-256 and size;
 * Range ``bytes=0-65535``: 206, ``Content-Range: bytes 0-65535/<size>``, the exact slice (its digest
@@ -521,8 +521,9 @@ class ColdFill:
         target, userinfo = Target.parse(main.name, url)
         if userinfo:
             target = target.with_credentials(userinfo)
-        else:                                      # the same server: the target's credentials
-            target = replace(target, auth_header=main.auth_header)
+        elif (target.scheme, target.host, target.port) == (main.scheme, main.host, main.port):
+            target = replace(target, auth_header=main.auth_header)   # same server: its credentials
+        # another server gets no credentials unless its URL carries them: never leak them elsewhere
         path = self.p.file_path(repo)
         scenario = Scenario("cold fill", path, klass="payload", length=self.p.size, sha256=self.p.sha256)
         spec = engine.RoundSpec(target, scenario, Expectation(200, self.p.size, self.p.sha256), 0, k, k,
