@@ -578,6 +578,25 @@ def verify_package(package: Package, public_keys: PublicKeys) -> Signature:
     raise ApkError("package " + "; ".join(errors))
 
 
+# version suffixes in apk's order; a version without a suffix sorts between rc and cvs
+_SUFFIX_RANK = {"alpha": 0, "beta": 1, "pre": 2, "rc": 3, "cvs": 5, "svn": 6, "git": 7, "hg": 8, "p": 9}
+_NO_SUFFIX = 4
+_VERSION = re.compile(r"(\d+(?:\.\d+)*)([a-z]?)((?:_[a-z]+\d*)*)(?:~[0-9a-f]+)?(?:-r(\d+))?")
+
+
+def version_key(version: str) -> tuple:
+    """A sort key ordering versions as apk does: numeric components, then an optional letter,
+    then suffixes (``_alpha`` < ``_beta`` < ``_pre`` < ``_rc`` < none < ``_cvs`` … < ``_p``),
+    then the package release ``-rN``. A version apk would reject sorts before every valid one."""
+    m = _VERSION.fullmatch(version)
+    if m is None:
+        return (0, version)
+    numbers = tuple(int(part) for part in m.group(1).split("."))
+    suffixes = tuple((_SUFFIX_RANK.get(name, -1), int(num or 0))
+                     for name, num in re.findall(r"_([a-z]+)(\d*)", m.group(3))) + ((_NO_SUFFIX, 0),)
+    return (1, numbers, m.group(2), suffixes, int(m.group(4) or 0))
+
+
 def package_identity(data: bytes) -> str:
     """``Q1`` identity of a package's bytes (what ``apk index`` writes as ``C:``)."""
     return read_package(data).identity

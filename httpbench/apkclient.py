@@ -62,8 +62,8 @@ def flow(repository: str, arch: str, keys: dict[str, bytes], package: str, fetch
         if not matches:
             raise HttpbenchError(f"apk-client: no package {package!r} in {redact(base)}/APKINDEX.tar.gz "
                                  f"({len(index.records)} records)", 1)
-        versions = sorted({r.version for r in matches})
-        chosen = matches[-1]
+        versions = sorted({r.version for r in matches}, key=apk.version_key)
+        chosen = max(matches, key=lambda r: apk.version_key(r.version))   # what apk would install
         result = {"records": len(index.records), "key": index.signature.key_name,
                   "package": package, "versions": versions, "identity": chosen.identity}
         if fetch:

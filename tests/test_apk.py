@@ -262,3 +262,11 @@ def test_bad_keys_and_names_are_clear(keys):
         apk.parse_signature_name(".SIGN.DSA.k.pub")
     with pytest.raises(apk.ApkError, match="bad file path"):
         apk.build_package({"../etc/passwd": b"x"}, META, private_key=None)
+
+
+def test_versions_sort_as_apk_orders_them():
+    ordered = ["0.9", "1.0_alpha", "1.0_alpha2", "1.0_beta1", "1.0_pre1", "1.0_rc1", "1.0", "1.0-r1",
+               "1.0-r10", "1.0_p1", "1.0a", "1.0.1", "1.2", "1.10", "2.0_rc1-r3"]
+    shuffled = sorted(ordered, key=lambda v: hash(v) % 97)
+    assert sorted(shuffled, key=apk.version_key) == ordered
+    assert apk.version_key("not a version") < apk.version_key("0")

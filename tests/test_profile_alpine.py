@@ -64,6 +64,10 @@ def served(tree):
         "badsig": {**repo, idx_path: index([record], signer=apk.generate_private_key())},
         "extra": {**repo, idx_path: index([record, extra])},
         "cdiff": {**repo, idx_path: index([other_c])},
+        # a release candidate listed after the release: text order or index order would pick it,
+        # apk's version order picks the release (rc < no suffix)
+        "versions": {**repo, idx_path: index([record, replace(record, version="1.0.0_rc1-r9",
+                                                              identity=other_c.identity)])},
         "wrongsize": {**repo, idx_path: index([replace(record, size=record.size + 1)])},
         "resigned": {**repo, idx_path: index([record], signer=REPO_KEY, name="repo.rsa.pub")},
         "notapk": {pkg_path: NOT_APK, idx_path: files[idx_path]},
@@ -351,3 +355,14 @@ def test_apk_client_verifies_what_it_fetches_and_never_echoes_credentials(served
         apkclient.flow(f"http://apk:S3cretPw@127.0.0.1:{port}/missing/{branch_repo}", "x86_64", keys,
                        package.name, timeout=5)
     assert "S3cretPw" not in str(err.value) and f"http://127.0.0.1:{port}/missing/" in str(err.value)
+
+
+def test_apk_client_picks_the_version_apk_would_install(served):
+    from httpbench import apkclient
+
+    ng, manifest, dest, package = served
+    branch_repo = manifest["package"]["path"].rsplit("/", 2)[0]
+    found = apkclient.flow(f"{ng.url(0)}/versions/{branch_repo}", "x86_64",
+                           apkclient.trusted_keys(dest / "keys"), package.name, timeout=5)
+    assert found["versions"] == ["1.0.0_rc1-r9", package.version]
+    assert found["identity"] == package.identity and found["bytes"] == package.size
