@@ -20,10 +20,29 @@ command                                library
 =====================================  ==============================================================
 """
 
-from dbbench.assertions import PlanAssertionError, assert_plan
-from dbbench.errors import DbbenchError
-from dbbench.targets import Target, connect
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# The public names are imported on first use, so that ``import dbbench`` (and the command's start)
+# does not load SQLAlchemy and both drivers before it needs them.
+_EXPORTS = {"DbbenchError": "dbbench.errors", "PlanAssertionError": "dbbench.assertions",
+            "assert_plan": "dbbench.assertions", "Target": "dbbench.targets", "connect": "dbbench.targets"}
+
 __all__ = ["DbbenchError", "PlanAssertionError", "Target", "assert_plan", "connect", "__version__"]
+
+if TYPE_CHECKING:
+    from dbbench.assertions import PlanAssertionError, assert_plan
+    from dbbench.errors import DbbenchError
+    from dbbench.targets import Target, connect
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'dbbench' has no attribute {name!r}")

@@ -1,3 +1,3 @@
-from dbbench.cli import main
+from dbbench.entry import main
 
 main()

@@ -1,3 +1,3 @@
-from httpbench.cli import main
+from httpbench.entry import main
 
 main()

@@ -3,7 +3,8 @@
 Each *client scenario* has one command per target. Every sample is one subprocess, started in a
 fresh temporary directory (also ``$HTTPBENCH_TMP``) so no client cache carries over between
 samples, with ``$HTTPBENCH_TARGET`` / ``$HTTPBENCH_URL`` set and ``{url}`` / ``{tmp}`` /
-``{target}`` substituted in shell commands. Rounds alternate the target order (rotated by round),
+``{target}`` substituted in shell commands, and ``$HTTPBENCH_AUTHORIZATION`` (the target's
+``Authorization`` header value, from ``--auth``) set when the target has credentials. Rounds alternate the target order (rotated by round),
 so neither target always runs first. A sample counts when the command exits 0 within the timeout;
 a failing sample is recorded with its exit code and the last line of its stderr and fails the gate.
 
@@ -151,6 +152,9 @@ def run_sample(command: ClientCommand, target: Target, timeout: float,
     try:
         sample_env = {**os.environ, **(env or {}), "HTTPBENCH_TARGET": target.name,
                       "HTTPBENCH_URL": target.url, "HTTPBENCH_TMP": tmp}
+        sample_env.pop("HTTPBENCH_AUTHORIZATION", None)
+        if target.auth_header:          # the target's credentials, for the client only (never recorded)
+            sample_env["HTTPBENCH_AUTHORIZATION"] = target.auth_header
         argv = command.argv(target, tmp)
         start = time.perf_counter()
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -25,10 +26,10 @@ def pair():
         yield a, b
 
 
-def _compare(a, b, *extra):
+def _compare(a, b, *extra, env=None):
     return run_httpbench("compare", "--target", f"ref={a.url}", "--target", f"cand={b.url}",
                          "--scenario", "/f", "--warmups", "0", "--requests", "20", "--rounds", "1", "-q",
-                         *extra)
+                         *extra, env=env)
 
 
 def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
@@ -159,3 +160,18 @@ def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_
     finally:
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_client_commands_get_the_targets_credentials_in_the_environment_only(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = _compare(a, b, "--auth", "cand=env:CAND_TOKEN",
+                   "--client-command", 'ref=test -z "$HTTPBENCH_AUTHORIZATION"',
+                   # compared by digest, so the command text does not hold the secret itself
+                   "--client-command", 'cand=test "$(printf %s "$HTTPBENCH_AUTHORIZATION" | sha256sum '
+                                       f'| cut -c1-16)" = {hashlib.sha256(b"Bearer t0k3n-9f2").hexdigest()[:16]}',
+                   "--client-rounds", "1", "--output", str(out), env={"CAND_TOKEN": "Bearer t0k3n-9f2"})
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    assert all(s["ok"] for s in doc["clients"]["scenarios"]["real client"]["samples"])
+    assert "t0k3n" not in out.read_text() and "t0k3n" not in run.output
