@@ -84,6 +84,11 @@ class FixtureServer:
             self.server.close()
             for w in list(self._writers):
                 w.transport.abort()
+            current = asyncio.current_task()
+            pending = [t for t in asyncio.all_tasks() if t is not current]
+            for task in pending:            # handlers still waiting (a hang fault, a slow client)
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
         asyncio.run_coroutine_threadsafe(_close(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
