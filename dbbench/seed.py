@@ -126,14 +126,21 @@ def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) ->
     return checks
 
 
+def refuse_foreign(target: Target, conn, namespace: str) -> None:
+    """Raise :class:`NotOurs` when ``namespace`` exists without dbbench's marker (never touched)."""
+    d = dialects.get(target.dialect)
+    if d.namespace_state(conn, namespace) == "foreign":
+        raise NotOurs(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
+                      "(no dbbench_meta marker); nothing was changed. Choose another name with "
+                      "--namespace or remove it yourself")
+
+
 def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namespace: str,
                 progress: Progress | None = None, cancel: threading.Event | None = None) -> SeedResult:
     d = dialects.get(target.dialect)
     result = SeedResult(target.dialect, target.version_text, namespace)
     table_sql, index_sql = dialects.schema_statements(target.dialect)
     report = progress or (lambda *_: None)
-    raw = target.engine.raw_connection()
-    conn = raw.driver_connection
     clock = time.perf_counter
 
     def step(name: str, fn: Callable[[], Any]) -> Any:
@@ -145,14 +152,8 @@ def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namesp
         result.seconds[name] = result.seconds.get(name, 0.0) + clock() - start
         return value
 
-    try:
-        state = d.namespace_state(conn, namespace)
-        if state == "foreign":
-            raise NotOurs(
-                f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
-                f"(no dbbench_meta marker); nothing was changed. Choose another name with "
-                f"--namespace or remove it yourself"
-            )
+    with target.all_or_nothing() as conn:
+        refuse_foreign(target, conn, namespace)
         meta = {"dataset": ds.name, "seed": str(ds.seed), "started_at": datetime.now().isoformat()}
         step("schema", lambda: (d.begin_reload(conn, namespace, meta), d.execute(conn, table_sql)))
         for table in tables:
@@ -166,13 +167,6 @@ def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namesp
             d.write_meta(conn, namespace, {"state": "complete", "finished_at": datetime.now().isoformat(),
                                            **{f"fingerprint.{k}": v for k, v in result.fingerprints.items()}})
         step("commit", lambda: d.commit(conn))
-    except BaseException:
-        try:
-            conn.rollback()
-        finally:
-            raw.invalidate()
-        raise
-    raw.close()
     return result
 
 

@@ -354,7 +354,7 @@ def setup_target(target: Target, catalog: Catalog, namespace: str) -> SetupResul
     import psycopg
     import pymysql
 
-    from dbbench.seed import NotOurs
+    from dbbench.seed import refuse_foreign
 
     d = dialects.get(target.dialect)
     file = catalog.setup.get(target.dialect)
@@ -365,13 +365,8 @@ def setup_target(target: Target, catalog: Catalog, namespace: str) -> SetupResul
     result = SetupResult(target.dialect, target.version_text, namespace, str(file), catalog.setup_digest(target.dialect),
                          len(stmts))
     clock = time.perf_counter
-    raw = target.engine.raw_connection()
-    conn = raw.driver_connection
-    try:
-        if d.namespace_state(conn, namespace) == "foreign":
-            raise NotOurs(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
-                          "(no dbbench_meta marker); nothing was changed. Choose another name with "
-                          "--namespace or remove it yourself")
+    with target.all_or_nothing() as conn:
+        refuse_foreign(target, conn, namespace)
         meta = {"dataset": catalog.dataset_name, "catalog": str(catalog.path), "setup_file": file.name,
                 "setup_sha256": result.sha256, "started_at": datetime.now().isoformat()}
         before = _outside_relations(conn, namespace) if target.dialect == "postgresql" else {}
@@ -412,13 +407,6 @@ def setup_target(target: Target, catalog: Catalog, namespace: str) -> SetupResul
         d.write_meta(conn, namespace, {"state": "complete", "finished_at": datetime.now().isoformat(),
                                        **{f"fingerprint.{k}": v for k, v in result.fingerprints.items()}})
         d.commit(conn)
-    except BaseException:
-        try:
-            conn.rollback()
-        finally:
-            raw.invalidate()
-        raise
-    raw.close()
     return result
 
 

@@ -15,8 +15,10 @@ with the password removed, and applies dbbench's version policy:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
+from typing import Any, Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine
@@ -51,6 +53,22 @@ class Target:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+    @contextlib.contextmanager
+    def all_or_nothing(self) -> Iterator[Any]:
+        """The driver connection for work that must land whole (a seed, a setup): on any error,
+        Ctrl-C included, it is rolled back and the connection discarded (it may be mid-COPY);
+        otherwise it goes back to the pool. Committing is the caller's last step."""
+        raw = self.engine.raw_connection()
+        try:
+            yield raw.driver_connection
+        except BaseException:
+            try:
+                raw.driver_connection.rollback()
+            finally:
+                raw.invalidate()
+            raise
+        raw.close()
 
 
 def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "URL",
