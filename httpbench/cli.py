@@ -331,6 +331,9 @@ def main(argv: list[str] | None = None) -> None:
     except HttpbenchError as exc:
         _err(str(exc))
         sys.exit(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:   # a bare group: its help, as written
+        click.echo(exc.ctx.get_help() if exc.ctx else exc.format_message(), err=True)
+        sys.exit(2)
     except click.exceptions.UsageError as exc:
         _err(exc.format_message().replace("\n", " "))
         sys.exit(2)

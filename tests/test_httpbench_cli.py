@@ -357,3 +357,9 @@ def test_conditional_scenario_with_last_modified_only(tmp_path):
         run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
                             "--scenario", "name=f 304,path=/f,conditional=true", "-q")
         one_line_error(run, "needs a 200 GET with an ETag or Last-Modified", "with neither")
+
+
+def test_a_bare_command_group_prints_its_help_as_written():
+    run = run_httpbench("fixture")
+    assert run.code == 2 and run.stderr.startswith("Usage: httpbench fixture")
+    assert "\n  alpine" in run.stderr and "huggingface" in run.stderr and "Traceback" not in run.output
