@@ -58,6 +58,17 @@ def loop_name() -> str:
 _TARGET_SAFE = "/?%:@!$&'()*+,;=~-._"
 
 
+def set_nodelay(transport: asyncio.BaseTransport) -> None:
+    """Send small writes at once (no Nagle delay): every request and every fixture answer is one
+    write that must not wait for the peer's ACK."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
+
 def build_request(target: Target, scenario: Scenario, expectation: Expectation) -> bytes:
     path = target.base_path + (scenario.path if scenario.path.startswith("/") else "/" + scenario.path)
     path = quote(path, safe=_TARGET_SAFE)
@@ -121,12 +132,7 @@ class _Conn(asyncio.Protocol):
     def connection_made(self, transport):
         self.transport = transport
         self.alive = True
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            try:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
+        set_nodelay(transport)
 
     def data_received(self, data):
         if not self.inflight:
