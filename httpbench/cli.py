@@ -174,9 +174,6 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
         if Path(output).is_dir():
             raise HttpbenchError(f"--output: {output} is a directory, not a file")
     commands = clients.parse_options(client_opts, parsed)
-    if profile is not None:
-        commands += [clients.ClientCommand(label, cmds)
-                     for label, cmds in profile.client_commands(parsed).items()]
     defaults = profile.defaults if profile is not None else None
     pick = lambda given, field, generic: (given if given is not None   # noqa: E731
                                           else getattr(defaults, field) if defaults else generic)

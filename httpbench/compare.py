@@ -79,7 +79,8 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
         if cfg.profile:   # a profile's scenarios may be exact only after its preflight (sizes, digests)
             fresh = {s.name: s for s in cfg.profile.scenarios()}
             cfg.scenarios = [fresh.get(s.name, s) for s in cfg.scenarios]
-        expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout)
+        expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout,
+                                                          ctx.client)
         rounds = http_rounds(cfg, expectations, progress)
         client_section, client_failures = (None, [])
         if cfg.client_commands:

@@ -9,6 +9,7 @@ or a candidate's body differs from the baseline's (length or SHA-256). The value
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import time
@@ -77,12 +78,20 @@ def _request(client: httpx.Client, target: Target, scenario: Scenario, extra=())
     return send(client, target, scenario.method, scenario.path, {**dict(scenario.headers), **dict(extra)})
 
 
-def check(targets: list[Target], scenarios: list[Scenario], timeout: float
+def new_client(timeout: float) -> httpx.Client:
+    """The preflight's HTTP client: never follows redirects, never reads proxy settings from the
+    environment."""
+    return httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False)
+
+
+def check(targets: list[Target], scenarios: list[Scenario], timeout: float,
+          client: httpx.Client | None = None
           ) -> tuple[dict[tuple[str, str], Expectation], list[dict[str, Any]]]:
-    """Returns expectations keyed by (scenario, target) and a JSON-ready preflight record."""
+    """Returns expectations keyed by (scenario, target) and a JSON-ready preflight record.
+    ``client``: a :func:`new_client` to reuse (its connections); default: a new one, closed after."""
     expectations: dict[tuple[str, str], Expectation] = {}
     records: list[dict[str, Any]] = []
-    with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
+    with new_client(timeout) if client is None else contextlib.nullcontext(client) as client:
         for scenario in scenarios:
             reference: tuple[int, str] | None = None
             for target in targets:

@@ -9,7 +9,6 @@ A profile (``--profile alpine``, ``--profile huggingface``) supplies
 * a **preflight** that runs before the generic one and before any timing, on every target, and raises
   :class:`httpbench.errors.HttpbenchError` with a one-line reason on any mismatch,
 * optionally extra measured phases after the HTTP rounds (``after_rounds``: e.g. cold fill),
-* optionally default real-client commands (``client_commands``),
 * renderers for its section of the result (``tables``), so the JSON stays the single source.
 
 The result document carries the profile's section under ``"profile"``::
@@ -84,18 +83,12 @@ class Context:
         self.timeout = timeout
         self.gates = dict(gates or DEFAULT_GATES)   # the run's gates (e.g. "cold", "client")
         self._progress = progress
-        self.client = httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False)
-
-    @property
-    def baseline(self) -> Target:
-        return self.targets[0]
+        from httpbench.preflight import new_client
+        self.client = new_client(timeout)
 
     def progress(self, line: str) -> None:
         if self._progress:
             self._progress(line)
-
-    def url(self, target: Target, path: str) -> str:
-        return target.url + (path if path.startswith("/") else "/" + path)
 
     def fetch(self, target: Target, path: str, method: str = "GET",
               headers: dict[str, str] | None = None, content: bytes | None = None) -> httpx.Response:
@@ -129,16 +122,6 @@ class Profile:
     def after_rounds(self, ctx: Context) -> Section:
         """Extra measured phases after the HTTP rounds (default: none)."""
         return Section()
-
-    def client_commands(self, targets: list[Target]) -> dict[str, dict[str, list[str]]]:
-        """Real-client commands this profile times, as ``{label: {target name: argv}}``.
-
-        They run through :mod:`httpbench.clients` exactly like ``--client-command``: one subprocess
-        per sample in a fresh temporary directory (``$HTTPBENCH_TMP``, also the working directory),
-        ``--client-rounds`` rounds alternating target order, p50/p95 per target and the ``client``
-        gate on the p95 ratio. Default: none.
-        """
-        return {}
 
     def options_json(self) -> dict[str, Any]:
         """The options as recorded in the result (never secrets)."""

@@ -235,9 +235,6 @@ class HuggingFaceProfile(Profile):
             out[key] = [redact(v) for v in out[key]]
         return out
 
-    def client_commands(self, targets: list[Target]) -> dict[str, Any]:
-        return {}       # the real-client rounds run in after_rounds: they verify the downloaded bytes
-
     # -- preflight --------------------------------------------------------------------------------
     def preflight(self, ctx: Context) -> Section:
         if self.values["hf_client"] and importlib.util.find_spec("huggingface_hub") is None:
