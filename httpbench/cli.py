@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import click
 
 from httpbench import __version__
 from httpbench.errors import HttpbenchError
+from httpbench.profiles import PROFILES
 
 
 def _err(message: str) -> None:
@@ -77,24 +79,23 @@ def _make_profile(name: str | None, given: dict):
     """The chosen profile with its options; an option of another profile is an error."""
     from httpbench.profiles import all_profiles, load
 
-    profiles = all_profiles()
-    mine = {o.dest for o in load(name).options} if name else set()
-    for pname, profile in profiles.items():
+    chosen = load(name) if name else None
+    mine = {o.dest for o in chosen.options} if chosen else set()
+    for pname, profile in all_profiles().items():
         for opt in profile.options:
             value = given.get(opt.dest)
             if opt.dest not in mine and value not in (None, (), False):
-                owner = f"--profile {pname}"
-                raise HttpbenchError(f"{opt.name} belongs to {owner}"
+                raise HttpbenchError(f"{opt.name} belongs to --profile {pname}"
                                      + ("" if name is None else f", not --profile {name}"))
-    if name is None:
+    if chosen is None:
         return None
     values = {}
-    for opt in load(name).options:
+    for opt in chosen.options:
         value = given.get(opt.dest)
         if value is None or value == ():
             value = opt.default if not opt.multiple else tuple(opt.default or ())
         values[opt.dest] = value
-    return load(name)(**values)
+    return chosen(**values)
 
 
 @cli.command()
@@ -103,7 +104,7 @@ def _make_profile(name: str | None, given: dict):
 @click.option("--auth", "auths", multiple=True, metavar="NAME=env:VAR|NAME=file:PATH",
               help="Credentials ('user:password' or 'Bearer TOKEN') for a target, from an "
                    "environment variable or a file. Never echoed or written.")
-@click.option("--profile", "profile_name", type=click.Choice(["alpine", "huggingface"]), default=None,
+@click.option("--profile", "profile_name", type=click.Choice(sorted(PROFILES)), default=None,
               help="A protocol profile: its scenarios, defaults and preflight (see docs/).")
 @click.option("--scenario", "scenario_opts", multiple=True, metavar="SPEC",
               help="A path, or key=value pairs: name,method,path,status,length,sha256,class,header,"
@@ -256,8 +257,7 @@ def demo() -> None:
 
 def _run_compare(args: list[str], passthrough: tuple[str, ...]) -> None:
     argv = [*args, *passthrough]
-    click.echo("httpbench: running: httpbench compare " + " ".join(
-        a if a and all(c.isalnum() or c in "-_=./:{}" for c in a) else repr(a) for a in argv), err=True)
+    click.echo("httpbench: running: " + shlex.join(["httpbench", "compare", *argv]), err=True)
     _invoke(compare, argv, "httpbench compare")
 
 
