@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from httpbench.errors import HttpbenchError
+from httpbench.gates import add_failures
 from httpbench.model import Gate, Target
 from httpbench.stats import percentiles, ratio
 
@@ -198,7 +199,7 @@ def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeo
         summary, comparisons, fails = summarize(command.label, names, samples, gate)
         for name in names:
             summary[name]["command"] = command.describe(name)
-        failures += [f for f in fails if f not in failures]
+        add_failures(failures, fails)
         section["scenarios"][command.label] = {"samples": samples, "summary": summary,
                                                "comparisons": comparisons}
     return section, failures
@@ -230,7 +231,7 @@ def summarize(label: str, names: list[str], samples: list[dict[str, Any]], gate:
         comparisons[cand] = {"baseline": base, "p95_ratio": p95_ratio,
                              "p50_ratio": ratio(summary[cand]["p50_ms"], summary[base]["p50_ms"]),
                              "passed": not fails}
-        failures += [f for f in fails if f not in failures]
+        add_failures(failures, fails)
     return summary, comparisons, failures
 
 

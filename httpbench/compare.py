@@ -93,10 +93,10 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
     doc = assemble(cfg, preflight_records, rounds)
     if cfg.profile:
         doc["profile"] = profile_document(cfg.profile, profile_pre, profile_post)
-        doc["gate_failures"] += [f for f in profile_post.gate_failures if f not in doc["gate_failures"]]
+        gates_mod.add_failures(doc["gate_failures"], profile_post.gate_failures)
     if client_section is not None:
         doc["clients"] = client_section
-        doc["gate_failures"] += [f for f in client_failures if f not in doc["gate_failures"]]
+        gates_mod.add_failures(doc["gate_failures"], client_failures)
     return doc
 
 
@@ -144,9 +144,7 @@ def assemble(cfg: Config, preflight_records: list[dict[str, Any]], rounds: list[
             comparisons[scenario.name][cand] = {"baseline": baseline, "class": scenario.klass,
                                                 "gate": gate.to_json(), "ratios": ratios,
                                                 "passed": not fails}
-            for f in fails:
-                if f not in gate_failures:
-                    gate_failures.append(f)
+            gates_mod.add_failures(gate_failures, fails)
     client_bound = sorted({f"{r.scenario}: {r.target}" for r in rounds if r.client_bound})
     return {"schema": SCHEMA, "environment": environment(), "config": cfg.to_json(),
             "preflight": preflight_records, "rounds": [r.to_json() for r in rounds],

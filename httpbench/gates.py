@@ -8,6 +8,13 @@ from httpbench.model import SUMMARY_FIELDS, Gate, RoundResult, Scenario
 from httpbench.stats import median_or_none, ratio
 
 
+def add_failures(failures: list[str], new: list[str]) -> None:
+    """Append gate-failure strings to ``failures``, each listed once, in order of discovery."""
+    for failure in new:
+        if failure not in failures:
+            failures.append(failure)
+
+
 def summarize(rounds: list[RoundResult]) -> dict[str, Any]:
     """Field-by-field median over rounds (not pooled): the median req/s and the median p95 may
     come from different rounds. Failures are summed; client_bound is true if any round was."""

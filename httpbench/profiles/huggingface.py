@@ -55,6 +55,7 @@ import httpx
 from httpbench import clients, engine
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fixture
+from httpbench.gates import add_failures
 from httpbench.model import Expectation, Gate, RoundResult, Scenario, Target
 from httpbench.preflight import request_within
 from httpbench.profiles import Context, Defaults, Option, Profile, Section
@@ -591,7 +592,7 @@ class ColdFill:
                          "ttfb_ratio": ratio(summary[cand]["median_ttfb_ms"],
                                              summary[base]["median_ttfb_ms"]),
                          "passed": not fails}
-            section.gate_failures += [f for f in fails if f not in section.gate_failures]
+            add_failures(section.gate_failures, fails)
         return out
 
     def _singleflight(self, names: list[str], samples: dict[str, list[dict[str, Any]]],
@@ -611,9 +612,7 @@ class ColdFill:
             if idx == 0:
                 section.notes.append(f"cold fill: baseline {name}: {what}")
             else:
-                message = f"cold fill: {name}: {what}; expected 1 (singleflight)"
-                if message not in section.gate_failures:
-                    section.gate_failures.append(message)
+                add_failures(section.gate_failures, [f"cold fill: {name}: {what}; expected 1 (singleflight)"])
 
 
 def _delta(before: dict[str, Any] | None, after: dict[str, Any] | None, repo: str,
@@ -734,7 +733,7 @@ class ClientRounds:
             w50, w95 = percentiles([s["process_ms"] for s in ok], (0.5, 0.95))
             summary[name].update(process_p50_ms=w50, process_p95_ms=w95,
                                  timed="process" if client == "hf download" else "call")
-        section.gate_failures += [f for f in fails if f not in section.gate_failures]
+        add_failures(section.gate_failures, fails)
         return {"samples": samples, "summary": summary, "comparisons": comparisons}
 
 
