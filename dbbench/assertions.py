@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from dbbench import dialects
 from dbbench.plan import PlanNode, Verdict, accesses, check, normalize_forbid
 from dbbench.sqltext import to_pyformat
+from dbbench.urls import DIALECT_LABEL
 
 
 class PlanAssertionError(AssertionError):
     def __init__(self, verdict: Verdict, tree: PlanNode, sql: str, dialect: str | None = None,
                  params: dict | None = None):
         self.verdict, self.tree, self.dialect = verdict, tree, dialect
-        label = {"postgresql": "PostgreSQL", "mysql": "MySQL"}.get(dialect or "", "")
+        label = DIALECT_LABEL.get(dialect or "", "")
         super().__init__(
             (f"{label}: " if label else "") + f"expected {verdict.expected}; actual: {verdict.actual}\n"
             + "\n".join(f"  - {p}" for p in verdict.problems)

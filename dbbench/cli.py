@@ -17,9 +17,9 @@ from dbbench import __version__, servers
 from dbbench.errors import DbbenchError
 from dbbench.servers import Home
 from dbbench.targets import open_targets
+from dbbench.urls import DIALECT_LABEL
 
 DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
-LABELS = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
 
 
 def err(message: str) -> None:
@@ -212,20 +212,20 @@ def _seed_from_catalog(home, pg_url, mysql_url, only, catalog, namespace, output
 
 
 def render_setup(cat, res, agree) -> str:
-    labels = [LABELS[r.dialect] for r in res]
+    labels = [DIALECT_LABEL[r.dialect] for r in res]
     rows = [[t, *[f"{r.rows[t]:,}" if t in r.rows else "—" for r in res],
              ("equal" if ok else "different") if len(res) > 1 else ""] for t, ok in agree.items()]
     out = [tabulate(rows, headers=["table", *[f"{lb} rows" for lb in labels], "fingerprints across dialects"],
                     colalign=("left", *["right"] * len(labels), "left"))]
     out.append("")
-    out.append(tabulate([[LABELS[r.dialect], r.namespace, Path(r.file).name, r.statements, f"{r.total_seconds:.2f} s",
+    out.append(tabulate([[DIALECT_LABEL[r.dialect], r.namespace, Path(r.file).name, r.statements, f"{r.total_seconds:.2f} s",
                           ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items())] for r in res],
                         headers=["server", "namespace", "setup file", "statements", "time", "steps (s)"]))
     return "\n".join(out)
 
 
 def render_seed(res, agree, generated: float) -> str:
-    labels = [{"postgresql": "PostgreSQL", "mysql": "MySQL"}[r.dialect] for r in res]
+    labels = [DIALECT_LABEL[r.dialect] for r in res]
     names = [c.name for c in res[0].checks] if res else []
     rows = []
     for i, name in enumerate(names):
@@ -260,10 +260,10 @@ def validate_cmd(catalog, namespace) -> None:
     rows = []
     for shape in cat.shapes:
         for d, v in shape.variants.items():
-            rows.append([shape.name, LABELS[d], f"{v.expect_table} using {v.expect_index}",
+            rows.append([shape.name, DIALECT_LABEL[d], f"{v.expect_table} using {v.expect_index}",
                          ", ".join(v.forbid) or "—", "yes" if v.natural else ""])
     click.echo(tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"]))
-    where = "; ".join(f"{LABELS[d]}: {cat.setup[d].name} ({n} statements)" for d, n in setup.items())
+    where = "; ".join(f"{DIALECT_LABEL[d]}: {cat.setup[d].name} ({n} statements)" for d, n in setup.items())
     click.echo(f"\n{cat.path}: {len(cat.shapes)} shapes valid; "
                + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)"))
 
@@ -563,7 +563,7 @@ def bench_seed(home: Home, pg_url, mysql_url, only, dataset, repeat) -> None:
     finally:
         for t in targets:
             t.dispose()
-    labels = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
+    labels = DIALECT_LABEL
     table = [[labels[r.dialect], f"{r.rows:,}", f"{r.floor_seconds:.2f} s", f"{r.seed_seconds:.2f} s",
               f"{r.ratio:.2f}x", f"{r.rows / r.seed_seconds:,.0f}"] for r in rows]
     table.append(["both (wall)", "", f"{floor_wall:.2f} s", f"{seed_wall:.2f} s",

@@ -31,7 +31,8 @@ from typing import Any
 
 from dbbench.errors import DbbenchError
 from dbbench.plan import ACCESS_KINDS, PlanNode
-from dbbench.report import LABEL, fmt_factor, fmt_ms, md_table, _table
+from dbbench.report import fmt_factor, fmt_ms, md_table, _table
+from dbbench.urls import DIALECT_LABEL
 
 # Worse to the right: a change to the right is a regression, to the left an improvement.
 KIND_RANK = {k: i for i, k in enumerate(("const", "unique_lookup", "index_lookup", "index_range", "index_scan",
@@ -252,17 +253,17 @@ def _notes(base: dict, new: dict) -> list[str]:
     nv = {s["dialect"]: s.get("version") for s in new.get("servers", [])}
     for d in sorted(set(bv) & set(nv)):
         if bv[d] != nv[d]:
-            notes.append(f"{LABEL[d]} server differs: baseline {bv[d]}, result {nv[d]} (plans and timings may "
+            notes.append(f"{DIALECT_LABEL[d]} server differs: baseline {bv[d]}, result {nv[d]} (plans and timings may "
                          "differ for that reason alone)")
     bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
     for d in sorted(set(bd) & set(nd)):
         if bd[d].get("fingerprints") and nd[d].get("fingerprints") and bd[d]["fingerprints"] != nd[d]["fingerprints"]:
             changed = sorted(k for k in set(bd[d]["fingerprints"]) | set(nd[d]["fingerprints"])
                              if bd[d]["fingerprints"].get(k) != nd[d]["fingerprints"].get(k))
-            notes.append(f"{LABEL[d]} data differs from the baseline's in: {', '.join(changed)}")
+            notes.append(f"{DIALECT_LABEL[d]} data differs from the baseline's in: {', '.join(changed)}")
     for d in sorted(set(bd) & set(nd)):
         if bd[d].get("setup_sha256") and nd[d].get("setup_sha256") and bd[d]["setup_sha256"] != nd[d]["setup_sha256"]:
-            notes.append(f"{LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)")
+            notes.append(f"{DIALECT_LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)")
     bc, nc = base.get("config") or {}, new.get("config") or {}
     if bc.get("runs") and nc.get("runs") and bc["runs"] != nc["runs"]:
         notes.append(f"samples differ: baseline {bc['runs']} timed runs, result {nc['runs']}")
@@ -279,7 +280,7 @@ def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, base
         if b_name and n_name and b_name != n_name:
             raise DbbenchError(
                 f"{baseline_name} and {result_name} cannot be compared: the baseline was measured on {b_name!r}, "
-                f"the result on {n_name!r} ({LABEL.get(d, d)}); save a baseline of this catalog with "
+                f"the result on {n_name!r} ({DIALECT_LABEL.get(d, d)}); save a baseline of this catalog with "
                 "`dbbench baseline save`")
     b_by = {(r["shape"], r["dialect"]): r for r in base["results"]}
     n_by = {(r["shape"], r["dialect"]): r for r in new["results"]}
@@ -292,7 +293,7 @@ def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, base
             if key[1] in ran:
                 sd.findings.append(Finding("missing", True, "not measured in the result"))
             else:
-                sd.findings.append(Finding("missing", False, f"{LABEL[key[1]]} did not run"))
+                sd.findings.append(Finding("missing", False, f"{DIALECT_LABEL[key[1]]} did not run"))
         else:
             sd.findings = compare_entry(b, n, t)
         shapes.append(sd)
@@ -317,7 +318,7 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
         if markdown and s.regressed:
             status = f"**{status}**"
         b50, n50 = _p50(s.base), _p50(s.result)
-        rows.append([s.shape, LABEL[s.dialect], _access(s.base), _access(s.result),
+        rows.append([s.shape, DIALECT_LABEL[s.dialect], _access(s.base), _access(s.result),
                      "—" if b50 is None else f"{fmt_ms(b50)} ms", "—" if n50 is None else f"{fmt_ms(n50)} ms",
                      status])
     return ["Shape", "Dialect", "Baseline access", "Result access", "Baseline p50", "Result p50", "Verdict"], rows, "llllrrl"
@@ -329,7 +330,7 @@ def _headline(report: DiffReport) -> str:
     if reg:
         names = {}
         for s in reg:
-            names.setdefault(s.shape, []).append(LABEL[s.dialect])
+            names.setdefault(s.shape, []).append(DIALECT_LABEL[s.dialect])
         which = "; ".join(f"{k} ({', '.join(v)})" for k, v in names.items())
         return (f"{len(reg)} regression{'s' if len(reg) != 1 else ''}: {which}; "
                 f"{unchanged} of {len(report.shapes)} unchanged")
@@ -343,7 +344,7 @@ def _thresholds_line(t: Thresholds) -> str:
 
 def _sources(report: DiffReport) -> str:
     def describe(name: str, doc: dict) -> str:
-        servers = ", ".join(f"{LABEL.get(s['dialect'], s['dialect'])} {s.get('version')}" for s in doc.get("servers", []))
+        servers = ", ".join(f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s.get('version')}" for s in doc.get("servers", []))
         when = (doc.get("baseline") or {}).get("saved_at") or doc.get("generated_at") or "?"
         return f"`{name}` ({when}; {servers})"
     return f"baseline {describe(report.baseline, report.base_doc)} vs result {describe(report.result, report.result_doc)}"
@@ -360,7 +361,7 @@ def to_text(report: DiffReport) -> str:
             continue
         out += ["", f"{title}:"]
         for s in chosen:
-            out.append(f"  {s.shape} [{LABEL[s.dialect]}]")
+            out.append(f"  {s.shape} [{DIALECT_LABEL[s.dialect]}]")
             out += [f"    - {f.message}" for f in s.findings]
     if report.notes:
         out += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
@@ -377,13 +378,13 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
     if reg:
         out += ["", "#### Regressions", ""]
         for s in reg:
-            out.append(f"- **{s.shape}** [{LABEL[s.dialect]}]")
+            out.append(f"- **{s.shape}** [{DIALECT_LABEL[s.dialect]}]")
             out += [f"  - {'❌ ' if f.regression else ''}{f.message}" for f in s.findings]
     others = [s for s in report.shapes if not s.regressed and s.findings]
     if others:
         out += ["", "#### Other changes", ""]
         for s in others:
-            out.append(f"- {s.shape} [{LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings))
+            out.append(f"- {s.shape} [{DIALECT_LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings))
     if report.notes:
         out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]
     if plans:
@@ -391,7 +392,7 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
             b, n = _tree(s.base), _tree(s.result)
             if b is None and n is None:
                 continue
-            out += ["", f"<details><summary>Plans: {s.shape} [{LABEL[s.dialect]}]</summary>", "",
+            out += ["", f"<details><summary>Plans: {s.shape} [{DIALECT_LABEL[s.dialect]}]</summary>", "",
                     "Baseline:", "", "```", b.render() if b else "(none)", "```", "",
                     "Result:", "", "```", n.render() if n else "(none)", "```", "", "</details>"]
     return "\n".join(out) + "\n"

@@ -17,8 +17,8 @@ from tabulate import tabulate
 from dbbench.explain import ShapeResult
 from dbbench.plan import PlanNode
 from dbbench.results import envelope
+from dbbench.urls import DIALECT_LABEL
 
-LABEL = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
 DIALECT_ORDER = ("mysql", "postgresql")   # the seed document's column order
 
 
@@ -129,10 +129,10 @@ def shape_rows(doc: dict) -> tuple[list[str], list[list[str]], str]:
             verdicts.append(f"ok: {same.pop()}")   # every dialect, one path: say it once
         for d, r in judged if not verdicts else []:
             mark = "ok" if r["ok"] else "FAIL"
-            verdicts.append(f"{LABEL[d]} {mark}: {r['verdict']['expected'] if r['ok'] else r['verdict']['actual']}")
+            verdicts.append(f"{DIALECT_LABEL[d]} {mark}: {r['verdict']['expected'] if r['ok'] else r['verdict']['actual']}")
         rows.append([shape, first["cardinality"], *[_pair(r["remediated"]) if r else "—" for r in rs],
                      "; ".join(verdicts)])
-    headers = ["Query shape", "Cardinality", *[f"{LABEL[d]} p50 / p95" for d in dialects], "Access path"]
+    headers = ["Query shape", "Cardinality", *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects], "Access path"]
     return headers, rows, "ll" + "r" * len(dialects) + "l"
 
 
@@ -150,12 +150,12 @@ def seed_rows(doc: dict) -> tuple[list[str], list[list[str]], str]:
         first = next(r for r in rs if r)
         words = first.get("access_path") or "; ".join(
             dict.fromkeys(r["verdict"]["expected"] for r in rs if r and r["verdict"]))
-        bad = [f"{LABEL[d]}: {r['verdict']['actual']}" for d, r in zip(dialects, rs)
+        bad = [f"{DIALECT_LABEL[d]}: {r['verdict']['actual']}" for d, r in zip(dialects, rs)
                if r and not r["ok"] and r["verdict"]]
         if bad:
             words += " — FAIL " + "; ".join(bad)
         rows.append([shape, first["cardinality"], *[_pair(r["remediated"]) if r else "—" for r in rs], words])
-    headers = ["Query shape", "Cardinality", *[f"{LABEL[d]} p50 / p95" for d in dialects], "Bounded access path"]
+    headers = ["Query shape", "Cardinality", *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects], "Bounded access path"]
     return headers, rows, "ll" + "r" * len(dialects) + "l"
 
 
@@ -169,7 +169,7 @@ def remediation_rows_table(doc: dict) -> tuple[list[str], list[list[str]], str]:
         before = "timeout" if item["natural_timeout"] else f"{fmt_ms(item['before_p50_ms'])} ms"
         sp = item["speedup"]
         change = "—" if sp is None else (f"{fmt_factor(sp)} faster" if sp >= 1 else f"{fmt_factor(1 / sp)} slower")
-        rows.append([f"{LABEL[item['dialect']]} {item['shape']}: {item['change']}", before,
+        rows.append([f"{DIALECT_LABEL[item['dialect']]} {item['shape']}: {item['change']}", before,
                      f"{fmt_ms(item['final_p50_ms'])} ms", change])
     return ["Remediated plan", "Before", "Final p50", "Change"], rows, "lrrr"
 
@@ -192,7 +192,7 @@ def failures(doc: dict) -> list[str]:
         if r["ok"]:
             continue
         v = r["verdict"] or {"expected": "?", "actual": "?", "problems": []}
-        lines.append(f"FAIL {r['shape']} [{LABEL[r['dialect']]}]: expected {v['expected']}; "
+        lines.append(f"FAIL {r['shape']} [{DIALECT_LABEL[r['dialect']]}]: expected {v['expected']}; "
                      f"actual: {v['actual']}; " + "; ".join(v["problems"]))
         tree = plan_tree(r["remediated"])
         if tree is not None:
@@ -257,7 +257,7 @@ def _sample_counts(doc: dict) -> tuple[int | None, int | None]:
 
 
 def _intro(doc: dict) -> list[str]:
-    servers = ", ".join(f"{LABEL.get(s['dialect'], s['dialect'])} {s['version']}" for s in doc.get("servers", []))
+    servers = ", ".join(f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s['version']}" for s in doc.get("servers", []))
     datasets = doc.get("datasets") or {}
     names = sorted({str(d.get("name")) for d in datasets.values() if d.get("name")})
     cfg = doc.get("config") or {}
@@ -354,7 +354,7 @@ def samples_svg(doc: dict, width: int = 900) -> str:
         y = top + i * row_h + row_h / 2
         if i % 2 == 0:
             parts.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
-        label = f"{shape} · {LABEL[d]}" + (" (natural)" if spelling == "natural" else "")
+        label = f"{shape} · {DIALECT_LABEL[d]}" + (" (natural)" if spelling == "natural" else "")
         parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#222">{esc(label)}</text>')
         color = _COLORS[d]
         for k, v in enumerate(m["samples_ms"], start=1):
