@@ -32,8 +32,8 @@ HIDDEN_HEADERS = ("X-Xet-Hash", "X-Xet-Refresh-Route", "X-Xet-Cas-Url", "X-Xet-A
                   "X-Xet-Token-Expiration", "Link")
 
 
-def _upstream_address(url: str) -> tuple[str, str]:
-    """``http://host:port`` -> (``host:port`` for an upstream block, ``host:port`` for Host)."""
+def _upstream_address(url: str) -> str:
+    """``http://host:port`` -> ``host:port``: the upstream block's server and the Host sent to it."""
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.hostname:
         raise HttpbenchError(f"hf cache: upstream must be an http:// URL, not {url!r}")
@@ -41,7 +41,7 @@ def _upstream_address(url: str) -> tuple[str, str]:
         raise HttpbenchError(f"hf cache: upstream must be a bare origin (no path), not {url!r}")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     netloc = f"{host}:{parts.port or 80}"
-    return netloc, netloc
+    return netloc
 
 
 class HfCache(NginxProcess):
@@ -50,7 +50,7 @@ class HfCache(NginxProcess):
     def __init__(self, upstream: str, *, naive: bool = False, workers: int = 1, valid: str = "1h",
                  resolver: str | None = None):
         super().__init__()
-        self.upstream, self.upstream_host = _upstream_address(upstream)
+        self.upstream = _upstream_address(upstream)
         self.naive = naive
         self.workers = workers
         self.valid = valid
@@ -79,7 +79,7 @@ class HfCache(NginxProcess):
     def _stats_location(self) -> str:
         return ("        location ^~ /__stats { proxy_pass http://hf_origin; proxy_http_version 1.1;\n"
                 "            proxy_set_header Connection \"\";\n"
-                f"            proxy_set_header Host {self.upstream_host}; }}\n")
+                f"            proxy_set_header Host {self.upstream}; }}\n")
 
     def _naive_servers(self) -> str:
         return (f"    server {{\n        listen 127.0.0.1:{self.port} backlog=4096;\n"
@@ -87,7 +87,7 @@ class HfCache(NginxProcess):
                 + "        location / {\n"
                 f"            proxy_pass http://hf_origin;\n            proxy_http_version 1.1;\n"
                 f"            proxy_set_header Connection \"\";\n"
-                f"            proxy_set_header Host {self.upstream_host};\n"
+                f"            proxy_set_header Host {self.upstream};\n"
                 f"            proxy_cache hf;\n            proxy_cache_key $request_uri;\n"
                 f"            proxy_cache_valid {self.valid};\n"
                 "        }\n    }\n")
@@ -110,7 +110,7 @@ class HfCache(NginxProcess):
                 "        location / {\n"
                 "            proxy_pass http://hf_origin;\n            proxy_http_version 1.1;\n"
                 "            proxy_set_header Connection \"\";\n"
-                f"            proxy_set_header Host {self.upstream_host};\n"
+                f"            proxy_set_header Host {self.upstream};\n"
                 "            proxy_intercept_errors on;\n"
                 "            error_page 301 302 303 307 308 = @cdn;\n" + hide
                 + "        }\n"
