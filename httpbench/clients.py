@@ -174,28 +174,37 @@ def run_sample(command: ClientCommand, target: Target, timeout: float,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def alternate(label: str, index: int, names: list[str], rounds: int,
+              sample: Callable[[str], dict[str, Any]], progress: Callable[[str], None] | None
+              ) -> list[dict[str, Any]]:
+    """``rounds`` rounds of one ``sample(target name)`` per target, the order rotated by
+    (``index`` + round) as in the HTTP rounds; each sample is tagged with target, round and position."""
+    from httpbench.compare import round_order
+
+    samples = []
+    for r_idx in range(rounds):
+        for pos, name in enumerate(round_order(names, index, r_idx), 1):
+            result = sample(name)
+            samples.append({"target": name, "round": r_idx + 1, "position": pos, **result})
+            if progress:
+                state = f"{result['ms']:,.1f} ms" if result["ok"] else f"FAILED ({result.get('error')})"
+                progress(f"client {label} round {r_idx + 1} {name}: {state}")
+    return samples
+
+
 def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeout: float,
         gate: Gate = DEFAULT_CLIENT_GATE, progress: Callable[[str], None] | None = None,
         env: dict[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
     """All client scenarios, ``rounds`` alternating rounds each. Returns the JSON section and the
     gate failures."""
-    from httpbench.compare import round_order
-
     names = [t.name for t in targets]
     by_name = {t.name: t for t in targets}
     section: dict[str, Any] = {"rounds": rounds, "timeout_s": timeout, "gate": gate.to_json(),
                                "scenarios": {}}
     failures: list[str] = []
     for c_idx, command in enumerate(commands):
-        samples = []
-        for r_idx in range(rounds):
-            order = round_order(names, c_idx, r_idx)
-            for pos, name in enumerate(order, 1):
-                sample = run_sample(command, by_name[name], timeout, env)
-                samples.append({"target": name, "round": r_idx + 1, "position": pos, **sample})
-                if progress:
-                    state = f"{sample['ms']:,.1f} ms" if sample["ok"] else f"FAILED ({sample.get('error')})"
-                    progress(f"client {command.label} round {r_idx + 1} {name}: {state}")
+        samples = alternate(command.label, c_idx, names, rounds,
+                            lambda name: run_sample(command, by_name[name], timeout, env), progress)
         summary, comparisons, fails = summarize(command.label, names, samples, gate)
         for name in names:
             summary[name]["command"] = command.describe(name)

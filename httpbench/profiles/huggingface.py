@@ -661,8 +661,6 @@ class ClientRounds:
         self.hf = _hf_cli()
 
     def run(self, section: Section) -> dict[str, Any]:
-        from httpbench.compare import round_order
-
         names = [t.name for t in self.ctx.targets]
         by_name = {t.name: t for t in self.ctx.targets}
         rounds = self.p.values["hf_client_rounds"]
@@ -672,13 +670,8 @@ class ClientRounds:
                 section.notes.append("client rounds: the hf command was not found next to this Python; "
                                      "skipped")
                 continue
-            samples = []
-            for r_idx in range(rounds):
-                for pos, name in enumerate(round_order(names, c_idx, r_idx), 1):
-                    sample = self._sample(client, by_name[name])
-                    samples.append({"target": name, "round": r_idx + 1, "position": pos, **sample})
-                    state = f"{sample['ms']:,.1f} ms" if sample["ok"] else f"FAILED ({sample['error']})"
-                    self.ctx.progress(f"client {client} round {r_idx + 1} {name}: {state}")
+            samples = clients.alternate(client, c_idx, names, rounds,
+                                        lambda name: self._sample(client, by_name[name]), self.ctx.progress)
             out["clients"][client] = self._summarize(client, names, samples, section)
         return out
 
