@@ -39,6 +39,12 @@ def config(directory: Path, servers: str, *, workers: int = 1, http_extra: str =
             "    default_type application/octet-stream;\n" + temps + http_extra + servers + "}\n")
 
 
+def static_server(port: int, root: Path) -> str:
+    """A server block serving ``root`` with nginx's static handler (ETag, Last-Modified, Range)."""
+    return (f"    server {{ listen 127.0.0.1:{port} backlog=4096; server_name localhost; "
+            f"root {root}; location / {{ }} }}\n")
+
+
 class NginxProcess(ServerProcess):
     """nginx with the configuration :meth:`servers` returns (ports already allocated)."""
 
@@ -88,5 +94,4 @@ class LocalNginx(NginxProcess):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         www.mkdir(exist_ok=True)
-        return "".join(f"    server {{ listen 127.0.0.1:{p} backlog=4096; server_name localhost; "
-                       f"root {www}; location / {{ }} }}\n" for p in self.ports)
+        return "".join(static_server(port, www) for port in self.ports)

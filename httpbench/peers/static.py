@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from httpbench.errors import HttpbenchError
-from httpbench.peers.nginx import NginxProcess
+from httpbench.peers.nginx import NginxProcess, static_server
 from httpbench.peers.process import ServerProcess, free_port
 
 
@@ -37,8 +37,7 @@ class StaticNginx(NginxProcess):
         self.root = _root(root)
 
     def servers(self) -> str:
-        return (f"    server {{ listen 127.0.0.1:{self.port} backlog=4096; server_name localhost;\n"
-                f"             root {self.root}; location / {{ }} }}\n")
+        return static_server(self.port, self.root)
 
 
 class StaticCaddy(ServerProcess):
