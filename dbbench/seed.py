@@ -189,6 +189,8 @@ def seed(targets: list[Target], dataset: str | Dataset = "alpine-100k", *, names
     return ds, results, generated
 
 
-def fingerprints_agree(results: list[SeedResult]) -> dict[str, bool]:
-    tables = results[0].fingerprints.keys() if results else []
+def fingerprints_agree(results: list[Any]) -> dict[str, bool]:
+    """Per table (every table any result has, in first-seen order): whether all results hold the
+    same fingerprint (a table missing on one side disagrees). For seed and setup SQL results."""
+    tables = dict.fromkeys(t for r in results for t in r.fingerprints)
     return {t: len({r.fingerprints.get(t) for r in results}) == 1 for t in tables}

@@ -429,8 +429,9 @@ def load(targets: list[Target], catalog: str | Path | Catalog, *, namespace: str
 
 
 def fingerprints_agree(results: list[SetupResult]) -> dict[str, bool]:
-    tables = sorted({t for r in results for t in r.fingerprints})
-    return {t: len({r.fingerprints.get(t) for r in results}) == 1 for t in tables}
+    """:func:`dbbench.seed.fingerprints_agree`, tables sorted by name (the servers' own orders differ)."""
+    from dbbench.seed import fingerprints_agree as agree
+    return dict(sorted(agree(results).items()))
 
 
 def stale(catalog: Catalog, metas: dict[str, dict], namespace: str | None = None) -> list[str]:
