@@ -1,0 +1,68 @@
+"""The shared statistics: exact distribution-free intervals and the three-way decision."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from verdict import FAIL, INCONCLUSIVE, PASS, combine, decide, exit_code
+from verdict.stats import (Interval, min_pairs, nearest_rank, paired_ratio_interval, rank_sum_interval,
+                           ratio_interval, signed_rank_interval)
+
+
+def test_nearest_rank_matches_the_seeds_ranks():
+    values = list(range(1, 251))
+    assert [nearest_rank(values, q) for q in (0.5, 0.95, 0.99, 1.0)] == [125, 238, 248, 250]
+    assert nearest_rank([5, 1, 7, 3, 2, 6, 4], 0.95) == 7      # p95 of 7 samples is the slowest
+    assert nearest_rank([], 0.5) is None
+
+
+def test_signed_rank_interval_exact_small_case():
+    # 8 pairs: P(T+ <= 3) = 5/256 <= 0.025 < P(T+ <= 4), so the 95 % interval runs from the 4th
+    # smallest to the 4th largest of the 36 Walsh averages
+    iv = signed_rank_interval([1, 2, 3, 4, 5, 6, 7, 8], 0.05)
+    assert iv.estimate == 4.5
+    assert (iv.low, iv.high) == (2.0, 7.0)
+    assert iv.confidence == pytest.approx(1 - 2 * 5 / 256)
+
+
+def test_too_few_pairs_give_no_interval():
+    assert min_pairs(0.05) == 6
+    assert signed_rank_interval([0.1] * 5, 0.05) is None
+    assert signed_rank_interval([0.1] * 6, 0.05) is not None
+
+
+def test_coverage_is_at_least_nominal_on_skewed_noise():
+    rng = random.Random(7)
+    for n in (9, 30):
+        covered = 0
+        for _ in range(400):
+            d = [rng.expovariate(1) - rng.expovariate(1) for _ in range(n)]   # symmetric, heavy-ish
+            iv = signed_rank_interval(d, 0.05)
+            covered += iv.low <= 0 <= iv.high
+        assert covered / 400 >= 0.92
+    hits = sum(rank_sum_interval([rng.lognormvariate(0, 1) for _ in range(7)],
+                                 [rng.lognormvariate(0, 1) for _ in range(9)]).low <= 0 for _ in range(300))
+    assert hits / 300 >= 0.9
+
+
+def test_ratio_intervals_on_the_log_scale():
+    iv = paired_ratio_interval([10.0] * 9, [20.0] * 9)
+    assert iv.estimate == pytest.approx(2.0) and iv.low == pytest.approx(2.0)
+    two = ratio_interval([1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0], [2.0, 2.2, 1.8, 2.0, 2.1, 1.9, 2.0])
+    assert 1.8 < two.low <= two.estimate <= two.high < 2.3
+
+
+def test_decisions_three_ways():
+    iv = Interval(1.0, 0.95, 1.05, 9, 0.99, "test")
+    assert decide("p95", iv, 1.25, "above").verdict == PASS
+    assert decide("p95", Interval(1.5, 1.3, 1.7, 9, 0.99, "t"), 1.25, "above").verdict == FAIL
+    assert decide("p95", Interval(1.2, 1.1, 1.4, 9, 0.99, "t"), 1.25, "above").verdict == INCONCLUSIVE
+    assert decide("tp", Interval(0.7, 0.6, 0.79, 9, 0.99, "t"), 0.8, "below").verdict == FAIL
+    assert decide("tp", None, 0.8, "below").verdict == INCONCLUSIVE
+    assert combine([PASS, INCONCLUSIVE, PASS]) == INCONCLUSIVE
+    assert combine([INCONCLUSIVE, FAIL]) == FAIL and combine([]) == PASS
+    assert [exit_code(v) for v in (PASS, FAIL, INCONCLUSIVE)] == [0, 1, 3]
+    assert not math.isnan(decide("tp", iv, 0.8, "below").estimate)
