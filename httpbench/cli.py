@@ -114,11 +114,27 @@ def _make_profile(name: str | None, given: dict):
               help="Untimed requests per target and round, on the timed connections. [default: 32, "
                    "or the profile's]")
 @click.option("--requests", "requests_", type=click.IntRange(0, 1_000_000), default=None,
-              help="Timed requests per target and round. [default: 250, or the profile's]")
+              help="Timed requests per target and round: --method seed exactly [default: 250, or the "
+                   "profile's]; --method paired at least, more to last --min-round-ms [default: 64].")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
               help="Workers, each with one keep-alive connection. [default: 16, or the profile's]")
-@click.option("--rounds", type=click.IntRange(1, 100), default=None,
-              help="Rounds (target order alternates). [default: 3, or the profile's]")
+@click.option("--rounds", type=click.IntRange(1, 1000), default=None,
+              help="--method seed: rounds (target order alternates) [default: 3, or the profile's]. "
+                   "--method paired: exactly this many pairs, one look [default: sequential looks].")
+@click.option("--method", type=click.Choice(["paired", "seed"]), default="paired", show_default=True,
+              help="paired: gates decided on intervals of paired-round ratios, rounds added until "
+                   "decided (pass/fail) or --budget runs out (inconclusive). seed: the seeds' fixed "
+                   "rounds and point-estimate gates, as published.")
+@click.option("--budget", "budget_s", type=click.FloatRange(1, 86_400), default=60.0, show_default=True,
+              help="[paired] Seconds of paired rounds for all scenarios together.")
+@click.option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05, show_default=True,
+              help="[paired] Error rate of a verdict, over all looks.")
+@click.option("--min-round-ms", type=click.FloatRange(0, 60_000), default=200.0, show_default=True,
+              help="[paired] A timed round lasts at least this long (requests scaled up from a "
+                   "calibration run); 0: --requests only.")
+@click.option("--self-control", is_flag=True,
+              help="[paired] First compare the baseline with itself per scenario: the noise floor, "
+                   "reported beside the verdict.")
 @click.option("--timeout", type=click.FloatRange(0.01, 600), default=10.0, show_default=True,
               help="Seconds allowed per connect and per request.")
 @click.option("--rate", type=click.FloatRange(1, 10_000_000), default=None,
@@ -135,7 +151,8 @@ def _make_profile(name: str | None, given: dict):
               help="Seconds allowed per real-client sample.")
 @click.option("--output", metavar="FILE", help="Write the JSON result here.")
 @click.option("--markdown", is_flag=True, help="Print the tables as Markdown.")
-@click.option("--enforce-gates", is_flag=True, help="Exit 1 when gate_failures is not empty.")
+@click.option("--enforce-gates", is_flag=True,
+              help="Exit with the verdict: 0 pass, 1 fail (gate_failures), 3 inconclusive.")
 @click.option("--verify-digest", is_flag=True,
               help="SHA-256 every timed body (always on when a scenario gives sha256).")
 @click.option("--digest-every", type=click.IntRange(1, 1_000_000), default=None,
@@ -145,11 +162,15 @@ def _make_profile(name: str | None, given: dict):
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @_profile_options
 def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups, requests_, concurrency,
-            rounds, timeout, rate, gate_opts, client_opts, client_rounds, client_timeout, output, markdown,
-            enforce_gates, verify_digest, digest_every, keep_samples, quiet, **profile_values) -> None:
+            rounds, method, budget_s, alpha, min_round_ms, self_control, timeout, rate, gate_opts, client_opts,
+            client_rounds, client_timeout, output, markdown, enforce_gates, verify_digest, digest_every,
+            keep_samples, quiet, **profile_values) -> None:
     """Measure every target on every scenario in alternating rounds and gate the candidates."""
-    from httpbench import clients, compare as compare_mod, report, scenarios as sc_mod
+    from httpbench import clients, paired, report
+    from httpbench import compare as compare_mod
+    from httpbench import scenarios as sc_mod
     from httpbench.model import DEFAULT_GATES
+    from verdict import exit_code
 
     parsed = _targets(targets, auths)
     profile = _make_profile(profile_name, profile_values)
@@ -176,12 +197,19 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
             raise HttpbenchError(f"--output: {output} is a directory, not a file")
     commands = clients.parse_options(client_opts, parsed)
     defaults = profile.defaults if profile is not None else None
-    pick = lambda given, field, generic: (given if given is not None   # noqa: E731
+    pick = lambda given, field, generic: (given if given is not None
                                           else getattr(defaults, field) if defaults else generic)
     cfg = compare_mod.Config(parsed, scenario_list, pick(warmups, "warmups", 32),
-                             pick(requests_, "requests", 250), pick(concurrency, "concurrency", 16),
+                             requests_ if requests_ is not None and method == "paired" else
+                             paired.MIN_REQUESTS if method == "paired" else pick(requests_, "requests", 250),
+                             pick(concurrency, "concurrency", 16),
                              pick(rounds, "rounds", 3), timeout, rate, gates, keep_samples, verify_digest,
-                             profile, commands, client_rounds, client_timeout, digest_every)
+                             profile, commands, client_rounds, client_timeout, digest_every, method,
+                             paired.Plan(alpha=alpha, budget_s=budget_s, min_round_ms=min_round_ms,
+                                         fixed_pairs=rounds if method == "paired" else None),
+                             self_control)
+    if self_control and method != "paired":
+        raise HttpbenchError("--self-control needs --method paired")
     progress = None if quiet else (lambda line: click.echo(f"httpbench: {line}", err=True))
     doc = compare_mod.run(cfg, progress)
     if output:
@@ -193,8 +221,13 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
     failed = doc["totals"]["failures"]
     if failed:
         raise HttpbenchError(f"{failed} timed request(s) failed their checks (see failure_kinds)", 1)
-    if enforce_gates and doc["gate_failures"]:
-        raise HttpbenchError(f"{len(doc['gate_failures'])} gate failure(s)", 1)
+    if enforce_gates and doc["verdict"] != "pass":
+        if doc["verdict"] == "fail":
+            why = f"{len(doc['gate_failures'])} gate failure(s)"
+        else:
+            why = (f"{len(doc['inconclusive'])} gate(s) undecided (noise larger than the margin: give a "
+                   "larger --budget, or see docs/statistics.md)")
+        raise HttpbenchError(f"verdict {doc['verdict']}: {why}", exit_code(doc["verdict"]))
 
 
 def _targets(targets: tuple[str, ...], auths: tuple[str, ...]) -> list:
@@ -272,7 +305,7 @@ def demo_alpine(directory, package_size, client_rounds, compare_args) -> None:
     rounds; extra arguments go to ``httpbench compare`` (e.g. --requests 100 --output r.json)."""
     from httpbench import demo as demo_mod
 
-    say = lambda line: click.echo(f"httpbench: {line}", err=True)   # noqa: E731
+    say = lambda line: click.echo(f"httpbench: {line}", err=True)
     with demo_mod.alpine(directory, package_size, client_rounds, say) as args:
         _run_compare(args, compare_args)
 
@@ -292,7 +325,7 @@ def demo_huggingface(naive, no_hf_client, compare_args) -> None:
 
     from httpbench import demo as demo_mod
 
-    say = lambda line: click.echo(f"httpbench: {line}", err=True)   # noqa: E731
+    say = lambda line: click.echo(f"httpbench: {line}", err=True)
     hf_client = not no_hf_client and importlib.util.find_spec("huggingface_hub") is not None
     with demo_mod.huggingface(naive, hf_client, say) as args:
         _run_compare(args, compare_args)
@@ -300,7 +333,8 @@ def demo_huggingface(naive, no_hf_client, compare_args) -> None:
 
 def _register() -> None:
     from httpbench import apkclient
-    from httpbench.fixtures import alpine as alpine_fixture, huggingface as huggingface_fixture
+    from httpbench.fixtures import alpine as alpine_fixture
+    from httpbench.fixtures import huggingface as huggingface_fixture
 
     fixture.add_command(alpine_fixture.command, "alpine")
     fixture.add_command(huggingface_fixture.command, "huggingface")

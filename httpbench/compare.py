@@ -7,14 +7,19 @@ import datetime as _dt
 import os
 import platform
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import httptools
 
-from httpbench import __version__, clients, engine, gates as gates_mod, preflight
+from httpbench import __version__, clients, engine, paired, preflight
+from httpbench import gates as gates_mod
 from httpbench.model import DEFAULT_GATES, SCHEMA, Gate, RoundResult, Scenario, Target
 from httpbench.profiles import Context, Profile, Section
+from verdict import FAIL, INCONCLUSIVE, PASS, combine
+
+METHODS = ("paired", "seed")
 
 
 @dataclass
@@ -35,9 +40,14 @@ class Config:
     client_rounds: int = 3
     client_timeout: float = 300.0
     digest_every: int | None = None
+    method: str = "paired"          # "paired" (intervals, sequential) or "seed" (the seeds' procedure)
+    plan: paired.Plan = field(default_factory=paired.Plan)
+    self_control: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"targets": [t.to_json() for t in self.targets], "baseline": self.targets[0].name,
+                "method": self.method, "self_control": self.self_control,
+                "paired": self.plan.to_json() if self.method == "paired" else None,
                 "scenarios": [s.to_json() for s in self.scenarios], "warmups": self.warmups,
                 "requests": self.requests, "concurrency": self.concurrency, "rounds": self.rounds,
                 "timeout_s": self.timeout, "mode": "open" if self.rate else "closed",
@@ -60,7 +70,7 @@ def environment() -> dict[str, Any]:
         load = list(os.getloadavg())
     except OSError:
         load = None
-    return {"generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    return {"generated_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "host": socket.gethostname(), "platform": platform.platform(),
             "python": platform.python_version(), "cpu_count": os.cpu_count(), "loadavg": load,
             "httpbench": __version__, "event_loop": engine.loop_name(),
@@ -81,7 +91,14 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
             cfg.scenarios = [fresh.get(s.name, s) for s in cfg.scenarios]
         expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout,
                                                           ctx.client)
-        rounds = http_rounds(cfg, expectations, progress)
+        paired_section = None
+        if cfg.method == "paired":
+            settings = paired.Settings(cfg.warmups, cfg.requests, cfg.concurrency, cfg.timeout, cfg.rate,
+                                       cfg.keep_samples, cfg.verify_digest, cfg.digest_every)
+            rounds, paired_section = paired.run(cfg.targets, cfg.scenarios, expectations, settings, cfg.gates,
+                                                DEFAULT_GATES, cfg.plan, cfg.self_control, progress)
+        else:
+            rounds = http_rounds(cfg, expectations, progress)
         client_section, client_failures = (None, [])
         if cfg.client_commands:
             client_section, client_failures = clients.run(
@@ -90,14 +107,23 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
         profile_post = cfg.profile.after_rounds(ctx) if cfg.profile else None
     finally:
         ctx.close()
-    doc = assemble(cfg, preflight_records, rounds)
+    doc = assemble(cfg, preflight_records, rounds, paired_section)
     if cfg.profile:
         doc["profile"] = profile_document(cfg.profile, profile_pre, profile_post)
         gates_mod.add_failures(doc["gate_failures"], profile_post.gate_failures)
     if client_section is not None:
         doc["clients"] = client_section
         gates_mod.add_failures(doc["gate_failures"], client_failures)
+    doc["verdict"] = run_verdict(doc)
     return doc
+
+
+def run_verdict(doc: dict[str, Any]) -> str:
+    """The run's verdict: ``fail`` when any gate failed (any method, any phase), else
+    ``inconclusive`` when any gate of the paired method could not be decided, else ``pass``."""
+    if doc["gate_failures"]:
+        return FAIL
+    return combine([INCONCLUSIVE] if doc.get("inconclusive") else [PASS])
 
 
 def http_rounds(cfg: Config, expectations: dict, progress: Callable[[str], None] | None) -> list[RoundResult]:
@@ -126,12 +152,14 @@ def profile_document(profile: Profile, pre: Section, post: Section) -> dict[str,
             "notes": pre.notes + post.notes, "phases": post.records}
 
 
-def assemble(cfg: Config, preflight_records: list[dict[str, Any]], rounds: list[RoundResult]) -> dict[str, Any]:
+def assemble(cfg: Config, preflight_records: list[dict[str, Any]], rounds: list[RoundResult],
+             paired_section: dict[str, Any] | None = None) -> dict[str, Any]:
     names = [t.name for t in cfg.targets]
     baseline = names[0]
     summaries: dict[str, dict[str, dict[str, Any]]] = {}
     comparisons: dict[str, dict[str, Any]] = {}
     gate_failures: list[str] = []
+    inconclusive: list[str] = []
     for scenario in cfg.scenarios:
         per = {n: gates_mod.summarize([r for r in rounds if r.scenario == scenario.name and r.target == n])
                for n in names}
@@ -140,10 +168,18 @@ def assemble(cfg: Config, preflight_records: list[dict[str, Any]], rounds: list[
         gate = cfg.gates.get(scenario.klass, DEFAULT_GATES[scenario.klass])
         for cand in names[1:]:
             ratios = gates_mod.compare(per[baseline], per[cand])
-            fails = gates_mod.evaluate(scenario, baseline, cand, per, ratios, gate)
-            comparisons[scenario.name][cand] = {"baseline": baseline, "class": scenario.klass,
-                                                "gate": gate.to_json(), "ratios": ratios,
-                                                "passed": not fails}
+            entry: dict[str, Any] = {"baseline": baseline, "class": scenario.klass, "gate": gate.to_json(),
+                                     "ratios": ratios}
+            if paired_section is not None:
+                decided = paired_section[scenario.name]["candidates"][cand]
+                fails, unsure = gates_mod.paired_messages(scenario, baseline, cand, decided)
+                entry.update(verdict=decided["verdict"], decisions=decided["decisions"])
+                inconclusive += [u for u in unsure if u not in inconclusive]
+            else:
+                fails = gates_mod.evaluate(scenario, baseline, cand, per, ratios, gate)
+                entry["verdict"] = FAIL if fails else PASS
+            entry["passed"] = entry["verdict"] == PASS
+            comparisons[scenario.name][cand] = entry
             gates_mod.add_failures(gate_failures, fails)
     client_bound = sorted({f"{r.scenario}: {r.target}" for r in rounds if r.client_bound})
     return {"schema": SCHEMA, "environment": environment(), "config": cfg.to_json(),
@@ -152,4 +188,5 @@ def assemble(cfg: Config, preflight_records: list[dict[str, Any]], rounds: list[
             "client_bound": client_bound,
             "totals": {"timed_requests": sum(r.requests for r in rounds),
                        "ok": sum(r.ok for r in rounds), "failures": sum(r.failures for r in rounds)},
-            "gate_failures": gate_failures}
+            **({"paired": paired_section} if paired_section is not None else {}),
+            "gate_failures": gate_failures, "inconclusive": inconclusive}

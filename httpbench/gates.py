@@ -65,3 +65,32 @@ def evaluate(scenario: Scenario, baseline: str, candidate: str, summaries: dict[
     elif p95 > gate.max_p95_ratio:
         fails.append(f"{where} p95 {p95:.3f}x {baseline} > {gate.max_p95_ratio:.2f}x ({scenario.klass} gate)")
     return fails
+
+
+def paired_messages(scenario: Scenario, baseline: str, candidate: str, decided: dict[str, Any]
+                    ) -> tuple[list[str], list[str]]:
+    """Gate-failure and inconclusive strings of one candidate on one scenario (paired method),
+    each with its evidence: estimate, interval, pairs, confidence, threshold."""
+    fails: list[str] = []
+    unsure: list[str] = []
+    where = f"{scenario.name}: {candidate}"
+    for d in decided["decisions"]:
+        if d["metric"] == "correctness":
+            fails.append(f"{scenario.name}: {d['reason']}")
+            continue
+        sign = "≥" if d["worse"] == "below" else "≤"
+        gate = f"{sign} {d['threshold']:.2f}x ({scenario.klass} gate)"
+        if d["estimate"] is None:
+            if d["verdict"] == "inconclusive":
+                unsure.append(f"{where} {d['metric']}: {d['reason']}")
+            continue
+        evidence = (f"{d['metric']} {d['estimate']:.3f}x {baseline} [{d['low']:.3f}, {d['high']:.3f}] "
+                    f"({d['n']} pairs, {d['confidence']:.1%} interval)")
+        if d["verdict"] == "fail":
+            fails.append(f"{where} {evidence} is past {gate}")
+        elif d["verdict"] == "inconclusive":
+            unsure.append(f"{where} {evidence} straddles {gate}: noise larger than the margin")
+    note = decided.get("self_control_note")
+    if note:
+        unsure.append(f"{where}: {note}")
+    return fails, unsure

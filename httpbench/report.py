@@ -38,21 +38,24 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
     out: list[str] = []
     head = "## " if markdown else ""
 
-    rows = []
-    for sc in cfg["scenarios"]:
-        summ = doc["summaries"][sc["name"]]
-        for cand, cmp in doc["comparisons"][sc["name"]].items():
-            rt = cmp["ratios"]
-            rows.append([sc["name"], _f(summ[base]["rps"]), _f(summ[cand]["rps"]), _x(rt["throughput"]),
-                         _ms(summ[base]["p95_ms"]), _ms(summ[cand]["p95_ms"]), _x(rt["p95"]),
-                         "pass" if cmp["passed"] else "FAIL"])
     cands = names[1:]
     cand_label = cands[0] if len(cands) == 1 else "candidate"
-    out.append(f"{head}Summary ({cand_label} / {base}, median of {cfg['rounds']} rounds)")
-    out.append(tabulate(rows, headers=["Scenario", f"{base} req/s", f"{cand_label} req/s", "Throughput ratio",
-                                       f"{base} p95", f"{cand_label} p95", "p95 ratio", "Gate"],
-                        tablefmt=fmt, disable_numparse=True,
-                        colalign=("left",) + ("right",) * 7))
+    if doc.get("paired") is not None:
+        out += _paired_summary(doc, fmt, head, base, cand_label)
+    else:
+        rows = []
+        for sc in cfg["scenarios"]:
+            summ = doc["summaries"][sc["name"]]
+            for cand, cmp in doc["comparisons"][sc["name"]].items():
+                rt = cmp["ratios"]
+                rows.append([sc["name"], _f(summ[base]["rps"]), _f(summ[cand]["rps"]), _x(rt["throughput"]),
+                             _ms(summ[base]["p95_ms"]), _ms(summ[cand]["p95_ms"]), _x(rt["p95"]),
+                             "pass" if cmp["passed"] else "FAIL"])
+        out.append(f"{head}Summary ({cand_label} / {base}, median of {cfg['rounds']} rounds)")
+        out.append(tabulate(rows, headers=["Scenario", f"{base} req/s", f"{cand_label} req/s",
+                                           "Throughput ratio", f"{base} p95", f"{cand_label} p95", "p95 ratio",
+                                           "Gate"],
+                            tablefmt=fmt, disable_numparse=True, colalign=("left",) + ("right",) * 7))
 
     rows = []
     for sc in cfg["scenarios"]:
@@ -68,6 +71,27 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
                                        "p99 RT", "max RT", "connect p50", "failed"],
                         tablefmt=fmt, disable_numparse=True, colalign=("left", "left") + ("right",) * 9))
 
+    if doc.get("paired") is None:
+        out += _per_round(doc, fmt, head, names)
+    else:
+        out += _self_control(doc, fmt, head)
+
+    if cfg.get("mode") == "open":
+        out += _open_loop(doc, fmt, head, names)
+
+    for title, headers, rows in extra_tables(doc):
+        out.append("")
+        out.append(f"{head}{title}")
+        out.append(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True))
+
+    out.append("")
+    out += _footer(doc)
+    return "\n".join(out)
+
+
+def _per_round(doc: dict[str, Any], fmt: str, head: str, names: list[str]) -> list[str]:
+    cfg = doc["config"]
+    out: list[str] = []
     rows = []
     by_key = {(r["scenario"], r["round"], r["target"]): r for r in doc["rounds"]}
     for sc in cfg["scenarios"]:
@@ -91,26 +115,28 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
     out.append(f"{head}Per-round throughput and RT")
     out.append(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True,
                         colalign=("left", "right", "left") + ("right",) * (2 * len(names))))
+    return out
 
-    if cfg.get("mode") == "open":
-        rows = []
-        for sc in cfg["scenarios"]:
-            for name in names:
-                s = doc["summaries"][sc["name"]][name]
-                rows.append([sc["name"], name, _ms(s["p50_ms"]), _ms(s["p95_ms"]), _ms(s["p99_ms"]),
-                             _ms(s.get("service_p50_ms")), _ms(s.get("service_p95_ms")),
-                             _ms(s.get("service_p99_ms"))])
-        out.append("")
-        out.append(f"{head}Open loop at {cfg['rate']:g} req/s: corrected (from intended send) vs service time")
-        out.append(tabulate(rows, headers=["Scenario", "Target", "p50", "p95", "p99", "service p50",
-                                           "service p95", "service p99"], tablefmt=fmt, disable_numparse=True))
 
-    for title, headers, rows in extra_tables(doc):
-        out.append("")
-        out.append(f"{head}{title}")
-        out.append(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True))
-
+def _open_loop(doc: dict[str, Any], fmt: str, head: str, names: list[str]) -> list[str]:
+    cfg = doc["config"]
+    out: list[str] = []
+    rows = []
+    for sc in cfg["scenarios"]:
+        for name in names:
+            s = doc["summaries"][sc["name"]][name]
+            rows.append([sc["name"], name, _ms(s["p50_ms"]), _ms(s["p95_ms"]), _ms(s["p99_ms"]),
+                         _ms(s.get("service_p50_ms")), _ms(s.get("service_p95_ms")),
+                         _ms(s.get("service_p99_ms"))])
     out.append("")
+    out.append(f"{head}Open loop at {cfg['rate']:g} req/s: corrected (from intended send) vs service time")
+    out.append(tabulate(rows, headers=["Scenario", "Target", "p50", "p95", "p99", "service p50",
+                                       "service p95", "service p99"], tablefmt=fmt, disable_numparse=True))
+    return out
+
+
+def _footer(doc: dict[str, Any]) -> list[str]:
+    out: list[str] = []
     totals = doc["totals"]
     out.append(f"Timed requests: {totals['timed_requests']:,}, ok {totals['ok']:,}, failed {totals['failures']:,}.")
     if doc["client_bound"]:
@@ -124,7 +150,69 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
         out += [f"- {g}" for g in doc["gate_failures"]]
     else:
         out.append("gate_failures: none")
-    return "\n".join(out)
+    if doc.get("inconclusive"):
+        out.append("Inconclusive:")
+        out += [f"- {g}" for g in doc["inconclusive"]]
+    if doc.get("verdict"):
+        out.append(f"Verdict: {doc['verdict']}" + (f" ({_VERDICT_WORDS[doc['verdict']]})"
+                                                  if doc["verdict"] in _VERDICT_WORDS else ""))
+    return out
+
+
+_VERDICT_WORDS = {"pass": "every gate's interval lies within its threshold",
+                  "fail": "a gate's interval lies wholly past its threshold, or requests failed",
+                  "inconclusive": "the noise is larger than a gate's margin at this budget"}
+
+
+def _iv(d: dict[str, Any] | None) -> str:
+    if d is None or d.get("estimate") is None:
+        return "—"
+    return f"{d['estimate']:.3f}x [{d['low']:.3f}, {d['high']:.3f}]"
+
+
+def _by_metric(decisions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {d["metric"]: d for d in decisions}
+
+
+def _paired_summary(doc: dict[str, Any], fmt: str, head: str, base: str, cand_label: str) -> list[str]:
+    cfg = doc["config"]
+    plan = cfg.get("paired") or {}
+    rows = []
+    for sc in cfg["scenarios"]:
+        summ = doc["summaries"][sc["name"]]
+        rec = doc["paired"][sc["name"]]
+        for cand, cmp in doc["comparisons"][sc["name"]].items():
+            d = _by_metric(cmp.get("decisions", []))
+            verdict = cmp["verdict"]
+            rows.append([sc["name"], _f(summ[base]["rps"]), _f(summ[cand]["rps"]), _iv(d.get("throughput")),
+                         _ms(summ[base]["p95_ms"]), _ms(summ[cand]["p95_ms"]), _iv(d.get("p95")),
+                         f"{rec['pairs']} × {rec['requests_per_round']:,}",
+                         verdict.upper() if verdict == "fail" else verdict])
+    conf = 1 - plan.get("look_alpha", 0.05)
+    title = (f"{head}Summary ({cand_label} / {base}: typical ratio of paired rounds [{conf:.1%} interval]; "
+             "req/s and p95 are medians of rounds)")
+    return [title,
+            tabulate(rows, headers=["Scenario", f"{base} req/s", f"{cand_label} req/s", "Throughput ratio",
+                                    f"{base} p95", f"{cand_label} p95", "p95 ratio", "Pairs × requests",
+                                    "Verdict"],
+                     tablefmt=fmt, disable_numparse=True, colalign=("left",) + ("right",) * 7 + ("left",))]
+
+
+def _self_control(doc: dict[str, Any], fmt: str, head: str) -> list[str]:
+    rows = []
+    for name, rec in doc["paired"].items():
+        aa = rec.get("self_control")
+        if not aa:
+            continue
+        cand = next(iter(aa["candidates"].values()))
+        d = _by_metric(cand["decisions"])
+        rows.append([name, _iv(d.get("throughput")), _iv(d.get("p95")), str(aa["pairs"]), cand["verdict"]])
+    if not rows:
+        return []
+    base = doc["config"]["baseline"]
+    return ["", f"{head}Self-control ({base} against itself: the noise floor of each gate on this machine)",
+            tabulate(rows, headers=["Scenario", "Throughput ratio", "p95 ratio", "Pairs", "A/A verdict"],
+                     tablefmt=fmt, disable_numparse=True)]
 
 
 def extra_tables(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:

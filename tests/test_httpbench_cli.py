@@ -13,7 +13,7 @@ from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
 
 BODY = body_of(2048)
 PASSWORD = "Sw0rdfish-7f3c91"
-FAST = ("--warmups", "4", "--requests", "40", "--concurrency", "4", "--rounds", "3", "-q")
+FAST = ("--warmups", "4", "--requests", "40", "--concurrency", "4", "--method", "seed", "--rounds", "3", "-q")
 
 
 def strict_json(path) -> dict:
@@ -67,7 +67,7 @@ def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
     assert doc["comparisons"]["GET /f"]["cand"]["ratios"]["throughput"] < 0.5
     # without --enforce-gates the same result is reported but does not fail the run
     run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
-                        "--scenario", "/f", "--requests", "12", "--warmups", "0", "--rounds", "1", "-q")
+                        "--scenario", "/f", "--requests", "12", "--warmups", "0", "--method", "seed", "--rounds", "1", "-q")
     assert run.code == 0, run.output
     assert "Gate failures:" in run.stdout
 
@@ -77,7 +77,7 @@ def test_rounds_alternate_and_every_measurement_is_in_the_json(pair, tmp_path):
     out = tmp_path / "r.json"
     run = run_httpbench("compare", "--target", f"x={a.url}", "--target", f"y={b.url}",
                         "--scenario", "/f", "--scenario", "name=head,method=HEAD,path=/f",
-                        "--rounds", "4", "--requests", "10", "--warmups", "0", "--concurrency", "2",
+                        "--method", "seed", "--rounds", "4", "--requests", "10", "--warmups", "0", "--concurrency", "2",
                         "--output", str(out), "-q", "--markdown")
     assert run.code == 0, run.output
     doc = strict_json(out)
@@ -103,7 +103,7 @@ def test_failures_are_counted_reported_and_fail_the_run(pair, tmp_path):
     route.fault, route.fault_every, route.fault_after = "wrong_length", 4, 1
     out = tmp_path / "r.json"
     run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
-                        "--warmups", "0", "--requests", "20", "--concurrency", "2", "--rounds", "2",
+                        "--warmups", "0", "--requests", "20", "--concurrency", "2", "--method", "seed", "--rounds", "2",
                         "--output", str(out), "-q")
     assert run.code == 1
     one_line_error(run, "10 timed request(s) failed")
@@ -120,7 +120,7 @@ def test_a_zero_baseline_gives_null_ratios_not_infinity(pair, tmp_path):
     route.fault, route.fault_after = "status_500", 1        # preflight passes, then every answer fails
     out = tmp_path / "r.json"
     run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
-                        "--warmups", "0", "--requests", "8", "--concurrency", "2", "--rounds", "2",
+                        "--warmups", "0", "--requests", "8", "--concurrency", "2", "--method", "seed", "--rounds", "2",
                         "--output", str(out), "-q")
     assert run.code == 1
     doc = strict_json(out)                                  # strict: no Infinity / NaN
@@ -139,7 +139,7 @@ def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
         out = tmp_path / "r.json"
         run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
                             "--auth", "a=env:HB_TEST_CRED", "--auth", f"b=file:{secret_file}",
-                            "--scenario", "/f", "--requests", "8", "--warmups", "2", "--rounds", "2",
+                            "--scenario", "/f", "--requests", "8", "--warmups", "2", "--method", "seed", "--rounds", "2",
                             "--output", str(out), env={"HB_TEST_CRED": f"alice:{PASSWORD}"})
         assert run.code == 0, run.output
         text = out.read_text()
@@ -150,7 +150,7 @@ def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
         port = a.port
         run = run_httpbench("compare", "--target", f"a=http://carol:{PASSWORD}@127.0.0.1:{port}",
                             "--target", f"b={b.url}", "--scenario", "/f", "--requests", "4",
-                            "--warmups", "0", "--rounds", "1", "--output", str(out))
+                            "--warmups", "0", "--method", "seed", "--rounds", "1", "--output", str(out))
         assert run.code == 0, run.output
         text = out.read_text()
         assert PASSWORD not in text + run.output and "carol" not in text + run.output
@@ -206,7 +206,7 @@ def test_a_reset_mid_body_during_timing_is_counted_not_a_crash(pair, tmp_path):
     route.fault, route.fault_every, route.fault_after = "reset", 3, 1
     out = tmp_path / "r.json"
     run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
-                        "--warmups", "0", "--requests", "30", "--rounds", "1", "--concurrency", "3",
+                        "--warmups", "0", "--requests", "30", "--method", "seed", "--rounds", "1", "--concurrency", "3",
                         "--output", str(out), "-q")
     assert run.code == 1
     one_line_error(run, "failed their checks")
@@ -235,7 +235,7 @@ max_p95_ratio = 100
 """)
     out = tmp_path / "r.json"
     run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenarios", str(f),
-                        "--requests", "10", "--warmups", "0", "--rounds", "1", "--output", str(out), "-q")
+                        "--requests", "10", "--warmups", "0", "--method", "seed", "--rounds", "1", "--output", str(out), "-q")
     assert run.code == 0, run.output
     doc = strict_json(out)
     assert doc["config"]["gates"]["payload"] == {"min_throughput_ratio": 0.01, "max_p95_ratio": 100.0}
@@ -259,7 +259,7 @@ def test_large_bodies_are_digest_checked_by_sampling(tmp_path, every):
         out = tmp_path / "r.json"
         run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
                             "--scenario", f"name=big,path=/f,class=payload,sha256={sha}",
-                            "--warmups", "0", "--requests", "16", "--concurrency", "2", "--rounds", "1",
+                            "--warmups", "0", "--requests", "16", "--concurrency", "2", "--method", "seed", "--rounds", "1",
                             "--output", str(out), "-q", *(("--digest-every", every) if every else ()))
         assert run.code == 1
         doc = strict_json(out)
@@ -302,7 +302,7 @@ def test_preflight_sees_the_bytes_the_timing_client_sees():
         scenarios = [parse_option("name=plain,path=/j"),
                      parse_option("name=gzip,path=/j,header=Accept-Encoding: gzip")]
         cfg = compare.Config([Target.parse("a", a.url)[0], Target.parse("b", b.url)[0]], scenarios,
-                             warmups=0, requests=10, concurrency=2, rounds=1)
+                             warmups=0, requests=10, concurrency=2, rounds=1, method="seed")
         doc = compare.run(cfg)
     pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}
     assert pre[("plain", "a")]["body_bytes"] == len(BODY * 4)
@@ -349,7 +349,7 @@ def test_conditional_scenario_with_last_modified_only(tmp_path):
         out = tmp_path / "r.json"
         run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
                             "--scenario", "name=f 304,path=/f,conditional=true",
-                            "--warmups", "0", "--requests", "20", "--rounds", "1", "--output", str(out), "-q")
+                            "--warmups", "0", "--requests", "20", "--method", "seed", "--rounds", "1", "--output", str(out), "-q")
         assert run.code == 0, run.output
         doc = strict_json(out)
         assert doc["totals"]["ok"] == 40 and doc["summaries"]["f 304"]["b"]["mibps"] == 0

@@ -28,7 +28,7 @@ def pair():
 
 def _compare(a, b, *extra, env=None):
     return run_httpbench("compare", "--target", f"ref={a.url}", "--target", f"cand={b.url}",
-                         "--scenario", "/f", "--warmups", "0", "--requests", "20", "--rounds", "1", "-q",
+                         "--scenario", "/f", "--warmups", "0", "--requests", "20", "--method", "seed", "--rounds", "1", "-q",
                          *extra, env=env)
 
 
@@ -140,7 +140,7 @@ def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_
     pidfile = tmp_path / "pid"
     proc = subprocess.Popen(
         [sys.executable, "-m", "httpbench", "compare", "--target", f"ref={a.url}", "--target", f"cand={b.url}",
-         "--scenario", "/f", "--warmups", "0", "--requests", "20", "--rounds", "1", "-q",
+         "--scenario", "/f", "--warmups", "0", "--requests", "20", "--method", "seed", "--rounds", "1", "-q",
          "--client-command", f"sleep 28.5 & echo $! > {pidfile}; wait # {{url}}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(nginx_binary() is None or caddy_binary() is None
 def test_demo_alpine_nginx_vs_caddy_end_to_end(tmp_path):
     out = tmp_path / "alpine.json"
     run = run_httpbench("demo", "alpine", "--dir", str(tmp_path / "tree"), "--package-size", "200000",
-                        "--client-rounds", "2", "--requests", "40", "--warmups", "2", "--rounds", "2",
+                        "--client-rounds", "2", "--requests", "40", "--warmups", "2", "--method", "seed", "--rounds", "2",
                         "--concurrency", "4", "-q", "--output", str(out), timeout=120)
     assert run.code == 0, run.output
     assert "running: httpbench compare --target nginx=http://127.0.0.1:" in run.stderr
@@ -55,7 +55,7 @@ def test_demo_refuses_a_foreign_directory_without_touching_it(tmp_path):
 def test_demo_huggingface_fixture_vs_clean_nginx_cache(tmp_path):
     out = tmp_path / "hf.json"
     run = run_httpbench("demo", "huggingface", "--no-hf-client", "--requests", "40", "--warmups", "2",
-                        "--rounds", "2", "--concurrency", "4", "--cold-samples", "2", "-q",
+                        "--method", "seed", "--rounds", "2", "--concurrency", "4", "--cold-samples", "2", "-q",
                         "--output", str(out), timeout=120)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())

@@ -38,7 +38,7 @@ def test_compare_on_nginx_every_scenario_kind(nginx, tmp_path):
         "--scenario", "name=index 304,path=/index.txt,conditional=true",
         "--scenario", f"name=package GET,path=/pkg.bin,class=payload,sha256={sha}",
         "--scenario", "name=package Range,path=/pkg.bin,class=payload,header=Range: bytes=0-65535",
-        "--warmups", "8", "--requests", "100", "--concurrency", "8", "--rounds", "2",
+        "--warmups", "8", "--requests", "100", "--concurrency", "8", "--method", "seed", "--rounds", "2",
         "--gate", "metadata:0:1000", "--gate", "payload:0:1000", "--enforce-gates",
         "--output", str(out), "-q")
     assert run.code == 0, run.output

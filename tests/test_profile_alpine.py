@@ -301,7 +301,7 @@ def test_compare_profile_alpine_end_to_end(served, tmp_path):
     ng, manifest, dest, package = served
     out = tmp_path / "result.json"
     run = run_httpbench("compare", "--target", f"ref={ng.url(0)}/ok", "--target", f"cand={ng.url(1)}/same",
-                        *manifest["compare_options"], "--requests", "50", "--rounds", "1",
+                        *manifest["compare_options"], "--requests", "50", "--method", "seed", "--rounds", "1",
                         "--warmups", "2", "--concurrency", "4", "--output", str(out), "-q")
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
@@ -323,7 +323,7 @@ def test_repositories_that_sign_their_own_index_compare_end_to_end(served, tmp_p
     out = tmp_path / "result.json"
     run = run_httpbench("compare", "--target", f"ref={ng.url(0)}/ok", "--target", f"cand={ng.url(1)}/resigned",
                         *manifest["compare_options"], "--public-key", str(repo_key),
-                        "--requests", "20", "--rounds", "1", "--warmups", "1", "--concurrency", "2",
+                        "--requests", "20", "--method", "seed", "--rounds", "1", "--warmups", "1", "--concurrency", "2",
                         "--output", str(out), "-q")
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())

@@ -278,7 +278,7 @@ def test_compare_profile_huggingface_end_to_end(hub, clean, tmp_path):
     out = tmp_path / "result.json"
     run = run_httpbench("compare", "--profile", "huggingface", "--target", f"fixture={hub.url}",
                         "--target", f"cache={clean.url}", "--requests", "40", "--warmups", "4",
-                        "--rounds", "1", "--concurrency", "4", "--cold-samples", "1",
+                        "--method", "seed", "--rounds", "1", "--concurrency", "4", "--cold-samples", "1",
                         "--cold-concurrency", "2", "--output", str(out), "-q")
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
@@ -330,7 +330,7 @@ def test_model_info_is_compared_by_content_not_by_bytes(hub):
         other.app._info_document = reformatted
         profile = HuggingFaceProfile(cold_samples=0)
         cfg = compare.Config(targets(hub=hub.url, other=other.url), profile.scenarios(), warmups=0,
-                             requests=8, concurrency=2, rounds=1, profile=profile)
+                             requests=8, concurrency=2, rounds=1, profile=profile, method="seed")
         doc = compare.run(cfg)
     assert doc["totals"] == {"timed_requests": 80, "ok": 80, "failures": 0}
     info = {p["target"]: p for p in doc["preflight"] if p["scenario"] == "model info GET"}

@@ -13,8 +13,8 @@ Exit codes: 0 pass, 1 fail, 3 inconclusive; 2 stays bad input / environment.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from verdict.stats import Interval
 

@@ -18,10 +18,10 @@ Every interval is ``None`` when the samples are too few to reach the requested c
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Sequence
 
 _EXACT_SIGNED_MAX_N = 100       # exact null distribution up to here, normal approximation above
 _EXACT_RANK_SUM_MAX_MN = 10_000
@@ -51,7 +51,7 @@ class Interval:
     confidence: float      # the exact coverage reached (at least the requested one)
     method: str
 
-    def map(self, fn) -> "Interval":
+    def map(self, fn) -> Interval:
         return Interval(fn(self.estimate), fn(self.low), fn(self.high), self.n, self.confidence, self.method)
 
     def to_json(self) -> dict:
@@ -109,7 +109,7 @@ def _lower_rank(cdf: Sequence[float] | None, count: int, alpha: float, mean: flo
             k += 1
         return k
     z = NormalDist().inv_cdf(1 - alpha / 2)
-    k = int(math.floor(mean - z * sd - 0.5)) + 1     # continuity-corrected
+    k = math.floor(mean - z * sd - 0.5) + 1     # continuity-corrected
     return max(0, min(k, count // 2))
 
 

@@ -1,0 +1,135 @@
+"""The paired method (the default): intervals of paired-round ratios, three verdicts, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+
+BODY = body_of(2048)
+SMALL = ("--warmups", "2", "--requests", "20", "--concurrency", "4", "--min-round-ms", "0", "-q")
+
+
+@pytest.fixture()
+def pair():
+    with FixtureServer({"/f": Route(BODY, delay=0.005)}) as a, FixtureServer({"/f": Route(BODY, delay=0.005)}) as b:
+        yield a, b
+
+
+def compare(a, b, out, *args):
+    return run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
+                         "--scenario", "/f", "--enforce-gates", "--output", str(out), *SMALL, *args)
+
+
+def test_equal_targets_pass_with_intervals_inside_the_gates(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = compare(a, b, out, "--gate", "metadata:0.5:2.0")
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "pass" and doc["config"]["method"] == "paired"
+    rec = doc["paired"]["GET /f"]
+    assert rec["stopped"] == "decided" and rec["pairs"] == doc["config"]["paired"]["looks"][0]
+    assert len(doc["rounds"]) == 2 * rec["pairs"]
+    # every pair is adjacent in time and the order alternates
+    firsts = [r["target"] for r in doc["rounds"] if r["position"] == 1]
+    assert firsts[:4] == ["base", "cand", "base", "cand"]
+    decisions = {d["metric"]: d for d in doc["comparisons"]["GET /f"]["cand"]["decisions"]}
+    assert set(decisions) == {"throughput", "p95"}
+    for d in decisions.values():
+        assert d["verdict"] == "pass" and d["low"] <= d["estimate"] <= d["high"]
+        assert d["n"] == rec["pairs"] and d["confidence"] >= 1 - doc["config"]["paired"]["look_alpha"]
+    assert 0.5 < decisions["throughput"]["low"] and decisions["p95"]["high"] < 2.0
+    assert "Verdict: pass" in run.stdout and "Pairs × requests" in run.stdout
+
+
+def test_a_slower_candidate_fails_with_the_interval_named(pair, tmp_path):
+    a, b = pair
+    b.routes["/f"].delay = 0.015
+    out = tmp_path / "r.json"
+    run = compare(a, b, out)
+    assert run.code == 1, run.output
+    assert "verdict fail" in run.stderr
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "fail"
+    tp = next(g for g in doc["gate_failures"] if "throughput" in g)
+    assert "pairs" in tp and "[" in tp and "≥ 0.80x" in tp
+    rec = doc["paired"]["GET /f"]
+    assert rec["candidates"]["cand"]["verdict"] == "fail"
+    assert all(r < 0.6 for r in rec["candidates"]["cand"]["pair_ratios"]["throughput"])
+
+
+def test_too_few_pairs_are_inconclusive_exit_3(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = compare(a, b, out, "--rounds", "3")
+    assert run.code == 3, run.output
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "inconclusive" and doc["gate_failures"] == []
+    assert any("too few pairs" in u and "(3; at least 6)" in u for u in doc["inconclusive"])
+    assert "Inconclusive:" in run.stdout and "Verdict: inconclusive" in run.stdout
+
+
+def test_noise_wider_than_the_margin_runs_out_of_budget_inconclusive(tmp_path):
+    # the same server in both slots against gates at exactly 1.0: the true ratio sits on the
+    # threshold, so an interval (99.998 % per look) straddles it; the budget ends the run
+    with FixtureServer({"/f": Route(BODY, delay=0.01)}) as srv:
+        out = tmp_path / "r.json"
+        run = compare(srv, srv, out, "--gate", "metadata:1.0:1.0", "--alpha", "0.0001", "--budget", "1")
+    assert run.code == 3, run.output
+    doc = json.loads(out.read_text())
+    rec = doc["paired"]["GET /f"]
+    assert rec["stopped"] == "budget" and rec["pairs"] == doc["config"]["paired"]["looks"][0]
+    assert any("straddles" in u for u in doc["inconclusive"])
+
+
+def test_self_control_reports_the_noise_floor_beside_the_verdict(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = compare(a, b, out, "--self-control", "--gate", "metadata:0.5:2.0")
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    aa = doc["paired"]["GET /f"]["self_control"]
+    assert set(aa["candidates"]) == {"base-self"}
+    assert aa["candidates"]["base-self"]["verdict"] == "pass"
+    assert {r["target"] for r in aa["rounds"]} == {"base", "base-self"}
+    assert all(r["target"] in ("base", "cand") for r in doc["rounds"])       # A/A kept apart
+    assert "Self-control (base against itself" in run.stdout
+
+
+def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
+    a, b = pair
+    for srv in pair:
+        srv.routes["/f"].delay = 0.0
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}", "--scenario", "/f",
+                        "--warmups", "2", "--requests", "20", "--concurrency", "4", "--min-round-ms", "100",
+                        "--rounds", "2", "--output", str(out), "-q")
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    per_round = doc["paired"]["GET /f"]["requests_per_round"]
+    assert per_round > 20
+    assert all(r["requests"] == per_round for r in doc["rounds"])
+    walls = sorted(r["wall_ms"] for r in doc["rounds"])
+    assert walls[len(walls) // 2] >= 50           # sized for 100 ms at the measured rate
+
+
+def test_seed_method_keeps_the_seeds_tables_and_point_gates(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}", "--scenario", "/f",
+                        "--method", "seed", "--warmups", "2", "--requests", "20", "--concurrency", "4",
+                        "--gate", "metadata:0.5:2.0", "--enforce-gates", "--output", str(out), "-q")
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    assert "paired" not in doc and doc["verdict"] == "pass"
+    assert len(doc["rounds"]) == 2 * 3 and all(r["requests"] == 20 for r in doc["rounds"])
+    assert "median of 3 rounds" in run.stdout and "Per-round throughput and RT" in run.stdout
+
+
+def test_self_control_needs_the_paired_method(pair, tmp_path):
+    a, b = pair
+    run = compare(a, b, tmp_path / "r.json", "--method", "seed", "--self-control")
+    assert run.code == 2 and "--self-control needs --method paired" in run.stderr
