@@ -112,7 +112,7 @@ def _make_profile(name: str | None, given: dict):
 @click.option("--scenarios", "scenarios_file", metavar="FILE", help="TOML file with [[scenario]] tables.")
 @click.option("--warmups", type=click.IntRange(0, 100_000), default=None,
               help="Untimed requests per target and round, on the timed connections. [default: 32, "
-                   "or the profile's]")
+                   "or the profile's; --method paired: one per connection]")
 @click.option("--requests", "requests_", type=click.IntRange(0, 1_000_000), default=None,
               help="Timed requests per target and round: --method seed exactly [default: 250, or the "
                    "profile's]; --method paired at least, more to last --min-round-ms [default: 64].")
@@ -129,7 +129,7 @@ def _make_profile(name: str | None, given: dict):
               help="[paired] Seconds of paired rounds for all scenarios together.")
 @click.option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05, show_default=True,
               help="[paired] Error rate of a verdict, over all looks.")
-@click.option("--min-round-ms", type=click.FloatRange(0, 60_000), default=200.0, show_default=True,
+@click.option("--min-round-ms", type=click.FloatRange(0, 60_000), default=100.0, show_default=True,
               help="[paired] A timed round lasts at least this long (requests scaled up from a "
                    "calibration run); 0: --requests only.")
 @click.option("--self-control", is_flag=True,
@@ -199,6 +199,9 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
     defaults = profile.defaults if profile is not None else None
     pick = lambda given, field, generic: (given if given is not None
                                           else getattr(defaults, field) if defaults else generic)
+    workers = pick(concurrency, "concurrency", 16)
+    if method == "paired" and warmups is None:
+        warmups = workers           # one per fresh connection; the calibration run warmed the server
     cfg = compare_mod.Config(parsed, scenario_list, pick(warmups, "warmups", 32),
                              requests_ if requests_ is not None and method == "paired" else
                              paired.MIN_REQUESTS if method == "paired" else pick(requests_, "requests", 250),

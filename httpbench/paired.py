@@ -44,6 +44,7 @@ from verdict.stats import min_pairs, paired_ratio_interval
 
 Progress = Callable[[str], None]
 MAX_REQUESTS_PER_ROUND = 2_000_000
+MIN_ROUND_MS = 100.0            # rounds shorter than this are timer and start-up noise (docs/statistics.md)
 MIN_REQUESTS = 64               # requests per round when --requests is not given (then sized by time)
 SELF_SUFFIX = "-self"
 
@@ -54,7 +55,7 @@ class Plan:
 
     alpha: float = 0.05            # error rate of a verdict (over all looks)
     budget_s: float = 60.0         # seconds of paired rounds for all scenarios together
-    min_round_ms: float = 200.0    # a timed round lasts at least this long (0: count only)
+    min_round_ms: float = MIN_ROUND_MS   # a timed round lasts at least this long (0: count only)
     max_looks: int = 6
     growth: float = 1.5            # pairs at the next look = previous x growth
     fixed_pairs: int | None = None  # exactly this many pairs, one look at alpha
