@@ -75,8 +75,9 @@ def _profile_options(command):
     return command
 
 
-def _make_profile(name: str | None, given: dict):
-    """The chosen profile with its options; an option of another profile is an error."""
+def _make_profile(name: str | None, given: dict, method: str = "seed"):
+    """The chosen profile with its options; an option of another profile is an error. Options not
+    given take the profile's ``paired_defaults`` under --method paired, else their defaults."""
     from httpbench.profiles import all_profiles, load
 
     chosen = load(name) if name else None
@@ -94,6 +95,8 @@ def _make_profile(name: str | None, given: dict):
         value = given.get(opt.dest)
         if value is None or value == ():
             value = opt.default if not opt.multiple else tuple(opt.default or ())
+            if method == "paired" and opt.dest in chosen.paired_defaults:
+                value = chosen.paired_defaults[opt.dest]
         values[opt.dest] = value
     return chosen(**values)
 
@@ -145,8 +148,9 @@ def _make_profile(name: str | None, given: dict):
 @click.option("--client-command", "client_opts", multiple=True, metavar="NAME=COMMAND",
               help="A real client to time per target (shell command; {url}, {tmp}, $HTTPBENCH_URL). "
                    "One per target, or one using {url} for all.")
-@click.option("--client-rounds", type=click.IntRange(1, 100), default=3, show_default=True,
-              help="Rounds of real-client samples, alternating target order.")
+@click.option("--client-rounds", type=click.IntRange(1, 100), default=None,
+              help="Rounds of real-client samples, alternating target order (one pair per round). "
+                   "[default: 3 (seed), 8 (paired)]")
 @click.option("--client-timeout", type=click.FloatRange(1, 3600), default=300.0, show_default=True,
               help="Seconds allowed per real-client sample.")
 @click.option("--output", metavar="FILE", help="Write the JSON result here.")
@@ -173,7 +177,7 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
     from verdict import exit_code
 
     parsed = _targets(targets, auths)
-    profile = _make_profile(profile_name, profile_values)
+    profile = _make_profile(profile_name, profile_values, method)
     gates = dict(DEFAULT_GATES)
     if profile is not None:
         gates.update(profile.gates)
@@ -196,6 +200,9 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
         if Path(output).is_dir():
             raise HttpbenchError(f"--output: {output} is a directory, not a file")
     commands = clients.parse_options(client_opts, parsed)
+    if client_rounds is None:
+        from httpbench.gates import PAIRED_MIN_SAMPLES
+        client_rounds = PAIRED_MIN_SAMPLES if method == "paired" else 3
     defaults = profile.defaults if profile is not None else None
     pick = lambda given, field, generic: (given if given is not None
                                           else getattr(defaults, field) if defaults else generic)
@@ -301,7 +308,8 @@ def _run_compare(args: list[str], passthrough: tuple[str, ...]) -> None:
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the fixture tree here (default: a temporary directory).")
 @click.option("--package-size", type=click.IntRange(4096, 1 << 31), default=4_196_328, show_default=True)
-@click.option("--client-rounds", type=click.IntRange(1, 100), default=3, show_default=True)
+@click.option("--client-rounds", type=click.IntRange(1, 100), default=8, show_default=True,
+              help="Real-client sample pairs (apk-client), alternating order.")
 @click.argument("compare_args", nargs=-1, type=click.UNPROCESSED)
 def demo_alpine(directory, package_size, client_rounds, compare_args) -> None:
     """The Alpine fixture tree served by nginx (baseline) vs caddy (candidate), with real-client

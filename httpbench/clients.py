@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from httpbench.errors import HttpbenchError
-from httpbench.gates import add_failures
+from httpbench.gates import add_failures, decision_message, paired_samples
 from httpbench.model import Gate, Target
 from httpbench.stats import percentiles, ratio
 
@@ -194,7 +194,8 @@ def alternate(label: str, index: int, names: list[str], rounds: int,
 
 def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeout: float,
         gate: Gate = DEFAULT_CLIENT_GATE, progress: Callable[[str], None] | None = None,
-        env: dict[str, str] | None = None) -> tuple[dict[str, Any], list[str]]:
+        env: dict[str, str] | None = None, method: str = "seed", alpha: float = 0.05
+        ) -> tuple[dict[str, Any], list[str]]:
     """All client scenarios, ``rounds`` alternating rounds each. Returns the JSON section and the
     gate failures."""
     names = [t.name for t in targets]
@@ -205,7 +206,7 @@ def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeo
     for c_idx, command in enumerate(commands):
         samples = alternate(command.label, c_idx, names, rounds,
                             lambda name: run_sample(command, by_name[name], timeout, env), progress)
-        summary, comparisons, fails = summarize(command.label, names, samples, gate)
+        summary, comparisons, fails = summarize(command.label, names, samples, gate, method, alpha)
         for name in names:
             summary[name]["command"] = command.describe(name)
         add_failures(failures, fails)
@@ -214,10 +215,14 @@ def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeo
     return section, failures
 
 
-def summarize(label: str, names: list[str], samples: list[dict[str, Any]], gate: Gate
+def summarize(label: str, names: list[str], samples: list[dict[str, Any]], gate: Gate,
+              method: str = "seed", alpha: float = 0.05
               ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[str]]:
     """Per target: sample counts and nearest-rank p50/p95 of the successful samples (``ms``); per
-    candidate: p50/p95 ratios and the ``client`` gate. Returns (summary, comparisons, failures)."""
+    candidate: p50/p95 ratios and the ``client`` gate. ``method`` seed: the p95 ratio against the
+    gate; paired: the interval of the per-round candidate/baseline ratios (same round = a pair),
+    whose verdict may be ``inconclusive`` (then ``comparisons[cand]["inconclusive"]`` says why).
+    Returns (summary, comparisons, failures)."""
     summary: dict[str, dict[str, Any]] = {}
     for name in names:
         mine = [s for s in samples if s["target"] == name]
@@ -237,17 +242,39 @@ def summarize(label: str, names: list[str], samples: list[dict[str, Any]], gate:
         elif p95_ratio > gate.max_p95_ratio:
             fails.append(f"client {label}: {cand} p95 {p95_ratio:.3f}x {base} > "
                          f"{gate.max_p95_ratio:.2f}x (client gate)")
-        comparisons[cand] = {"baseline": base, "p95_ratio": p95_ratio,
-                             "p50_ratio": ratio(summary[cand]["p50_ms"], summary[base]["p50_ms"]),
-                             "passed": not fails}
+        entry: dict[str, Any] = {"baseline": base, "p95_ratio": p95_ratio,
+                                 "p50_ratio": ratio(summary[cand]["p50_ms"], summary[base]["p50_ms"])}
+        if method == "paired":
+            fails = [f for f in fails if "cannot be computed" not in f]
+            rounds = sorted({s["round"] for s in samples})
+            at = {(s["target"], s["round"]): s["ms"] if s["ok"] else None for s in samples}
+            d = paired_samples("sample time", [at.get((base, r)) for r in rounds],
+                               [at.get((cand, r)) for r in rounds], gate.max_p95_ratio, "above", alpha)
+            entry["decision"] = d.to_json()
+            if d.verdict == "fail":
+                fails.append(decision_message(f"client {label}: {cand}", d, "client"))
+            elif d.verdict == "inconclusive" and not fails:
+                entry["inconclusive"] = decision_message(f"client {label}: {cand}", d, "client")
+            entry["verdict"] = "fail" if fails else d.verdict
+        else:
+            entry["verdict"] = "fail" if fails else "pass"
+        entry["passed"] = entry["verdict"] == "pass"
+        comparisons[cand] = entry
         add_failures(failures, fails)
     return summary, comparisons, failures
+
+
+def undecided(section: dict[str, Any]) -> list[str]:
+    """The inconclusive messages of a client section (paired method)."""
+    return [c["inconclusive"] for sc in section["scenarios"].values() for c in sc["comparisons"].values()
+            if c.get("inconclusive")]
 
 
 def tables(section: dict[str, Any], names: list[str]) -> list[tuple[str, list[str], list[list[str]]]]:
     """The seed's real-client table: per scenario and target, each round, p50, p95, p95 ratio."""
     rounds = section["rounds"]
-    headers = ["Client", "Target"] + [f"Round {i}" for i in range(1, rounds + 1)] + ["p50", "p95", "p95 ratio"]
+    headers = ["Client", "Target"] + [f"Round {i}" for i in range(1, rounds + 1)] + ["p50", "p95", "p95 ratio",
+                                                                                   "pair ratio", "verdict"]
     rows = []
     fmt = lambda v: "—" if v is None else f"{v:,.3f} ms"   # noqa: E731
     for label, sc in section["scenarios"].items():
@@ -256,7 +283,10 @@ def tables(section: dict[str, Any], names: list[str]) -> list[tuple[str, list[st
             cells = [fmt(by_round[i]["ms"]) if i in by_round and by_round[i]["ok"] else "failed"
                      for i in range(1, rounds + 1)]
             cmp = sc["comparisons"].get(name)
+            d = (cmp or {}).get("decision") or {}
+            pair = "—" if d.get("estimate") is None else f"{d['estimate']:.3f}x [{d['low']:.3f}, {d['high']:.3f}]"
             rows.append([label, name, *cells, fmt(sc["summary"][name]["p50_ms"]),
                          fmt(sc["summary"][name]["p95_ms"]),
-                         "—" if cmp is None or cmp["p95_ratio"] is None else f"{cmp['p95_ratio']:.3f}x"])
+                         "—" if cmp is None or cmp["p95_ratio"] is None else f"{cmp['p95_ratio']:.3f}x",
+                         pair, "—" if cmp is None else cmp.get("verdict", "pass" if cmp["passed"] else "fail")])
     return [("Real client RT (one subprocess per sample, alternating order)", headers, rows)]

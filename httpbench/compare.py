@@ -83,7 +83,7 @@ def environment() -> dict[str, Any]:
 def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Profile preflight, generic preflight (both before any timing), the alternating HTTP rounds,
     real-client rounds, the profile's extra phases; then the result document."""
-    ctx = Context(cfg.targets, cfg.timeout, progress, cfg.gates)
+    ctx = Context(cfg.targets, cfg.timeout, progress, cfg.gates, method=cfg.method, alpha=cfg.plan.alpha)
     try:
         profile_pre = cfg.profile.preflight(ctx) if cfg.profile else None
         if cfg.profile:   # a profile's scenarios may be exact only after its preflight (sizes, digests)
@@ -103,7 +103,8 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
         if cfg.client_commands:
             client_section, client_failures = clients.run(
                 cfg.client_commands, cfg.targets, cfg.client_rounds, cfg.client_timeout,
-                cfg.gates.get("client", clients.DEFAULT_CLIENT_GATE), progress)
+                cfg.gates.get("client", clients.DEFAULT_CLIENT_GATE), progress,
+                method=cfg.method, alpha=cfg.plan.alpha)
         profile_post = cfg.profile.after_rounds(ctx) if cfg.profile else None
     finally:
         ctx.close()
@@ -111,9 +112,11 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
     if cfg.profile:
         doc["profile"] = profile_document(cfg.profile, profile_pre, profile_post)
         gates_mod.add_failures(doc["gate_failures"], profile_post.gate_failures)
+        gates_mod.add_failures(doc["inconclusive"], profile_post.inconclusive)
     if client_section is not None:
         doc["clients"] = client_section
         gates_mod.add_failures(doc["gate_failures"], client_failures)
+        gates_mod.add_failures(doc["inconclusive"], clients.undecided(client_section))
     doc["verdict"] = run_verdict(doc)
     return doc
 

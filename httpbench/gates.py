@@ -6,6 +6,10 @@ from typing import Any
 
 from httpbench.model import SUMMARY_FIELDS, Gate, RoundResult, Scenario
 from httpbench.stats import median_or_none, ratio
+from verdict import Decision, decide
+from verdict.stats import min_pairs, paired_ratio_interval
+
+PAIRED_MIN_SAMPLES = 8    # default pairs of real-client / cold-fill samples under --method paired
 
 
 def add_failures(failures: list[str], new: list[str]) -> None:
@@ -94,3 +98,30 @@ def paired_messages(scenario: Scenario, baseline: str, candidate: str, decided: 
     if note:
         unsure.append(f"{where}: {note}")
     return fails, unsure
+
+
+def paired_samples(metric: str, base: list[float | None], cand: list[float | None], threshold: float,
+                   worse: str, alpha: float) -> Decision:
+    """One decision on samples taken in pairs (real-client rounds, cold fills): the typical
+    candidate/baseline ratio of each pair with its exact signed-rank interval, one look at alpha."""
+    pairs = [(b, c) for b, c in zip(base, cand) if b and c]
+    iv = paired_ratio_interval([b for b, _ in pairs], [c for _, c in pairs], alpha)
+    need = (f"too few sample pairs for a {1 - alpha:.1%} interval ({len(pairs)}; at least "
+            f"{min_pairs(alpha)}: raise the rounds)")
+    return decide(metric, iv, threshold, worse, need)
+
+
+def decision_message(where: str, d: Decision, gate_name: str) -> str:
+    """The evidence of a decided or undecided gate, for gate_failures / inconclusive."""
+    sign = "≥" if d.worse == "below" else "≤"
+    gate = f"{sign} {d.threshold:.2f}x ({gate_name} gate)"
+    iv = d.interval
+    if iv is None:
+        return f"{where} {d.metric}: {d.reason}"
+    evidence = (f"{d.metric} {iv.estimate:.3f}x [{iv.low:.3f}, {iv.high:.3f}] ({iv.n} pairs, "
+                f"{iv.confidence:.1%} interval)")
+    if d.verdict == "fail":
+        return f"{where} {evidence} is past {gate}"
+    if d.verdict == "pass":
+        return f"{where} {evidence} is within {gate}"
+    return f"{where} {evidence} straddles {gate}: noise larger than the margin"

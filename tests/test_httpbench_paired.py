@@ -14,7 +14,8 @@ SMALL = ("--warmups", "2", "--requests", "20", "--concurrency", "4", "--min-roun
 
 @pytest.fixture()
 def pair():
-    with FixtureServer({"/f": Route(BODY, delay=0.005)}) as a, FixtureServer({"/f": Route(BODY, delay=0.005)}) as b:
+    with FixtureServer({"/f": Route(BODY, delay=0.005)}) as a, \
+            FixtureServer({"/f": Route(BODY, delay=0.005)}) as b:
         yield a, b
 
 
@@ -104,7 +105,8 @@ def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
     for srv in pair:
         srv.routes["/f"].delay = 0.0
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}", "--scenario", "/f",
+    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
+                        "--scenario", "/f",
                         "--warmups", "2", "--requests", "20", "--concurrency", "4", "--min-round-ms", "100",
                         "--rounds", "2", "--output", str(out), "-q")
     assert run.code == 0, run.output
@@ -119,7 +121,8 @@ def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
 def test_seed_method_keeps_the_seeds_tables_and_point_gates(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}", "--scenario", "/f",
+    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
+                        "--scenario", "/f",
                         "--method", "seed", "--warmups", "2", "--requests", "20", "--concurrency", "4",
                         "--gate", "metadata:0.5:2.0", "--enforce-gates", "--output", str(out), "-q")
     assert run.code == 0, run.output
@@ -133,3 +136,30 @@ def test_self_control_needs_the_paired_method(pair, tmp_path):
     a, b = pair
     run = compare(a, b, tmp_path / "r.json", "--method", "seed", "--self-control")
     assert run.code == 2 and "--self-control needs --method paired" in run.stderr
+
+
+def test_real_client_rounds_are_paired_and_decided(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = compare(a, b, out, "--gate", "metadata:0.5:2.0", "--client-command", "base=true",
+                  "--client-command", "cand=sleep 0.2")
+    assert run.code == 1, run.output
+    doc = json.loads(out.read_text())
+    cmp = doc["clients"]["scenarios"]["real client"]["comparisons"]["cand"]
+    assert doc["clients"]["rounds"] == 8 and cmp["verdict"] == "fail"
+    assert cmp["decision"]["low"] > 1.25 and cmp["decision"]["n"] == 8
+    assert any(g.startswith("client real client: cand sample time") and "client gate" in g
+               for g in doc["gate_failures"])
+    assert doc["paired"]["GET /f"]["candidates"]["cand"]["verdict"] == "pass"     # HTTP itself passed
+
+
+def test_too_few_client_pairs_are_inconclusive(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    run = compare(a, b, out, "--gate", "metadata:0.5:2.0", "--client-command", "true {url}",
+                  "--client-rounds", "3")
+    assert run.code == 3, run.output
+    doc = json.loads(out.read_text())
+    assert doc["gate_failures"] == []
+    assert any("too few sample pairs" in u for u in doc["inconclusive"])
+    assert "inconclusive" in run.stdout.split("Real client RT")[1]

@@ -42,8 +42,8 @@ def preflight(profile: HuggingFaceProfile, **urls: str):
         ctx.close()
 
 
-def after_rounds(profile: HuggingFaceProfile, **urls: str):
-    ctx = Context(targets(**urls), 10.0)
+def after_rounds(profile: HuggingFaceProfile, method: str = "seed", **urls: str):
+    ctx = Context(targets(**urls), 10.0, method=method)
     try:
         profile.preflight(ctx)
         return profile.after_rounds(ctx)
@@ -242,6 +242,22 @@ def test_cold_gate_passes_and_fails_by_upstream_speed():
     assert len(failed.gate_failures) == 1
     assert failed.gate_failures[0].startswith("cold fill: slow median throughput") and "< 0.90x" in \
         failed.gate_failures[0]
+
+
+@needs_nginx
+def test_cold_gate_under_the_paired_method_decides_on_an_interval():
+    with fx.HubFixture(mode="redirect") as fast, fx.HubFixture(mode="redirect", delay=0.06) as slow, \
+            HfCache(fast.url) as fast_cache, HfCache(slow.url) as slow_cache:
+        failed = after_rounds(HuggingFaceProfile(cold_samples=8, cold_concurrency=0), "paired",
+                              fast=fast_cache.url, slow=slow_cache.url)
+        few = after_rounds(HuggingFaceProfile(cold_samples=3, cold_concurrency=0), "paired",
+                           fast=fast_cache.url, slow=slow_cache.url)
+    cmp = failed.records["cold_fill"]["comparisons"]["slow"]
+    assert cmp["verdict"] == "fail" and cmp["decision"]["high"] < 0.90 and cmp["decision"]["n"] == 8
+    assert len(failed.gate_failures) == 1 and "cold throughput" in failed.gate_failures[0]
+    assert few.gate_failures == []
+    assert few.records["cold_fill"]["comparisons"]["slow"]["verdict"] == "inconclusive"
+    assert any("too few sample pairs" in u for u in few.inconclusive)
 
 
 @needs_nginx

@@ -66,6 +66,7 @@ class Section:
     records: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     gate_failures: list[str] = field(default_factory=list)
+    inconclusive: list[str] = field(default_factory=list)   # gates the paired method could not decide
 
 
 class Context:
@@ -76,9 +77,11 @@ class Context:
     """
 
     def __init__(self, targets: list[Target], timeout: float,
-                 progress: Callable[[str], None] | None = None, gates: dict[str, Gate] | None = None):
+                 progress: Callable[[str], None] | None = None, gates: dict[str, Gate] | None = None,
+                 method: str = "seed", alpha: float = 0.05):
         from httpbench.model import DEFAULT_GATES
 
+        self.method, self.alpha = method, alpha    # how gates are decided (see httpbench.paired)
         self.targets = targets
         self.timeout = timeout
         self.gates = dict(gates or DEFAULT_GATES)   # the run's gates (e.g. "cold", "client")
@@ -108,6 +111,8 @@ class Profile:
     options: ClassVar[tuple[Option, ...]] = ()
     defaults: ClassVar[Defaults]
     gates: ClassVar[dict[str, Gate]] = {}        # extra/overriding gates, e.g. {"client": Gate(0, 1.25)}
+    # option defaults under --method paired (sample counts that leave room for an interval)
+    paired_defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, **options: Any):
         self.values = options

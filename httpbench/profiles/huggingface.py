@@ -55,7 +55,7 @@ import httpx
 from httpbench import clients, engine
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fixture
-from httpbench.gates import add_failures
+from httpbench.gates import PAIRED_MIN_SAMPLES, add_failures, decision_message, paired_samples
 from httpbench.model import Expectation, Gate, RoundResult, Scenario, Target
 from httpbench.preflight import request_within
 from httpbench.profiles import Context, Defaults, Option, Profile, Section
@@ -141,6 +141,7 @@ class HuggingFaceProfile(Profile):
                    "linked ETag/size, SHA-256 and leak checks; cold fill with upstream fetch counts; "
                    "optional real huggingface_hub client rounds")
     defaults = Defaults(warmups=64, requests=500, concurrency=16, rounds=5)
+    paired_defaults = {"cold_samples": PAIRED_MIN_SAMPLES, "hf_client_rounds": PAIRED_MIN_SAMPLES}
     options = (
         Option("--repo", "Model repository id ORG/NAME.", default=fixture.DEFAULT_REPO, metavar="ORG/NAME"),
         Option("--revision", "Pinned revision: the commit every target must report (a branch name is "
@@ -509,7 +510,7 @@ class ColdFill:
         record = {"samples_per_target": n, "concurrency": self.p.values["cold_concurrency"],
                   "run": self.p.run_token, "gate": self.gate.to_json(), "samples": samples,
                   "concurrent": concurrent, "summary": summary,
-                  "comparisons": self._compare(names, summary, section)}
+                  "comparisons": self._compare(names, summary, section, samples)}
         self._singleflight(names, samples, concurrent, section)
         return record
 
@@ -576,10 +577,14 @@ class ColdFill:
                     "upstream_body": None if conc["upstream"] is None else conc["upstream"]["body"],
                     "upstream_resolve": None if conc["upstream"] is None else conc["upstream"]["resolve"]}}
 
-    def _compare(self, names: list[str], summary: dict[str, Any], section: Section) -> dict[str, Any]:
+    def _compare(self, names: list[str], summary: dict[str, Any], section: Section,
+                 samples: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         base = names[0]
         out = {}
         for cand in names[1:]:
+            if self.ctx.method == "paired":
+                out[cand] = self._paired(base, cand, summary, samples, section)
+                continue
             r = ratio(summary[cand]["median_mibps"], summary[base]["median_mibps"])
             fails = [f"cold fill: {n} had {summary[n]['failures']} failed sample(s)"
                      for n in (base, cand) if summary[n]["failures"]]
@@ -594,6 +599,28 @@ class ColdFill:
                          "passed": not fails}
             add_failures(section.gate_failures, fails)
         return out
+
+    def _paired(self, base: str, cand: str, summary: dict[str, Any], samples: dict[str, list[dict[str, Any]]],
+                section: Section) -> dict[str, Any]:
+        """The cold gate on the interval of the per-sample throughput ratios (sample i of every
+        target is a pair: adjacent in time, alternating order)."""
+        def mibps(name: str) -> list[float | None]:
+            return [s["mibps"] if s["ok"] == s["requests"] else None for s in samples[name]]
+
+        fails = [f"cold fill: {n} had {summary[n]['failures']} failed sample(s)"
+                 for n in (base, cand) if summary[n]["failures"]]
+        d = paired_samples("cold throughput", mibps(base), mibps(cand), self.gate.min_throughput_ratio,
+                           "below", self.ctx.alpha)
+        if d.verdict == "fail":
+            fails.append(decision_message(f"cold fill: {cand}", d, "cold"))
+        elif d.verdict == "inconclusive" and not fails:
+            section.inconclusive.append(decision_message(f"cold fill: {cand}", d, "cold"))
+        add_failures(section.gate_failures, fails)
+        verdict = "fail" if fails else d.verdict
+        return {"baseline": base,
+                "throughput_ratio": ratio(summary[cand]["median_mibps"], summary[base]["median_mibps"]),
+                "ttfb_ratio": ratio(summary[cand]["median_ttfb_ms"], summary[base]["median_ttfb_ms"]),
+                "decision": d.to_json(), "verdict": verdict, "passed": verdict == "pass"}
 
     def _singleflight(self, names: list[str], samples: dict[str, list[dict[str, Any]]],
                       concurrent: dict[str, dict[str, Any]], section: Section) -> None:
@@ -720,13 +747,16 @@ class ClientRounds:
 
     def _summarize(self, client: str, names: list[str], samples: list[dict[str, Any]],
                    section: Section) -> dict[str, Any]:
-        summary, comparisons, fails = clients.summarize(client, names, samples, self.gate)
+        summary, comparisons, fails = clients.summarize(client, names, samples, self.gate, self.ctx.method,
+                                                        self.ctx.alpha)
         for name in names:
             ok = [s for s in samples if s["target"] == name and s["ok"]]
             w50, w95 = percentiles([s["process_ms"] for s in ok], (0.5, 0.95))
             summary[name].update(process_p50_ms=w50, process_p95_ms=w95,
                                  timed="process" if client == "hf download" else "call")
         add_failures(section.gate_failures, fails)
+        add_failures(section.inconclusive,
+                     [c["inconclusive"] for c in comparisons.values() if c.get("inconclusive")])
         return {"samples": samples, "summary": summary, "comparisons": comparisons}
 
 
