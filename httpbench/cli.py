@@ -155,6 +155,12 @@ def _make_profile(name: str | None, given: dict, method: str = "seed"):
               help="Seconds allowed per real-client sample.")
 @click.option("--output", metavar="FILE", help="Write the JSON result here.")
 @click.option("--markdown", is_flag=True, help="Print the tables as Markdown.")
+@click.option("--junit", type=click.Path(dir_okay=False), default=None,
+              help="Write JUnit XML: one test case per judged comparison (fail: failure, "
+                   "inconclusive: skipped).")
+@click.option("--github-summary", type=click.Path(dir_okay=False), envvar="GITHUB_STEP_SUMMARY", default=None,
+              metavar="FILE",
+              help="Append the verdict and tables as Markdown (default: $GITHUB_STEP_SUMMARY).")
 @click.option("--enforce-gates", is_flag=True,
               help="Exit with the verdict: 0 pass, 1 fail (gate_failures), 3 inconclusive.")
 @click.option("--verify-digest", is_flag=True,
@@ -166,8 +172,10 @@ def _make_profile(name: str | None, given: dict, method: str = "seed"):
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @_profile_options
 def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups, requests_, concurrency,
-            rounds, method, budget_s, alpha, min_round_ms, self_control, timeout, rate, gate_opts, client_opts,
-            client_rounds, client_timeout, output, markdown, enforce_gates, verify_digest, digest_every,
+            rounds, method, budget_s, alpha, min_round_ms, self_control, timeout, rate, gate_opts,
+            client_opts,
+            client_rounds, client_timeout, output, markdown, junit, github_summary, enforce_gates,
+            verify_digest, digest_every,
             keep_samples, quiet, **profile_values) -> None:
     """Measure every target on every scenario in alternating rounds and gate the candidates."""
     from httpbench import clients, paired, report
@@ -228,6 +236,13 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
         except OSError as exc:
             raise HttpbenchError(f"--output: cannot write {output}: {exc.strerror}") from None
     click.echo(report.tables(doc, markdown))
+    for path, text, mode in ((junit, report.junit_xml, "w"), (github_summary, report.github_summary, "a")):
+        if path:
+            try:
+                with open(path, mode, encoding="utf-8") as fh:
+                    fh.write(text(doc))
+            except OSError as exc:
+                raise HttpbenchError(f"cannot write {path}: {exc.strerror}") from None
     failed = doc["totals"]["failures"]
     if failed:
         raise HttpbenchError(f"{failed} timed request(s) failed their checks (see failure_kinds)", 1)

@@ -163,3 +163,29 @@ def test_too_few_client_pairs_are_inconclusive(pair, tmp_path):
     assert doc["gate_failures"] == []
     assert any("too few sample pairs" in u for u in doc["inconclusive"])
     assert "inconclusive" in run.stdout.split("Real client RT")[1]
+
+
+def test_junit_and_github_summary_show_all_three_verdicts(tmp_path):
+    body = body_of(1024)
+    with FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.005)}) as a, \
+            FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.02)}) as b:
+        junit, summary = tmp_path / "j.xml", tmp_path / "summary.md"
+        summary.write_text("earlier step\n")
+        run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
+                            "--scenario", "name=ok,path=/ok", "--scenario", "name=slow,path=/slow",
+                            "--gate", "metadata:0.5:2.0", "--client-command", "true {url}",
+                            "--client-rounds", "3",        # too few pairs: inconclusive
+                            "--junit", str(junit), "--github-summary", str(summary), *SMALL)
+    assert run.code == 0, run.output            # without --enforce-gates the verdict is printed only
+    import xml.etree.ElementTree as ET
+    root = ET.parse(junit).getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["ok: cand"].find("failure") is None and cases["ok: cand"].find("skipped") is None
+    assert "throughput" in cases["slow: cand"].find("failure").get("message")
+    skipped = cases["client real client: cand"].find("skipped").get("message")
+    assert skipped.startswith("inconclusive: ") and "too few sample pairs" in skipped
+    suite = root.find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
+    text = summary.read_text()
+    assert text.startswith("earlier step\n### ❌ httpbench compare: fail (1 pass, 1 fail, 1 inconclusive)")
+    assert "| slow " in text and "Verdict: fail" in text
