@@ -124,10 +124,11 @@ class ScenarioRun:
 
     def __init__(self, runner: asyncio.Runner, targets: list[Target], scenario: Scenario, s_idx: int,
                  expectations: dict, settings: Settings, gate: Gate, plan: Plan,
-                 progress: Progress | None, label: str = ""):
+                 progress: Progress | None, label: str = "", aliases: dict[str, str] | None = None):
         self.runner, self.targets, self.scenario, self.s_idx = runner, targets, scenario, s_idx
         self.expectations, self.settings, self.gate, self.plan = expectations, settings, gate, plan
         self.progress, self.label = progress, label
+        self.aliases = aliases or {}          # slot name -> the target whose expectations it shares
         self.rounds: list[RoundResult] = []
         self.calibration: dict[str, Any] = {}
         self.looks: list[dict[str, Any]] = []
@@ -141,8 +142,7 @@ class ScenarioRun:
 
     def _spec(self, target: Target, requests: int, warmups: int) -> engine.RoundSpec:
         s = self.settings
-        exp = self.expectations[(self.scenario.name, target.name.removesuffix(SELF_SUFFIX)
-                                 if target.name.endswith(SELF_SUFFIX) else target.name)]
+        exp = self.expectations[(self.scenario.name, self.aliases.get(target.name, target.name))]
         return engine.RoundSpec(target, self.scenario, exp, warmups, requests, s.concurrency, s.timeout,
                                 s.rate, s.keep_samples, s.verify_digest, s.digest_every)
 
@@ -247,9 +247,12 @@ def _ratio(c: float | None, b: float | None) -> float | None:
     return c / b if c is not None and b else None
 
 
-def self_copy(target: Target) -> Target:
-    """The baseline in a second slot (same server), for the A/A self-control."""
-    return dataclasses.replace(target, name=target.name + SELF_SUFFIX)
+def self_copy(target: Target, taken: set[str]) -> Target:
+    """The baseline in a second slot (same server), for the A/A self-control, under a free name."""
+    name = target.name + SELF_SUFFIX
+    while name in taken:
+        name += "_"
+    return dataclasses.replace(target, name=name)
 
 
 def run(targets: list[Target], scenarios: list[Scenario], expectations: dict, settings: Settings,
@@ -267,8 +270,9 @@ def run(targets: list[Target], scenarios: list[Scenario], expectations: dict, se
             record: dict[str, Any] = {}
             aa_verdict = None
             if self_control:
-                aa = ScenarioRun(runner, [targets[0], self_copy(targets[0])], scenario, s_idx, expectations,
-                                 settings, gate, plan, progress, label="self-control ")
+                copy = self_copy(targets[0], {t.name for t in targets})
+                aa = ScenarioRun(runner, [targets[0], copy], scenario, s_idx, expectations, settings, gate, plan,
+                                 progress, label="self-control ", aliases={copy.name: targets[0].name})
                 aa.run(allowance)
                 aa_rec = aa.record()
                 aa_rec["rounds"] = [r.to_json() for r in aa.rounds]
