@@ -121,7 +121,7 @@ def measure(conn, d, spelling: str, sql: str, params: dict, warmups: int, runs: 
 
 def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, timeout_ms: int,
               natural: bool = True, progress: Progress | None = None, base_params: dict | None = None,
-              access_only: bool = False) -> ShapeResult:
+              access_only: bool = False, namespace: str | None = None) -> ShapeResult:
     d = dialects.get(target.dialect)
     v = shape.variants[target.dialect]
     params = resolve_params(conn, d, shape, base_params)
@@ -141,6 +141,8 @@ def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, ti
         result.verdict = Verdict(False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"])
     if shape.cascade and rem._tree is not None:
         result.cascade = prove_cascade(conn, shape.cascade, params)
+        if namespace:                   # the rolled-back delete must not leak into later plans
+            d.restore_statistics(conn, namespace)
         c = result.cascade
         if not (c["before"] > 0 and c["after_delete"] == 0 and c["after_rollback"] == c["before"]):
             result.verdict.ok = False
@@ -231,12 +233,14 @@ def run(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: 
         try:
             conn = raw.driver_connection
             d.use(conn, namespace)
+            d.restore_statistics(conn, namespace)     # start from the persisted statistics
             conn.commit()
             for shape in shapes:
                 if target.dialect in shape.variants:
                     results.append(run_shape(target, conn, shape, warmups=warmups, runs=runs,
                                              timeout_ms=timeout_ms, natural=natural, progress=progress,
-                                             base_params=base, access_only=access_only))
+                                             base_params=base, access_only=access_only,
+                                             namespace=namespace))
         finally:
             raw.close()
     return shapes, results, metas

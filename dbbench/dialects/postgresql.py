@@ -85,10 +85,35 @@ def bulk_load(conn, table) -> None:
                 copy.write(chunk)
 
 
+def freeze_statistics(conn, tables: list[str]) -> None:
+    """No autovacuum / autoanalyze on the owned tables: only an explicit ANALYZE changes their
+    statistics. Otherwise autoanalyze re-samples a table soon after the seed's own ANALYZE (seen on
+    group_binding here), and every sample drawn differs, so plans could change between runs."""
+    with conn.cursor() as cur:
+        for t in tables:
+            cur.execute(f"ALTER TABLE {t} SET (autovacuum_enabled = false, toast.autovacuum_enabled = false)")
+
+
 def analyze(conn, tables: list[str]) -> None:
+    """Freeze the owned tables' statistics (see :func:`freeze_statistics`), then ANALYZE them."""
+    freeze_statistics(conn, tables)
     with conn.cursor() as cur:
         for t in tables:
             cur.execute(f"ANALYZE {t}")
+
+
+def restore_statistics(conn, ns: str) -> bool:
+    """Nothing to restore: PostgreSQL plans from pg_statistic and the relation's page and tuple
+    counts, which a rolled-back write does not change (autoanalyze is off on owned tables)."""
+    return True
+
+
+def statistics_frozen(conn, ns: str) -> dict[str, bool]:
+    """Table -> whether autovacuum (and so autoanalyze) is off for it."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = %s AND c.relkind = 'r' AND c.relname <> %s", (ns, META))
+        return {name: "autovacuum_enabled=false" in (opts or []) for name, opts in cur.fetchall()}
 
 
 def canonical(column: str, kind: str) -> str:
