@@ -480,7 +480,8 @@ def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, sh
 def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, catalog, namespace, warmups, runs,
              timeout_s, rows_factor, rows_min, slower, noise_ms, fmt, markdown_file, output, save_result, junit,
              github_summary) -> None:
-    """Compare a run with a baseline, node by node; exit 1 on a regression, 0 otherwise, 2 on bad input.
+    """Compare a run with a baseline, node by node; exit 0 pass, 1 fail (a regression), 3 inconclusive
+    (the noise is larger than a threshold at these samples), 2 bad input.
 
     Without RESULT the baseline's catalog is run now (same namespace, warm-ups and runs unless
     overridden) and compared."""
@@ -516,7 +517,8 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
     if github_summary:
         from dbbench.report import append_summary
         append_summary(github_summary, md)
-    sys.exit(0 if report.ok else 1)
+    from verdict import exit_code
+    sys.exit(exit_code(report.verdict))
 
 
 # -- report ------------------------------------------------------------------------------------

@@ -8,14 +8,21 @@ of appearance). Findings (docs/diff.md explains each with real output):
   the message names the table's new access path.
 * ``access_changed`` (regression): the same table node is read through a different index.
 * ``scan_kind`` (regression when worse): the access kind changed; worse means further right in
-  const < unique_lookup < index_lookup < index_range < index_scan < full_scan.
+  const < unique_lookup < index_lookup < index_range < index_scan < full_scan. Triaged as
+  *equivalent* (not a regression) when the same index still serves the same table and that table
+  holds a few rows (at most ``few_rows``): a range vs a full scan of a two-row index is the
+  optimizer's coin, not a lost access path.
 * ``new_access`` (regression when it is a full scan): a table the baseline did not read.
 * ``sort_added`` / ``temp_table_added`` (regression): on the statement's own path.
 * ``misestimate`` (regression when new): estimated vs actual rows of a matched node differ by
   more than ``rows_factor`` and the larger side is at least ``rows_min`` rows. Under a ``Limit`` an
   estimate above the actual rows is the limit at work, so only underestimates count there.
-* ``slower`` (regression): p50 slower by more than ``slower`` (a fraction: 1.0 = doubled) *and* by
-  more than ``noise_ms``.
+* ``slower`` (regression): decided on the samples, not on two numbers. The Hodges-Lehmann ratio of
+  the result's samples to the baseline's with its exact Mann-Whitney 95 % interval
+  (:func:`verdict.stats.ratio_interval`): a regression when the whole interval lies past
+  ``1 + slower`` (1.0: doubled) *and* the p50 moved by more than ``noise_ms``; no finding when the
+  interval lies within, or the p50 moved by less than ``noise_ms``; otherwise *inconclusive*
+  (the noise is larger than the threshold at these samples: ``--runs`` takes more).
 * ``assertion`` (regression): the catalog assertion fails now and held in the baseline.
 * ``timeout`` (regression), ``missing`` (regression when its dialect ran), ``new`` (information).
 
@@ -31,8 +38,10 @@ from typing import Any
 
 from dbbench.errors import DbbenchError
 from dbbench.plan import ACCESS_KINDS, PlanNode
-from dbbench.report import fmt_factor, fmt_ms, md_table, _table
+from dbbench.report import _table, fmt_factor, fmt_ms, md_table
 from dbbench.urls import DIALECT_LABEL
+from verdict import FAIL, INCONCLUSIVE, PASS, combine
+from verdict.stats import ratio_interval
 
 # Worse to the right: a change to the right is a regression, to the left an improvement.
 KIND_RANK = {k: i for i, k in enumerate(("const", "unique_lookup", "index_lookup", "index_range", "index_scan",
@@ -45,6 +54,8 @@ class Thresholds:
     rows_min: float = 100.0     # … where the larger of estimate and actual is at least this
     slower: float = 1.0         # p50 slower by more than this fraction of the baseline p50 (1.0: doubled) …
     noise_ms: float = 0.5       # … and by more than this many milliseconds
+    few_rows: float = 100.0     # a scan-kind change on the same index of a table this small is equivalent
+    alpha: float = 0.05         # error rate of the timing verdict
 
 
 @dataclass
@@ -53,6 +64,7 @@ class Finding:
     regression: bool
     message: str
     improvement: bool = False
+    inconclusive: bool = False     # the data cannot decide (noise larger than the threshold)
 
 
 @dataclass
@@ -68,6 +80,13 @@ class ShapeDiff:
         return any(f.regression for f in self.findings)
 
     @property
+    def verdict(self) -> str:
+        """pass / fail / inconclusive (a shape not measured on a dialect that did not run passes)."""
+        if self.regressed:
+            return FAIL
+        return INCONCLUSIVE if any(f.inconclusive for f in self.findings) else PASS
+
+    @property
     def status(self) -> str:
         if self.base is None:
             return "new"
@@ -75,6 +94,8 @@ class ShapeDiff:
             return "missing" if self.regressed else "not compared"
         if self.regressed:
             return "regressed"
+        if any(f.inconclusive for f in self.findings):
+            return "inconclusive"
         if self.findings and all(f.improvement for f in self.findings):
             return "improved"
         return "changed" if self.findings else "unchanged"
@@ -98,6 +119,14 @@ class DiffReport:
     def ok(self) -> bool:
         return not self.regressions
 
+    @property
+    def verdict(self) -> str:
+        return combine(s.verdict for s in self.shapes)
+
+    @property
+    def inconclusive(self) -> list[ShapeDiff]:
+        return [s for s in self.shapes if s.verdict == INCONCLUSIVE]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": "dbbench.diff/1",
@@ -105,8 +134,10 @@ class DiffReport:
             "result": self.result,
             "thresholds": asdict(self.thresholds),
             "ok": self.ok,
+            "verdict": self.verdict,
             "notes": self.notes,
-            "shapes": [{"shape": s.shape, "dialect": s.dialect, "status": s.status, "regressed": s.regressed,
+            "shapes": [{"shape": s.shape, "dialect": s.dialect, "status": s.status, "verdict": s.verdict,
+                        "regressed": s.regressed,
                         "baseline_p50_ms": _p50(s.base), "result_p50_ms": _p50(s.result),
                         "baseline_access": _access(s.base), "result_access": _access(s.result),
                         "findings": [asdict(f) for f in s.findings]} for s in self.shapes],
@@ -194,8 +225,13 @@ def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]
         n = match[0]
         if n.kind != b.kind and n.kind in KIND_RANK and b.kind in KIND_RANK:
             worse = KIND_RANK[n.kind] > KIND_RANK[b.kind]
-            out.append(Finding("scan_kind", worse, f"scan kind changed on {b.table or b.alias}: {b.kind} → {n.kind}",
-                               improvement=not worse))
+            text = f"scan kind changed on {b.table or b.alias}: {b.kind} → {n.kind}"
+            rows = max(x for x in (b.est_rows, b.actual_rows, n.est_rows, n.actual_rows, 0.0) if x is not None)
+            if worse and b.index and n.index == b.index and rows <= t.few_rows:
+                out.append(Finding("scan_kind", False, f"{text} (equivalent: the same index {b.index} on a "
+                                                       f"table of {rows:,.0f} rows or fewer)"))
+            else:
+                out.append(Finding("scan_kind", worse, text, improvement=not worse))
     for key, (n, _) in n_nodes.items():
         if key[0] == "access" and key not in b_nodes:
             full = n.kind == "full_scan"
@@ -238,13 +274,34 @@ def compare_entry(base: dict, new: dict, t: Thresholds) -> list[Finding]:
         out.append(Finding("assertion", False, "assertion holds again", improvement=True))
     b50, n50 = b_rem.get("p50_ms"), n_rem.get("p50_ms")
     if b50 is not None and n50 is not None and not n_rem.get("timeout"):
-        ratio = n50 / b50 if b50 > 0 else float("inf")
-        if n50 > b50 * (1 + t.slower) and n50 - b50 > t.noise_ms:
-            out.append(Finding("slower", True, f"p50 slower: {fmt_ms(b50)} → {fmt_ms(n50)} ms ({fmt_factor(ratio)})"))
-        elif b50 > n50 * (1 + t.slower) and b50 - n50 > t.noise_ms:
-            out.append(Finding("faster", False, f"p50 faster: {fmt_ms(b50)} → {fmt_ms(n50)} ms "
-                                                f"({fmt_factor(b50 / n50) if n50 > 0 else 'inf'})", improvement=True))
+        finding = timing(b_rem.get("samples_ms") or [], n_rem.get("samples_ms") or [], b50, n50, t)
+        if finding is not None:
+            out.append(finding)
     return out
+
+
+def timing(base: list[float], new: list[float], b50: float, n50: float, t: Thresholds) -> Finding | None:
+    """The timing finding of one shape: a rank test with a minimum effect (see the module doc)."""
+    limit = 1 + t.slower
+    moved = abs(n50 - b50)
+    change = f"p50 {fmt_ms(b50)} → {fmt_ms(n50)} ms"
+    if moved <= t.noise_ms:
+        return None
+    iv = ratio_interval(base, new, t.alpha)
+    if iv is None:
+        return Finding("slower", False, f"{change}: {len(base)} and {len(new)} samples are too few to decide "
+                                        "(take more with --runs)", inconclusive=n50 > b50)
+    evidence = (f"{change}, typical ratio {iv.estimate:.2f}x [{iv.low:.2f}, {iv.high:.2f}] "
+                f"({len(base)} vs {len(new)} samples, {iv.confidence:.1%} interval)")
+    if iv.low > limit:
+        return Finding("slower", True, f"slower: {evidence} is past {limit:g}x")
+    if iv.high < 1 / limit:
+        return Finding("faster", False, f"faster: {evidence}", improvement=True)
+    if iv.high > limit:
+        return Finding("slower", False, f"maybe slower: {evidence} straddles {limit:g}x; "
+                                        f"{len(new)} samples are too few to decide: rerun with "
+                                        f"--runs {max(3 * len(new), 21)}", inconclusive=True)
+    return None
 
 
 def _notes(base: dict, new: dict) -> list[str]:
@@ -325,8 +382,17 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
 
 
 def _headline(report: DiffReport) -> str:
+    return f"{report.verdict}: {_counts(report)}"
+
+
+def _counts(report: DiffReport) -> str:
     reg = report.regressions
+    unsure = report.inconclusive
     unchanged = sum(1 for s in report.shapes if s.status == "unchanged")
+    if unsure and not reg:
+        which = "; ".join(f"{s.shape} ({DIALECT_LABEL[s.dialect]})" for s in unsure)
+        return (f"{len(unsure)} inconclusive: {which}; no regressions; "
+                f"{unchanged} of {len(report.shapes)} unchanged")
     if reg:
         names = {}
         for s in reg:
@@ -339,7 +405,9 @@ def _headline(report: DiffReport) -> str:
 
 def _thresholds_line(t: Thresholds) -> str:
     return (f"rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); "
-            f"p50 slower > {t.slower * 100:g} % and > {t.noise_ms:g} ms")
+            f"slower: the {1 - t.alpha:.0%} interval of the sample ratio wholly past {1 + t.slower:g}x and the "
+            f"p50 moved > {t.noise_ms:g} ms; scan-kind changes on the same index of tables of "
+            f"<= {t.few_rows:g} rows are equivalent")
 
 
 def _sources(report: DiffReport) -> str:
@@ -355,7 +423,8 @@ def to_text(report: DiffReport) -> str:
            f"thresholds: {_thresholds_line(report.thresholds)}", ""]
     out.append(_table(*_rows(report, False), "simple"))
     for title, pick in (("Regressions", lambda s: s.regressed),
-                        ("Other changes", lambda s: not s.regressed and s.findings)):
+                        ("Inconclusive", lambda s: s.verdict == INCONCLUSIVE),
+                        ("Other changes", lambda s: s.verdict == PASS and s.findings)):
         chosen = [s for s in report.shapes if pick(s)]
         if not chosen:
             continue
@@ -370,7 +439,7 @@ def to_text(report: DiffReport) -> str:
 
 def to_markdown(report: DiffReport, plans: bool = True) -> str:
     """Markdown for a pull-request comment or a GitHub step summary."""
-    mark = "❌" if report.regressions else "✅"
+    mark = {FAIL: "❌", INCONCLUSIVE: "⚠️", PASS: "✅"}[report.verdict]
     out = [f"### {mark} dbbench diff: {_headline(report)}", "",
            _sources(report) + ".  ", f"Thresholds: {_thresholds_line(report.thresholds)}.", "",
            md_table(*_rows(report, True))]
@@ -380,7 +449,13 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
         for s in reg:
             out.append(f"- **{s.shape}** [{DIALECT_LABEL[s.dialect]}]")
             out += [f"  - {'❌ ' if f.regression else ''}{f.message}" for f in s.findings]
-    others = [s for s in report.shapes if not s.regressed and s.findings]
+    unsure = report.inconclusive
+    if unsure:
+        out += ["", "#### Inconclusive", ""]
+        for s in unsure:
+            out.append(f"- ⚠️ **{s.shape}** [{DIALECT_LABEL[s.dialect]}]: "
+                       + "; ".join(f.message for f in s.findings if f.inconclusive))
+    others = [s for s in report.shapes if s.verdict == PASS and s.findings]
     if others:
         out += ["", "#### Other changes", ""]
         for s in others:
@@ -403,7 +478,7 @@ def junit_xml(report: DiffReport, suite: str = "dbbench.diff") -> str:
 
     root = ET.Element("testsuites")
     ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(report.shapes)),
-                       failures=str(len(report.regressions)), errors="0", skipped="0")
+                       failures=str(len(report.regressions)), errors="0", skipped=str(len(report.inconclusive)))
     for s in report.shapes:
         case = ET.SubElement(ts, "testcase", classname=f"{suite}.{s.dialect}", name=s.shape, time="0")
         if s.regressed:
@@ -411,6 +486,9 @@ def junit_xml(report: DiffReport, suite: str = "dbbench.diff") -> str:
                                     message="; ".join(f.message for f in s.findings if f.regression))
             n = _tree(s.result)
             failure.text = "\n".join([f.message for f in s.findings] + ([n.render()] if n else []))
+        elif s.verdict == INCONCLUSIVE:
+            ET.SubElement(case, "skipped", message="inconclusive: " + "; ".join(
+                f.message for f in s.findings if f.inconclusive))
         elif s.findings:
             ET.SubElement(case, "system-out").text = "\n".join(f.message for f in s.findings)
     return ET.tostring(root, encoding="unicode", xml_declaration=True)

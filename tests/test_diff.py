@@ -66,7 +66,7 @@ def test_lost_index_is_named_with_the_new_access_path():
     assert "- **recent orders** [PostgreSQL]" in md
     assert "index lost: ix_c on orders; now full_scan on orders" in md
     assert "scan kind changed on orders: index_range → full_scan" in md
-    assert "p50 slower: 0.020 → 2.600 ms (130x)" in md
+    assert "slower: p50 0.020 → 2.600 ms, typical ratio 130.00x" in md
     assert "<details><summary>Plans: recent orders [PostgreSQL]</summary>" in md
     suite = ET.fromstring(diff.junit_xml(report)).find("testsuite")
     assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
@@ -101,8 +101,11 @@ def test_timing_needs_both_the_relative_and_the_absolute_threshold():
     assert diff.compare(base, doc(entry("recent orders", "postgresql", indexed(), 1.0)), diff.Thresholds(noise_ms=2)).ok
     slow = doc(entry("recent orders", "postgresql", indexed(), 10.0))
     assert diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 19.0))).ok    # not doubled
-    assert not diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 21.0))).ok
-    assert not diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 16.0)), diff.Thresholds(slower=0.5)).ok
+    # 2.1x with +-10 % noise in 7 samples cannot be told from 2x: inconclusive, not a coin toss
+    assert diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 21.0))).verdict == "inconclusive"
+    assert diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 30.0))).verdict == "fail"
+    assert not diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 18.0)),
+                            diff.Thresholds(slower=0.5)).ok
 
 
 def test_new_misestimates_count_and_limits_are_not_misestimates():

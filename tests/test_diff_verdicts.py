@@ -1,0 +1,91 @@
+"""dbbench diff's three verdicts: rank-test timing with a minimum effect, scan-kind triage."""
+
+from __future__ import annotations
+
+import random
+import xml.etree.ElementTree as ET
+
+from dbbench import diff
+from dbbench.plan import PlanNode
+
+T = diff.Thresholds()
+
+
+def _samples(center: float, n: int, rng: random.Random, spread: float = 0.05) -> list[float]:
+    return [center * rng.uniform(1 - spread, 1 + spread) for _ in range(n)]
+
+
+def test_timing_fails_only_when_the_interval_is_past_the_threshold():
+    rng = random.Random(3)
+    base = _samples(2.0, 7, rng)
+    slow = _samples(8.0, 7, rng)                        # 4x slower, far beyond noise
+    f = diff.timing(base, slow, sorted(base)[3], sorted(slow)[3], T)
+    assert f.regression and not f.inconclusive and "is past 2x" in f.message
+    same = _samples(2.0, 7, rng)
+    assert diff.timing(base, same, sorted(base)[3], sorted(same)[3], T) is None
+
+
+def test_a_change_below_noise_ms_is_no_finding_even_when_doubled():
+    f = diff.timing([0.01] * 7, [0.05] * 7, 0.01, 0.05, T)   # 5x, but 0.04 ms
+    assert f is None
+
+
+def test_noisy_samples_straddling_the_threshold_are_inconclusive_and_ask_for_more_runs():
+    base = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02]
+    new = [1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0]                # somewhere between 1x and 4x
+    f = diff.timing(base, new, 1.0, 2.2, T)
+    assert f.inconclusive and not f.regression
+    assert "too few to decide" in f.message and "--runs 21" in f.message
+
+
+def test_too_few_samples_are_inconclusive():
+    f = diff.timing([1.0], [3.0], 1.0, 3.0, T)
+    assert f.inconclusive and "too few to decide" in f.message
+
+
+def _access(kind: str, index: str, rows: float) -> PlanNode:
+    return PlanNode(kind=kind, label=f"{kind} on stage using {index}", table="stage", index=index,
+                    est_rows=rows, actual_rows=rows, loops=1)
+
+
+def _limit(child: PlanNode) -> PlanNode:
+    return PlanNode(kind="limit", label="Limit", children=[child])
+
+
+def test_scan_kind_on_the_same_index_of_a_tiny_table_is_equivalent():
+    found = diff.compare_plans(_limit(_access("index_range", "ix_stage_cleanup", 2)),
+                               _limit(_access("index_scan", "ix_stage_cleanup", 2)), T)
+    assert len(found) == 1 and not found[0].regression and "equivalent" in found[0].message
+
+
+def test_scan_kind_on_a_large_table_and_a_lost_index_stay_regressions():
+    big = diff.compare_plans(_limit(_access("index_range", "ix_a", 50_000)),
+                             _limit(_access("index_scan", "ix_a", 50_000)), T)
+    assert [f.regression for f in big] == [True]
+    lost = diff.compare_plans(_limit(_access("index_range", "ix_stage_cleanup", 2)),
+                              _limit(PlanNode(kind="full_scan", label="Table scan on stage", table="stage",
+                                              est_rows=2, actual_rows=2, loops=1)), T)
+    assert any(f.kind == "index_lost" and f.regression for f in lost)
+
+
+def _doc(samples: list[float]) -> dict:
+    p50 = sorted(samples)[len(samples) // 2]
+    return {"results": [{"shape": "s", "dialect": "mysql", "ok": True,
+                         "remediated": {"p50_ms": p50, "samples_ms": samples, "plan": None}}]}
+
+
+def test_the_report_carries_the_verdict_into_json_markdown_and_junit():
+    base = _doc([1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02])
+    cases = {"pass": _doc([1.0, 1.05, 0.97, 1.02, 0.99, 1.01, 1.03]),
+             "fail": _doc([9.0, 9.5, 8.8, 9.2, 9.1, 9.3, 8.9]),
+             "inconclusive": _doc([1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0])}
+    for verdict, new in cases.items():
+        report = diff.compare(base, new)
+        assert report.verdict == verdict and report.to_dict()["verdict"] == verdict
+        md = diff.to_markdown(report)
+        assert md.startswith("### " + {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}[verdict])
+        suite = ET.fromstring(diff.junit_xml(report)).find("testsuite")
+        assert suite.get("failures") == ("1" if verdict == "fail" else "0")
+        assert suite.get("skipped") == ("1" if verdict == "inconclusive" else "0")
+        if verdict == "inconclusive":
+            assert suite.find("testcase/skipped").get("message").startswith("inconclusive: ")
