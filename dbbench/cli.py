@@ -466,6 +466,12 @@ def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, sh
               help="p50 slower by more than this fraction of the baseline p50 (1.0: doubled) is a regression …")
 @click.option("--noise-ms", default=0.5, show_default=True, type=click.FloatRange(0, None),
               help="… and only if it is slower by more than this many milliseconds.")
+@click.option("--stability", type=click.IntRange(2, 100), default=None, metavar="N",
+              help="First re-ANALYZE and re-plan every shape N times: each plan stable or unstable; a plan "
+                   "change that re-ANALYZE alone reproduces is equivalent, not a regression (needs a live run).")
+@click.option("--self-control", is_flag=True,
+              help="Measure twice now and diff the two runs first (A/A): the noise floor beside each verdict; "
+                   "a shape whose A/A fails is at most inconclusive (needs a live run).")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the Markdown (a pull-request comment) to this file.")
@@ -478,8 +484,8 @@ def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, sh
               metavar="FILE", help="Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).")
 @click.pass_obj
 def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, catalog, namespace, warmups, runs,
-             timeout_s, rows_factor, rows_min, slower, noise_ms, fmt, markdown_file, output, save_result, junit,
-             github_summary) -> None:
+             timeout_s, rows_factor, rows_min, slower, noise_ms, stability, self_control, fmt, markdown_file, output,
+             save_result, junit, github_summary) -> None:
     """Compare a run with a baseline, node by node; exit 0 pass, 1 fail (a regression), 3 inconclusive
     (the noise is larger than a threshold at these samples), 2 bad input.
 
@@ -488,22 +494,33 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
     from dbbench import baseline, diff, results
 
     base = baseline.load(baseline_file)
+    plans = None
+    aa = None
+    if result_file and (stability or self_control):
+        raise DbbenchError("--stability and --self-control measure now: give no RESULT file")
     if result_file:
         new = results.load(result_file)
         result_name = str(result_file)
     else:
         cfg = base.get("config") or {}
-        new = _measure(home, pg_url, mysql_url, only, catalog or cfg.get("catalog") or "alpine",
-                       tuple(cfg.get("shapes") or ()), namespace or cfg.get("namespace") or "dbbench",
-                       timeout_s or cfg.get("timeout_s") or 30.0,
-                       cfg.get("warmups", 3) if warmups is None else warmups,
-                       cfg.get("runs", 7) if runs is None else runs, False, "diff")
+        run_args = (home, pg_url, mysql_url, only, catalog or cfg.get("catalog") or "alpine",
+                    tuple(cfg.get("shapes") or ()), namespace or cfg.get("namespace") or "dbbench",
+                    timeout_s or cfg.get("timeout_s") or 30.0,
+                    cfg.get("warmups", 3) if warmups is None else warmups,
+                    cfg.get("runs", 7) if runs is None else runs, False, "diff")
+        if stability:
+            plans = _stability(*run_args[:7], timeout_s=run_args[7], times=stability)
+        new = _measure(*run_args)
+        if self_control:
+            aa = diff.compare(new, _measure(*run_args), diff.Thresholds(rows_factor, rows_min, slower, noise_ms))
         result_name = "this run"
         if save_result:
             results.write(save_result, new)
             result_name = str(save_result)
     report = diff.compare(base, new, diff.Thresholds(rows_factor, rows_min, slower, noise_ms),
-                          baseline_name=str(baseline_file), result_name=result_name)
+                          baseline_name=str(baseline_file), result_name=result_name, stability=plans)
+    if aa is not None:
+        diff.apply_self_control(report, aa)
     if not any(s.base and s.result for s in report.shapes):
         raise DbbenchError(f"nothing to compare: {result_name} measured none of the shapes in {baseline_file}")
     md = diff.to_markdown(report)
@@ -519,6 +536,21 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
         append_summary(github_summary, md)
     from verdict import exit_code
     sys.exit(exit_code(report.verdict))
+
+
+def _stability(home, pg_url, mysql_url, only, catalog, shapes, namespace, *, timeout_s: float,
+               times: int) -> dict[tuple[str, str], list[str]]:
+    from dbbench import catalog as catalogs
+    from dbbench import explain
+
+    cat = catalogs.open_catalog(catalog, list(shapes) or None)
+    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
+    try:
+        return explain.stability(targets, cat, namespace=namespace, times=times, timeout_ms=int(timeout_s * 1000),
+                                 only=list(shapes) or None)
+    finally:
+        for t in targets:
+            t.dispose()
 
 
 # -- report ------------------------------------------------------------------------------------

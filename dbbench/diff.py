@@ -108,6 +108,8 @@ class DiffReport:
     thresholds: Thresholds
     shapes: list[ShapeDiff]
     notes: list[str] = field(default_factory=list)
+    stability: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    self_control: dict[tuple[str, str], str] = field(default_factory=dict)   # shape, dialect -> A/A verdict
     base_doc: dict = field(default_factory=dict, repr=False)
     result_doc: dict = field(default_factory=dict, repr=False)
 
@@ -136,6 +138,9 @@ class DiffReport:
             "ok": self.ok,
             "verdict": self.verdict,
             "notes": self.notes,
+            "stability": [{"shape": k[0], "dialect": k[1], "stable": len(set(v)) == 1, "plans": sorted(set(v)),
+                           "rounds": len(v)} for k, v in self.stability.items()],
+            "self_control": [{"shape": k[0], "dialect": k[1], "verdict": v} for k, v in self.self_control.items()],
             "shapes": [{"shape": s.shape, "dialect": s.dialect, "status": s.status, "verdict": s.verdict,
                         "regressed": s.regressed,
                         "baseline_p50_ms": _p50(s.base), "result_p50_ms": _p50(s.result),
@@ -327,8 +332,42 @@ def _notes(base: dict, new: dict) -> list[str]:
     return notes
 
 
+PLAN_FINDINGS = ("index_lost", "access_changed", "scan_kind", "new_access", "sort_added", "temp_table_added")
+
+
+def _signature(entry: dict | None) -> str | None:
+    from dbbench.explain import plan_signature
+    tree = _tree(entry)
+    return plan_signature(tree) if tree is not None else None
+
+
+def triage_unstable(sd: ShapeDiff, plans: list[str]) -> None:
+    """A plan change that re-ANALYZE alone reproduces (both plans were seen while only the
+    statistics were re-sampled) is equivalent, not a regression."""
+    seen = set(plans)
+    if len(seen) < 2 or _signature(sd.base) not in seen or _signature(sd.result) not in seen:
+        return
+    for f in sd.findings:
+        if f.kind in PLAN_FINDINGS and f.regression:
+            f.regression = False
+            f.message += " (equivalent: re-ANALYZE alone reproduces this plan change)"
+
+
+def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
+    """Beside each shape its A/A verdict (the current run against a second run now). A shape whose
+    A/A fails is unstable right now: its regressions against the baseline become inconclusive."""
+    for s in aa.shapes:
+        report.self_control[(s.shape, s.dialect)] = s.verdict
+    for s in report.shapes:
+        if report.self_control.get((s.shape, s.dialect)) == FAIL and s.regressed:
+            for f in s.findings:
+                if f.regression:
+                    f.regression, f.inconclusive = False, True
+                    f.message += " (inconclusive: the A/A self-control of this shape failed too)"
+
+
 def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, baseline_name: str = "baseline",
-            result_name: str = "result") -> DiffReport:
+            result_name: str = "result", stability: dict[tuple[str, str], list[str]] | None = None) -> DiffReport:
     """Compare two result documents (``dbbench.results.load`` / ``baseline.load`` / a live run)."""
     t = thresholds or Thresholds()
     bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
@@ -353,6 +392,8 @@ def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, base
                 sd.findings.append(Finding("missing", False, f"{DIALECT_LABEL[key[1]]} did not run"))
         else:
             sd.findings = compare_entry(b, n, t)
+            if stability and key in stability:
+                triage_unstable(sd, stability[key])
         shapes.append(sd)
     for key, n in n_by.items():
         if key not in b_by:
@@ -364,7 +405,7 @@ def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, base
     notes = _notes(base, new)
     if not set(b_by) & set(n_by):
         notes.insert(0, "nothing in common: the result measured none of the baseline's shapes")
-    return DiffReport(baseline_name, result_name, t, shapes, notes, base, new)
+    return DiffReport(baseline_name, result_name, t, shapes, notes, dict(stability or {}), {}, base, new)
 
 
 # -- rendering ---------------------------------------------------------------------------------
@@ -432,9 +473,27 @@ def to_text(report: DiffReport) -> str:
         for s in chosen:
             out.append(f"  {s.shape} [{DIALECT_LABEL[s.dialect]}]")
             out += [f"    - {f.message}" for f in s.findings]
+    out += _extra_sections(report, markdown=False)
     if report.notes:
         out += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
     return "\n".join(out)
+
+
+def _extra_sections(report: DiffReport, markdown: bool) -> list[str]:
+    out: list[str] = []
+    fmt = "markdown" if markdown else "simple"
+    gap = [""] if markdown else []
+    if report.stability:
+        rows = [[k[0], DIALECT_LABEL[k[1]], "stable" if len(set(v)) == 1 else f"UNSTABLE ({len(set(v))} plans)",
+                 " | ".join(sorted(set(v))) if len(set(v)) > 1 else v[0]] for k, v in report.stability.items()]
+        n = max(len(v) for v in report.stability.values())
+        out += ["", f"{'#### ' if markdown else ''}Plan stability ({n} re-ANALYZE + re-plan rounds)", *gap,
+                _table(["Shape", "Dialect", "Plan", "Plans seen"], rows, "llll", fmt)]
+    if report.self_control:
+        rows = [[k[0], DIALECT_LABEL[k[1]], v] for k, v in report.self_control.items()]
+        out += ["", f"{'#### ' if markdown else ''}Self-control (this run against a second run now: the noise "
+                "floor)", *gap, _table(["Shape", "Dialect", "A/A verdict"], rows, "lll", fmt)]
+    return out
 
 
 def to_markdown(report: DiffReport, plans: bool = True) -> str:
@@ -460,6 +519,7 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
         out += ["", "#### Other changes", ""]
         for s in others:
             out.append(f"- {s.shape} [{DIALECT_LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings))
+    out += _extra_sections(report, markdown=True)
     if report.notes:
         out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]
     if plans:

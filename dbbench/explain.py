@@ -244,3 +244,56 @@ def run(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: 
         finally:
             raw.close()
     return shapes, results, metas
+
+
+def plan_signature(tree: PlanNode) -> str:
+    """What a plan change is judged by: every table access (kind, table, index) and every sort /
+    temporary table, in order -- not costs or timings."""
+    from dbbench.plan import ACCESS_KINDS
+
+    parts = []
+    for n in tree.walk():
+        if n.kind in ACCESS_KINDS and (n.table or n.index):
+            parts.append(f"{n.kind} {n.table or n.alias or '?'}" + (f" using {n.index}" if n.index else ""))
+        elif n.kind in ("sort", "temp_table") and not n.in_subquery:
+            parts.append(n.kind)
+    return "; ".join(parts) or "no table access"
+
+
+def stability(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: str = "dbbench",
+              times: int = 5, timeout_ms: int = 30_000, only: list[str] | None = None,
+              progress: Progress | None = None) -> dict[tuple[str, str], list[str]]:
+    """Re-ANALYZE every owned table and re-plan every shape (one EXPLAIN ANALYZE of the remediated
+    spelling), ``times`` times per target. Returns (shape, dialect) -> the plan signature of each
+    round: one distinct signature is a stable plan, several mean re-sampling the statistics alone
+    changes the plan. The statistics are left as the last ANALYZE sampled them."""
+    cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
+    shapes = [s for s in cat.shapes if not only or s.name in only]
+    metas = {t.dialect: require_seeded(t, namespace) for t in targets}
+    seen: dict[tuple[str, str], list[str]] = {}
+    for target in targets:
+        d = dialects.get(target.dialect)
+        base = _dataset_params(metas[target.dialect].get("dataset"))
+        raw = target.engine.raw_connection()
+        try:
+            conn = raw.driver_connection
+            d.use(conn, namespace)
+            tables = [d.quote(t) for t in d.statistics_frozen(conn, namespace)]
+            conn.commit()
+            for _ in range(times):
+                d.analyze(conn, tables)
+                conn.commit()
+                d.restore_statistics(conn, namespace)
+                for shape in shapes:
+                    if target.dialect not in shape.variants:
+                        continue
+                    if progress:
+                        progress(target.dialect, shape.name, "stability")
+                    v = shape.variants[target.dialect]
+                    params = resolve_params(conn, d, shape, base)
+                    m = measure(conn, d, "remediated", v.sql, params, 0, 1, timeout_ms, v.settings)
+                    sig = "timeout" if m._tree is None else plan_signature(m._tree)
+                    seen.setdefault((shape.name, target.dialect), []).append(sig)
+        finally:
+            raw.close()
+    return seen

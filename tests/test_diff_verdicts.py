@@ -89,3 +89,20 @@ def test_the_report_carries_the_verdict_into_json_markdown_and_junit():
         assert suite.get("skipped") == ("1" if verdict == "inconclusive" else "0")
         if verdict == "inconclusive":
             assert suite.find("testcase/skipped").get("message").startswith("inconclusive: ")
+
+
+def test_a_flip_that_re_analyze_alone_reproduces_is_equivalent():
+    from dbbench.explain import plan_signature
+
+    old, new = _limit(_access("index_range", "ix_a", 50_000)), _limit(_access("index_scan", "ix_a", 50_000))
+    base = {"results": [{"shape": "s", "dialect": "mysql", "ok": True,
+                         "remediated": {"p50_ms": 1.0, "samples_ms": [1.0] * 7, "plan": old.to_dict()}}]}
+    result = {"results": [{"shape": "s", "dialect": "mysql", "ok": True,
+                           "remediated": {"p50_ms": 1.0, "samples_ms": [1.0] * 7, "plan": new.to_dict()}}]}
+    assert diff.compare(base, result).verdict == "fail"
+    flips = {("s", "mysql"): [plan_signature(old), plan_signature(new), plan_signature(old)]}
+    report = diff.compare(base, result, stability=flips)
+    assert report.verdict == "pass"
+    assert "re-ANALYZE alone reproduces" in report.shapes[0].findings[0].message
+    stable = {("s", "mysql"): [plan_signature(old)] * 3}
+    assert diff.compare(base, result, stability=stable).verdict == "fail"

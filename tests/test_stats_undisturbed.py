@@ -83,3 +83,18 @@ def test_a_rolled_back_cascade_leaves_the_row_estimates_and_the_plan_as_they_wer
         assert _mysql_rows(seeded["mysql"]) == before          # without the fix: stage 2 -> 0
         plans.append(_stage_access(out))
     assert plans[0] == plans[1] == plans[2] and plans[0]
+
+
+def test_diff_with_stability_and_self_control_on_unchanged_data(seeded, tmp_path):
+    base, out = tmp_path / "base.json", tmp_path / "diff.json"
+    run = run_cli("baseline", "save", str(base), "--namespace", NS, "--no-natural", "--allow-failures")
+    assert run.code == 0, run.output
+    run = run_cli("diff", str(base), "--namespace", NS, "--stability", "2", "--self-control", "--output", str(out))
+    assert run.code == 0, run.output
+    assert "Plan stability (2 re-ANALYZE + re-plan rounds)" in run.stdout and "Self-control" in run.stdout
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "pass"
+    assert len(doc["stability"]) == 18 and all(s["rounds"] == 2 for s in doc["stability"])
+    assert {s["verdict"] for s in doc["self_control"]} <= {"pass", "inconclusive"}
+    run = run_cli("diff", str(base), str(base), "--stability", "2")
+    assert run.code == 2 and "give no RESULT file" in run.stderr
