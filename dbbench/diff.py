@@ -41,7 +41,7 @@ from dbbench.plan import ACCESS_KINDS, PlanNode
 from dbbench.report import _table, fmt_factor, fmt_ms, md_table
 from dbbench.urls import DIALECT_LABEL
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
-from verdict.stats import ratio_interval
+from verdict.stats import Interval, ratio_interval
 
 # Worse to the right: a change to the right is a regression, to the left an improvement.
 KIND_RANK = {k: i for i, k in enumerate(("const", "unique_lookup", "index_lookup", "index_range", "index_scan",
@@ -65,6 +65,25 @@ class Finding:
     message: str
     improvement: bool = False
     inconclusive: bool = False     # the data cannot decide (noise larger than the threshold)
+
+
+@dataclass
+class SelfControl:
+    """One shape's A/A (this run against a second run now): the noise floor beside the verdict."""
+
+    verdict: str                  # the A/A diff's verdict of the shape
+    plans_agree: bool             # both runs chose the same plan (same plan signature)
+    timing: str                   # pass / fail / inconclusive of the A/A timing alone
+    ratio: Interval | None        # second/first run time ratio (Hodges-Lehmann, Mann-Whitney interval)
+
+    def describe(self) -> str:
+        iv = self.ratio
+        ratio = f"{iv.estimate:.2f}x [{iv.low:.2f}, {iv.high:.2f}]" if iv else "too few samples"
+        return f"{self.verdict}: plans {'agree' if self.plans_agree else 'DIFFER'}; timing {self.timing}, A/A ratio {ratio}"
+
+    def to_json(self) -> dict:
+        return {"verdict": self.verdict, "plans_agree": self.plans_agree, "timing": self.timing,
+                "ratio": self.ratio.to_json() if self.ratio else None}
 
 
 @dataclass
@@ -109,7 +128,7 @@ class DiffReport:
     shapes: list[ShapeDiff]
     notes: list[str] = field(default_factory=list)
     stability: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    self_control: dict[tuple[str, str], str] = field(default_factory=dict)   # shape, dialect -> A/A verdict
+    self_control: dict[tuple[str, str], SelfControl] = field(default_factory=dict)   # shape, dialect -> A/A
     base_doc: dict = field(default_factory=dict, repr=False)
     result_doc: dict = field(default_factory=dict, repr=False)
 
@@ -140,7 +159,7 @@ class DiffReport:
             "notes": self.notes,
             "stability": [{"shape": k[0], "dialect": k[1], "stable": len(set(v)) == 1, "plans": sorted(set(v)),
                            "rounds": len(v)} for k, v in self.stability.items()],
-            "self_control": [{"shape": k[0], "dialect": k[1], "verdict": v} for k, v in self.self_control.items()],
+            "self_control": [{"shape": k[0], "dialect": k[1], **v.to_json()} for k, v in self.self_control.items()],
             "shapes": [{"shape": s.shape, "dialect": s.dialect, "status": s.status, "verdict": s.verdict,
                         "regressed": s.regressed,
                         "baseline_p50_ms": _p50(s.base), "result_p50_ms": _p50(s.result),
@@ -354,16 +373,32 @@ def triage_unstable(sd: ShapeDiff, plans: list[str]) -> None:
 
 
 def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
-    """Beside each shape its A/A verdict (the current run against a second run now). A shape whose
-    A/A fails is unstable right now: its regressions against the baseline become inconclusive."""
+    """Beside each shape its A/A (the current run against a second run now): verdict, whether the
+    two runs chose the same plan, and the A/A time ratio interval. The rule is per kind of
+    evidence: when the A/A plans differ, the shape's plan findings against the baseline are at
+    most inconclusive (the plan is not reproducible right now); when the A/A timing is not a pass,
+    its timing finding is at most inconclusive. A lost index with a reproducible plan stays a
+    failure even on a noisy machine: the plan does not depend on the timing noise."""
+    t = report.thresholds
     for s in aa.shapes:
-        report.self_control[(s.shape, s.dialect)] = s.verdict
+        if s.base is None or s.result is None:
+            continue
+        timings = [f for f in s.findings if f.kind in ("slower", "faster")]
+        timing_verdict = combine(FAIL if f.regression else INCONCLUSIVE if f.inconclusive else PASS for f in timings)
+        iv = ratio_interval(s.base["remediated"].get("samples_ms") or [], s.result["remediated"].get("samples_ms") or [],
+                            t.alpha)
+        report.self_control[(s.shape, s.dialect)] = SelfControl(s.verdict, _signature(s.base) == _signature(s.result),
+                                                                timing_verdict, iv)
     for s in report.shapes:
-        if report.self_control.get((s.shape, s.dialect)) == FAIL and s.regressed:
-            for f in s.findings:
-                if f.regression:
-                    f.regression, f.inconclusive = False, True
-                    f.message += " (inconclusive: the A/A self-control of this shape failed too)"
+        aa_shape = report.self_control.get((s.shape, s.dialect))
+        if aa_shape is None or not s.regressed:
+            continue
+        for f in s.findings:
+            if not f.regression:
+                continue
+            if (f.kind in PLAN_FINDINGS and not aa_shape.plans_agree) or (f.kind == "slower" and aa_shape.timing != PASS):
+                f.regression, f.inconclusive = False, True
+                f.message += f" (inconclusive: the A/A self-control of this shape is not a pass: {aa_shape.describe()})"
 
 
 def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, baseline_name: str = "baseline",
@@ -490,9 +525,12 @@ def _extra_sections(report: DiffReport, markdown: bool) -> list[str]:
         out += ["", f"{'#### ' if markdown else ''}Plan stability ({n} re-ANALYZE + re-plan rounds)", *gap,
                 _table(["Shape", "Dialect", "Plan", "Plans seen"], rows, "llll", fmt)]
     if report.self_control:
-        rows = [[k[0], DIALECT_LABEL[k[1]], v] for k, v in report.self_control.items()]
-        out += ["", f"{'#### ' if markdown else ''}Self-control (this run against a second run now: the noise "
-                "floor)", *gap, _table(["Shape", "Dialect", "A/A verdict"], rows, "lll", fmt)]
+        rows = [[k[0], DIALECT_LABEL[k[1]], v.verdict, "agree" if v.plans_agree else "DIFFER", v.timing,
+                 f"{v.ratio.estimate:.2f}x [{v.ratio.low:.2f}, {v.ratio.high:.2f}]" if v.ratio else "too few samples"]
+                for k, v in report.self_control.items()]
+        title = f"{'#### ' if markdown else ''}Self-control (this run against a second run now: the noise floor)"
+        out += ["", title, *gap, _table(["Shape", "Dialect", "A/A verdict", "A/A plans", "A/A timing",
+                                        "A/A time ratio [95% interval]"], rows, "llllll", fmt)]
     return out
 
 

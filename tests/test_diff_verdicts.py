@@ -106,3 +106,38 @@ def test_a_flip_that_re_analyze_alone_reproduces_is_equivalent():
     assert "re-ANALYZE alone reproduces" in report.shapes[0].findings[0].message
     stable = {("s", "mysql"): [plan_signature(old)] * 3}
     assert diff.compare(base, result, stability=stable).verdict == "fail"
+
+
+def _one(plan: PlanNode, samples: list[float]) -> dict:
+    return {"results": [{"shape": "s", "dialect": "mysql", "ok": True,
+                         "remediated": {"p50_ms": sorted(samples)[len(samples) // 2], "samples_ms": samples,
+                                        "plan": plan.to_dict()}}]}
+
+
+def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
+    rng = random.Random(7)
+    good, lost = _limit(_access("index_range", "ix_a", 50_000)), _limit(PlanNode(
+        kind="full_scan", label="Table scan on stage", table="stage", est_rows=50_000, actual_rows=50_000, loops=1))
+    base, lost_now = _one(good, _samples(2.0, 7, rng)), _one(lost, _samples(9.0, 7, rng))
+    assert diff.compare(base, lost_now).verdict == "fail"
+    # A/A with the same plan but noisy timings (1x .. 4x): the lost index stays a failure; the
+    # timing finding becomes inconclusive, with the A/A evidence in its message.
+    report = diff.compare(base, lost_now)
+    noisy = _one(lost, [9.0, 30.0, 8.5, 36.0, 20.0, 10.0, 27.0])
+    diff.apply_self_control(report, diff.compare(lost_now, noisy))
+    aa = report.self_control[("s", "mysql")]
+    assert aa.plans_agree and aa.timing == "inconclusive" and aa.ratio is not None and aa.ratio.high > 2
+    s = report.shapes[0]
+    assert report.verdict == "fail" and {f.kind for f in s.findings if f.regression} >= {"index_lost"}
+    slower = next(f for f in s.findings if f.kind == "slower")
+    assert slower.inconclusive and not slower.regression and "A/A self-control" in slower.message
+    # A/A whose two runs chose different plans: the plan is not reproducible now, so the plan
+    # findings are at most inconclusive (exit 3), never a pass.
+    lost_fast = _one(lost, _samples(2.0, 7, rng))             # the plan changed, the time did not
+    report = diff.compare(base, lost_fast)
+    assert report.verdict == "fail"
+    diff.apply_self_control(report, diff.compare(lost_fast, _one(good, _samples(2.0, 7, rng))))
+    assert not report.self_control[("s", "mysql")].plans_agree
+    assert report.verdict == "inconclusive"
+    assert "A/A time ratio" in diff.to_text(report) and "DIFFER" in diff.to_text(report)
+    assert report.to_dict()["self_control"][0]["plans_agree"] is False
