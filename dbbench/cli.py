@@ -310,7 +310,7 @@ def _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_
             _, res, metas = explain.run(targets, cat, namespace=namespace, warmups=warmups, runs=runs,
                                         timeout_ms=int(timeout_s * 1000), natural=natural,
                                         only=list(shapes) or None, progress=progress, access_only=access_only)
-        for w in setupsql.stale(cat, metas, namespace):
+        for w in setupsql.stale(cat, metas, namespace) + explain.statistics_warnings(targets, namespace):
             err(f"warning: {w}")
         config = {"command": command, "catalog": str(catalog), "namespace": namespace, "warmups": warmups,
                   "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes)}

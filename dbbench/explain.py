@@ -260,6 +260,26 @@ def plan_signature(tree: PlanNode) -> str:
     return "; ".join(parts) or "no table access"
 
 
+def statistics_warnings(targets: list[Target], namespace: str) -> list[str]:
+    """A warning per target whose owned tables still have automatic statistics on: a namespace
+    seeded by a dbbench before issue 12, where runs can re-sample the statistics they plan with."""
+    out = []
+    for target in targets:
+        d = dialects.get(target.dialect)
+        raw = target.engine.raw_connection()
+        try:
+            frozen = d.statistics_frozen(raw.driver_connection, namespace)
+            raw.driver_connection.rollback()
+        finally:
+            raw.close()
+        loose = sorted(t for t, ok in frozen.items() if not ok)
+        if loose:
+            out.append(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} predates frozen statistics (automatic "
+                       f"statistics are on for {', '.join(loose[:3])}{' …' if len(loose) > 3 else ''}): plans may "
+                       "change between runs; seed it again")
+    return out
+
+
 def stability(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: str = "dbbench",
               times: int = 5, timeout_ms: int = 30_000, only: list[str] | None = None,
               progress: Progress | None = None) -> dict[tuple[str, str], list[str]]:

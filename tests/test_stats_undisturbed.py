@@ -104,3 +104,35 @@ def test_diff_with_stability_and_self_control_on_unchanged_data(seeded, tmp_path
     assert all(s["ratio"]["n"] == 7 for s in doc["self_control"])
     run = run_cli("diff", str(base), str(base), "--stability", "2")
     assert run.code == 2 and "give no RESULT file" in run.stderr
+
+
+def test_a_namespace_seeded_before_the_fix_is_named_with_advice_to_seed_again(seeded):
+    on = {"postgresql": f"ALTER TABLE {NS}.repository SET (autovacuum_enabled = true)",
+          "mysql": f"ALTER TABLE {NS}.repository STATS_AUTO_RECALC = 1"}
+    off = {"postgresql": f"ALTER TABLE {NS}.repository SET (autovacuum_enabled = false)",
+           "mysql": f"ALTER TABLE {NS}.repository STATS_AUTO_RECALC = 0"}
+
+    def alter(sql: dict[str, str]) -> None:
+        for dialect, target in seeded.items():
+            raw = target.engine.raw_connection()
+            try:
+                with raw.driver_connection.cursor() as cur:
+                    cur.execute(sql[dialect])
+                raw.driver_connection.commit()
+            finally:
+                raw.close()
+
+    alter(on)
+    try:
+        run = run_cli("explain", "--namespace", NS, "--shape", "exact asset path", "--no-natural", "--runs", "1",
+                      "--warmups", "0")
+        assert run.code == 0, run.output
+        for label in ("PostgreSQL", "MySQL"):
+            assert (f"warning: {label} {'schema' if label == 'PostgreSQL' else 'database'} '{NS}' predates frozen "
+                    "statistics (automatic statistics are on for repository)") in run.stderr
+        assert "seed it again" in run.stderr
+    finally:
+        alter(off)
+    run = run_cli("explain", "--namespace", NS, "--shape", "exact asset path", "--no-natural", "--runs", "1",
+                  "--warmups", "0")
+    assert run.code == 0 and "predates" not in run.stderr, run.output
