@@ -141,3 +141,27 @@ def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
     assert report.verdict == "inconclusive"
     assert "A/A time ratio" in diff.to_text(report) and "DIFFER" in diff.to_text(report)
     assert report.to_dict()["self_control"][0]["plans_agree"] is False
+
+
+def test_the_command_exits_0_1_and_3_with_the_verdict_in_every_output(tmp_path):
+    import json
+
+    from tests.conftest import run_cli
+
+    plan = _limit(_access("index_range", "ix_a", 50_000))
+    base = {"schema": "dbbench.explain/1", "results": _one(plan, [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02])["results"]}
+    cases = {"pass": ([1.0, 1.02, 0.97, 1.04, 0.99, 1.01, 1.03], 0),
+             "inconclusive": ([1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0], 3),
+             "fail": ([8.0, 8.4, 7.9, 8.8, 8.1, 8.3, 8.2], 1)}
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    for verdict, (samples, code) in cases.items():
+        result = {"schema": "dbbench.explain/1", "results": _one(plan, samples)["results"]}
+        f, md, xml = tmp_path / f"{verdict}.json", tmp_path / f"{verdict}.md", tmp_path / f"{verdict}.xml"
+        f.write_text(json.dumps(result))
+        run = run_cli("diff", str(tmp_path / "base.json"), str(f), "--markdown", str(md), "--junit", str(xml))
+        assert run.code == code, (verdict, run.output)
+        assert run.stdout.startswith(f"dbbench diff: {verdict}: ") and f"dbbench diff: {verdict}: " in md.read_text()
+        case = ET.parse(xml).getroot().find("testsuite/testcase")
+        assert (case.find("failure") is not None, case.find("skipped") is not None) == \
+            (verdict == "fail", verdict == "inconclusive")
+    assert "rerun with --runs 21" in run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "inconclusive.json")).stdout
