@@ -57,14 +57,23 @@ def example(dialect: Dialect) -> str:
     return "mysql+pymysql://USER:PASSWORD@HOST:PORT/"
 
 
+# query parameters that carry a secret (libpq and the drivers accept a password in the query too)
+SECRET_QUERY_KEYS = frozenset({"password", "passwd", "pwd", "sslpassword", "sslkey_password", "secret", "token",
+                               "access_token", "auth_token", "api_key", "apikey"})
+
+
 def redact(url: URL | str) -> str:
-    """The URL as text with any password replaced by ``***``."""
+    """The URL as text with any password -- in the userinfo or as a query parameter such as
+    ``?password=`` -- replaced by ``***``."""
     if isinstance(url, str):
         try:
             url = make_url(url)
         except (ArgumentError, ValueError):
             return "<unparseable URL>"
-    return url.render_as_string(hide_password=True)
+    secret = {k: "***" for k in url.query if k.lower() in SECRET_QUERY_KEYS}
+    if secret:
+        url = url.update_query_dict(secret)
+    return url.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
 
 
 def from_env(dialect: Dialect) -> str | None:
@@ -74,6 +83,10 @@ def from_env(dialect: Dialect) -> str | None:
 
 def scrub(text: str, url: URL) -> str:
     """Remove ``url``'s password from free text (driver error messages quote odd things)."""
-    if url.password:
-        text = text.replace(str(url.password), "***")
+    secrets = [str(url.password)] if url.password else []
+    for key, value in url.query.items():
+        if key.lower() in SECRET_QUERY_KEYS:
+            secrets += [value] if isinstance(value, str) else list(value)
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "***")
     return text

@@ -31,12 +31,18 @@ from httpbench.model import Gate, Target
 from httpbench.stats import percentiles, ratio
 
 DEFAULT_CLIENT_GATE = Gate(0.0, 1.25)
-_USERINFO = re.compile(r"(\w+://)[^/\s@]+@")
+# userinfo runs to the *last* '@' before the path: "http://user:p@ss@host" has the password "p@ss"
+_USERINFO = re.compile(r"(\w+://)[^/\s]*@")
+_CURL_USER = re.compile(r"((?:^|\s)(?:-u|--user|--proxy-user)(?:\s+|=))('[^']*'|\"[^\"]*\"|\S+)")
+_AUTH_HEADER = re.compile(r"((?:Proxy-)?Authorization:\s*)[^'\"\n]+", re.I)
 
 
 def redact(text: str) -> str:
-    """Drop ``user:password@`` from any URL in ``text`` (commands are recorded in the result)."""
-    return _USERINFO.sub(r"\1", text)
+    """Drop credentials from text that is recorded (commands, a sample's last stderr line):
+    ``user:password@`` in URLs, curl's ``-u USER:PASS``, and ``Authorization:`` header values."""
+    text = _USERINFO.sub(r"\1", text)
+    text = _CURL_USER.sub(r"\1***", text)
+    return _AUTH_HEADER.sub(r"\1***", text)
 
 
 @dataclass(frozen=True)

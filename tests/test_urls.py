@@ -38,3 +38,27 @@ def test_version_policy():
         _parse_version("8.0.17", "mysql", url)
     with pytest.raises(UnsupportedServer, match="MariaDB"):
         _parse_version("10.11.6-MariaDB-0+deb12u1", "mysql", url)
+
+
+def test_a_password_in_the_query_is_redacted_and_scrubbed():
+    from sqlalchemy.engine import make_url
+
+    from dbbench.urls import redact, scrub
+
+    url = "postgresql+psycopg://u@h:5432/db?password=S3cr3t-q&sslmode=require"
+    shown = redact(url)
+    assert "S3cr3t-q" not in shown and "password=***" in shown and "sslmode=require" in shown
+    assert scrub("connection failed: password S3cr3t-q rejected", make_url(url)) == \
+        "connection failed: password *** rejected"
+
+
+def test_recorded_commands_lose_every_credential():
+    from httpbench.clients import redact
+
+    assert redact("curl http://user:p@ss@host/x") == "curl http://host/x"
+    assert redact("curl -u alice:s3cret http://h/") == "curl -u *** http://h/"
+    assert redact("curl --user=bob:pw http://h") == "curl --user=*** http://h"
+    assert redact("curl -H 'Authorization: Basic YWxpY2U6czNjcmV0' http://h") == \
+        "curl -H 'Authorization: ***' http://h"
+    assert redact("apk --repository http://h/v3/main add x; echo a@b.c") == \
+        "apk --repository http://h/v3/main add x; echo a@b.c"
