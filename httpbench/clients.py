@@ -132,6 +132,27 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+def scrub(text: str, target: Target) -> str:
+    """Remove the target's credentials from text a client printed (it gets them as
+    ``$HTTPBENCH_AUTHORIZATION``): the header value, its token, and a Basic pair decoded."""
+    header = target.auth_header
+    if not header:
+        return text
+    scheme, _, token = header.partition(" ")
+    secrets = [header, token]
+    if scheme.lower() == "basic":
+        import base64
+        import binascii
+        try:
+            pair = base64.b64decode(token, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            pair = ""
+        secrets += [pair, pair.partition(":")[2]]
+    for secret in sorted((x for x in secrets if len(x) >= 3), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
 def check_syntax(command: str, what: str) -> None:
     """Refuse a shell command ``/bin/sh`` cannot parse (``sh -n``: nothing is run), before any
     timing, instead of recording a failed sample per round after the HTTP rounds."""
@@ -174,7 +195,7 @@ def run_sample(command: ClientCommand, target: Target, timeout: float,
         elapsed = (time.perf_counter() - start) * 1000.0
         out = {"ms": elapsed, "ok": proc.returncode == 0, "exit_code": proc.returncode}
         if proc.returncode != 0:
-            out["error"] = _last_line(proc.stderr) or _last_line(proc.stdout)
+            out["error"] = scrub(_last_line(proc.stderr) or _last_line(proc.stdout), target)
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -62,3 +62,15 @@ def test_recorded_commands_lose_every_credential():
         "curl -H 'Authorization: ***' http://h"
     assert redact("apk --repository http://h/v3/main add x; echo a@b.c") == \
         "apk --repository http://h/v3/main add x; echo a@b.c"
+
+
+def test_a_client_that_prints_its_credentials_does_not_get_them_recorded():
+    from httpbench.clients import ClientCommand, run_sample
+    from httpbench.model import Target
+
+    target = Target.parse("t", "http://127.0.0.1:9")[0].with_credentials("alice:s3cr3t-pw")
+    cmd = ClientCommand("c", {"t": 'echo "auth $HTTPBENCH_AUTHORIZATION / alice:s3cr3t-pw / s3cr3t-pw" >&2; exit 3'})
+    sample = run_sample(cmd, target, 10)
+    assert sample["ok"] is False and sample["error"].startswith("auth ***")
+    for secret in ("s3cr3t-pw", "YWxpY2U6czNjcjN0LXB3"):
+        assert secret not in sample["error"]
