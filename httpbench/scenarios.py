@@ -28,6 +28,11 @@ _KEYS = {"name", "method", "path", "status", "length", "sha256", "class", "heade
          "conditional", "same_body"}
 
 
+_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key",
+                                 "x-auth-token", "private-token"})
+
+
 def _bool(value: Any, where: str, key: str) -> bool:
     if isinstance(value, bool):
         return value
@@ -75,10 +80,15 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
         key, value = item.split(":", 1)
         headers.append((key.strip(), value.strip()))
     for key, value in headers:
-        if not key or any(c in key + value for c in "\r\n") or " " in key:
-            raise HttpbenchError(f"{where}: bad header {key!r}")
-        if key.lower() in ("host", "authorization", "content-length", "transfer-encoding"):
-            raise HttpbenchError(f"{where}: header {key} is set by httpbench (use --auth for credentials)")
+        # a field name is an RFC 9110 token; a value has no control character but tab
+        if not key or any(c not in _TCHAR for c in key) or any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F
+                                                               for c in value):
+            raise HttpbenchError(f"{where}: bad header name or value {key[:40]!r}")
+        if key.lower() in ("host", "content-length", "transfer-encoding"):
+            raise HttpbenchError(f"{where}: header {key} is set by httpbench")
+        if key.lower() in _CREDENTIAL_HEADERS:
+            raise HttpbenchError(f"{where}: header {key} carries credentials, which scenarios would record: "
+                                 "use --auth NAME=env:VAR (never written)")
     sha = fields.get("sha256")
     if sha is not None:
         sha = str(sha).lower()

@@ -74,3 +74,14 @@ def test_a_client_that_prints_its_credentials_does_not_get_them_recorded():
     assert sample["ok"] is False and sample["error"].startswith("auth ***")
     for secret in ("s3cr3t-pw", "YWxpY2U6czNjcjN0LXB3"):
         assert secret not in sample["error"]
+
+
+@pytest.mark.parametrize("header", ["authorization\t: Basic YWxpY2U6czNjcmV0", "Cookie: session=abc123",
+                                    "Proxy-Authorization: Basic eA==", "X-Api-Key: k3y", "Authorization : x"])
+def test_scenario_headers_never_carry_credentials(header):
+    from httpbench.errors import HttpbenchError
+    from httpbench.scenarios import make
+
+    with pytest.raises(HttpbenchError) as err:
+        make({"path": "/f", "header": [header]}, "--scenario")
+    assert "YWxpY2U6czNjcmV0" not in str(err.value) and "abc123" not in str(err.value)
