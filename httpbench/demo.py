@@ -35,11 +35,14 @@ def alpine(directory: Path | None, package_size: int, client_rounds: int,
     from httpbench.fixtures.alpine import write_tree
     from httpbench.peers.static import StaticCaddy, StaticNginx
 
-    with _workdir(directory) as tree:
+    with _workdir(directory) as tree, tempfile.TemporaryDirectory(prefix="httpbench-served-") as served:
         manifest = write_tree(tree, package_size=package_size)
         pkg = manifest["package"]
         branch_repo, arch = pkg["path"].rsplit("/", 1)[0].rsplit("/", 1)
-        with StaticNginx(tree) as nginx, StaticCaddy(tree) as caddy:
+        # serve the repository tree only: the signing key and the manifest stay off the web root
+        branch = pkg["path"].lstrip("/").split("/", 1)[0]
+        (Path(served) / branch).symlink_to((tree / branch).resolve(), target_is_directory=True)
+        with StaticNginx(served) as nginx, StaticCaddy(served) as caddy:
             say(f"fixture {tree}: {pkg['path']} ({pkg['size']:,} bytes); nginx at {nginx.url}, "
                 f"caddy at {caddy.url}")
             client = shlex.join([sys.executable, "-m", "httpbench", "apk-client", "--arch", arch,

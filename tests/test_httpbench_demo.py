@@ -80,3 +80,21 @@ def test_demo_huggingface_naive_cache_is_rejected_before_timing():
     assert len(errors) == 1 and "target 'nginx-cache'" in errors[0], run.stderr
     assert "Location header points to another host" in errors[0] or "X-Xet" in errors[0]
     assert "round 1" not in run.stderr          # nothing was timed
+
+
+def test_demo_alpine_serves_the_repository_tree_only(tmp_path):
+    import httpx
+
+    from httpbench import demo
+
+    tree = tmp_path / "tree"
+    with demo.alpine(tree, 8192, 1, lambda _: None) as args:
+        urls = [a.split("=", 1)[1] for a in args[:4] if a.startswith(("nginx=", "caddy="))]
+        manifest = json.loads((tree / "manifest.json").read_text())
+        assert len(urls) == 2
+        for url in urls:
+            assert httpx.get(f"{url}/{manifest['index']['path']}").status_code == 200
+            for secret in (manifest["key"]["private"], manifest["key"]["public"], "manifest.json"):
+                r = httpx.get(f"{url}/{secret}")
+                assert r.status_code == 404, (url, secret, r.status_code)
+                assert b"PRIVATE KEY" not in r.content
