@@ -98,3 +98,29 @@ def test_demo_alpine_serves_the_repository_tree_only(tmp_path):
                 r = httpx.get(f"{url}/{secret}")
                 assert r.status_code == 404, (url, secret, r.status_code)
                 assert b"PRIVATE KEY" not in r.content
+
+
+@pytest.mark.parametrize("name", ["my files; index off", "a # b"])
+def test_static_servers_take_any_plain_directory_name(tmp_path, name):
+    import httpx
+
+    from httpbench.peers.static import StaticCaddy, StaticNginx
+
+    root = tmp_path / name
+    root.mkdir()
+    (root / "f.txt").write_bytes(b"hello")
+    for server in (StaticNginx(root), StaticCaddy(root)):
+        with server:
+            assert httpx.get(f"{server.url}/f.txt").content == b"hello"
+
+
+@pytest.mark.parametrize("name", ["x}\n:80 {\nroot * /", "a$b", 'q"uote'])
+def test_a_directory_name_cannot_inject_server_configuration(tmp_path, name):
+    from httpbench.errors import HttpbenchError
+    from httpbench.peers.static import StaticCaddy, StaticNginx
+
+    root = tmp_path / name
+    root.mkdir()
+    for cls in (StaticNginx, StaticCaddy):
+        with pytest.raises(HttpbenchError, match="which a server configuration would interpret"):
+            cls(root)

@@ -39,10 +39,26 @@ def config(directory: Path, servers: str, *, workers: int = 1, http_extra: str =
             "    default_type application/octet-stream;\n" + temps + http_extra + servers + "}\n")
 
 
+_UNQUOTABLE = set('"\\{}$')
+
+
+def config_path(path: Path) -> str:
+    """``path`` as one double-quoted configuration token (nginx and Caddyfile alike). Spaces,
+    ``;`` and ``#`` are safe inside the quotes; characters the servers would still interpret there
+    (``$`` nginx variables, ``{}`` Caddy placeholders, quotes, backslashes, control characters)
+    are refused, so a directory name can never inject a directive."""
+    text = str(path)
+    bad = sorted({c for c in text if c in _UNQUOTABLE or ord(c) < 0x20 or ord(c) == 0x7F})
+    if bad:
+        raise HttpbenchError(f"cannot serve {text!r}: its path contains {' '.join(repr(c) for c in bad)}, "
+                             "which a server configuration would interpret; use another directory")
+    return f'"{text}"'
+
+
 def static_server(port: int, root: Path) -> str:
     """A server block serving ``root`` with nginx's static handler (ETag, Last-Modified, Range)."""
     return (f"    server {{ listen 127.0.0.1:{port} backlog=4096; server_name localhost; "
-            f"root {root}; location / {{ }} }}\n")
+            f"root {config_path(root)}; location / {{ }} }}\n")
 
 
 class NginxProcess(ServerProcess):

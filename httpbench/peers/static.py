@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 from httpbench.errors import HttpbenchError
-from httpbench.peers.nginx import NginxProcess, static_server
+from httpbench.peers.nginx import NginxProcess, config_path, static_server
 from httpbench.peers.process import ServerProcess, free_port
 
 
@@ -26,6 +26,7 @@ def _root(root: str | Path) -> Path:
     path = Path(root).resolve()
     if not path.is_dir():
         raise HttpbenchError(f"{path} is not a directory")
+    config_path(path)               # refuse a name the configuration would interpret, before starting
     return path
 
 
@@ -58,7 +59,7 @@ class StaticCaddy(ServerProcess):
         conf.write_text(
             "{\n\tadmin off\n\tauto_https off\n"
             f"\tstorage file_system {{\n\t\troot {self.dir}/data\n\t}}\n\tlog {{\n\t\tlevel ERROR\n\t}}\n}}\n"
-            f"http://127.0.0.1:{self.port} {{\n\troot * {self.root}\n\tfile_server\n}}\n")
+            f"http://127.0.0.1:{self.port} {{\n\troot * {config_path(self.root)}\n\tfile_server\n}}\n")
         return [binary, "run", "--config", str(conf), "--adapter", "caddyfile"]
 
     def environment(self) -> dict[str, str]:
