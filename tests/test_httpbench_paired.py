@@ -168,6 +168,23 @@ def test_too_few_client_pairs_are_inconclusive():
         [comparisons["cand"]["inconclusive"]]
 
 
+def test_paired_client_verdict_ignores_the_raw_p95_ratio_of_a_few_samples():
+    """A 1 ms process timed three times has a max that jitters by 2x; that raw p95 ratio is no
+    verdict: with too few pairs the paired method says inconclusive (the CI flake of stop 16)."""
+    from httpbench import clients
+    from httpbench.model import Gate
+
+    ms = {("base", 1): 1.0, ("cand", 1): 1.1, ("base", 2): 1.2, ("cand", 2): 2.6,
+          ("base", 3): 1.1, ("cand", 3): 1.0}
+    samples = [{"target": t, "round": r, "position": 1, "ms": v, "ok": True} for (t, r), v in ms.items()]
+    _, comparisons, failures = clients.summarize("real client", ["base", "cand"], samples, Gate(0.0, 1.25),
+                                                 "paired", 0.05)
+    assert comparisons["cand"]["p95_ratio"] > 2.0          # the seed method would fail this
+    assert failures == [] and comparisons["cand"]["verdict"] == "inconclusive"
+    _, seeded, seed_failures = clients.summarize("real client", ["base", "cand"], samples, Gate(0.0, 1.25))
+    assert seeded["cand"]["verdict"] == "fail" and "client gate" in seed_failures[0]
+
+
 def test_junit_and_github_summary_show_all_three_verdicts(tmp_path):
     body = body_of(1024)
     with FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.005)}) as a, \
