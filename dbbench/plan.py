@@ -10,9 +10,18 @@ Each dialect's parser (``dbbench.dialects.<name>.parse_plan``) turns its server'
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Iterator
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any
 
+from dbbench.errors import DbbenchError
+
+# Plan nesting dbbench reads: real plans are a few dozen levels deep; a hostile or absurd plan
+# (a query nested thousands of subqueries deep, a crafted result file) is refused with one line
+# rather than exhausting the interpreter's recursion limit. Every walk below is iterative.
+MAX_DEPTH = 200
 ACCESS_KINDS = ("full_scan", "index_scan", "index_range", "index_lookup", "unique_lookup", "const")
 FEATURES = ("full_scan", "sort", "temp_table")
 # The servers' own words for the features, accepted wherever a feature is forbidden.
@@ -51,39 +60,130 @@ class PlanNode:
     loops: float | None = None
     actual_ms: float | None = None  # time to last row, per loop
     in_subquery: bool = False       # under a correlated probe (SubPlan / dependent subquery)
-    children: list["PlanNode"] = field(default_factory=list)
+    children: list[PlanNode] = field(default_factory=list)
 
-    def walk(self) -> Iterator["PlanNode"]:
-        yield self
-        for child in self.children:
-            yield from child.walk()
+    def walk(self) -> Iterator[PlanNode]:
+        """Every node, depth first in plan order (iterative: any depth)."""
+        stack: list[PlanNode] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def walk_depth(self) -> Iterator[tuple[int, PlanNode]]:
+        """(depth, node) for every node, depth first in plan order; the root is depth 0."""
+        stack: list[tuple[int, PlanNode]] = [(0, self)]
+        while stack:
+            depth, node = stack.pop()
+            yield depth, node
+            stack.extend((depth + 1, c) for c in reversed(node.children))
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["children"] = [c.to_dict() for c in self.children]
-        return d
+        def own(node: PlanNode) -> dict[str, Any]:
+            return {f.name: getattr(node, f.name) for f in fields(node) if f.name != "children"}
+
+        root = own(self) | {"children": []}
+        stack: list[tuple[PlanNode, dict[str, Any]]] = [(self, root)]
+        while stack:
+            node, out = stack.pop()
+            for child in node.children:
+                d = own(child) | {"children": []}
+                out["children"].append(d)
+                stack.append((child, d))
+        return root
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PlanNode":
+    def from_dict(cls, d: dict) -> PlanNode:
         """The inverse of :meth:`to_dict` (the ``plan`` of a result file)."""
-        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__ and k != "children"}
-        return cls(**known, children=[cls.from_dict(c) for c in d.get("children") or []])
+        def own(x: dict) -> PlanNode:
+            return cls(**{k: v for k, v in x.items() if k in cls.__dataclass_fields__ and k != "children"})
+
+        root = own(d)
+        stack: list[tuple[dict, PlanNode]] = [(d, root)]
+        while stack:
+            x, node = stack.pop()
+            for c in x.get("children") or []:
+                child = own(c)
+                node.children.append(child)
+                stack.append((c, child))
+        return root
 
     def render(self, depth: int = 0) -> str:
-        bits = [self.label]
-        if self.index and self.index not in self.label:
-            bits.append(f"[index {self.index}]")
-        if self.actual_rows is not None:
-            bits.append(f"(rows={self.actual_rows:g} loops={self.loops or 1:g})")
-        lines = ["  " * depth + "-> " + " ".join(bits)]
-        lines += [c.render(depth + 1) for c in self.children]
+        lines = []
+        for level, node in self.walk_depth():
+            bits = [node.label]
+            if node.index and node.index not in node.label:
+                bits.append(f"[index {node.index}]")
+            if node.actual_rows is not None:
+                bits.append(f"(rows={node.actual_rows:g} loops={node.loops or 1:g})")
+            lines.append("  " * (depth + level) + "-> " + " ".join(bits))
         return "\n".join(lines)
 
 
-def mark_subqueries(node: PlanNode, inside: bool = False, is_probe=lambda n: False) -> None:
-    node.in_subquery = inside
-    for child in node.children:
-        mark_subqueries(child, inside or is_probe(child), is_probe)
+class PlanTooDeep(DbbenchError):
+    """A plan nested deeper than :data:`MAX_DEPTH` (exit code 2)."""
+
+    def __init__(self, what: str = "plan"):
+        super().__init__(f"{what} is nested more than {MAX_DEPTH} levels deep, which dbbench does not read "
+                         "(simplify the query)")
+
+
+def check_depth(root: PlanNode, what: str = "plan") -> None:
+    """Raise :class:`PlanTooDeep` when ``root`` has more than :data:`MAX_DEPTH` levels."""
+    if any(level >= MAX_DEPTH for level, _ in root.walk_depth()):
+        raise PlanTooDeep(what)
+
+
+def json_depth_exceeds(doc: Any, limit: int) -> bool:
+    """Whether decoded JSON ``doc`` nests lists/objects more than ``limit`` levels (iterative)."""
+    stack: list[tuple[int, Any]] = [(1, doc)]
+    while stack:
+        level, x = stack.pop()
+        if isinstance(x, (dict, list)):
+            if level > limit:
+                return True
+            stack.extend((level + 1, v) for v in (x.values() if isinstance(x, dict) else x))
+    return False
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def text_depth_exceeds(text: str | bytes, limit: int) -> bool:
+    """Whether JSON ``text`` opens more than ``limit`` nested lists/objects, counted without
+    decoding (so a hostile document cannot exhaust the decoder's recursion first)."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8", "replace")
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        ch = m.group()
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def loads_plan_json(text: str | bytes) -> Any:
+    """``json.loads`` for a server's JSON plan, refusing one nested past :data:`MAX_DEPTH` plan
+    levels before decoding (a PostgreSQL plan level is an object inside a ``Plans`` list)."""
+    if text_depth_exceeds(text, 2 * MAX_DEPTH + 4):
+        raise PlanTooDeep()
+    return json.loads(text)
+
+
+def mark_subqueries(node: PlanNode, inside: bool = False, is_probe: Callable[[PlanNode], bool] = lambda n: False
+                    ) -> None:
+    """Mark every node under a correlated probe (``is_probe``). Both dialects' parsers end here, so
+    this is also where a plan deeper than :data:`MAX_DEPTH` is refused (:class:`PlanTooDeep`)."""
+    check_depth(node)
+    stack: list[tuple[PlanNode, bool]] = [(node, inside)]
+    while stack:
+        n, flag = stack.pop()
+        n.in_subquery = flag
+        stack.extend((c, flag or is_probe(c)) for c in n.children)
 
 
 def accesses(root: PlanNode) -> list[PlanNode]:

@@ -147,8 +147,10 @@ _KINDS = {"Seq Scan": "full_scan", "Sort": "sort", "Incremental Sort": "sort", "
 
 def parse_plan(doc) -> tuple["PlanNode", float]:
     """``EXPLAIN (ANALYZE, FORMAT JSON)`` output → (normalized tree, Execution Time in ms)."""
-    from dbbench.plan import PlanNode, mark_subqueries
+    from dbbench.plan import MAX_DEPTH, PlanNode, PlanTooDeep, json_depth_exceeds, mark_subqueries
 
+    if json_depth_exceeds(doc, 2 * MAX_DEPTH + 4):  # before the recursive walk below
+        raise PlanTooDeep()
     top = doc[0] if isinstance(doc, list) else doc
 
     def node(p: dict, parent_table: str | None = None, parent_alias: str | None = None) -> PlanNode:
@@ -187,10 +189,14 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     raises TimeoutError past ``timeout_ms``. Inside the caller's open transaction (a test's
     uncommitted rows) it runs under a savepoint and rolls back to it, keeping the caller's work."""
     import psycopg
+    from psycopg.types.json import set_json_loads
+
+    from dbbench.plan import loads_plan_json
 
     in_tx = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
     try:
         with psycopg.ClientCursor(conn) as cur:
+            set_json_loads(loads_plan_json, cur)  # a plan nested too deep is one line, not a RecursionError
             if in_tx:
                 cur.execute("SAVEPOINT dbbench_explain")
             elif conn.autocommit:
