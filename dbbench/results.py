@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import platform
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -13,6 +14,7 @@ from dbbench import __version__
 from dbbench.seed import SeedResult
 from dbbench.dataset import Dataset
 from dbbench.errors import DbbenchError
+from dbbench.plan import MAX_DEPTH, text_depth_exceeds
 from dbbench.targets import Target
 
 SCHEMA_VERSION = 1
@@ -73,6 +75,10 @@ class ResultFileError(DbbenchError):
     """A result or baseline file that cannot be read (exit code 2)."""
 
 
+_MAX_NUMBER_CHARS = 100                 # a float needs 17 significant digits; dbbench rounds to 4 places
+_MAX_JSON_DEPTH = 2 * MAX_DEPTH + 16    # a plan level is an object inside a "children" list
+
+
 def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
     """Read a result document written by ``dbbench explain --output`` / ``check --output`` /
     ``baseline save`` and check the fields the renderers and ``diff`` rely on, naming the first bad
@@ -88,8 +94,29 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
     def no_constant(name: str):
         raise ResultFileError(f"{path}: {name} is not a number (dbbench writes JSON without NaN/Infinity)")
 
+    def bounded_int(literal: str) -> int:
+        if len(literal) > _MAX_NUMBER_CHARS:
+            raise ResultFileError(f"{path}: a number has too many digits ({len(literal)}; "
+                                  f"dbbench writes at most {_MAX_NUMBER_CHARS})")
+        return int(literal)
+
+    def finite_float(literal: str) -> float:
+        if len(literal) > _MAX_NUMBER_CHARS:
+            raise ResultFileError(f"{path}: a number has too many digits ({len(literal)}; "
+                                  f"dbbench writes at most {_MAX_NUMBER_CHARS})")
+        value = float(literal)
+        if not math.isfinite(value):
+            raise ResultFileError(f"{path}: {literal[:40]} is not a finite number "
+                                  "(dbbench writes JSON without NaN/Infinity)")
+        return value
+
+    # Nesting is bounded before decoding: the decoder recurses, and a plan is the deepest thing a
+    # result holds (two JSON levels per plan level).
+    if text_depth_exceeds(text, _MAX_JSON_DEPTH):
+        raise ResultFileError(f"{path}: JSON nested more than {_MAX_JSON_DEPTH} levels deep "
+                              f"(a dbbench result holds plans of at most {MAX_DEPTH} levels)")
     try:
-        doc = json.loads(text, parse_constant=no_constant)
+        doc = json.loads(text, parse_constant=no_constant, parse_int=bounded_int, parse_float=finite_float)
     except json.JSONDecodeError as exc:
         raise ResultFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
@@ -111,25 +138,29 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
     def number_or_null(value) -> bool:
         return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
-    def check_plan(node, at: str) -> None:
-        if not isinstance(node, dict):
-            raise bad(at, "must be a plan node object")
-        for key in ("kind", "label"):
-            if not isinstance(node.get(key), str):
-                raise bad(f"{at}.{key}", "must be text")
-        for key in ("table", "alias", "index"):
-            if node.get(key) is not None and not isinstance(node[key], str):
-                raise bad(f"{at}.{key}", "must be text or null")
-        for key in ("est_rows", "actual_rows", "loops", "actual_ms"):
-            if not number_or_null(node.get(key)):
-                raise bad(f"{at}.{key}", "must be a number or null")
-        if not isinstance(node.get("in_subquery", False), bool):
-            raise bad(f"{at}.in_subquery", "must be true or false")
-        children = node.get("children", [])
-        if not isinstance(children, list):
-            raise bad(f"{at}.children", "must be a list")
-        for k, child in enumerate(children):
-            check_plan(child, f"{at}.children[{k}]")
+    def check_plan(root, top: str) -> None:
+        stack = [(root, top, 1)]   # iterative: the depth is bounded here, not by the interpreter
+        while stack:
+            node, at, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                raise bad(top, f"plan nested more than {MAX_DEPTH} levels deep")
+            if not isinstance(node, dict):
+                raise bad(at, "must be a plan node object")
+            for key in ("kind", "label"):
+                if not isinstance(node.get(key), str):
+                    raise bad(f"{at}.{key}", "must be text")
+            for key in ("table", "alias", "index"):
+                if node.get(key) is not None and not isinstance(node[key], str):
+                    raise bad(f"{at}.{key}", "must be text or null")
+            for key in ("est_rows", "actual_rows", "loops", "actual_ms"):
+                if not number_or_null(node.get(key)):
+                    raise bad(f"{at}.{key}", "must be a number or null")
+            if not isinstance(node.get("in_subquery", False), bool):
+                raise bad(f"{at}.in_subquery", "must be true or false")
+            children = node.get("children", [])
+            if not isinstance(children, list):
+                raise bad(f"{at}.children", "must be a list")
+            stack.extend((child, f"{at}.children[{k}]", depth + 1) for k, child in reversed(list(enumerate(children))))
 
     for key in ("config", "datasets", "tool", "host", "baseline"):
         if doc.get(key) is not None and not isinstance(doc[key], dict):
@@ -182,10 +213,10 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
             if not isinstance(m, dict):
                 raise bad(f"{at}.{spelling}", "must be an object")
             samples = m.get("samples_ms")
-            if not isinstance(samples, list) or not all(isinstance(v, (int, float)) for v in samples):
+            if not isinstance(samples, list) or not all(number_or_null(v) and v is not None for v in samples):
                 raise bad(f"{at}.{spelling}.samples_ms", "must be a list of numbers")
             for key in ("p50_ms", "p95_ms"):
-                if m.get(key) is not None and not isinstance(m[key], (int, float)):
+                if not number_or_null(m.get(key)):
                     raise bad(f"{at}.{spelling}.{key}", "must be a number or null")
             if m.get("plan") is not None:
                 check_plan(m["plan"], f"{at}.{spelling}.plan")

@@ -7,9 +7,11 @@ import json
 
 import pytest
 
+from dbbench import results
 from dbbench.dialects import mysql, postgresql
 from dbbench.errors import DbbenchError
-from dbbench.plan import MAX_DEPTH
+from dbbench.plan import MAX_DEPTH, PlanNode
+from tests.conftest import run_cli
 
 
 # -- plans from the servers' EXPLAIN output --------------------------------------------------------
@@ -59,3 +61,62 @@ def test_a_deeply_nested_query_on_the_real_postgresql_is_a_one_line_error(pg_con
     # the connection is still usable and a normal plan still parses
     _raw, tree, ms = postgresql.run_explain(pg_conn, "SELECT (SELECT (SELECT 1))", {}, 10_000)
     assert tree.kind == "result" and ms >= 0
+
+
+def result_doc(samples="[1.0, 2.0]", p50="1.0", plan="null") -> str:
+    return ('{"schema": "dbbench.explain/1", "results": [{"shape": "s", "dialect": "postgresql", "ok": true, '
+            f'"remediated": {{"samples_ms": {samples}, "p50_ms": {p50}, "p95_ms": 2.0, "plan": {plan}}}}}]}}')
+
+
+def deep_plan_json(depth: int) -> str:
+    node = '{"kind": "full_scan", "label": "x", "children": ['
+    return node * depth + "]}" * depth
+
+
+# -- results.load ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "needle"), [
+    (result_doc(samples="[" + "1" * 5000 + "]"), "too many digits"),
+    (result_doc(samples="[" + "1" * 400 + ".5]"), "too many digits"),
+    (result_doc(samples="[1e309]"), "not a finite number"),
+    (result_doc(samples="[-1e400, 2.0]"), "not a finite number"),
+    (result_doc(p50="1e309"), "not a finite number"),
+    (result_doc(samples="[true, false]"), "results[0].remediated.samples_ms"),
+    (result_doc(p50="true"), "results[0].remediated.p50_ms"),
+    ('{"schema": "dbbench.explain/1", "x": ' + "[" * 100_000 + "]" * 100_000 + ', "results": []}',
+     "nested more than"),
+    ('{"schema": "dbbench.explain/1", "x": ' + "{\"a\": " * 5_000 + "1" + "}" * 5_000 + ', "results": []}',
+     "nested more than"),
+    (result_doc(plan=deep_plan_json(3000)), "nested more than"),
+    (result_doc(plan=deep_plan_json(MAX_DEPTH + 1)), "results[0].remediated.plan"),
+])
+def test_hostile_result_files_are_one_line_errors(tmp_path, text, needle):
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    with pytest.raises(results.ResultFileError) as info:
+        results.load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and needle in message, message
+    assert "\n" not in message and len(message) < 400
+
+
+def test_a_plan_at_the_depth_bound_still_loads_and_renders(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(result_doc(plan=deep_plan_json(MAX_DEPTH)))
+    doc = results.load(path)
+    tree = PlanNode.from_dict(doc["results"][0]["remediated"]["plan"])
+    assert sum(1 for _ in tree.walk()) == MAX_DEPTH
+    assert len(tree.render().splitlines()) == MAX_DEPTH
+    assert tree.to_dict()["children"][0]["children"][0]["kind"] == "full_scan"
+    # brackets and escapes inside strings are not nesting
+    path.write_text(result_doc(plan='{"kind": "k", "label": "[[[[{{{{\\"[[[", "children": []}'))
+    assert results.load(path)["results"][0]["remediated"]["plan"]["label"] == '[[[[{{{{"[[['
+
+
+def test_dbbench_report_and_diff_on_a_hostile_file_print_one_line(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text(result_doc(plan=deep_plan_json(3000)))
+    for args in (["report", str(path)], ["diff", str(path), str(path)]):
+        run = run_cli(*args)
+        assert run.code == 2, run.output
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and "nested more than" in lines[0], run.stderr
