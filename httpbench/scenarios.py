@@ -17,6 +17,7 @@ optional ``[gates.CLASS]`` tables with ``min_throughput_ratio`` / ``max_p95_rati
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,10 @@ def _bool(value: Any, where: str, key: str) -> bool:
 
 def _int(value: Any, key: str, where: str) -> int:
     try:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise TypeError(key)
         out = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise HttpbenchError(f"{where}: {key} must be an integer, got {value!r}") from None
     if out < 0:
         raise HttpbenchError(f"{where}: {key} must not be negative")
@@ -58,6 +61,9 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
     unknown = set(fields) - _KEYS
     if unknown:
         raise HttpbenchError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    for key in ("name", "method", "path", "class", "sha256"):
+        if fields.get(key) is not None and not isinstance(fields[key], str):
+            raise HttpbenchError(f"{where}: {key} must be text")
     path = str(fields.get("path") or "")
     if not path.startswith("/"):
         raise HttpbenchError(f"{where}: path must start with '/'")
@@ -73,8 +79,16 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
     raw_headers = fields.get("headers") or {}
     if not isinstance(raw_headers, dict):
         raise HttpbenchError(f"{where}: headers must be a table of name = value")
-    headers += [(str(k), str(v)) for k, v in raw_headers.items()]
-    for item in fields.get("header", []):
+    for k, v in raw_headers.items():
+        if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            raise HttpbenchError(f"{where}: headers.{str(k)[:40]} must be text")
+        headers.append((str(k), str(v)))
+    raw_header = fields.get("header", [])
+    if isinstance(raw_header, str):
+        raw_header = [raw_header]
+    if not isinstance(raw_header, list) or not all(isinstance(item, str) for item in raw_header):
+        raise HttpbenchError(f"{where}: header must be 'Name: value' text (or a list of them)")
+    for item in raw_header:
         if ":" not in item:
             raise HttpbenchError(f"{where}: header must be 'Name: value'")
         key, value = item.split(":", 1)
@@ -140,9 +154,17 @@ def load_file(path: str) -> tuple[list[Scenario], dict[str, Gate]]:
     items = data.get("scenario", [])
     if not isinstance(items, list):
         raise HttpbenchError(f"scenarios file {path}: use [[scenario]] tables")
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise HttpbenchError(f"{path} scenario {i + 1}: must be a [[scenario]] table, got {type(item).__name__}")
     scenarios = [make(dict(item), f"{path} scenario {i + 1}") for i, item in enumerate(items)]
+    raw_gates = data.get("gates") or {}
+    if not isinstance(raw_gates, dict):
+        raise HttpbenchError(f"scenarios file {path}: gates must be [gates.CLASS] tables")
     gates = {}
-    for klass, table in (data.get("gates") or {}).items():
+    for klass, table in raw_gates.items():
+        if not isinstance(table, dict):
+            raise HttpbenchError(f"{path} gates.{klass}: must be a table of min_throughput_ratio / max_p95_ratio")
         gates[klass] = gate_from(klass, table, f"{path} gates.{klass}")
     return scenarios, gates
 
@@ -154,11 +176,16 @@ def gate_from(klass: str, table: dict[str, Any], where: str) -> Gate:
     unknown = set(table) - {"min_throughput_ratio", "max_p95_ratio"}
     if unknown:
         raise HttpbenchError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    values = [table.get("min_throughput_ratio", base.min_throughput_ratio),
+              table.get("max_p95_ratio", base.max_p95_ratio)]
     try:
-        gate = Gate(float(table.get("min_throughput_ratio", base.min_throughput_ratio)),
-                    float(table.get("max_p95_ratio", base.max_p95_ratio)))
-    except (TypeError, ValueError):
+        if any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in values):
+            raise TypeError(where)
+        gate = Gate(float(values[0]), float(values[1]))
+    except (TypeError, ValueError, OverflowError):
         raise HttpbenchError(f"{where}: ratios must be numbers") from None
+    if not (math.isfinite(gate.min_throughput_ratio) and math.isfinite(gate.max_p95_ratio)):
+        raise HttpbenchError(f"{where}: ratios must be finite numbers")
     if not (gate.min_throughput_ratio >= 0 and gate.max_p95_ratio > 0):
         raise HttpbenchError(f"{where}: ratios must be positive")
     return gate

@@ -11,7 +11,10 @@ from dbbench import results
 from dbbench.dialects import mysql, postgresql
 from dbbench.errors import DbbenchError
 from dbbench.plan import MAX_DEPTH, PlanNode
+from httpbench import scenarios
+from httpbench.errors import HttpbenchError
 from tests.conftest import run_cli
+from tests.http_fixtures import run_httpbench
 
 
 # -- plans from the servers' EXPLAIN output --------------------------------------------------------
@@ -120,3 +123,40 @@ def test_dbbench_report_and_diff_on_a_hostile_file_print_one_line(tmp_path):
         assert run.code == 2, run.output
         lines = run.stderr.strip().splitlines()
         assert len(lines) == 1 and "nested more than" in lines[0], run.stderr
+
+
+# -- scenario files ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("text", "needle"), [
+    ("scenario = [1]\n", "scenario 1"),
+    ("scenario = [[1, 2]]\n", "scenario 1"),
+    ("gates = 1\n", "gates"),
+    ("gates = [1]\n", "gates"),
+    ("[gates]\npayload = 1\n", "gates.payload"),
+    ("[[scenario]]\npath = '/x'\nheader = 1\n", "header"),
+    ("[[scenario]]\npath = '/x'\nheader = [1]\n", "header"),
+    ("[[scenario]]\npath = '/x'\nheaders = {a = {b = 1}}\n", "headers"),
+    ("[[scenario]]\npath = '/x'\nname = [1]\n", "name"),
+    ("[[scenario]]\npath = ['/x']\n", "path"),
+    ("[[scenario]]\npath = '/x'\nstatus = 1e400\n", "status"),
+    ("[[scenario]]\npath = '/x'\nstatus = true\n", "status"),
+    ("[gates.payload]\nmin_throughput_ratio = inf\n", "gates.payload"),
+    ("[gates.payload]\nmax_p95_ratio = true\n", "gates.payload"),
+])
+def test_malformed_scenario_files_are_one_line_errors_naming_file_and_key(tmp_path, text, needle):
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    with pytest.raises(HttpbenchError) as info:
+        scenarios.load_file(str(path))
+    message = str(info.value)
+    assert str(path) in message and needle in message, message
+    assert "\n" not in message
+
+
+def test_httpbench_compare_with_a_malformed_scenario_file_is_one_line(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text("scenario = [1]\n")
+    run = run_httpbench("compare", "--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9",
+                        "--scenarios", str(path))
+    assert run.code == 2, run.output
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in run.output, run.stderr
