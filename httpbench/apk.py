@@ -61,6 +61,12 @@ from httpbench.errors import HttpbenchError
 GZIP_MAGIC = b"\x1f\x8b"
 BLOCK = 512
 EOF_BLOCKS = b"\0" * (2 * BLOCK)
+# Bound on what a v2 file may decompress to (see decompressed_limit). Real files are far below it:
+# the APKINDEX of a large Alpine repository is a few MiB compressed and a few times that as text,
+# and package payloads (binaries, libraries) compress 2-5x; a gzip bomb inflates about 1000x.
+MAX_DECOMPRESSED_RATIO = 16
+MAX_DECOMPRESSED_FLOOR = 64 << 20
+_FIRST_SLICE, _MAX_SLICE = 512, 1 << 20      # compressed bytes fed to a decompressor at a time
 SIGN_PREFIX = ".SIGN."
 # signature entry kind -> digest signed (apk-tools also knows DSA, long unused)
 SIGNATURE_DIGESTS: dict[str, type[hashes.HashAlgorithm]] = {
@@ -146,35 +152,68 @@ def gzip_member(content: bytes) -> bytes:
     return gzip.compress(content, compresslevel=9, mtime=0)
 
 
-def split_members(data: bytes) -> list[GzipMember]:
+def decompressed_limit(compressed_size: int) -> int:
+    """The default bound on what a v2 file may decompress to: :data:`MAX_DECOMPRESSED_RATIO` times
+    its compressed size, and never less than :data:`MAX_DECOMPRESSED_FLOOR`."""
+    return max(MAX_DECOMPRESSED_FLOOR, MAX_DECOMPRESSED_RATIO * compressed_size)
+
+
+def split_members(data: bytes, max_size: int | None = None) -> list[GzipMember]:
     """Split concatenated gzip members at their true boundaries (each member is decompressed on
-    its own; what the decompressor leaves unused starts the next member)."""
+    its own; what the decompressor leaves unused starts the next member).
+
+    ``max_size`` bounds the decompressed bytes of all members together (default:
+    :func:`decompressed_limit` of ``len(data)``); past it this raises :class:`ApkError` without
+    inflating further, so a gzip bomb costs at most that much. Input is fed to each member's
+    decompressor in growing slices, so what is copied per member is proportional to the member
+    and splitting many members is linear in the input."""
     if not data:
         raise ApkError("not gzip: empty input")
+    limit = decompressed_limit(len(data)) if max_size is None else max_size
+    if limit < 0:
+        raise ApkError(f"max_size must be >= 0, got {max_size}")
     members: list[GzipMember] = []
     view = memoryview(data)
-    offset = 0
+    offset = produced = 0
     while offset < len(data):
-        members.append(_next_member(data, view, offset, len(members) + 1))
-        offset += len(members[-1].raw)
+        member = _next_member(data, view, offset, len(members) + 1, limit - produced, limit)
+        members.append(member)
+        offset += len(member.raw)
+        produced += len(member.content)
     return members
 
 
-def _next_member(data: bytes, view: memoryview, offset: int, number: int) -> GzipMember:
+def _next_member(data: bytes, view: memoryview, offset: int, number: int, budget: int,
+                 limit: int) -> GzipMember:
     if data[offset:offset + 2] != GZIP_MAGIC:
         if number == 1:
             raise ApkError("not gzip: the data does not start with the gzip magic 1f 8b")
         raise ApkError(f"{len(data) - offset} trailing bytes at offset {offset} after gzip member "
                        f"{number - 1} are not a gzip member")
     inflater = zlib.decompressobj(wbits=31)
-    try:
-        content = inflater.decompress(view[offset:])
-    except zlib.error as exc:
-        raise ApkError(f"gzip member {number} at offset {offset} is corrupt ({exc})") from None
-    if not inflater.eof:
-        raise ApkError(f"gzip member {number} at offset {offset} is truncated")
-    end = len(data) - len(inflater.unused_data)
-    return GzipMember(offset, data[offset:end], content)
+    parts: list[bytes] = []
+    produced = 0
+    position, step = offset, _FIRST_SLICE
+    while not inflater.eof:
+        if position >= len(data):
+            raise ApkError(f"gzip member {number} at offset {offset} is truncated")
+        piece = view[position:position + step]
+        position += len(piece)
+        step = min(step * 2, _MAX_SLICE)
+        try:
+            # at most one byte past the budget: enough to know it is exceeded
+            out = inflater.decompress(piece, budget - produced + 1)
+        except zlib.error as exc:
+            raise ApkError(f"gzip member {number} at offset {offset} is corrupt ({exc})") from None
+        produced += len(out)
+        if produced > budget:
+            raise ApkError(f"gzip member {number} at offset {offset}: the gzip members decompress to "
+                           f"more than {limit:,} bytes, the limit (max_size; default "
+                           f"{MAX_DECOMPRESSED_RATIO}x the compressed size, at least "
+                           f"{MAX_DECOMPRESSED_FLOOR >> 20} MiB)")
+        parts.append(out)
+    end = position - len(inflater.unused_data)
+    return GzipMember(offset, data[offset:end], b"".join(parts))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -532,10 +571,11 @@ def parse_pkginfo(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def read_package(data: bytes) -> Package:
+def read_package(data: bytes, max_size: int | None = None) -> Package:
     """Read a v2 package: optional signature member, control member with ``.PKGINFO``, data
-    member(s) whose SHA-256 must equal ``datahash``. Signatures are not verified here."""
-    members = split_members(data)
+    member(s) whose SHA-256 must equal ``datahash``. Signatures are not verified here.
+    ``max_size``: the decompressed bound of :func:`split_members`."""
+    members = split_members(data, max_size)
     first = read_tar(members[0].content, "package: first gzip member")
     signatures = _signatures(first, "package")
     control_at = 1 if signatures else 0
@@ -597,9 +637,9 @@ def version_key(version: str) -> tuple:
     return (1, numbers, m.group(2), suffixes, int(m.group(4) or 0))
 
 
-def package_identity(data: bytes) -> str:
+def package_identity(data: bytes, max_size: int | None = None) -> str:
     """``Q1`` identity of a package's bytes (what ``apk index`` writes as ``C:``)."""
-    return read_package(data).identity
+    return read_package(data, max_size).identity
 
 
 # ---------------------------------------------------------------------------------------------
@@ -687,9 +727,11 @@ def build_index(records: Sequence[IndexRecord], *, private_key: bytes, key_name:
     return signature_member(sign(index, private_key, key_name, algorithm), mtime=mtime) + index
 
 
-def parse_index(data: bytes, public_keys: PublicKeys | None = None) -> SignedIndex:
-    """Parse and check a signed v2 index; with ``public_keys`` the signature must verify."""
-    members = split_members(data)
+def parse_index(data: bytes, public_keys: PublicKeys | None = None,
+                max_size: int | None = None) -> SignedIndex:
+    """Parse and check a signed v2 index; with ``public_keys`` the signature must verify.
+    ``max_size``: the decompressed bound of :func:`split_members`."""
+    members = split_members(data, max_size)
     first = read_tar(members[0].content, "index: first gzip member")
     signatures = _signatures(first, "index")
     if not signatures:

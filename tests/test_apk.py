@@ -12,6 +12,9 @@ import gzip
 import hashlib
 import io
 import tarfile
+import time
+import tracemalloc
+import zlib
 
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
@@ -270,3 +273,67 @@ def test_versions_sort_as_apk_orders_them():
     shuffled = sorted(ordered, key=lambda v: hash(v) % 97)
     assert sorted(shuffled, key=apk.version_key) == ordered
     assert apk.version_key("not a version") < apk.version_key("0")
+
+
+# ---------------------------------------------------------------------------------------------
+# bounded work on hostile input (issue 13, item 5)
+
+
+def gzip_bomb(mib: int) -> bytes:
+    """One gzip member of ``mib`` MiB of zeros (about 1 KiB per MiB compressed)."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = b"\0" * (1 << 20)
+    return b"".join(deflate.compress(block) for _ in range(mib)) + deflate.flush()
+
+
+def test_a_gzip_bomb_stops_at_the_decompressed_limit_without_inflating_it():
+    bomb = gzip_bomb(199)                          # about 200 KB that inflate to 199 MiB
+    assert len(bomb) < 250_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(apk.ApkError, match=r"decompress to more than 67,108,864 bytes, the limit "
+                                               r"\(max_size") as info:
+            apk.split_members(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "\n" not in str(info.value)
+    assert peak < 100 << 20                        # not the 199 MiB (and more) it cost before
+    for parse in (apk.parse_index, apk.read_package):
+        with pytest.raises(apk.ApkError, match="the limit"):
+            parse(bomb)                            # type: ignore[operator]
+
+
+def test_the_decompressed_limit_is_a_parameter_and_covers_all_members():
+    member = apk.gzip_member(b"a" * 10_000)
+    assert len(apk.split_members(member, max_size=10_000)) == 1
+    with pytest.raises(apk.ApkError, match="more than 9,999 bytes"):
+        apk.split_members(member, max_size=9_999)
+    with pytest.raises(apk.ApkError, match=r"^gzip member 2 at offset \d+: .*more than 15,000 bytes"):
+        apk.split_members(member * 2, max_size=15_000)
+    # the default grows with the input: 16x the compressed size, at least 64 MiB
+    assert apk.decompressed_limit(1000) == 64 << 20
+    assert apk.decompressed_limit(100 << 20) == 1600 << 20
+
+
+def test_many_tiny_members_split_in_linear_time():
+    tiny = apk.gzip_member(b"x")
+    data = tiny * 160_000                          # 3.4 MB: quadratic splitting took 28 s, now 1.3 s
+    started = time.perf_counter()
+    members = apk.split_members(data)
+    elapsed = time.perf_counter() - started
+    assert len(members) == 160_000 and members[-1].offset == len(data) - len(tiny)
+    assert {m.content for m in members} == {b"x"}
+    assert elapsed < 8, f"{elapsed:.1f} s for 160,000 members"
+
+
+def test_member_boundaries_are_exact_across_feeding_slices(keys):
+    """Members of every size around the decompressor's input slices split where they end."""
+    sizes = (1, 511, 512, 513, 4096, 70_000, 1_500_000)
+    members = [apk.gzip_member(apk.payload(n, n)) for n in sizes]
+    data = b"".join(members)
+    split = apk.split_members(data)
+    assert [m.raw for m in split] == members
+    assert [len(m.content) for m in split] == list(sizes)
+    with pytest.raises(apk.ApkError, match="gzip member 7 at offset .* is truncated"):
+        apk.split_members(data[:-3])
