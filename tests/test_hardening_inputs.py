@@ -4,13 +4,19 @@ result files, scenario files, deep plans, the dbbench home, unexpected errors an
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from dbbench import results
 from dbbench.dialects import mysql, postgresql
-from dbbench.errors import DbbenchError
+from dbbench.errors import DbbenchError, PrerequisiteError
 from dbbench.plan import MAX_DEPTH, PlanNode
+from dbbench.servers.base import Home, InstanceState
 from httpbench import scenarios
 from httpbench.errors import HttpbenchError
 from tests.conftest import run_cli
@@ -160,3 +166,97 @@ def test_httpbench_compare_with_a_malformed_scenario_file_is_one_line(tmp_path):
     assert run.code == 2, run.output
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in run.output, run.stderr
+
+
+# -- the dbbench home ---------------------------------------------------------------------------------
+@pytest.fixture()
+def open_dir():
+    """A directory every user can enter (pytest's own tmp_path is 0700), removed afterwards."""
+    d = Path(tempfile.mkdtemp(prefix="dbbench-home-", dir="/tmp"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+NOBODY = 65534
+
+
+def test_prepare_keeps_the_mode_of_an_existing_shared_directory(open_dir):
+    shared = open_dir / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)                         # what /tmp is: --home /tmp must not break it
+    home = Home(shared, "x")
+    home.prepare(0)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    for created in (shared / "instances", home.instance_dir, home.downloads):
+        assert created.is_dir()
+        if os.geteuid() == 0:                    # created here: traversable by the service user
+            assert stat.S_IMODE(created.stat().st_mode) == 0o755
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_prepare_refuses_a_home_directory_owned_by_another_user(open_dir):
+    shared = open_dir / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    planted = shared / "instances"
+    planted.mkdir()
+    os.chown(planted, NOBODY, NOBODY)            # another user got there first
+    with pytest.raises(PrerequisiteError) as info:
+        Home(shared, "x").prepare(0)
+    assert str(planted) in str(info.value) and "another user" in str(info.value)
+
+
+def planted_state(home: Home) -> Path:
+    home.instance_dir.mkdir(parents=True)
+    decoy = home.root / "decoy.json"
+    decoy.write_text(json.dumps({"password": "chosen-by-someone-else", "servers": {}}))
+    return decoy
+
+
+def test_state_file_behind_a_symlink_is_refused(open_dir):
+    home = Home(open_dir, "x")
+    decoy = planted_state(home)
+    home.state_file.symlink_to(decoy)
+    with pytest.raises(PrerequisiteError) as info:
+        home.load()
+    assert "symbolic link" in str(info.value) and str(home.state_file) in str(info.value)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_state_file_owned_by_another_user_is_refused(open_dir):
+    home = Home(open_dir, "x")
+    decoy = planted_state(home)
+    decoy.rename(home.state_file)
+    os.chown(home.state_file, NOBODY, NOBODY)
+    with pytest.raises(PrerequisiteError) as info:
+        home.load()
+    assert "another user" in str(info.value)
+
+
+def test_saving_state_never_writes_through_a_planted_link(open_dir):
+    home = Home(open_dir, "x")
+    victim = open_dir / "victim"
+    victim.write_text("precious\n")
+    home.instance_dir.mkdir(parents=True)
+    home.state_file.with_suffix(".tmp").symlink_to(victim)
+    home.state_file.symlink_to(victim)
+    home.save(InstanceState(password="pw"))
+    assert victim.read_text() == "precious\n"
+    assert not home.state_file.is_symlink() and home.load().password == "pw"
+    assert stat.S_IMODE(home.state_file.stat().st_mode) == 0o600
+
+
+def test_the_initdb_password_file_is_never_written_through_a_planted_link(open_dir):
+    from dbbench.servers.postgres import PostgresServer
+    home = Home(open_dir, "x")
+    home.instance_dir.mkdir(parents=True)
+    victim = open_dir / "victim"
+    victim.write_text("precious\n")
+    (home.instance_dir / ".pg-password").symlink_to(victim)
+    server = PostgresServer(home)
+    server.install_dir = open_dir / "no-postgresql-here"      # initdb is missing: fails after the write
+    with pytest.raises(PrerequisiteError):
+        server._initdb("s3cret-password", None, lambda _: None)
+    assert victim.read_text() == "precious\n"
+    assert not (home.instance_dir / ".pg-password").exists()

@@ -78,38 +78,49 @@ class Home:
     # -- state -------------------------------------------------------------------------------
     def load(self) -> InstanceState:
         try:
-            raw = json.loads(self.state_file.read_text())
+            raw = json.loads(read_private(self.state_file))
         except FileNotFoundError:
             return InstanceState()
         except (OSError, ValueError) as exc:
             raise PrerequisiteError(f"cannot read {self.state_file}: {exc}") from None
-        servers = {k: ServerState(**v) for k, v in raw.get("servers", {}).items()}
-        return InstanceState(password=raw["password"], servers=servers)
+        try:
+            servers = {k: ServerState(**v) for k, v in raw.get("servers", {}).items()}
+            return InstanceState(password=str(raw["password"]), servers=servers)
+        except (AttributeError, KeyError, TypeError):
+            raise PrerequisiteError(f"cannot read {self.state_file}: not a dbbench state file") from None
 
     def save(self, state: InstanceState) -> None:
         self.instance_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.state_file.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
+        with os.fdopen(create_private(tmp), "w") as fh:
             json.dump(asdict(state), fh, indent=2)
-        os.replace(tmp, self.state_file)
+        os.replace(tmp, self.state_file)   # rename replaces a link at the name, never its target
 
     def exists(self) -> bool:
         return self.state_file.exists()
 
     # -- preparing ---------------------------------------------------------------------------
     def prepare(self, need_bytes: int) -> None:
-        """Create the home (traversable by the service user) and check free space."""
+        """Create the home (traversable by the service user) and check free space.
+
+        Only directories created here get mode 0755: an existing one (``--home /tmp``, mode 1777)
+        keeps its mode, and one owned by another user is refused rather than used."""
+        ours = (self.root, self.downloads, self.root / "instances", self.instance_dir)
+        created: list[Path] = []
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            self.downloads.mkdir(exist_ok=True)
-            self.instance_dir.mkdir(parents=True, exist_ok=True)
+            for d in ours:
+                created += make_dirs(d)
         except OSError as exc:
             raise PrerequisiteError(f"cannot create dbbench home {self.root}: {exc.strerror}") from None
+        for d in ours:
+            owner = d.stat().st_uid
+            if owner not in (os.geteuid(), 0):
+                raise PrerequisiteError(f"{d} is owned by another user (uid {owner}); dbbench will not keep "
+                                        "servers or passwords there: set DBBENCH_HOME elsewhere")
         if os.geteuid() == 0:
-            for d in (self.root, self.root / "instances", self.instance_dir):
+            for d in created:
                 d.chmod(0o755)
-            for parent in self.root.parents:
+            for parent in [*reversed(ours[2:]), self.root, *self.root.parents]:
                 if not parent.stat().st_mode & stat.S_IXOTH:
                     raise PrerequisiteError(
                         f"the servers run as user {SERVICE_USER!r}, which cannot enter {parent} "
@@ -121,6 +132,63 @@ class Home:
                 f"not enough disk space in {self.root}: {free / 2**20:.0f} MiB free, "
                 f"{need_bytes / 2**20:.0f} MiB needed"
             )
+
+
+def make_dirs(path: Path) -> list[Path]:
+    """``mkdir -p path``, returning the directories it created (outermost first)."""
+    missing = []
+    d = path
+    while not d.exists():
+        missing.append(d)
+        d = d.parent
+    created = []
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue
+        created.append(d)
+    return created
+
+
+def _refuse_foreign(path: Path, info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise PrerequisiteError(f"{path} is not a regular file; dbbench keeps its state and passwords in "
+                                "regular files only (remove it)")
+    if info.st_uid != os.geteuid():
+        raise PrerequisiteError(f"{path} is owned by another user (uid {info.st_uid}), so its contents are "
+                                "not dbbench's; remove it or set DBBENCH_HOME elsewhere")
+
+
+def read_private(path: Path) -> str:
+    """The text of a state file, refusing a symbolic link, a non-regular file or a file owned by
+    another user (one line each); FileNotFoundError when absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PrerequisiteError(f"{path} is a symbolic link; dbbench does not follow links for its "
+                                    "state and passwords (remove it)") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        _refuse_foreign(path, os.fstat(fh.fileno()))
+        return fh.read().decode("utf-8")
+
+
+def create_private(path: Path, account: tuple[int, int] | None = None) -> int:
+    """A new file descriptor for writing ``path`` afresh, mode 0600 (owned by ``account`` if
+    given). Whatever stood at the name (a stale file, a planted symbolic link) is unlinked first
+    and the file is created exclusively, so a write can never land elsewhere."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        raise PrerequisiteError(f"{path} is a directory; remove it") from None
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    if account is not None:
+        os.fchown(fd, *account)
+    return fd
 
 
 # -- the unprivileged account the servers run as -----------------------------------------------

@@ -19,7 +19,7 @@ import psycopg
 
 from dbbench.errors import PrerequisiteError
 from dbbench.servers.base import (
-    DB_USER, Home, InstanceState, Say, ServerState, chown_tree, last_line, pid_alive,
+    DB_USER, Home, InstanceState, Say, ServerState, chown_tree, create_private, last_line, pid_alive,
     require_port, run, service_account, stop_pid, wait_until,
 )
 
@@ -127,12 +127,9 @@ class PostgresServer:
         shutil.rmtree(self.data_dir, ignore_errors=True)
         self.data_dir.mkdir(mode=0o700, parents=True)
         pwfile = self.home.instance_dir / ".pg-password"
-        fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
+        with os.fdopen(create_private(pwfile, account), "w") as fh:  # never through a planted link
             fh.write(password + "\n")
         chown_tree(self.data_dir, account)
-        if account:
-            os.chown(pwfile, *account)
         try:
             run([self.bin("initdb"), "-D", str(self.data_dir), "-U", DB_USER,
                  "--auth=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C"],
