@@ -21,22 +21,48 @@ from httpbench.errors import HttpbenchError
 from httpbench.model import Expectation, Scenario, Target
 
 _RANGE = re.compile(r"^\s*bytes=(\d+)-(\d+)\s*$")
+MAX_BODY_BYTES = 256 << 20
+"""Default bound on one preflight body whose correct length is not known (the body is held in
+memory): 256 MiB. A scenario's ``length`` (or a profile's expected size) sets the bound instead."""
+BODY_MARGIN = 64 * 1024
+"""Bytes allowed past an expected body length before reading stops (the length check then names
+the difference)."""
+
+
+class BodyTooLarge(httpx.RequestError):
+    """A response body larger than the bytes allowed: reading stopped there."""
 
 
 def request_within(client: httpx.Client, method: str, url: str, headers: dict[str, str] | None = None,
-                   content: bytes | None = None, limit: float | None = None) -> httpx.Response:
+                   content: bytes | None = None, limit: float | None = None,
+                   max_bytes: int | None = None) -> httpx.Response:
     """One request whose body must be complete within ``limit`` seconds (default: the client's read
-    timeout). httpx bounds each read, not the whole answer, so a body trickled a byte at a time
-    would never end; past the limit this raises :class:`httpx.ReadTimeout`.
+    timeout) and hold at most ``max_bytes`` bytes (default :data:`MAX_BODY_BYTES`). httpx bounds
+    each read, not the whole answer, so a body trickled a byte at a time would never end; past the
+    time limit this raises :class:`httpx.ReadTimeout`. An endless or oversized body would fill
+    memory before the time limit: past the byte limit (or when ``Content-Length`` announces more)
+    this raises :class:`BodyTooLarge` and the connection is dropped.
 
     ``content`` is the body **as sent** (never decompressed), which is what the timing engine
     reads and checks."""
     if limit is None:
         limit = client.timeout.read or 10.0
+    if max_bytes is None:
+        max_bytes = MAX_BODY_BYTES
     deadline = time.monotonic() + limit
     with client.stream(method, url, headers=headers, content=content) as resp:
+        declared = resp.headers.get("content-length", "")
+        bodyless = method.upper() == "HEAD" or resp.status_code in (204, 304)   # length of no body
+        if not bodyless and declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
+            raise BodyTooLarge(f"Content-Length {int(declared):,} is more than the {max_bytes:,} bytes "
+                               "allowed", request=resp.request)
         chunks = []
+        size = 0
         for chunk in resp.iter_raw():
+            size += len(chunk)
+            if size > max_bytes:
+                raise BodyTooLarge(f"body is more than the {max_bytes:,} bytes allowed (reading "
+                                   "stopped there)", request=resp.request)
             chunks.append(chunk)
             if time.monotonic() > deadline:
                 raise httpx.ReadTimeout("the body did not complete within the timeout", request=resp.request)
@@ -45,12 +71,17 @@ def request_within(client: httpx.Client, method: str, url: str, headers: dict[st
 
 
 def send(client: httpx.Client, target: Target, method: str, path: str,
-         headers: dict[str, str] | None = None, content: bytes | None = None) -> httpx.Response:
+         headers: dict[str, str] | None = None, content: bytes | None = None,
+         max_bytes: int | None = None, expected_length: int | None = None) -> httpx.Response:
     """One preflight request (no redirects followed, credentials attached); every transport error
     becomes a one-line :class:`HttpbenchError` naming the target and the request.
 
     Like the timing engine it asks for no content coding (``Accept-Encoding: identity`` unless the
-    caller sets one) and sees the body as sent, and the whole answer is bounded by the timeout."""
+    caller sets one) and sees the body as sent, and the whole answer is bounded by the timeout and
+    in bytes: by ``max_bytes`` (default :data:`MAX_BODY_BYTES`), or, when a correct answer's length
+    is known (``expected_length``), :data:`BODY_MARGIN` past it."""
+    if expected_length is not None:
+        max_bytes = expected_length + BODY_MARGIN
     where = f"target {target.name!r} {method} {path}"
     sent = {"User-Agent": "httpbench-preflight", "Accept": "*/*", "Accept-Encoding": "identity"}
     for key, value in (headers or {}).items():     # the caller's spelling replaces the default's
@@ -60,7 +91,10 @@ def send(client: httpx.Client, target: Target, method: str, path: str,
         sent["Authorization"] = target.auth_header
     try:
         return request_within(client, method, target.url + (path if path.startswith("/") else "/" + path),
-                              sent, content)
+                              sent, content, max_bytes=max_bytes)
+    except BodyTooLarge as exc:
+        expected = "" if expected_length is None else f"; expected {expected_length:,} bytes"
+        raise HttpbenchError(f"preflight: {where}: {exc}{expected}") from None
     except httpx.ConnectTimeout:
         raise HttpbenchError(f"preflight: {where}: connect timed out ({target.url})") from None
     except httpx.TimeoutException:
@@ -74,8 +108,12 @@ def send(client: httpx.Client, target: Target, method: str, path: str,
         raise HttpbenchError(f"preflight: {where}: {type(exc).__name__}: {exc}") from None
 
 
-def _request(client: httpx.Client, target: Target, scenario: Scenario, extra=()) -> httpx.Response:
-    return send(client, target, scenario.method, scenario.path, {**dict(scenario.headers), **dict(extra)})
+def _request(client: httpx.Client, target: Target, scenario: Scenario, extra=(),
+             expected: int | None = None) -> httpx.Response:
+    """``expected``: the body length a correct answer has, when known (reading stops
+    :data:`BODY_MARGIN` bytes past it)."""
+    return send(client, target, scenario.method, scenario.path, {**dict(scenario.headers), **dict(extra)},
+                expected_length=expected)
 
 
 def new_client(timeout: float) -> httpx.Client:
@@ -109,7 +147,9 @@ def check(targets: list[Target], scenarios: list[Scenario], timeout: float,
                     extra = (("If-None-Match", etag),) if etag else ()
                     if modified:
                         extra += (("If-Modified-Since", modified),)
-                resp = _request(client, target, scenario, extra)
+                expected = (0 if not scenario.has_body else scenario.length if scenario.length is not None
+                            else reference[0] if reference is not None and scenario.same_body else None)
+                resp = _request(client, target, scenario, extra, expected)
                 body = resp.content
                 want = scenario.expected_status
                 if resp.status_code != want:

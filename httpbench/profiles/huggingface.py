@@ -57,11 +57,12 @@ from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fixture
 from httpbench.gates import PAIRED_MIN_SAMPLES, add_failures, decision_message, paired_samples
 from httpbench.model import Expectation, Gate, RoundResult, Scenario, Target
-from httpbench.preflight import request_within
+from httpbench.preflight import request_within, send
 from httpbench.profiles import Context, Defaults, Option, Profile, Section
 from httpbench.stats import median_or_none, percentiles, ratio
 
 RANGE_BYTES = 65536
+STATS_MAX_BYTES = 16 << 20          # an upstream /__stats document larger than this is not read
 INFO_GET, INFO_304 = "model info GET", "model info 304"
 FILE_HEAD, FILE_GET, FILE_RANGE = "model file HEAD", "model file GET", "model file Range 64 KiB"
 DEFAULT_COLD_REPO = "{org}/cold-{run}-{target}-{i}"
@@ -264,8 +265,11 @@ class HuggingFaceProfile(Profile):
         return section
 
     def _fetch(self, ctx: Context, target: Target, method: str, path: str,
-               headers: dict[str, str] | None = None) -> httpx.Response:
-        resp = ctx.fetch(target, path, method, headers)
+               headers: dict[str, str] | None = None, expected_length: int | None = None) -> httpx.Response:
+        """``expected_length``: the body a correct answer has (reading stops a margin past it; else
+        at the preflight's default bound)."""
+        resp = (ctx.fetch(target, path, method, headers) if expected_length is None
+                else send(ctx.client, target, method, path, headers or {}, expected_length=expected_length))
         sent = ", ".join(f"{k}: {v}" for k, v in (headers or {}).items())
         label = f"{method} {path}" + (f" ({sent})" if sent else "")
         problem = leak(target, label, resp, tuple(self.values["upstream_host"]))
@@ -320,7 +324,7 @@ class HuggingFaceProfile(Profile):
         path = self.file_path()
         head = self._fetch(ctx, target, "HEAD", path)
         head_facts = self._check_file_headers(target, f"HEAD {path}", head, commit, None)
-        get = self._fetch(ctx, target, "GET", path)
+        get = self._fetch(ctx, target, "GET", path, expected_length=self.size)   # --file-size, when known
         facts = self._check_file_headers(target, f"GET {path}", get, commit, len(get.content))
         if facts["etag"] != head_facts["etag"]:
             raise self._fail(target, f"GET {path}", f"ETag {facts['etag']} differs from the HEAD answer's "
@@ -553,7 +557,8 @@ class ColdFill:
             return None
         try:
             resp = request_within(self.ctx.client, "GET", url, {"Accept": "application/json",
-                                                                "Accept-Encoding": "identity"})
+                                                                "Accept-Encoding": "identity"},
+                                  max_bytes=STATS_MAX_BYTES)
             doc = resp.json() if resp.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             doc = None
