@@ -70,7 +70,16 @@ def target_options(fn):
                       help="mysql+pymysql://USER:PASS@HOST:PORT/ (env DBBENCH_MYSQL_URL; default: local server)")(fn)
     fn = click.option("--pg-url", metavar="URL",
                       help="postgresql+psycopg://USER:PASS@HOST:PORT/DB (env DBBENCH_PG_URL; default: local server)")(fn)
+    fn = click.option("--no-isolation", is_flag=True, expose_value=False, is_eager=True,
+                      callback=lambda ctx, _p, value: ctx.meta.__setitem__("dbbench.isolate", not value),
+                      help="Run catalog SQL (setup and shapes) as dbbench's own user instead of the namespace's "
+                           "own role (for servers where dbbench may not create roles; text checks only).")(fn)
     return fn
+
+
+def isolate() -> bool:
+    """False when the command was given --no-isolation (see dbbench.isolation)."""
+    return bool(click.get_current_context().meta.get("dbbench.isolate", True))
 
 
 def say(message: str) -> None:
@@ -201,7 +210,7 @@ def _seed_from_catalog(home, pg_url, mysql_url, only, catalog, namespace, output
         for t in targets:
             for w in t.warnings:
                 err(f"warning: {w}")
-        cat, res = setupsql.load(targets, catalog, namespace=namespace)
+        cat, res = setupsql.load(targets, catalog, namespace=namespace, isolate=isolate())
         agree = setupsql.fingerprints_agree(res)
         click.echo(render_setup(cat, res, agree))
         if output:
@@ -309,7 +318,8 @@ def _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_
         with explain_progress() as progress:
             _, res, metas = explain.run(targets, cat, namespace=namespace, warmups=warmups, runs=runs,
                                         timeout_ms=int(timeout_s * 1000), natural=natural,
-                                        only=list(shapes) or None, progress=progress, access_only=access_only)
+                                        only=list(shapes) or None, progress=progress, access_only=access_only,
+                                        isolate=isolate())
         for w in setupsql.stale(cat, metas, namespace) + explain.statistics_warnings(targets, namespace):
             err(f"warning: {w}")
         config = {"command": command, "catalog": str(catalog), "namespace": namespace, "warmups": warmups,
@@ -386,7 +396,7 @@ def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, t
     targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
     try:
         if own_setup:
-            setupsql.load(targets, cat, namespace=namespace)
+            setupsql.load(targets, cat, namespace=namespace, isolate=isolate())
             bad = []
         else:
             _, res, _ = seed.seed(targets, dataset or "alpine-ci", namespace=namespace,
@@ -547,7 +557,7 @@ def _stability(home, pg_url, mysql_url, only, catalog, shapes, namespace, *, tim
     targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
     try:
         return explain.stability(targets, cat, namespace=namespace, times=times, timeout_ms=int(timeout_s * 1000),
-                                 only=list(shapes) or None)
+                                 only=list(shapes) or None, isolate=isolate())
     finally:
         for t in targets:
             t.dispose()

@@ -22,3 +22,7 @@ class ConnectionFailed(DbbenchError):
 
 class UnsupportedServer(DbbenchError):
     """The server answered but cannot run what dbbench needs (e.g. MySQL < 8.0.18)."""
+
+
+class NotOurs(DbbenchError):
+    """A namespace, role or user of that name exists and is not dbbench's: it is never touched."""

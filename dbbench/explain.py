@@ -3,17 +3,21 @@
 Per shape and target: resolve parameters (literal ``[params]``, then each ``[[setup]]`` query's
 row); for the remediated spelling and, where the catalog has one, the natural spelling: ``warmups``
 untimed runs, then ``runs`` timed ``EXPLAIN ANALYZE`` samples. Every sample runs inside a
-transaction that is rolled back, so locking and writing shapes leave the data as it was. The
-remediated plan is asserted: expected index on the expected table, no forbidden feature.
+transaction that is rolled back, so locking and writing shapes leave the data as it was, and runs
+logged in as the namespace's own role (:mod:`dbbench.isolation`), so the server refuses anything
+a shape would do outside the namespace. The remediated plan is asserted: expected index on the
+expected table, no forbidden feature.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 from dbbench import catalog as catalogs
-from dbbench import dialects
+from dbbench import dialects, isolation
 from dbbench.catalog import Catalog, Shape
 from dbbench.errors import DbbenchError
 from dbbench.plan import PlanNode, Verdict, check
@@ -121,7 +125,9 @@ def measure(conn, d, spelling: str, sql: str, params: dict, warmups: int, runs: 
 
 def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, timeout_ms: int,
               natural: bool = True, progress: Progress | None = None, base_params: dict | None = None,
-              access_only: bool = False, namespace: str | None = None) -> ShapeResult:
+              access_only: bool = False, namespace: str | None = None, admin=None) -> ShapeResult:
+    """Measure one shape on ``conn``. ``admin``: dbbench's own connection, for the server-wide
+    work between measurements (restoring statistics); ``conn`` itself when not given."""
     d = dialects.get(target.dialect)
     v = shape.variants[target.dialect]
     params = resolve_params(conn, d, shape, base_params)
@@ -142,7 +148,9 @@ def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, ti
     if shape.cascade and rem._tree is not None:
         result.cascade = prove_cascade(conn, shape.cascade, params)
         if namespace:                   # the rolled-back delete must not leak into later plans
-            d.restore_statistics(conn, namespace)
+            d.restore_statistics(admin if admin is not None else conn, namespace)
+            if admin is not None:
+                admin.commit()
         c = result.cascade
         if not (c["before"] > 0 and c["after_delete"] == 0 and c["after_rollback"] == c["before"]):
             result.verdict.ok = False
@@ -197,9 +205,32 @@ def _jsonable(value):
     return value
 
 
+@contextlib.contextmanager
+def _connections(target: Target, namespace: str, isolate: bool) -> Iterator[tuple[Any, Any]]:
+    """(dbbench's own connection, the connection the catalog's SQL runs on), both using
+    ``namespace``. The second is logged in as the namespace's role unless ``isolate`` is False."""
+    d = dialects.get(target.dialect)
+    with isolation.sandbox(target, namespace, isolate=isolate) as runner:
+        admin_raw = target.engine.raw_connection()
+        try:
+            run_raw = runner.engine.raw_connection()
+            try:
+                admin, conn = admin_raw.driver_connection, run_raw.driver_connection
+                d.use(admin, namespace)
+                d.use(conn, namespace)
+                admin.commit()
+                conn.commit()
+                yield admin, conn
+            finally:
+                run_raw.close()
+        finally:
+            admin_raw.close()
+
+
 def run(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: str = "dbbench", warmups: int = 3,
         runs: int = 7, timeout_ms: int = 30_000, natural: bool = True, only: list[str] | None = None,
-        progress: Progress | None = None, access_only: bool = False) -> tuple[list[Shape], list[ShapeResult], dict[str, dict]]:
+        progress: Progress | None = None, access_only: bool = False,
+        isolate: bool = True) -> tuple[list[Shape], list[ShapeResult], dict[str, dict]]:
     """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
 
     ``catalog`` is a name under ``sql/catalog/``, a directory or entry file, or a loaded
@@ -207,7 +238,8 @@ def run(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: 
     built from it (``dbbench seed --catalog``). ``access_only=True`` asserts the access path only
     (expected index, no forbidden full scan): for CI-size datasets, where row counts differ from
     the catalog's claims and the planner rightly sorts a few hundred rows instead of walking an
-    index in order.
+    index in order. The shapes run logged in as the namespace's own role (``isolate=False``: as
+    dbbench's own user), see :mod:`dbbench.isolation`.
     """
     cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
     shapes = [s for s in cat.shapes if not only or s.name in only]
@@ -229,20 +261,15 @@ def run(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: 
     for target in targets:
         d = dialects.get(target.dialect)
         base = _dataset_params(metas[target.dialect].get("dataset"))
-        raw = target.engine.raw_connection()
-        try:
-            conn = raw.driver_connection
-            d.use(conn, namespace)
-            d.restore_statistics(conn, namespace)     # start from the persisted statistics
-            conn.commit()
+        with _connections(target, namespace, isolate) as (admin, conn):
+            d.restore_statistics(admin, namespace)     # start from the persisted statistics
+            admin.commit()
             for shape in shapes:
                 if target.dialect in shape.variants:
                     results.append(run_shape(target, conn, shape, warmups=warmups, runs=runs,
                                              timeout_ms=timeout_ms, natural=natural, progress=progress,
                                              base_params=base, access_only=access_only,
-                                             namespace=namespace))
-        finally:
-            raw.close()
+                                             namespace=namespace, admin=admin))
     return shapes, results, metas
 
 
@@ -282,7 +309,7 @@ def statistics_warnings(targets: list[Target], namespace: str) -> list[str]:
 
 def stability(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: str = "dbbench",
               times: int = 5, timeout_ms: int = 30_000, only: list[str] | None = None,
-              progress: Progress | None = None) -> dict[tuple[str, str], list[str]]:
+              progress: Progress | None = None, isolate: bool = True) -> dict[tuple[str, str], list[str]]:
     """Re-ANALYZE every owned table and re-plan every shape (one EXPLAIN ANALYZE of the remediated
     spelling), ``times`` times per target. Returns (shape, dialect) -> the plan signature of each
     round: one distinct signature is a stable plan, several mean re-sampling the statistics alone
@@ -294,16 +321,14 @@ def stability(targets: list[Target], catalog: str | Catalog = "alpine", *, names
     for target in targets:
         d = dialects.get(target.dialect)
         base = _dataset_params(metas[target.dialect].get("dataset"))
-        raw = target.engine.raw_connection()
-        try:
-            conn = raw.driver_connection
-            d.use(conn, namespace)
-            tables = [d.quote(t) for t in d.statistics_frozen(conn, namespace)]
-            conn.commit()
+        with _connections(target, namespace, isolate) as (admin, conn):
+            tables = [d.quote(t) for t in d.statistics_frozen(admin, namespace)]
+            admin.commit()
             for _ in range(times):
-                d.analyze(conn, tables)
-                conn.commit()
-                d.restore_statistics(conn, namespace)
+                d.analyze(admin, tables)
+                admin.commit()
+                d.restore_statistics(admin, namespace)
+                admin.commit()
                 for shape in shapes:
                     if target.dialect not in shape.variants:
                         continue
@@ -314,6 +339,4 @@ def stability(targets: list[Target], catalog: str | Catalog = "alpine", *, names
                     m = measure(conn, d, "remediated", v.sql, params, 0, 1, timeout_ms, v.settings)
                     sig = "timeout" if m._tree is None else plan_signature(m._tree)
                     seen.setdefault((shape.name, target.dialect), []).append(sig)
-        finally:
-            raw.close()
     return seen

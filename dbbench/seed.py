@@ -23,7 +23,7 @@ from dbbench import dialects
 from dbbench import prepared
 from dbbench.dataset import TABLE_ORDER, Dataset
 from dbbench.prepared import PreparedTable
-from dbbench.errors import DbbenchError
+from dbbench.errors import DbbenchError, NotOurs  # noqa: F401 (NotOurs: part of this module's API)
 from dbbench.sqltext import to_pyformat
 from dbbench.targets import Target
 
@@ -34,10 +34,6 @@ Progress = Callable[[str, str, int], None]  # (dialect, step, rows done)
 def default_cache() -> Path:
     from dbbench.servers import default_home
     return default_home() / "datasets"
-
-
-class NotOurs(DbbenchError):
-    pass
 
 
 class VerificationFailed(DbbenchError):
@@ -152,7 +148,7 @@ def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namesp
         result.seconds[name] = result.seconds.get(name, 0.0) + clock() - start
         return value
 
-    with target.all_or_nothing() as conn:
+    with target.loader() as conn:
         refuse_foreign(target, conn, namespace)
         meta = {"dataset": ds.name, "seed": str(ds.seed), "started_at": datetime.now().isoformat()}
         step("schema", lambda: (d.begin_reload(conn, namespace, meta), d.execute(conn, table_sql)))

@@ -42,6 +42,7 @@ class Target:
     version: tuple[int, ...]
     version_text: str
     warnings: list[str] = field(default_factory=list)
+    connect_args: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def label(self) -> str:
@@ -70,6 +71,32 @@ class Target:
             raise
         raw.close()
 
+    @contextlib.contextmanager
+    def loader(self) -> Iterator[Any]:
+        """:meth:`all_or_nothing` for the seeder, whose bulk load streams client files. On MySQL a
+        connection of its own, the only one with ``local_infile``, which sends nothing but the
+        prepared file being loaded (see :class:`dbbench.dialects.mysql.LoaderConnection`)."""
+        if self.dialect != "mysql":
+            with self.all_or_nothing() as conn:
+                yield conn
+            return
+        from dbbench.dialects import mysql
+
+        try:
+            conn = mysql.loader_connection(self.url, self.connect_args)
+        except Exception as exc:    # the server went away since connect(): one line, no password
+            raise ConnectionFailed(f"cannot open the loader connection to {self.label} at "
+                                   f"{_host_port(self.url)}: {urls.scrub(str(exc), self.url)}") from None
+        try:
+            yield conn
+        except BaseException:
+            with contextlib.suppress(Exception):
+                conn.rollback()
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                conn.close()
+
 
 def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "URL",
             timeout: int = 10) -> Target:
@@ -81,7 +108,7 @@ def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "UR
     parsed = urls.parse(url, dialect, source)
     connect_args = {"connect_timeout": timeout}
     if dialect == "mysql":
-        connect_args.update(read_timeout=max(timeout, 60), local_infile=True)
+        connect_args.update(read_timeout=max(timeout, 60))     # local_infile: the loader's only
     engine = sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
     try:
         with engine.connect() as conn:
@@ -90,7 +117,7 @@ def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "UR
         engine.dispose()
         raise ConnectionFailed(describe_failure(exc, parsed, dialect)) from None
     version, text = _parse_version(raw_version, dialect, parsed)
-    target = Target(dialect, parsed, engine, version, text)
+    target = Target(dialect, parsed, engine, version, text, connect_args=connect_args)
     target.warnings.extend(_version_warnings(target))
     return target
 

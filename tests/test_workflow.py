@@ -195,10 +195,11 @@ def test_setup_sql_never_touches_a_namespace_that_is_not_dbbenchs(local_servers)
     assert "dbbench seed" not in explained.stderr   # seeding there would be refused: no such advice
 
 
-def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp_path):
+@pytest.mark.parametrize("isolated", [True, False], ids=["namespace-role", "no-isolation"])
+def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp_path, isolated):
     outside = "dbbench_t_outside"
-    _sql(None, {"postgresql": [f"DROP SCHEMA IF EXISTS {outside} CASCADE", f"CREATE SCHEMA {outside}"],
-                "mysql": []})
+    _sql(None, {"postgresql": [f"DROP SCHEMA IF EXISTS {outside} CASCADE", f"CREATE SCHEMA {outside}",
+                               "DROP SCHEMA IF EXISTS dbbench_t_sneaky CASCADE"], "mysql": []})
     cat = tmp_path / "sneaky"
     cat.mkdir()
     (cat / "a.toml").write_text('name = "a"\ncardinality = "1"\n[postgresql]\nsql = "SELECT id FROM t"\n'
@@ -207,16 +208,27 @@ def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp
     (cat / "setup.postgresql.sql").write_text(
         "CREATE TABLE t (id int PRIMARY KEY);\n"
         f"DO $$ BEGIN EXECUTE 'CREATE TABLE {outside}.planted (id int)'; END $$;\n")
-    result = run_cli("seed", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky")
+    flags = [] if isolated else ["--no-isolation"]
+    result = run_cli("seed", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky",
+                     *flags)
     assert result.code == 2
-    assert (f"created, altered, dropped or wrote to relations outside 'dbbench_t_sneaky': {outside}.planted; "
-            "rolled back") in result.stderr
+    if isolated:        # the namespace role has no privilege on the other schema: the server refuses
+        assert f"the server reported: permission denied for schema {outside}" in result.stderr, result.output
+    else:               # dbbench's own user could: the transaction check sees it and rolls back
+        assert (f"created, altered, dropped or wrote to relations outside 'dbbench_t_sneaky': {outside}.planted; "
+                "rolled back") in result.stderr
     _sql(None, {"postgresql": [f"SELECT to_regclass('{outside}.planted') IS NULL"], "mysql": []})
     targets = open_targets({}, "postgresql")
     with targets[0].engine.connect() as conn:
         assert conn.exec_driver_sql(f"SELECT to_regclass('{outside}.planted')").scalar() is None
-        assert conn.exec_driver_sql("SELECT to_regnamespace('dbbench_t_sneaky')").scalar() is None
+        namespace_left = conn.exec_driver_sql("SELECT to_regnamespace('dbbench_t_sneaky')").scalar()
     targets[0].dispose()
+    if isolated:            # re-created and marked loading before the setup ran: left incomplete
+        assert namespace_left is not None
+        result = run_cli("explain", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky")
+        assert result.code == 2 and "holds an incomplete seed" in result.stderr, result.output
+    else:                   # one transaction: nothing is left
+        assert namespace_left is None
 
 
 @pytest.mark.parametrize("sneaky", [
@@ -226,7 +238,8 @@ def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp
     "EXCEPTION WHEN others THEN NULL; END; END $$",   # in a subtransaction
     "CREATE FUNCTION f() RETURNS void LANGUAGE sql AS $f$ UPDATE {o}.precious SET id = id + 100 $f$;\nSELECT f()",
 ])
-def test_postgresql_setup_that_writes_or_drops_outside_is_rolled_back(local_servers, tmp_path, sneaky):
+@pytest.mark.parametrize("isolated", [True, False], ids=["namespace-role", "no-isolation"])
+def test_postgresql_setup_that_writes_or_drops_outside_is_rolled_back(local_servers, tmp_path, sneaky, isolated):
     outside = "dbbench_t_outside_rows"
     _sql(None, {"postgresql": [f"DROP SCHEMA IF EXISTS {outside} CASCADE", f"CREATE SCHEMA {outside}",
                                f"CREATE TABLE {outside}.precious (id int PRIMARY KEY)",
@@ -237,10 +250,20 @@ def test_postgresql_setup_that_writes_or_drops_outside_is_rolled_back(local_serv
                                 'expect = { table = "t", index = "t_pkey" }\n')
     (cat / "setup.postgresql.sql").write_text("CREATE TABLE t (id int PRIMARY KEY);\n"
                                               + sneaky.format(o=outside) + ";\n")
-    result = run_cli("seed", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky")
-    assert result.code == 2, result.output
-    assert re.search(rf"outside 'dbbench_t_sneaky': .*{outside}\.precious\b", result.stderr)
-    assert "rolled back, nothing was changed" in result.stderr and "Traceback" not in result.output
+    flags = [] if isolated else ["--no-isolation"]
+    result = run_cli("seed", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky",
+                     *flags)
+    if isolated and "EXCEPTION WHEN others" in sneaky:     # the refusal was swallowed by the handler
+        assert result.code == 0, result.output
+    elif isolated:
+        assert result.code == 2, result.output
+        assert re.search(r"the server reported: (permission denied for (schema|table)|must be owner)",
+                         result.stderr), result.output
+    else:
+        assert result.code == 2, result.output
+        assert re.search(rf"outside 'dbbench_t_sneaky': .*{outside}\.precious\b", result.stderr)
+        assert "rolled back, nothing was changed" in result.stderr
+    assert "Traceback" not in result.output
     targets = open_targets({}, "postgresql")
     with targets[0].engine.connect() as conn:
         rows = conn.exec_driver_sql(f"SELECT array_agg(id ORDER BY id) FROM {outside}.precious").scalar()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json as _json
 import re as _re
 
+import pymysql
+
 from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
 from dbbench.dialects.encode import tsv
 
@@ -80,15 +82,65 @@ def encode(rows, kinds: list[str]) -> str:
     return tsv(rows, kinds, _bytes)
 
 
+class LoaderConnection(pymysql.connections.Connection):
+    """The seeder's own connection: the only one dbbench opens with ``local_infile``, and it sends
+    a client file only when the server asks for the one prepared file :func:`bulk_load` is loading
+    at that moment. Any other request (a ``LOAD DATA LOCAL`` in user SQL, or a hostile server
+    asking for ``/etc/shadow``) is answered with no data and fails. Every other connection dbbench
+    opens has ``local_infile`` off, so the server may not ask at all."""
+
+    allowed: str | None = None
+
+    def _read_query_result(self, unbuffered: bool = False) -> int:
+        self._result = None
+        result = _PreparedFileResult(self)
+        if unbuffered:
+            result.init_unbuffered_query()
+        else:
+            result.read()
+        self._result = result
+        if result.server_status is not None:
+            self.server_status = result.server_status
+        return result.affected_rows
+
+
+class _PreparedFileResult(pymysql.connections.MySQLResult):
+    def _read_load_local_packet(self, first_packet) -> None:
+        asked = pymysql.protocol.LoadLocalPacketWrapper(first_packet).filename
+        name = asked.decode("utf-8", "replace") if isinstance(asked, bytes) else str(asked)
+        if name != getattr(self.connection, "allowed", None):
+            conn = self.connection
+            conn.write_packet(b"")                  # no data: the protocol goes on, nothing is read
+            conn._read_packet()
+            raise pymysql.err.OperationalError(
+                3948, f"refused the server's request for the client file {name!r}: dbbench sends only "
+                      "the prepared file it is loading")
+        super()._read_load_local_packet(first_packet)
+
+
+def loader_connection(url, connect_args: dict) -> LoaderConnection:
+    """A :class:`LoaderConnection` to the server of ``url`` (a SQLAlchemy URL)."""
+    from sqlalchemy.dialects.mysql.pymysql import MySQLDialect_pymysql
+
+    _, params = MySQLDialect_pymysql().create_connect_args(url)
+    return LoaderConnection(**{**params, **connect_args, "local_infile": True})
+
+
 def bulk_load(conn, table) -> None:
-    """LOAD DATA LOCAL INFILE from the prepared file; hex columns go through UNHEX."""
+    """LOAD DATA LOCAL INFILE from the prepared file; hex columns go through UNHEX. ``conn`` must
+    be a :class:`LoaderConnection`, which sends this one file and nothing else."""
     binary = table.binary_columns
     targets = [f"@{c}" if c in binary else c for c in table.columns]
     sets = [f"{c} = UNHEX(@{c})" for c in table.columns if c in binary]
     sql = (f"LOAD DATA LOCAL INFILE %s INTO TABLE {table.name} CHARACTER SET utf8mb4 "
            f"({', '.join(targets)})" + (f" SET {', '.join(sets)}" if sets else ""))
+    path = str(table.files["mysql"])
     with conn.cursor() as cur:
-        cur.execute(sql, (str(table.files["mysql"]),))
+        conn.allowed = path
+        try:
+            cur.execute(sql, (path,))
+        finally:
+            conn.allowed = None
         cur.execute("SELECT @@warning_count")
         if cur.fetchone()[0]:
             cur.execute("SHOW WARNINGS LIMIT 3")
@@ -338,3 +390,86 @@ def query_row(conn, sql: str, params: dict) -> dict | None:
             return cur.fetchone()
     finally:
         conn.rollback()
+
+
+# -- the namespace user (see dbbench.isolation) ---------------------------------------------------
+ROLE_PRIVILEGE = "CREATE USER and GRANT OPTION"
+
+
+def is_driver_error(exc: BaseException) -> bool:
+    return isinstance(exc, pymysql.err.Error)
+
+
+def _account(role: str, formatted: bool = False) -> str:
+    """``'role'@'%'``; ``formatted``: for a statement with parameters, where ``%`` is ``%%``."""
+    return f"'{role}'@'%%'" if formatted else f"'{role}'@'%'"
+
+
+def _grant_pattern(conn, ns: str) -> str:
+    """``ns`` as a database-level grant names it: ``_`` and ``%`` are wildcards there unless
+    escaped (and literal when ``partial_revokes`` is on)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@partial_revokes")
+        literal = bool(int(cur.fetchone()[0] or 0))
+    return ns if literal else ns.replace("_", "\\_").replace("%", "\\%")
+
+
+def _grants(conn, role: str) -> list[str]:
+    with conn.cursor() as cur:
+        cur.execute(f"SHOW GRANTS FOR {_account(role)}")
+        return [str(r[0]) for r in cur.fetchall()]
+
+
+def open_role(conn, ns: str, role: str, password: str) -> None:
+    """Create or re-arm the user ``role``@``%``: its only grant is ALL on ``ns`` (no GRANT OPTION,
+    no global privilege), unlocked with ``password``. A user of that name with any other grant,
+    or at another host, is not dbbench's and is refused."""
+    from dbbench.errors import NotOurs
+
+    pattern = _grant_pattern(conn, ns)
+    with conn.cursor() as cur:
+        cur.execute("SELECT host FROM mysql.user WHERE user = %s", (role,))
+        hosts = [r[0] for r in cur.fetchall()]
+        if hosts and (hosts != ["%"] or not _only_namespace_grants(_grants(conn, role), role, pattern)):
+            raise NotOurs(f"a MySQL user named {role!r} exists and is not dbbench's namespace user; nothing was "
+                          "changed. Choose another --namespace or remove the user yourself")
+        if not hosts:
+            cur.execute(f"CREATE USER {_account(role, True)} IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS 16 ACCOUNT LOCK",
+                        (password,))
+        cur.execute(f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM {_account(role)}")
+        cur.execute(f"GRANT ALL PRIVILEGES ON {quote(pattern)}.* TO {_account(role)}")
+        cur.execute(f"ALTER USER {_account(role, True)} IDENTIFIED BY %s ACCOUNT UNLOCK", (password,))
+
+
+def _only_namespace_grants(grants: list[str], role: str, pattern: str) -> bool:
+    mine = f"TO `{role}`@`%`"
+    allowed = (f"GRANT USAGE ON *.* {mine}", f"GRANT ALL PRIVILEGES ON {quote(pattern)}.* {mine}")
+    return all(g in allowed for g in grants)
+
+
+def close_role(conn, role: str) -> None:
+    """No more logins for ``role``: locked, with a password nobody knows."""
+    import secrets
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM mysql.user WHERE user = %s AND host = '%%'", (role,))
+        if cur.fetchone():
+            cur.execute(f"ALTER USER {_account(role, True)} IDENTIFIED BY %s ACCOUNT LOCK", (secrets.token_urlsafe(24),))
+
+
+def owned_outside(conn, ns: str, role: str) -> list[str]:
+    """Nothing: the user's grants cover its database only."""
+    return []
+
+
+def drop_owned(conn, role: str) -> None:
+    """Nothing to drop outside the namespace (see :func:`owned_outside`)."""
+
+
+def drop_role(conn, ns: str, role: str) -> None:
+    """Drop the namespace user if it is dbbench's (only namespace grants); otherwise leave it."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT host FROM mysql.user WHERE user = %s", (role,))
+        if [r[0] for r in cur.fetchall()] == ["%"] and _only_namespace_grants(
+                _grants(conn, role), role, _grant_pattern(conn, ns)):
+            cur.execute(f"DROP USER {_account(role)}")

@@ -224,3 +224,112 @@ def query_row(conn, sql: str, params: dict) -> dict | None:
             return cur.fetchone()
     finally:
         conn.rollback()
+
+
+# -- the namespace role (see dbbench.isolation) ---------------------------------------------------
+ROLE_PRIVILEGE = "CREATEROLE"
+_ROLE_MARK = "dbbench namespace role"
+
+
+def is_driver_error(exc: BaseException) -> bool:
+    import psycopg
+
+    return isinstance(exc, psycopg.Error)
+
+
+def open_role(conn, ns: str, role: str, password: str) -> None:
+    """Create or re-arm ``role``: no attributes, member of nothing, privileges on ``ns`` only,
+    able to log in with ``password`` (sent as a SCRAM verifier, so no server log holds it)."""
+    from psycopg import sql
+
+    from dbbench.errors import NotOurs
+
+    r = sql.Identifier(role)
+    with conn.cursor() as cur:
+        cur.execute("SELECT oid, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s", (role,))
+        row = cur.fetchone()
+        if row is None:
+            cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(r))
+            cur.execute(sql.SQL("COMMENT ON ROLE {} IS {}").format(
+                r, sql.Literal(f"{_ROLE_MARK} for schema {ns}: runs its catalog SQL")))
+        elif not str(row[1] or "").startswith(_ROLE_MARK):
+            raise NotOurs(f"a role named {role!r} exists and is not dbbench's; nothing was changed. Choose "
+                          "another --namespace or remove the role yourself")
+        else:
+            cur.execute("SELECT b.rolname FROM pg_auth_members m JOIN pg_roles b ON b.oid = m.roleid "
+                        "WHERE m.member = %s", (row[0],))
+            for (granted,) in cur.fetchall():
+                cur.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(granted), r))
+        verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
+        cur.execute(sql.SQL("ALTER ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION "
+                            "NOBYPASSRLS CONNECTION LIMIT 16 PASSWORD {}").format(r, sql.Literal(verifier)))
+        cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+        if not cur.fetchone()[0]:       # dbbench's own user must reach the tables the role creates
+            cur.execute(sql.SQL("GRANT {} TO current_user").format(r))
+        s = sql.Identifier(ns)
+        cur.execute(sql.SQL("GRANT USAGE, CREATE ON SCHEMA {} TO {}").format(s, r))
+        cur.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER "
+                            "ON ALL TABLES IN SCHEMA {} TO {}").format(s, r))
+        cur.execute(sql.SQL("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(s, r))
+        cur.execute(sql.SQL("REVOKE ALL ON {}.{} FROM {}").format(s, sql.Identifier(META), r))
+        cur.execute(sql.SQL("GRANT SELECT ON {}.{} TO {}").format(s, sql.Identifier(META), r))
+
+
+def close_role(conn, role: str) -> None:
+    """No more logins for ``role`` (its password is gone too)."""
+    from psycopg import sql
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,))
+        if cur.fetchone():
+            cur.execute(sql.SQL("ALTER ROLE {} NOLOGIN PASSWORD NULL").format(sql.Identifier(role)))
+
+
+_OWNED_OUTSIDE = """
+SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relowner = %(oid)s::oid AND n.nspname <> %(ns)s AND n.nspname NOT LIKE 'pg\\_temp\\_%%'
+   AND n.nspname NOT LIKE 'pg\\_toast%%'
+UNION ALL
+SELECT n.nspname || '.' || p.proname || '()' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE p.proowner = %(oid)s::oid AND n.nspname <> %(ns)s AND n.nspname NOT LIKE 'pg\\_temp\\_%%'
+UNION ALL
+SELECT n.nspname || '.' || t.typname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+ WHERE t.typowner = %(oid)s::oid AND n.nspname <> %(ns)s AND n.nspname NOT LIKE 'pg\\_temp\\_%%'
+   AND t.typrelid = 0 AND t.typelem = 0
+UNION ALL
+SELECT 'schema ' || n.nspname FROM pg_namespace n WHERE n.nspowner = %(oid)s::oid AND n.nspname <> %(ns)s
+   AND n.nspname NOT LIKE 'pg\\_temp\\_%%' AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%%'
+UNION ALL
+SELECT 'large object ' || l.oid FROM pg_largeobject_metadata l WHERE l.lomowner = %(oid)s::oid
+"""
+
+
+def owned_outside(conn, ns: str, role: str) -> list[str]:
+    """Objects ``role`` owns in this database outside ``ns`` (temporary ones excepted)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT oid FROM pg_roles WHERE rolname = %s", (role,))
+        row = cur.fetchone()
+        if row is None:
+            return []
+        cur.execute(f"SELECT * FROM ({_OWNED_OUTSIDE}) x ORDER BY 1", {"ns": ns, "oid": row[0]})
+        return [str(r[0]) for r in cur.fetchall()]
+
+
+def drop_owned(conn, role: str) -> None:
+    from psycopg import sql
+
+    with conn.cursor() as cur:
+        cur.execute(sql.SQL("DROP OWNED BY {} CASCADE").format(sql.Identifier(role)))
+
+
+def drop_role(conn, ns: str, role: str) -> None:
+    """Drop the namespace role if it is dbbench's (its comment says so); otherwise leave it."""
+    from psycopg import sql
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s", (role,))
+        row = cur.fetchone()
+        if row is None or not str(row[0] or "").startswith(_ROLE_MARK):
+            return
+        cur.execute(sql.SQL("DROP OWNED BY {} CASCADE").format(sql.Identifier(role)))
+        cur.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))

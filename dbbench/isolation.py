@@ -1,0 +1,128 @@
+"""User SQL runs as the namespace's own role, confined by the server's privileges.
+
+A catalog's setup SQL and its query shapes are code from the catalog's author. dbbench does not
+try to judge that code by its text (the checks in :mod:`dbbench.setupsql` are early, friendly
+errors only): it runs it logged in as a role that can reach nothing but the namespace, so the
+server itself refuses what reaches outside.
+
+* **PostgreSQL** -- a role ``dbbench_<namespace>`` with no attributes (not superuser, cannot
+  create roles or databases, no replication, no RLS bypass), member of no other role, holding
+  ``USAGE, CREATE`` on the namespace schema and the usual table privileges on its tables
+  (``dbbench_meta`` is read-only to it). dbbench logs in *as* that role: ``SET ROLE`` would not
+  do, because a superuser session can ``RESET ROLE`` from inside a ``DO`` block. One gap is the
+  server's own default before PostgreSQL 15: every role may create objects in ``public``. After
+  the setup, anything the role owns outside the namespace fails the setup and is dropped.
+* **MySQL** -- a user ``'dbbench_<namespace>'@'%'`` whose only grant is ``ALL`` on the namespace
+  database (no ``GRANT OPTION``, no global privilege: no ``FILE``, ``SUPER``, ``SHUTDOWN``,
+  ``CREATE USER``), connected without ``local_infile``. Routines it creates run as itself.
+
+The role logs in with a fresh random password for each use and is locked (``NOLOGIN`` /
+``ACCOUNT LOCK``) afterwards; the password is never written anywhere.
+
+On a server where dbbench's own user may not create roles, :func:`sandbox` raises
+:class:`IsolationUnavailable`; the caller may then choose ``isolate=False`` (``--no-isolation``),
+which runs user SQL with dbbench's own privileges behind the text checks only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import secrets
+from collections.abc import Iterator
+
+from dbbench import dialects
+from dbbench.errors import ConnectionFailed, DbbenchError
+from dbbench.targets import Target, connect
+
+NO_ISOLATION_FLAG = "--no-isolation"
+
+
+class IsolationUnavailable(DbbenchError):
+    """dbbench cannot create or use the namespace role on this server."""
+
+
+def role_name(namespace: str) -> str:
+    """The namespace's role (PostgreSQL) / user (MySQL): at most 32 characters, MySQL's limit."""
+    name = f"dbbench_{namespace}"
+    if len(name) <= 32:
+        return name
+    return f"dbbench_{namespace[:14]}_{hashlib.sha256(namespace.encode()).hexdigest()[:8]}"
+
+
+def _driver_error(exc: BaseException) -> str:
+    args = getattr(exc, "args", ())
+    if len(args) == 2 and isinstance(args[0], int):          # PyMySQL: (code, message)
+        return f"{args[1]} (MySQL error {args[0]})"
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+@contextlib.contextmanager
+def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator[Target]:
+    """A :class:`Target` logged in as ``namespace``'s own role (created or re-armed here, locked
+    again on exit). ``isolate=False`` yields ``target`` itself: user SQL then runs with dbbench's
+    own privileges."""
+    if not isolate:
+        yield target
+        return
+    d = dialects.get(target.dialect)
+    role = role_name(namespace)
+    password = secrets.token_urlsafe(24)
+    where = f"{target.label} at {target.safe_url}"
+    with target.all_or_nothing() as conn:
+        try:
+            d.open_role(conn, namespace, role, password)
+            conn.commit()
+        except DbbenchError:
+            raise
+        except Exception as exc:
+            if not d.is_driver_error(exc):
+                raise
+            raise IsolationUnavailable(
+                f"cannot prepare the namespace role {role!r} on {where}: {_driver_error(exc)}. User SQL runs "
+                f"as that role so the server confines it to {d.NAMESPACE_KIND} {namespace!r}; give dbbench's user "
+                f"{d.ROLE_PRIVILEGE}, or pass {NO_ISOLATION_FLAG} to run it with dbbench's own privileges "
+                "(text checks only)") from None
+    try:
+        try:
+            inner = connect(target.url.set(username=role, password=password), dialect=target.dialect,
+                            source="the namespace role")
+        except ConnectionFailed as exc:
+            raise IsolationUnavailable(f"cannot log in as the namespace role {role!r}: {exc}; pass "
+                                       f"{NO_ISOLATION_FLAG} to run user SQL with dbbench's own privileges") from None
+        try:
+            yield inner
+        finally:
+            inner.dispose()
+    finally:
+        with target.all_or_nothing() as conn:
+            d.close_role(conn, role)
+            conn.commit()
+
+
+def escaped(target: Target, namespace: str) -> list[str]:
+    """What the namespace role owns outside its namespace (PostgreSQL ``public`` is writable by
+    every role before version 15); always empty on MySQL, whose grants confine the user."""
+    d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:
+        found = d.owned_outside(conn, namespace, role_name(namespace))
+        conn.rollback()
+    return found
+
+
+def drop_escaped(target: Target, namespace: str) -> None:
+    """Drop everything the namespace role owns in this database (the namespace's own objects
+    included: the namespace is then incomplete and must be built again)."""
+    d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:
+        d.drop_owned(conn, role_name(namespace))
+        conn.commit()
+
+
+def drop_role(target: Target, namespace: str) -> None:
+    """Remove the namespace role with its namespace (``dbbench drop``); absent is fine."""
+    d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:
+        d.drop_role(conn, namespace, role_name(namespace))
+        conn.commit()
