@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import socket
 import subprocess
 import sys
 
@@ -351,3 +352,60 @@ def test_model_info_is_compared_by_content_not_by_bytes(hub):
     assert doc["totals"] == {"timed_requests": 80, "ok": 80, "failures": 0}
     info = {p["target"]: p for p in doc["preflight"] if p["scenario"] == "model info GET"}
     assert info["hub"]["sha256"] != info["other"]["sha256"]
+
+
+# -- hostile requests to the fixture (issue 13, item 5) --------------------------------------------
+
+def raw_head(url: str, target: str) -> list[str]:
+    """The response head lines for a request line sent byte for byte (no client re-encoding)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+
+
+@pytest.mark.parametrize("target", [
+    "/evil/model/resolve/main/x%0d%0aSet-Cookie:%20evil=1",
+    "/evil/model/resolve/main/x%0d%0a%0d%0aSet-Cookie:%20evil=1",
+    "/evil/model/resolve/main/x%0aSet-Cookie:%20evil=1",
+    "/api/models/evil/model/revision/x%0d%0aSet-Cookie:%20evil=1",
+    "/api/models/evil/model/tree/main/x%0d%0aSet-Cookie:%20evil=1",
+])
+def test_a_crlf_in_a_requested_name_cannot_add_a_response_header(hub, target):
+    lines = raw_head(hub.url, target)
+    assert lines[0] == "HTTP/1.1 404 Not Found"
+    names = [line.split(":", 1)[0].lower() for line in lines[1:]]
+    assert "set-cookie" not in names and len(names) == len(set(names))
+    message = next(line for line in lines if line.lower().startswith("x-error-message:"))
+    assert "%0A" in message and "Set-Cookie" in message      # the name is echoed, encoded, on one line
+
+
+def test_a_non_ascii_name_is_a_404_not_a_fixture_error(hub):
+    lines = raw_head(hub.url, "/evil/model/resolve/main/%E2%82%AC.bin")
+    assert lines[0] == "HTTP/1.1 404 Not Found"
+    assert "X-Error-Message: %E2%82%AC.bin does not exist" in lines
+
+
+def test_fixture_counters_stay_bounded_under_many_names():
+    """Per-file counts exist only for the repository's files; repositories are counted one by one up
+    to a cap (the oldest dropped past it), while the totals count every request."""
+    with fx.HubFixture() as server, httpx.Client(base_url=server.url) as c:
+        for i in range(300):
+            assert c.get(f"/evil/model/resolve/main/missing-{i}.bin").status_code == 404
+        assert c.get("/evil/model/resolve/main/config.json").status_code == 200
+        stats = c.get("/__stats").json()
+        assert stats["files"] == {"evil/model": {"config.json": {"body": 1, "resolve": 1}}}
+        assert stats["repos"]["evil/model"] == {"body": 1, "resolve": 301}
+        server.app.stats.max_repos = 50
+        for i in range(120):
+            assert c.head(f"/evil/repo-{i}/resolve/main/config.json").status_code == 200
+        stats = c.get("/__stats").json()
+    assert len(stats["repos"]) == len(stats["files"]) == 50 and stats["dropped_repos"] == 71
+    assert "evil/repo-119" in stats["repos"] and "evil/model" not in stats["repos"]
+    assert stats["totals"] == {"body": 1, "head": 120, "resolve": 300 + 1 + 120}
