@@ -367,24 +367,23 @@ def sign(signed: bytes, private_key: bytes, key_name: str, algorithm: str = "RSA
 
 
 def verify(signature: Signature, signed: bytes, public_keys: PublicKeys) -> Signature:
-    """Verify with the key of the same file name, or, when no given key has that name, with each
-    given key in turn. Returns the signature with ``verified_with`` set; raises on failure."""
+    """Verify with the trusted key of the file name the entry names, the only key apk-tools uses
+    (it opens ``/etc/apk/keys/<key name>``): an entry naming a key that is not among
+    ``public_keys`` fails, whatever other keys are given, even one that would verify. Returns the
+    signature with ``verified_with`` set; raises on failure."""
     if not public_keys:
         raise ApkError(f"cannot verify {signature.entry_name}: no public key given")
-    named = signature.key_name in public_keys
-    candidates = [signature.key_name] if named else list(public_keys)
-    for name in candidates:
-        key = load_public_key(public_keys[name], name)
-        try:
-            key.verify(signature.value, signed, padding.PKCS1v15(), SIGNATURE_DIGESTS[signature.algorithm]())
-        except InvalidSignature:
-            continue
-        return replace(signature, verified_with=name)
-    if named:
+    if signature.key_name not in public_keys:
+        raise ApkError(f"untrusted signature: {signature.entry_name} names the key "
+                       f"{signature.key_name!r}, which is not any given public key "
+                       f"({', '.join(sorted(public_keys))}); apk looks the key up by that name")
+    key = load_public_key(public_keys[signature.key_name], signature.key_name)
+    try:
+        key.verify(signature.value, signed, padding.PKCS1v15(), SIGNATURE_DIGESTS[signature.algorithm]())
+    except InvalidSignature:
         raise ApkError(f"bad signature: {signature.entry_name} does not verify with the public key "
-                       f"of that name")
-    raise ApkError(f"bad signature: {signature.entry_name} does not verify with any given public key "
-                   f"({', '.join(sorted(public_keys))}; none is named {signature.key_name!r})")
+                       f"of that name") from None
+    return replace(signature, verified_with=signature.key_name)
 
 
 def signature_member(signature: Signature, *, mtime: int) -> bytes:
@@ -441,10 +440,16 @@ class Package:
     pkginfo: tuple[tuple[str, str], ...] = field(repr=False)
     signatures: tuple[Signature, ...]
     control: bytes = field(repr=False)
+    control_offset: int = field(default=0, repr=False)   # where the control member starts in data
 
     @property
     def size(self) -> int:
         return len(self.data)
+
+    @property
+    def data_members(self) -> bytes:
+        """The compressed data member(s): every byte after the control member."""
+        return self.data[self.control_offset + len(self.control):]
 
     @property
     def sha256(self) -> str:
@@ -601,21 +606,35 @@ def read_package(data: bytes, max_size: int | None = None) -> Package:
             raise ApkError(f"package: .PKGINFO has no {key}")
     return Package(data, values["pkgname"], values["pkgver"], values.get("arch", ""),
                    _int(values.get("size", "0"), ".PKGINFO size"), identity_of(control.raw).text,
-                   datahash, pairs, tuple(signatures), control.raw)
+                   datahash, pairs, tuple(signatures), control.raw, control.offset)
 
 
 def verify_package(package: Package, public_keys: PublicKeys) -> Signature:
-    """Verify the package's signature over its control member; the first entry that verifies
-    wins. Raises when the package is unsigned or no entry verifies."""
+    """Verify the package's signature as apk-tools does. The first ``.SIGN.*`` entry naming a
+    trusted key is the one checked (entries naming other keys are skipped: apk cannot open them);
+    none naming a trusted key fails. The signature covers the control member, whose ``datahash``
+    covers the data. A package without ``datahash`` (the older v2 form) must be signed over the
+    control *and* data members, as apk then verifies it, so no data member passes under a signature
+    of the control member alone. Raises when the package is unsigned or does not verify."""
     if not package.signatures:
         raise ApkError("package is unsigned (no .SIGN.* entry)")
-    errors = []
-    for signature in package.signatures:
+    if not public_keys:
+        raise ApkError(f"package: cannot verify {package.signatures[0].entry_name}: no public key given")
+    chosen = next((s for s in package.signatures if s.key_name in public_keys), None)
+    if chosen is None:
+        entries = ", ".join(s.entry_name for s in package.signatures)
+        raise ApkError(f"package signature is untrusted: {entries} names no given public key "
+                       f"({', '.join(sorted(public_keys))}); apk looks the key up by that name")
+    if package.datahash is not None:
         try:
-            return verify(signature, package.control, public_keys)
+            return verify(chosen, package.control, public_keys)
         except ApkError as exc:
-            errors.append(str(exc))
-    raise ApkError("package " + "; ".join(errors))
+            raise ApkError(f"package {exc}") from None
+    try:
+        return verify(chosen, package.control + package.data_members, public_keys)
+    except ApkError as exc:
+        raise ApkError(f"package: .PKGINFO has no datahash, so the signature must cover the control "
+                       f"and data members (as apk verifies such a package): {exc}") from None
 
 
 # version suffixes in apk's order; a version without a suffix sorts between rc and cvs

@@ -5,11 +5,13 @@ It does what apk does with the bytes, over its own HTTP connection (httpx, not t
 
 1. **update**: GET ``<repository>/<arch>/APKINDEX.tar.gz``, verify the RSA signature against the
    trusted keys (a directory like ``/etc/apk/keys``: the key is chosen by the name in the
-   ``.SIGN.RSA*.<key>`` entry), parse every record;
+   ``.SIGN.RSA*.<key>`` entry, and an index naming a key that is not there fails, as in apk, even
+   when another trusted key would verify it), parse every record;
 2. **search** (exact): the records whose ``P:`` is the package name;
 3. **policy**: the versions the index offers for it (the newest is the one apk would pick);
 4. **fetch**: GET ``<name>-<version>.apk``, check its size against ``S:``, its control-segment
-   identity against ``C:`` and its own signature.
+   identity against ``C:`` and its own signature (the first entry naming a trusted key; its
+   ``datahash`` must match the data, and without one the signature must cover the data too).
 
 Any failure is one line on stderr and exit code 1 (2 for bad usage), so it is a sound
 ``--client-command`` for ``httpbench compare --profile alpine``.

@@ -10,8 +10,10 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import http.server
 import io
 import tarfile
+import threading
 import time
 import tracemalloc
 import zlib
@@ -102,8 +104,10 @@ def test_identity_is_q1_of_the_control_member_and_matches_index(package, index, 
 def test_package_signature_verifies_only_with_its_key(package, keys):
     verified = apk.verify_package(package, pub(keys[0]))
     assert (verified.algorithm, verified.verified_with) == ("RSA", KEY)
-    # no key of that name: every given key is tried
-    assert apk.verify_package(package, pub(keys[0], "other.rsa.pub")).verified_with == "other.rsa.pub"
+    # no key of that name: untrusted, even though the key under another name would verify
+    with pytest.raises(apk.ApkError, match=r"^package signature is untrusted: \.SIGN\.RSA\.test\.rsa\.pub "
+                                           r"names no given public key \(other\.rsa\.pub\)"):
+        apk.verify_package(package, pub(keys[0], "other.rsa.pub"))
     with pytest.raises(apk.ApkError, match="does not verify with the public key of that name"):
         apk.verify_package(package, pub(keys[1]))
     unsigned = apk.build_package({"a/b": b"x" * 100}, META, private_key=None)
@@ -182,7 +186,8 @@ def test_index_signed_with_another_key(keys, package):
     with pytest.raises(apk.ApkError, match="of that name"):
         apk.parse_index(data, pub(keys[0]))
     data = apk.build_index([apk.record_for(package)], private_key=keys[1], key_name="x.rsa.pub")
-    with pytest.raises(apk.ApkError, match=r"any given public key \(test\.rsa\.pub; none is named"):
+    with pytest.raises(apk.ApkError, match=r"^untrusted signature: \.SIGN\.RSA\.x\.rsa\.pub names the key "
+                                           r"'x\.rsa\.pub', which is not any given public key \(test\.rsa\.pub\)"):
         apk.parse_index(data, pub(keys[0]))
 
 
@@ -337,3 +342,122 @@ def test_member_boundaries_are_exact_across_feeding_slices(keys):
     assert [len(m.content) for m in split] == list(sizes)
     with pytest.raises(apk.ApkError, match="gzip member 7 at offset .* is truncated"):
         apk.split_members(data[:-3])
+
+
+# ---------------------------------------------------------------------------------------------
+# signatures checked as apk-tools checks them (issue 13, item 6)
+
+
+def test_an_index_naming_an_untrusted_key_fails_even_when_a_trusted_key_would_verify(keys, package):
+    """apk opens /etc/apk/keys/<the name in the entry>; a trusted key under another name is never
+    tried, even when its key material made the signature."""
+    data = apk.build_index([apk.record_for(package)], private_key=keys[0], key_name="x.rsa.pub")
+    trusted = {**pub(keys[0]), **pub(keys[1], "b.rsa.pub")}
+    with pytest.raises(apk.ApkError, match=r"^untrusted signature: \.SIGN\.RSA\.x\.rsa\.pub names the key "
+                                           r"'x\.rsa\.pub', which is not any given public key "
+                                           r"\(b\.rsa\.pub, test\.rsa\.pub\); apk looks the key up by that name$"):
+        apk.parse_index(data, trusted)
+    assert apk.parse_index(data, pub(keys[0], "x.rsa.pub")).signature.verified_with == "x.rsa.pub"
+
+
+def test_a_package_is_checked_with_its_first_entry_naming_a_trusted_key(keys):
+    unsigned = apk.split_members(apk.build_package({"a/b": b"x" * 100}, META, private_key=None).data)
+    control, rest = unsigned[0].raw, unsigned[1].raw
+
+    def entries(*signatures: apk.Signature) -> bytes:
+        tar = b"".join(apk.tar_file(s.entry_name, s.value, mtime=0) for s in signatures)
+        return apk.gzip_member(tar) + control + rest
+
+    good = apk.sign(control, keys[0], KEY)
+    other_name = apk.sign(control, keys[0], "elsewhere.rsa.pub")
+    wrong_key = apk.sign(control, keys[1], KEY)
+    # an entry naming an unknown key is skipped, as apk cannot open it
+    assert apk.verify_package(apk.read_package(entries(other_name, good)), pub(keys[0])).verified_with == KEY
+    # the first entry naming a trusted key is the one checked: a later good one does not rescue it
+    with pytest.raises(apk.ApkError, match="does not verify with the public key of that name"):
+        apk.verify_package(apk.read_package(entries(wrong_key, good)), pub(keys[0]))
+    with pytest.raises(apk.ApkError, match="untrusted"):
+        apk.verify_package(apk.read_package(entries(other_name)), pub(keys[0]))
+
+
+def no_datahash_package(private: bytes, files: dict[str, bytes], *, cover_data: bool = False) -> bytes:
+    """A package whose .PKGINFO has no datahash, signed over its control member (or, with
+    ``cover_data``, over control and data: the older v2 form apk verifies that way)."""
+    data = apk.data_member(files, mtime=0)
+    text = apk.pkginfo_text(META, sum(map(len, files.values())), "")
+    assert "datahash" not in text
+    control = apk.gzip_member(apk.tar_file(".PKGINFO", text.encode(), mtime=0))
+    signed = control + data if cover_data else control
+    return apk.signature_member(apk.sign(signed, private, KEY), mtime=0) + control + data
+
+
+def test_a_package_without_datahash_does_not_verify_against_any_data_member(keys):
+    files = {"usr/bin/tool": b"real tool\n"}
+    honest = no_datahash_package(keys[0], files)
+    evil = no_datahash_package(keys[0], {"usr/bin/tool": b"another tool\n"})
+    members = apk.split_members(honest)
+    # the same signature and control member in front of another data member
+    swapped = members[0].raw + members[1].raw + apk.split_members(evil)[2].raw
+    for data in (honest, swapped):
+        package = apk.read_package(data)
+        assert package.datahash is None
+        with pytest.raises(apk.ApkError, match=r"^package: \.PKGINFO has no datahash, so the signature "
+                                               r"must cover the control and data members .*bad signature"):
+            apk.verify_package(package, pub(keys[0]))
+    # signed over control and data (what apk checks without datahash): verifies, and only that data
+    legacy = no_datahash_package(keys[0], files, cover_data=True)
+    assert apk.verify_package(apk.read_package(legacy), pub(keys[0])).verified_with == KEY
+    legacy_members = apk.split_members(legacy)
+    other = legacy_members[0].raw + legacy_members[1].raw + apk.split_members(evil)[2].raw
+    with pytest.raises(apk.ApkError, match="no datahash"):
+        apk.verify_package(apk.read_package(other), pub(keys[0]))
+
+
+@pytest.fixture
+def repo_server(tmp_path):
+    """A real HTTP server on 127.0.0.1 serving ``tmp_path/www`` (a repository tree)."""
+    root = tmp_path / "www"
+    root.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, format, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_apk_client_refuses_an_untrusted_index_key_and_a_package_without_datahash(keys, repo_server, tmp_path):
+    from httpbench import apkclient
+
+    root, url = repo_server
+    keys_dir = tmp_path / "keys"
+    keys_dir.mkdir()
+    (keys_dir / KEY).write_bytes(apk.public_key_pem(keys[0]))
+    trusted = apkclient.trusted_keys(keys_dir)
+    arch = root / "main" / "x86_64"
+    arch.mkdir(parents=True)
+    package = apk.read_package(no_datahash_package(keys[0], {"usr/bin/tool": b"tool\n"}))
+    (arch / package.file_name).write_bytes(package.data)
+    record = apk.record_for(package)
+    # signed with the trusted key's material, but naming a key file apk does not have
+    (arch / "APKINDEX.tar.gz").write_bytes(apk.build_index([record], private_key=keys[0], key_name="x.rsa.pub"))
+    with pytest.raises(HttpbenchError, match=r"APKINDEX\.tar\.gz: untrusted signature: .*'x\.rsa\.pub'") as err:
+        apkclient.flow(f"{url}/main", "x86_64", trusted, package.name, timeout=5)
+    assert err.value.exit_code == 1 and "\n" not in str(err.value)
+    # a trusted index, but the package's signature covers only its control member and no datahash
+    # ties the data to it
+    (arch / "APKINDEX.tar.gz").write_bytes(apk.build_index([record], private_key=keys[0], key_name=KEY))
+    assert apkclient.flow(f"{url}/main", "x86_64", trusted, package.name, fetch=False, timeout=5)["key"] == KEY
+    with pytest.raises(HttpbenchError, match=r"\.apk: package: \.PKGINFO has no datahash") as err:
+        apkclient.flow(f"{url}/main", "x86_64", trusted, package.name, timeout=5)
+    assert err.value.exit_code == 1
