@@ -14,6 +14,7 @@ candidate/baseline p95 ratio (default ≤ 1.25×).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -21,9 +22,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from httpbench.errors import HttpbenchError
 from httpbench.gates import add_failures, decision_message, paired_samples
@@ -112,17 +115,44 @@ def run_process(argv: list[str], *, cwd: str, env: dict[str, str], timeout: floa
     """``subprocess.run(argv, capture_output=True, text=True, timeout=timeout)``, but the command
     runs in its own process group, and that whole group is killed when the sample ends (timeout,
     Ctrl-C, or a normal exit that left children behind). ``/bin/sh -c`` forks its commands, so
-    killing only the shell would leave them running, loading the host during the next samples."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    killing only the shell would leave them running, loading the host during the next samples.
+
+    A Ctrl-C while ``Popen()`` is still returning (the child already runs: under load it may have
+    done its first work) is held back until ``proc`` is known, then raised here, so the group is
+    killed on every path; raised inside ``Popen()`` it would leave the client running."""
+    proc = None
     try:
+        with _sigint_deferred():
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
         stdout, stderr = proc.communicate(timeout=timeout)
     except BaseException:
-        _kill_group(proc)
-        proc.communicate()
+        if proc is not None:
+            _kill_group(proc)
+            proc.communicate()
         raise
     _kill_group(proc)
     return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Record a SIGINT during the block instead of raising inside it; re-deliver it at the end
+    (KeyboardInterrupt under Python's default handler). Main thread only: elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            elif previous == signal.SIG_DFL:
+                os.kill(os.getpid(), signal.SIGINT)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -175,3 +175,51 @@ def test_client_commands_get_the_targets_credentials_in_the_environment_only(pai
     doc = json.loads(out.read_text())
     assert all(s["ok"] for s in doc["clients"]["scenarios"]["real client"]["samples"])
     assert "t0k3n" not in out.read_text() and "t0k3n" not in run.output
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` still runs (zombies count as gone)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def test_ctrl_c_while_the_client_is_being_started_still_kills_it(monkeypatch):
+    """The race behind the flaky Ctrl-C test: under load the client can be running (its pid file
+    written) while ``Popen()`` has not returned yet. A SIGINT then raised KeyboardInterrupt inside
+    ``Popen()``, before ``run_process`` held the process, so nothing killed its group. Here the
+    SIGINT is raised deterministically at that point: right after the child was created."""
+    from httpbench import clients
+
+    started: list[int] = []
+    original = subprocess.Popen._execute_child
+
+    def execute_then_interrupt(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        started.append(self.pid)
+        signal.raise_signal(signal.SIGINT)     # Ctrl-C lands while Popen() is still returning
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", execute_then_interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            clients.run_process(["/bin/sh", "-c", "sleep 30 & wait"], cwd="/", env=dict(os.environ), timeout=60)
+        monkeypatch.undo()
+        assert started, "the client was not started"
+        deadline = time.monotonic() + 5
+        while _group_alive(started[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _group_alive(started[0]), "the client outlived Ctrl-C"
+    finally:
+        for pgid in started:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
