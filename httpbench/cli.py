@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import traceback
 from pathlib import Path
 
 import click
@@ -382,7 +383,8 @@ def _invoke(command: click.Command, args: list[str], prog_name: str):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: every error is one line on stderr, never a traceback."""
+    """Console entry point: every expected error (bad input, the environment) is one line on stderr;
+    a bug shows its traceback, then one line saying it is one."""
     try:
         code = _invoke(cli, sys.argv[1:] if argv is None else argv, "httpbench")
     except HttpbenchError as exc:
@@ -407,7 +409,14 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.ClickException as exc:
         _err(exc.format_message().replace("\n", " "))
         sys.exit(exc.exit_code)
-    except Exception as exc:  # last resort: still one line
-        _err(f"internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    except OSError as exc:
+        # the environment refused (a file, a socket, a process): bad input, one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        _err(f"{where}{exc.strerror or exc}")
+        sys.exit(2)
+    except Exception as exc:
+        # anything else is a bug, not bad input: show where, then say so in the last line
+        traceback.print_exc()
+        _err(f"internal error (a bug in httpbench, traceback above): {type(exc).__name__}")
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)

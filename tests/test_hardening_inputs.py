@@ -260,3 +260,31 @@ def test_the_initdb_password_file_is_never_written_through_a_planted_link(open_d
         server._initdb("s3cret-password", None, lambda _: None)
     assert victim.read_text() == "precious\n"
     assert not (home.instance_dir / ".pg-password").exists()
+
+
+# -- unexpected errors are not dressed up as bad input ------------------------------------------------
+def run_httpbench_main(monkeypatch, capsys, failure: BaseException, tmp_path) -> tuple[int, str]:
+    from httpbench import cli
+
+    def broken(path):
+        raise failure
+
+    monkeypatch.setattr(scenarios, "load_file", broken)
+    with pytest.raises(SystemExit) as info:
+        cli.main(["compare", "--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9",
+                  "--scenarios", str(tmp_path / "s.toml")])
+    return int(info.value.code), capsys.readouterr().err
+
+
+def test_a_bug_in_httpbench_shows_its_traceback(monkeypatch, capsys, tmp_path):
+    code, stderr = run_httpbench_main(monkeypatch, capsys, ZeroDivisionError("division by zero"), tmp_path)
+    assert code == 2
+    assert "Traceback (most recent call last)" in stderr and "ZeroDivisionError" in stderr, stderr
+    assert stderr.strip().splitlines()[-1].startswith("httpbench: error: internal error"), stderr
+
+
+def test_an_os_error_from_the_environment_stays_one_line(monkeypatch, capsys, tmp_path):
+    code, stderr = run_httpbench_main(monkeypatch, capsys, PermissionError(13, "Permission denied", "/x/s.toml"),
+                                      tmp_path)
+    assert code == 2
+    assert stderr.strip().splitlines() == ["httpbench: error: /x/s.toml: Permission denied"], stderr
