@@ -124,7 +124,8 @@ def run_process(argv: list[str], *, cwd: str, env: dict[str, str], timeout: floa
     try:
         with _sigint_deferred():
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
+                                    stderr=subprocess.PIPE, text=True, errors="replace",  # a client may print bytes
+                                    start_new_session=True)
         stdout, stderr = proc.communicate(timeout=timeout)
     except BaseException:
         if proc is not None:
