@@ -7,6 +7,7 @@ to a user goes through :func:`redact` first, so passwords never reach output, lo
 from __future__ import annotations
 
 import os
+import re
 from typing import Literal
 
 from sqlalchemy.engine import URL, make_url
@@ -35,6 +36,13 @@ def parse(raw: str, dialect: Dialect, source: str) -> URL:
         raise DbbenchError(
             f"{source} is not a database URL (expected {example(dialect)})"
         ) from None
+    if _misparsed(raw.strip(), url):
+        # never echo any part: the "host" parsed here is a piece of the password
+        raise DbbenchError(
+            f"{source} is not a database URL as written: percent-encode the special characters of "
+            "the user name and password ('@' %40, ':' %3A, '/' %2F, '?' %3F, '&' %26, '=' %3D, "
+            "'%' %25)"
+        )
     backend, _, driver = url.drivername.partition("+")
     if backend == "postgres":
         backend = "postgresql"
@@ -49,6 +57,24 @@ def parse(raw: str, dialect: Dialect, source: str) -> URL:
     if not url.host and not url.query.get("host") and not url.query.get("unix_socket"):
         raise DbbenchError(f"{source} has no host (expected {example(dialect)})")
     return url.set(drivername=f"{dialect}+{DRIVERS[dialect]}")
+
+
+# SQLAlchemy's split of a URL: the password ends at the *first* '@', the host at '/', ':' or '?'
+_SPLIT = re.compile(r"[\w+]+://(?:[^:/]*(?::[^@]*)?@)?(?:\[[^/?]+\]|[^/:?]+)?(?::[^/?]*)?"
+                    r"(?:/(?P<database>[^?]*))?(?:\?(?P<query>.*))?", re.DOTALL)
+
+
+def _misparsed(raw: str, url: URL) -> bool:
+    """Whether a password with an unencoded '@', '&' or '=' was split apart: an '@' left after the
+    host (the real host follows the last '@'), an ``?password=`` swallowed into the userinfo
+    password, or a query parameter without a name. The "host" parsed then is a piece of the
+    password, and would be shown in every connection error."""
+    match = _SPLIT.match(raw)
+    if match and "@" in (match.group("database") or "") + (match.group("query") or ""):
+        return True
+    swallowed = re.search(r"[?&](?:" + "|".join(sorted(SECRET_QUERY_KEYS)) + r")=", url.password or "",
+                          re.IGNORECASE)
+    return bool(swallowed) or "" in url.query
 
 
 def example(dialect: Dialect) -> str:

@@ -120,16 +120,31 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
     return scenario
 
 
+def _masked(parts: list[str]) -> list[str]:
+    """``parts`` as echoed in errors: header values (and what follows them up to the next key,
+    a value with a comma) are ``***``, since one may carry a credential."""
+    out, in_header = [], False
+    for part in parts:
+        key = part.split("=", 1)[0].strip().lower() if "=" in part else None
+        in_header = key == "header" or (key is None and in_header)
+        name, colon, _ = part.split("=", 1)[1].partition(":") if key == "header" else ("", "", "")
+        out.append((f"header={name.strip()}: ***" if colon else "header=***") if key == "header"
+                   else "***" if in_header else part)
+    return out
+
+
 def parse_option(text: str) -> Scenario:
-    where = f"--scenario {text!r}"
+    parts = text.split(",")
+    shown = _masked(parts)
+    where = f"--scenario {','.join(shown)!r}"
     if "=" not in text:
         return make({"path": text.strip()}, where)
     fields: dict[str, Any] = {"header": []}
-    for part in text.split(","):
+    for part, part_shown in zip(parts, shown):
         if not part.strip():
             continue
         if "=" not in part:
-            raise HttpbenchError(f"{where}: expected key=value, got {part.strip()!r}")
+            raise HttpbenchError(f"{where}: expected key=value, got {part_shown.strip()!r}")
         key, value = part.split("=", 1)
         key = key.strip().lower()
         if key == "header":
