@@ -323,7 +323,8 @@ def _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_
         for w in setupsql.stale(cat, metas, namespace) + explain.statistics_warnings(targets, namespace):
             err(f"warning: {w}")
         config = {"command": command, "catalog": str(catalog), "namespace": namespace, "warmups": warmups,
-                  "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes)}
+                  "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes),
+                  "isolation": "namespace role" if isolate() else "none"}
         return report.explain_document(targets, res, metas, config)
     finally:
         for t in targets:

@@ -56,6 +56,7 @@ def setup_document(catalog, targets: list[Target], results: list, agree: dict[st
     doc["targets"] = [{
         "dialect": r.dialect,
         "namespace": r.namespace,
+        "isolation": r.isolation,       # the role the setup SQL ran as, or "none"
         "statements": r.statements,
         "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
         "total_seconds": round(r.total_seconds, 4),

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dbbench import dataset as datasets
 from dbbench import dialects, prepared, seed
+from dbbench.isolation import role_name
 from dbbench.targets import Target
 
 FLOOR_NAMESPACE = "dbbench_floor"
@@ -58,7 +59,10 @@ def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
 def _drop(target: Target, namespace: str) -> None:
     raw = target.engine.raw_connection()
     try:
-        dialects.get(target.dialect).drop_namespace(raw.driver_connection, namespace)
+        d = dialects.get(target.dialect)
+        d.drop_namespace(raw.driver_connection, namespace)
+        d.drop_role(raw.driver_connection, namespace, role_name(namespace))   # if a run made one
+        raw.driver_connection.commit()
     finally:
         raw.close()
 
