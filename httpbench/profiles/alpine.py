@@ -12,7 +12,7 @@ Preflight, on every target and before any timing (each failure is one line namin
   is verified with ``--public-key`` and recorded (a failure there is a note: the package is the
   user's artifact and the same on every target);
 * the index is a signed v2 index whose RSA signature verifies with ``--public-key`` (the key of
-  the same file name as the ``.SIGN.*`` entry, else any given key); every record parses and carries
+  the same file name as the ``.SIGN.*`` entry, as apk looks it up: no other key is tried); every record parses and carries
   P, V, S, I and a well-formed ``C:``; the sorted (P, V, S, I) multisets are equal across targets
   (the error names what is missing or extra where); the package's record exists with ``S:`` equal
   to its size;
