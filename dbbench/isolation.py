@@ -31,7 +31,7 @@ import hashlib
 import secrets
 from collections.abc import Iterator
 
-from dbbench import dialects
+from dbbench import dialects, urls
 from dbbench.errors import ConnectionFailed, DbbenchError
 from dbbench.targets import Target, connect
 
@@ -68,29 +68,40 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
         return
     d = dialects.get(target.dialect)
     role = role_name(namespace)
-    password = secrets.token_urlsafe(24)
     where = f"{target.label} at {target.safe_url}"
-    with target.all_or_nothing() as conn:
-        try:
-            d.open_role(conn, namespace, role, password)
-            conn.commit()
-        except DbbenchError:
-            raise
-        except Exception as exc:
-            if not d.is_driver_error(exc):
+
+    def arm() -> str:
+        password = secrets.token_urlsafe(24)
+        with target.all_or_nothing() as conn:
+            try:
+                d.open_role(conn, namespace, role, password)
+                conn.commit()
+            except DbbenchError:
                 raise
-            raise IsolationUnavailable(
-                f"cannot prepare the namespace role {role!r} on {where}: {_driver_error(exc)}. User SQL runs "
-                f"as that role so the server confines it to {d.NAMESPACE_KIND} {namespace!r}; give dbbench's user "
-                f"{d.ROLE_PRIVILEGE}, or pass {NO_ISOLATION_FLAG} to run it with dbbench's own privileges "
-                "(text checks only)") from None
+            except Exception as exc:
+                if not d.is_driver_error(exc):
+                    raise
+                raise IsolationUnavailable(
+                    f"cannot prepare the namespace role {role!r} on {where}: {_driver_error(exc)}. User SQL runs "
+                    f"as that role so the server confines it to {d.NAMESPACE_KIND} {namespace!r}; give dbbench's "
+                    f"user {d.ROLE_PRIVILEGE}, or pass {NO_ISOLATION_FLAG} to run it with dbbench's own privileges "
+                    "(text checks only)") from None
+        return password
+
+    password = arm()                # refused (not ours, no privilege): nothing to lock again
     try:
-        try:
-            inner = connect(target.url.set(username=role, password=password), dialect=target.dialect,
-                            source="the namespace role")
-        except ConnectionFailed as exc:
-            raise IsolationUnavailable(f"cannot log in as the namespace role {role!r}: {exc}; pass "
-                                       f"{NO_ISOLATION_FLAG} to run user SQL with dbbench's own privileges") from None
+        for attempt in (1, 2):      # another dbbench run on this namespace may lock the role in between
+            try:
+                if attempt == 2:
+                    password = arm()
+                inner = connect(urls.as_login(target.url, role, password), dialect=target.dialect,
+                                source="the namespace role")
+                break
+            except ConnectionFailed as exc:
+                if attempt == 2:
+                    raise IsolationUnavailable(f"cannot log in as the namespace role {role!r}: {exc}; pass "
+                                               f"{NO_ISOLATION_FLAG} to run user SQL with dbbench's own "
+                                               "privileges") from None
         try:
             yield inner
         finally:
