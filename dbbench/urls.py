@@ -102,6 +102,13 @@ def redact(url: URL | str) -> str:
     return url.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
 
 
+def as_login(url: URL, username: str, password: str) -> URL:
+    """``url`` logging in as ``username`` with ``password``: a user or password given in the query
+    (``?password=``, which the drivers prefer over the userinfo) is dropped, not kept."""
+    given = [k for k in url.query if k.lower() in SECRET_QUERY_KEYS or k.lower() in ("user", "username")]
+    return url.difference_update_query(given).set(username=username, password=password)
+
+
 def from_env(dialect: Dialect) -> str | None:
     value = os.environ.get(ENV_VARS[dialect], "").strip()
     return value or None
