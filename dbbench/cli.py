@@ -26,6 +26,23 @@ def err(message: str) -> None:
     click.echo(f"dbbench: {message}", err=True)
 
 
+class OutputPath(click.Path):
+    """A file a command writes: checked writable when the options are parsed, before any work."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value, param, ctx):
+        from verdict.outputs import unwritable
+
+        path = super().convert(value, param, ctx)
+        reason = unwritable(path)
+        if reason:
+            what = param.opts[0] if param is not None and param.opts[0].startswith("-") else "output file"
+            raise DbbenchError(f"{what} {path}: cannot be written ({reason})")
+        return path
+
+
 class Cli(click.Group):
     """Turns every :class:`DbbenchError` into one line on stderr and its exit code."""
 
@@ -167,7 +184,7 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
               help="Instead of a dataset: run this catalog's own setup SQL (setup.sql / setup.<dialect>.sql).")
 @click.option("--namespace", default="dbbench", show_default=True,
               help="The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's).")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON result here.")
+@click.option("--output", type=OutputPath(), help="Write the JSON result here.")
 @click.pass_obj
 def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
     """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
@@ -291,10 +308,10 @@ def _explain_options(fn):
 
 
 def _report_options(fn):
-    fn = click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON result here.")(fn)
-    fn = click.option("--junit", type=click.Path(dir_okay=False, path_type=Path),
+    fn = click.option("--output", type=OutputPath(), help="Write the JSON result here.")(fn)
+    fn = click.option("--junit", type=OutputPath(),
                       help="Write a JUnit XML report (one test case per shape and dialect).")(fn)
-    fn = click.option("--github-summary", type=click.Path(dir_okay=False, path_type=Path),
+    fn = click.option("--github-summary", type=OutputPath(),
                       envvar="GITHUB_STEP_SUMMARY", metavar="FILE",
                       help="Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set).")(fn)
     fn = click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table",
@@ -423,7 +440,7 @@ def baseline_group() -> None:
 
 
 @baseline_group.command("save")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=OutputPath())
 @target_options
 @click.option("--from", "source", type=click.Path(dir_okay=False, path_type=Path),
               help="Save this result file (dbbench explain --output) instead of running the catalog.")
@@ -484,14 +501,14 @@ def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, sh
               help="Measure twice now and diff the two runs first (A/A): the noise floor beside each verdict; "
                    "a shape whose A/A fails is at most inconclusive (needs a live run).")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
-@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--markdown", "markdown_file", type=OutputPath(),
               help="Also write the Markdown (a pull-request comment) to this file.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the diff as JSON here.")
-@click.option("--save-result", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", type=OutputPath(), help="Write the diff as JSON here.")
+@click.option("--save-result", type=OutputPath(),
               help="When RESULT is not given: write the new run's result document here.")
-@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--junit", type=OutputPath(),
               help="JUnit XML: one test case per shape and dialect, failed when it regressed.")
-@click.option("--github-summary", type=click.Path(dir_okay=False, path_type=Path), envvar="GITHUB_STEP_SUMMARY",
+@click.option("--github-summary", type=OutputPath(), envvar="GITHUB_STEP_SUMMARY",
               metavar="FILE", help="Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).")
 @click.pass_obj
 def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, catalog, namespace, warmups, runs,
@@ -567,9 +584,9 @@ def _stability(home, pg_url, mysql_url, only, catalog, shapes, namespace, *, tim
 # -- report ------------------------------------------------------------------------------------
 @cli.command("report")
 @click.argument("result_file", metavar="RESULT.json", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--html", "html_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--html", "html_file", type=OutputPath(),
               help="Also write a self-contained HTML page with a chart of every timed sample.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the Markdown here too.")
+@click.option("--output", type=OutputPath(), help="Write the Markdown here too.")
 @click.option("--title", default=None, help="Title of the HTML page.")
 def report_cmd(result_file, html_file, output, title) -> None:
     """A result file as a write-up's Markdown tables: p50 / p95 per shape and dialect with the

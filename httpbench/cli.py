@@ -13,6 +13,7 @@ import click
 from httpbench import __version__
 from httpbench.errors import HttpbenchError
 from httpbench.profiles import PROFILES
+from verdict.outputs import unwritable
 
 
 def _err(message: str) -> None:
@@ -208,6 +209,10 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
             raise HttpbenchError(f"--output: directory {parent} does not exist")
         if Path(output).is_dir():
             raise HttpbenchError(f"--output: {output} is a directory, not a file")
+    for option, path in (("--output", output), ("--junit", junit), ("--github-summary", github_summary)):
+        reason = unwritable(path) if path else None   # before any round, not after all of them
+        if reason:
+            raise HttpbenchError(f"{option} {path}: cannot be written ({reason})")
     commands = clients.parse_options(client_opts, parsed)
     if client_rounds is None:
         from httpbench.gates import PAIRED_MIN_SAMPLES

@@ -8,6 +8,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,59 @@ def test_an_os_error_from_the_environment_stays_one_line(monkeypatch, capsys, tm
                                       tmp_path)
     assert code == 2
     assert stderr.strip().splitlines() == ["httpbench: error: /x/s.toml: Permission denied"], stderr
+
+
+# -- output paths are checked before any work ---------------------------------------------------------
+def one_line(run, prefix: str, *needles: str) -> str:
+    lines = run.stderr.strip().splitlines()
+    assert run.code == 2 and len(lines) == 1 and "Traceback" not in run.output, run.output
+    assert lines[0].startswith(prefix) and all(n in lines[0] for n in needles), lines[0]
+    return lines[0]
+
+
+def test_dbbench_explain_checks_every_output_path_before_running_the_catalog(tmp_path, local_urls):
+    bad = tmp_path / "no-such-dir" / "x"
+    for option in ("--output", "--junit", "--github-summary"):
+        started = time.monotonic()
+        run = run_cli("explain", "--only", "postgresql", option, str(bad))
+        one_line(run, "dbbench: error: ", option, str(bad), "does not exist")
+        assert run.stdout == "" and time.monotonic() - started < 15, run.stdout   # nothing was measured
+    run = run_cli("explain", "--only", "postgresql", "--output", "/proc/self/x.json")   # a real refusal, as root
+    one_line(run, "dbbench: error: ", "--output /proc/self/x.json: cannot be written")
+    assert run.stdout == ""
+
+
+def test_dbbench_diff_report_and_baseline_check_output_paths_first(tmp_path):
+    bad = tmp_path / "no-such-dir" / "x"
+    missing_result = tmp_path / "absent.json"       # would be the first error if outputs were checked late
+    for option in ("--markdown", "--output", "--save-result", "--junit", "--github-summary"):
+        run = run_cli("diff", str(missing_result), option, str(bad))
+        one_line(run, "dbbench: error: ", option, str(bad))
+    for option in ("--html", "--output"):
+        run = run_cli("report", str(missing_result), option, str(bad))
+        one_line(run, "dbbench: error: ", option, str(bad))
+    run = run_cli("baseline", "save", str(bad), "--from", str(missing_result))
+    one_line(run, "dbbench: error: ", str(bad))
+    assert not bad.parent.exists()
+
+
+def test_a_writable_output_path_is_left_as_it_was(tmp_path):
+    from verdict.outputs import unwritable
+    existing = tmp_path / "kept.json"
+    existing.write_text("old\n")
+    assert unwritable(existing) is None and existing.read_text() == "old\n"
+    assert unwritable(tmp_path / "new.json") is None and not (tmp_path / "new.json").exists()
+    assert unwritable(tmp_path) == "is a directory"
+    assert unwritable("/dev/null") is None
+
+
+def test_httpbench_compare_checks_output_paths_before_any_round(tmp_path):
+    bad = tmp_path / "no-such-dir" / "x"
+    for option in ("--output", "--junit", "--github-summary"):
+        # the targets are down: checked late, the error would be about them instead
+        run = run_httpbench("compare", "--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9",
+                            "--scenario", "/f", option, str(bad))
+        one_line(run, "httpbench: error: ", option, str(bad.parent))
+    run = run_httpbench("compare", "--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9",
+                        "--scenario", "/f", "--junit", "/proc/self/x.xml")
+    one_line(run, "httpbench: error: ", "--junit /proc/self/x.xml: cannot be written")

@@ -155,8 +155,9 @@ def test_diff_and_report_refuse_bad_input_with_exit_2(tmp_path):
     (tmp_path / "r.json").write_text('{"schema": "dbbench.explain/1", "results": []}')
     unwritable = run_cli("report", str(tmp_path / "r.json"), "--html", str(tmp_path / "no" / "such" / "r.html"))
     assert unwritable.code == 2 and "Traceback" not in unwritable.output, unwritable.output
-    assert unwritable.stderr.strip().splitlines() == [f"dbbench: error: {tmp_path / 'no' / 'such' / 'r.html'}: "
-                                                      "No such file or directory"]
+    assert unwritable.stderr.strip().splitlines() == [f"dbbench: error: --html {tmp_path / 'no' / 'such' / 'r.html'}: "
+                                                      f"cannot be written (directory {tmp_path / 'no' / 'such'} "
+                                                      "does not exist)"]
 
 
 def test_check_runs_the_catalogs_own_setup_and_writes_junit(local_servers, tmp_path):
