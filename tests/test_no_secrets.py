@@ -537,3 +537,14 @@ def test_a_refused_scenario_option_never_echoes_a_header_value():
             parse_option(text)
         assert HTTP_TOKEN[8:] not in str(caught.value) and HTTP_TOKEN[:8] not in str(caught.value), caught.value
     assert parse_option("path=/f,header=Accept: text/plain").headers == (("Accept", "text/plain"),)
+
+
+def test_the_namespace_role_logs_in_with_its_own_password_only():
+    from sqlalchemy.engine import make_url
+
+    from dbbench import urls
+
+    given = make_url(f"postgresql+psycopg://u@127.0.0.1:5432/db?password={quote_plus(PASSWORD)}&user=u"
+                     "&sslmode=require")
+    role = urls.as_login(given, "dbbench_ns", "fresh")
+    assert (role.username, role.password, dict(role.query)) == ("dbbench_ns", "fresh", {"sslmode": "require"})
