@@ -54,6 +54,13 @@ def test_plans_at_the_depth_bound_parse():
     assert len(list(tree.walk())) == MAX_DEPTH and tree.kind == "filter"
 
 
+def test_mysql_json_accesses_walk_a_5000_deep_document_without_recursion():
+    doc: dict = {"table_name": "t", "access_type": "const", "key": "PRIMARY"}
+    for _ in range(5000):
+        doc = {"nested_loop": [doc]}
+    assert mysql.json_accesses(doc, {}) == [("t", "PRIMARY", "const")]
+
+
 @pytest.fixture()
 def pg_conn(local_urls):
     import psycopg

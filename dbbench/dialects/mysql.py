@@ -300,19 +300,16 @@ def parse_plan(text: str, aliases: dict[str, str] | None = None):
 def json_accesses(doc: dict, aliases: dict[str, str]) -> list[tuple[str, str | None, str]]:
     """(table, key, access_type) of every table in ``EXPLAIN FORMAT=JSON`` (version 1 names aliases)."""
     found = []
-
-    def walk(x):
+    stack = [doc]                   # iterative: a hostile server's nesting cannot exhaust the stack
+    while stack:
+        x = stack.pop()
         if isinstance(x, dict):
             if "access_type" in x and "table_name" in x:
                 name = x["table_name"]
                 found.append((aliases.get(name, name), x.get("key"), x["access_type"]))
-            for v in x.values():
-                walk(v)
+            stack.extend(reversed(list(x.values())))
         elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    walk(doc)
+            stack.extend(reversed(x))
     return found
 
 
@@ -362,7 +359,11 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
             if any(n.kind == "const" for n in tree.walk()):
                 _json_version_1(cur)
                 cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
-                doc = _json.loads(cur.fetchone()[0])
+                text_json = cur.fetchone()[0]
+                from dbbench.plan import MAX_DEPTH, PlanTooDeep, text_depth_exceeds
+                if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
+                    raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
+                doc = _json.loads(text_json)
                 raw["json"] = doc
                 for n in [n for n in tree.walk() if n.kind == "const"]:
                     n.children += [PlanNode(kind="const", label=f"{access} on {t}" + (f" using {key}" if key else ""),
