@@ -248,12 +248,20 @@ def _admin(url: str, statements: list[str]) -> None:
 
 
 def _drop_account(local_urls: dict[str, str]) -> None:
+    """Drop the test's namespaces, their namespace roles (dbbench makes one per namespace) and the
+    test's own role / user."""
+    from dbbench.isolation import role_name
+
+    namespaces = [NS, CHECK_NS, f"{NS}_bad", f"{NS}_broken"]
+    roles = [USER, *(role_name(ns) for ns in namespaces)]
     _admin(local_urls["postgresql"], [
-        f"DROP SCHEMA IF EXISTS {NS} CASCADE", f"DROP SCHEMA IF EXISTS {CHECK_NS} CASCADE",
-        (f"DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = '{USER}') THEN "
-         f"EXECUTE 'DROP OWNED BY {USER} CASCADE'; EXECUTE 'DROP ROLE {USER}'; END IF; END $$")])
-    _admin(local_urls["mysql"], [f"DROP DATABASE IF EXISTS {NS}", f"DROP DATABASE IF EXISTS {CHECK_NS}",
-                                 f"DROP USER IF EXISTS '{USER}'@'127.0.0.1', '{USER}'@'localhost'"])
+        *(f"DROP SCHEMA IF EXISTS {ns} CASCADE" for ns in namespaces),
+        *(f"DO $$ BEGIN IF EXISTS (SELECT FROM pg_roles WHERE rolname = '{r}') THEN "
+          f"EXECUTE 'DROP OWNED BY {r} CASCADE'; EXECUTE 'DROP ROLE {r}'; END IF; END $$" for r in roles)])
+    _admin(local_urls["mysql"], [
+        *(f"DROP DATABASE IF EXISTS {ns}" for ns in namespaces),
+        f"DROP USER IF EXISTS '{USER}'@'127.0.0.1', '{USER}'@'localhost'",
+        *(f"DROP USER IF EXISTS '{r}'@'%%'" for r in roles[1:])])  # the driver formats '%'
 
 
 @pytest.fixture(scope="module")
@@ -424,12 +432,7 @@ def test_dbbench_errors_never_show_the_password(account, generated, tmp_path):
     assert all("percent-encode" in said[n] for n in ("pg not encoded", "my not encoded", "pg not encoded query"))
     assert "duplicate key" in said["failing setup statement"] and "does not exist" in said["failing shape explain"]
     assert f"rejected user '{USER}'" in said["diff wrong password"], said["diff wrong password"]
-    try:
-        rec.assert_clean([*secrets, *generated.secrets([NS, f"{NS}_bad", f"{NS}_broken"])])
-    finally:
-        _admin(account["pg_userinfo"], [f"DROP SCHEMA IF EXISTS {NS}_bad CASCADE",
-                                        f"DROP SCHEMA IF EXISTS {NS}_broken CASCADE"])
-        _admin(account["my_userinfo"], [f"DROP DATABASE IF EXISTS {NS}_bad", f"DROP DATABASE IF EXISTS {NS}_broken"])
+    rec.assert_clean([*secrets, *generated.secrets([NS, f"{NS}_bad", f"{NS}_broken"])])
 
 
 # ---------------------------------------------------------------------------------------------
