@@ -108,7 +108,8 @@ def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "UR
     parsed = urls.parse(url, dialect, source)
     connect_args = {"connect_timeout": timeout}
     if dialect == "mysql":
-        connect_args.update(read_timeout=max(timeout, 60))     # local_infile: the loader's only
+        # local_infile is the loader's only (Target.loader); a ?local_infile=1 in the URL is overridden
+        connect_args.update(read_timeout=max(timeout, 60), local_infile=False)
     engine = sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
     try:
         with engine.connect() as conn:
@@ -116,6 +117,11 @@ def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "UR
     except SQLAlchemyError as exc:
         engine.dispose()
         raise ConnectionFailed(describe_failure(exc, parsed, dialect)) from None
+    except TypeError as exc:        # PyMySQL refuses an unknown keyword, i.e. an unknown ?key= of the URL
+        engine.dispose()
+        keys = ", ".join(sorted(parsed.query)) or "none"
+        raise ConnectionFailed(f"{DIALECT_LABEL[dialect]} at {_host_port(parsed)}: the driver does not accept a "
+                               f"query parameter of the {source} (given: {keys}): {exc}") from None
     version, text = _parse_version(raw_version, dialect, parsed)
     target = Target(dialect, parsed, engine, version, text, connect_args=connect_args)
     target.warnings.extend(_version_warnings(target))

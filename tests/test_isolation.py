@@ -290,3 +290,24 @@ def test_the_loader_sends_only_the_file_it_is_loading(admins, victims, tmp_path)
     finally:
         conn.close()
     assert os.path.exists(prepared)
+
+
+def test_a_url_asking_for_local_infile_gets_no_client_files(admins, victims):
+    """``?local_infile=1`` in a user's MySQL URL does not turn it back on outside the loader."""
+    target = connect(admins["mysql"].url.update_query_dict({"local_infile": "1"}), dialect="mysql")
+    try:
+        raw = target.engine.raw_connection()
+        with raw.driver_connection.cursor() as cur, pytest.raises(pymysql.err.OperationalError) as exc:
+            cur.execute(f"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE {MY_VICTIM}.t")
+        raw.close()
+    finally:
+        target.dispose()
+    assert exc.value.args[0] in (2068, 3948)
+    _my_untouched(admins["mysql"])
+
+
+def test_an_unknown_mysql_url_parameter_is_one_line(admins):
+    from dbbench.errors import ConnectionFailed
+
+    with pytest.raises(ConnectionFailed, match=r"does not accept a query parameter of the URL \(given: foo\)"):
+        connect(admins["mysql"].url.update_query_dict({"foo": "bar"}), dialect="mysql")
