@@ -21,6 +21,7 @@ import math
 import tomllib
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from httpbench.errors import HttpbenchError
 from httpbench.model import DEFAULT_GATES, GATE_CLASSES, METHODS, SCENARIO_CLASSES, Gate, Scenario
@@ -30,6 +31,10 @@ _KEYS = {"name", "method", "path", "status", "length", "sha256", "class", "heade
 
 
 _TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+# query keys that carry a credential (signed URLs, OAuth tokens, API keys): never recorded in results
+_CREDENTIAL_QUERY_KEYS = frozenset({"access_token", "token", "auth_token", "id_token", "api_key", "apikey", "key",
+                                    "password", "passwd", "secret", "client_secret", "signature", "sig",
+                                    "x_amz_signature", "x_amz_credential", "x_goog_signature"})
 _CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key",
                                  "x-auth-token", "private-token"})
 
@@ -69,6 +74,11 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
         raise HttpbenchError(f"{where}: path must start with '/'")
     if any(ch in path for ch in " \r\n\t"):
         raise HttpbenchError(f"{where}: path must not contain whitespace (percent-encode it)")
+    secret = sorted({k for k, _ in parse_qsl(urlsplit(path).query, keep_blank_values=True)
+                     if k.lower().replace("-", "_") in _CREDENTIAL_QUERY_KEYS})
+    if secret:
+        raise HttpbenchError(f"{where}: the path's query carries credentials ({', '.join(secret)}), which results "
+                             "record with the path: pass them with --auth instead")
     method = str(fields.get("method", "GET")).upper()
     if method not in METHODS:
         raise HttpbenchError(f"{where}: method must be one of {', '.join(METHODS)}")

@@ -85,3 +85,15 @@ def test_scenario_headers_never_carry_credentials(header):
     with pytest.raises(HttpbenchError) as err:
         make({"path": "/f", "header": [header]}, "--scenario")
     assert "YWxpY2U6czNjcmV0" not in str(err.value) and "abc123" not in str(err.value)
+
+
+@pytest.mark.parametrize("path", ["/f?access_token=t0k3n", "/f?a=1&api_key=t0k3n", "/f?X-Amz-Signature=t0k3n",
+                                  "/f?sig=t0k3n&se=2030"])
+def test_scenario_paths_never_carry_credentials_in_their_query(path):
+    from httpbench.errors import HttpbenchError
+    from httpbench.scenarios import make
+
+    with pytest.raises(HttpbenchError, match="the path's query carries credentials") as err:
+        make({"path": path}, "--scenario")
+    assert "t0k3n" not in str(err.value)
+    assert make({"path": "/f?page=2&sort=name"}, "--scenario").path == "/f?page=2&sort=name"
