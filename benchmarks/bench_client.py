@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from httpbench.cli import main  # noqa: E402
+from httpbench.cli import main
 
 if __name__ == "__main__":
     main(["bench-client", *sys.argv[1:]])

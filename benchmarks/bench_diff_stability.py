@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dbbench import dialects
-from dbbench.targets import open_targets
+from dbbench import dialects  # noqa: E402 (after the sys.path line)
+from dbbench.targets import open_targets  # noqa: E402 (after the sys.path line)
 
 DBBENCH = [sys.executable, "-m", "dbbench"]
 

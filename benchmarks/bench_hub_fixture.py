@@ -20,12 +20,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import httpx  # noqa: E402
-from tabulate import tabulate  # noqa: E402
+import httpx
+from tabulate import tabulate
 
-from httpbench.demo import _FixtureProcess  # noqa: E402
-from httpbench.fixtures.huggingface import COMMIT, DEFAULT_REPO, MODEL_FILE  # noqa: E402
-from httpbench.peers.nginx import LocalNginx  # noqa: E402
+from httpbench.demo import _FixtureProcess
+from httpbench.fixtures.huggingface import COMMIT, DEFAULT_REPO, MODEL_FILE
+from httpbench.peers.nginx import LocalNginx
 
 INFO = f"/api/models/{DEFAULT_REPO}/revision/{COMMIT}"
 FILE = f"/{DEFAULT_REPO}/resolve/{COMMIT}/{MODEL_FILE}"

@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from httpbench.peers.nginx import NginxProcess
-from httpbench.peers.static import StaticCaddy, StaticNginx
+from httpbench.peers.nginx import NginxProcess  # noqa: E402 (after the sys.path line)
+from httpbench.peers.static import StaticCaddy, StaticNginx  # noqa: E402 (after the sys.path line)
 
 SCENARIOS = ("name=metadata GET,path=/meta.json,class=metadata",
              "name=payload Range 64 KiB,path=/pkg.bin,header=Range: bytes=0-65535,class=payload",

@@ -32,7 +32,7 @@ __version__ = "0.1.0"
 _EXPORTS = {"DbbenchError": "dbbench.errors", "PlanAssertionError": "dbbench.assertions",
             "assert_plan": "dbbench.assertions", "Target": "dbbench.targets", "connect": "dbbench.targets"}
 
-__all__ = ["DbbenchError", "PlanAssertionError", "Target", "assert_plan", "connect", "__version__"]
+__all__ = ["DbbenchError", "PlanAssertionError", "Target", "__version__", "assert_plan", "connect"]
 
 if TYPE_CHECKING:
     from dbbench.assertions import PlanAssertionError, assert_plan

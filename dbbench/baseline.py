@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ def from_result(doc: dict[str, Any], source: str = "run") -> dict[str, Any]:
         for spelling in ("remediated", "natural"):
             if r.get(spelling):
                 r[spelling].pop("raw_plan", None)
-    out["baseline"] = {"saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "from": source}
+    out["baseline"] = {"saved_at": datetime.now(UTC).isoformat(timespec="seconds"), "from": source}
     return out
 
 

@@ -133,7 +133,7 @@ def _read(path: Path, depth: int = 0) -> dict[str, Any]:
     return base
 
 
-def expected_value(ds: "Dataset", expect: Any) -> int:
+def expected_value(ds: Dataset, expect: Any) -> int:
     """A verify entry's ``expect``: a number, or a dotted reference such as ``"packages.hot_rows"``."""
     if isinstance(expect, int):
         return expect

@@ -6,15 +6,15 @@ import json
 import math
 import platform
 from dataclasses import asdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dbbench import __version__
-from dbbench.seed import SeedResult
 from dbbench.dataset import Dataset
 from dbbench.errors import DbbenchError
 from dbbench.plan import MAX_DEPTH, text_depth_exceeds
+from dbbench.seed import SeedResult
 from dbbench.targets import Target
 
 SCHEMA_VERSION = 1
@@ -23,7 +23,7 @@ SCHEMA_VERSION = 1
 def envelope(kind: str, targets: list[Target]) -> dict[str, Any]:
     return {
         "schema": f"dbbench.{kind}/{SCHEMA_VERSION}",
-        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "tool": {"name": "dbbench", "version": __version__},
         "host": {"machine": platform.machine(), "python": platform.python_version()},
         "servers": [{"dialect": t.dialect, "version": t.version_text, "url": t.safe_url} for t in targets],

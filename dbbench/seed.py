@@ -12,18 +12,18 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from dbbench import dataset as datasets
-from dbbench import dialects
-from dbbench import prepared
+from dbbench import dialects, prepared
 from dbbench.dataset import TABLE_ORDER, Dataset
+from dbbench.errors import DbbenchError, NotOurs
 from dbbench.prepared import PreparedTable
-from dbbench.errors import DbbenchError, NotOurs  # noqa: F401 (NotOurs: part of this module's API)
 from dbbench.sqltext import to_pyformat
 from dbbench.targets import Target
 
@@ -153,7 +153,7 @@ def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namesp
         meta = {"dataset": ds.name, "seed": str(ds.seed), "started_at": datetime.now().isoformat()}
         step("schema", lambda: (d.begin_reload(conn, namespace, meta), d.execute(conn, table_sql)))
         for table in tables:
-            step("load", lambda: d.bulk_load(conn, table))
+            step("load", lambda table=table: d.bulk_load(conn, table))
             report(target.dialect, f"load {table.name}", table.rows)
         step("indexes", lambda: d.execute(conn, index_sql))
         step("analyze", lambda: d.analyze(conn, TABLE_ORDER))

@@ -11,12 +11,13 @@ import os
 import re
 import shutil
 import subprocess
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from httpbench import engine, preflight
 from httpbench.errors import HttpbenchError
-from httpbench.peers.nginx import LocalNginx
 from httpbench.model import Scenario, Target
+from httpbench.peers.nginx import LocalNginx
 from httpbench.stats import median_or_none
 
 _UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}

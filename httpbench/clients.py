@@ -157,10 +157,8 @@ def _sigint_deferred() -> Iterator[None]:
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def scrub(text: str, target: Target) -> str:
@@ -263,7 +261,8 @@ def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeo
     failures: list[str] = []
     for c_idx, command in enumerate(commands):
         samples = alternate(command.label, c_idx, names, rounds,
-                            lambda name: run_sample(command, by_name[name], timeout, env), progress)
+                            lambda name, command=command: run_sample(command, by_name[name], timeout, env),
+                            progress)
         summary, comparisons, fails = summarize(command.label, names, samples, gate, method, alpha)
         for name in names:
             summary[name]["command"] = command.describe(name)
@@ -336,7 +335,7 @@ def tables(section: dict[str, Any], names: list[str]) -> list[tuple[str, list[st
     headers = ["Client", "Target"] + [f"Round {i}" for i in range(1, rounds + 1)] + ["p50", "p95", "p95 ratio",
                                                                                    "pair ratio", "verdict"]
     rows = []
-    fmt = lambda v: "—" if v is None else f"{v:,.3f} ms"   # noqa: E731
+    fmt = lambda v: "—" if v is None else f"{v:,.3f} ms"
     for label, sc in section["scenarios"].items():
         for name in names:
             by_round = {s["round"]: s for s in sc["samples"] if s["target"] == name}

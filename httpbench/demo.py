@@ -12,8 +12,8 @@ import contextlib
 import shlex
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from httpbench.peers.process import ServerProcess, free_port
 

@@ -22,6 +22,7 @@ Measurement model (see docs/httpbench.md):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import resource
 import socket
@@ -63,10 +64,8 @@ def set_nodelay(transport: asyncio.BaseTransport) -> None:
     write that must not wait for the peer's ACK."""
     sock = transport.get_extra_info("socket")
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
 
 
 def build_request(target: Target, scenario: Scenario, expectation: Expectation) -> bytes:
@@ -89,8 +88,23 @@ def _cpu() -> float:
 class _Phase:
     """One batch of requests (warm-up or timed) shared by all connections."""
 
-    __slots__ = ("remaining", "timed", "samples", "service", "ttfb", "failures", "body_bytes",
-                 "ok", "done", "busy", "rate", "t0", "issued", "sent", "digests")
+    __slots__ = (
+        "body_bytes",
+        "busy",
+        "digests",
+        "done",
+        "failures",
+        "issued",
+        "ok",
+        "rate",
+        "remaining",
+        "samples",
+        "sent",
+        "service",
+        "t0",
+        "timed",
+        "ttfb",
+    )
 
     def __init__(self, count: int, timed: bool, loop: asyncio.AbstractEventLoop, rate: float | None):
         self.remaining = count
@@ -113,7 +127,7 @@ class _Phase:
 class _Conn(asyncio.Protocol):
     """One worker: one connection, one request in flight, the next taken from the shared pool."""
 
-    def __init__(self, run: "_Round"):
+    def __init__(self, run: _Round):
         self.run = run
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
@@ -278,7 +292,7 @@ class _Round:
                 self.loop.create_connection(lambda: conn, t.host, t.port, ssl=self.ssl,
                                             server_hostname=t.host if self.ssl else None),
                 self.spec.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.connect_errors["connect_timeout"] += 1
             return None
         except ssl.SSLError:
@@ -405,7 +419,7 @@ async def run_round(spec: RoundSpec, round_no: int, position: int, order: list[s
     p50, p95, p99, pmax = percentiles(phase.samples)
     t50, t95 = percentiles(phase.ttfb, (0.5, 0.95))
     c50, cmax = percentiles(rnd.connect_times, (0.5, 1.0))
-    ms = lambda v: None if v is None else v * 1000.0   # noqa: E731
+    ms = lambda v: None if v is None else v * 1000.0
     util = cpu / wall if wall > 0 else 0.0
     warm = rnd.warm
     kinds = dict(sorted(failures.items()))

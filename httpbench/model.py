@@ -28,7 +28,7 @@ class Target:
     auth_header: str | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def parse(cls, name: str, raw_url: str) -> tuple["Target", str | None]:
+    def parse(cls, name: str, raw_url: str) -> tuple[Target, str | None]:
         """Parse ``raw_url``; returns the target and any ``user:pass`` found in the URL."""
         if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
             raise HttpbenchError(f"bad target name {name!r}: use letters, digits, '-', '_', '.'")
@@ -68,7 +68,7 @@ class Target:
             return netloc
         return f"{netloc}:{self.port}"
 
-    def with_credentials(self, credentials: str | None) -> "Target":
+    def with_credentials(self, credentials: str | None) -> Target:
         if credentials is None:
             return self
         if credentials.lower().startswith("bearer "):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -245,10 +246,8 @@ def write_json(doc: dict[str, Any], path: str) -> None:
         os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; a result file is an ordinary file
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 

@@ -105,7 +105,7 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
         headers.append((key.strip(), value.strip()))
     for key, value in headers:
         # a field name is an RFC 9110 token; a value has no control character but tab
-        if not key or any(c not in _TCHAR for c in key) or any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F
+        if not key or any(c not in _TCHAR for c in key) or any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F
                                                                for c in value):
             raise HttpbenchError(f"{where}: bad header name or value {key[:40]!r}")
         if key.lower() in ("host", "content-length", "transfer-encoding"):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 

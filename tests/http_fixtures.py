@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from tests.conftest import CliResult, run_program
 
 
-
 @dataclass
 class Route:
     body: bytes = b""
@@ -65,7 +64,7 @@ class FixtureServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "FixtureServer":
+    def start(self) -> FixtureServer:
         self._thread.start()
         fut = asyncio.run_coroutine_threadsafe(
             asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024), self.loop)
@@ -93,7 +92,7 @@ class FixtureServer:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
 
-    def __enter__(self) -> "FixtureServer":
+    def __enter__(self) -> FixtureServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -37,14 +37,14 @@ def shop(request, local_urls):
 
 
 def test_assert_plan_passes_on_the_designed_index(shop):
-    dialect, conn = shop
+    _dialect, conn = shop
     result = assert_plan(conn, "SELECT id, total FROM orders WHERE customer_id = :c", {"c": 42},
                          uses_index="ix_orders_customer", forbid=["full_scan"])
     assert result.tree.actual_rows == 10
 
 
 def test_assert_plan_failure_shows_the_plan(shop):
-    dialect, conn = shop
+    _dialect, conn = shop
     with pytest.raises(PlanAssertionError) as info:
         assert_plan(conn, "SELECT id FROM orders WHERE total = :t ORDER BY total", {"t": 7},
                     uses_index="ix_orders_customer", table="orders", forbid=["full_scan"])
@@ -70,7 +70,7 @@ def test_writes_are_rolled_back_or_refused_clearly(shop):
 
 
 def test_the_issues_call_with_the_servers_own_feature_names(shop):
-    dialect, conn = shop
+    _dialect, conn = shop
     assert_plan(conn, "SELECT id, total FROM orders WHERE customer_id = :c ORDER BY customer_id", {"c": 42},
                 uses_index="ix_orders_customer", forbid=["seq_scan", "filesort"])
     with pytest.raises(ValueError, match="'hash_join' is not one of"):
@@ -79,7 +79,7 @@ def test_the_issues_call_with_the_servers_own_feature_names(shop):
 
 
 def test_uncommitted_rows_of_the_caller_survive_the_plan_check(shop):
-    dialect, conn = shop
+    _dialect, conn = shop
     with conn.cursor() as cur:
         cur.execute("INSERT INTO orders VALUES (900001, 42, 5)")   # the test's own, uncommitted
     result = assert_plan(conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42},

@@ -46,7 +46,7 @@ def test_closed_port(dialect, option, scheme):
     port = _closed_port()
     url = f"{scheme}://dbbench:{SECRET}@127.0.0.1:{port}/x"
     _one_line_error(run_cli("info", "--only", dialect, option, url),
-                    f"cannot connect to", f"127.0.0.1:{port}", "connection refused")
+                    "cannot connect to", f"127.0.0.1:{port}", "connection refused")
 
 
 @pytest.mark.parametrize("url, fragment", [

@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from dbbench import diff, results
-from dbbench.plan import PlanNode
 from dbbench.errors import DbbenchError
+from dbbench.plan import PlanNode
 from dbbench.results import ResultFileError
 
 

@@ -344,7 +344,7 @@ def test_url_userinfo_is_percent_decoded_and_never_echoed():
 def test_conditional_scenario_with_last_modified_only(tmp_path):
     """A server without ETags still answers 304 to If-Modified-Since: the 304 scenario uses it."""
     stamp = "Thu, 03 Dec 2026 02:00:00 GMT"
-    routes = lambda: {"/f": Route(BODY, last_modified=stamp, no_etag=True)}   # noqa: E731
+    routes = lambda: {"/f": Route(BODY, last_modified=stamp, no_etag=True)}
     with FixtureServer(routes()) as a, FixtureServer(routes()) as b:
         out = tmp_path / "r.json"
         run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -219,7 +220,5 @@ def test_ctrl_c_while_the_client_is_being_started_still_kills_it(monkeypatch):
         assert not _group_alive(started[0]), "the client outlived Ctrl-C"
     finally:
         for pgid in started:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(pgid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass

@@ -9,7 +9,7 @@ import pytest
 
 from httpbench import gates, report
 from httpbench.compare import round_order
-from httpbench.model import RoundResult, Scenario, Gate
+from httpbench.model import Gate, RoundResult, Scenario
 from httpbench.stats import median_or_none, nearest_rank, percentiles, ratio
 
 

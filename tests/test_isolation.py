@@ -120,8 +120,8 @@ def _catalog(tmp_path: Path, dialect: str, escape: str) -> Path:
 def _pg_untouched(admin) -> None:
     assert _sql(admin, [f"SELECT array_agg(id ORDER BY id) FROM {PG_VICTIM}"]) == [([1, 2, 3],)]
     assert _sql(admin, ["SELECT count(*) FROM pg_roles WHERE rolname = 'dbbench_t_evil'"]) == [(0,)]
-    assert _sql(admin, ["SELECT rolsuper, rolcreaterole FROM pg_roles WHERE rolname = %s" % repr(
-        isolation.role_name(NS))]) == [(False, False)]
+    assert _sql(admin, ["SELECT rolsuper, rolcreaterole FROM pg_roles WHERE rolname = {}".format(repr(
+        isolation.role_name(NS)))]) == [(False, False)]
     assert not PWNED.exists()
 
 

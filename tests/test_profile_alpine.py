@@ -10,14 +10,15 @@ import json
 import threading
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
 from httpbench import apk
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import alpine as fixture
-from httpbench.peers.nginx import LocalNginx, nginx_binary
 from httpbench.model import Target
+from httpbench.peers.nginx import LocalNginx, nginx_binary
 from httpbench.profiles import Context, load
 from httpbench.profiles.alpine import AlpineProfile
 from tests.http_fixtures import run_httpbench
@@ -157,7 +158,7 @@ def test_index_size_that_disagrees_with_the_package_fails(served):
 
 
 def test_identity_differences_are_notes_not_failures(served):
-    ng, manifest, dest, package = served
+    ng, manifest, dest, _package = served
     section = run_preflight(profile_for(manifest, dest), f"{ng.url(0)}/ok", f"{ng.url(1)}/cdiff")
     assert not section.records["targets"]["cand"]["package_identity_matches"]
     assert section.records["targets"]["ref"]["package_identity_matches"]
@@ -214,7 +215,7 @@ class RangeBug(BaseHTTPRequestHandler):
     a wrong total in Content-Range."""
 
     protocol_version = "HTTP/1.1"
-    files: dict[str, bytes] = {}
+    files: ClassVar[dict[str, bytes]] = {}
     shift = 1
     bad_total = False
 
@@ -298,7 +299,7 @@ def test_fixture_command_prints_the_compare_options(tmp_path, capsys):
 
 
 def test_compare_profile_alpine_end_to_end(served, tmp_path):
-    ng, manifest, dest, package = served
+    ng, manifest, _dest, package = served
     out = tmp_path / "result.json"
     run = run_httpbench("compare", "--target", f"ref={ng.url(0)}/ok", "--target", f"cand={ng.url(1)}/same",
                         *manifest["compare_options"], "--requests", "50", "--method", "seed", "--rounds", "1",
@@ -317,7 +318,7 @@ def test_compare_profile_alpine_end_to_end(served, tmp_path):
 def test_repositories_that_sign_their_own_index_compare_end_to_end(served, tmp_path):
     """Two repositories serve the same package but each signs its index with its own key: the index
     bytes differ, so the index scenarios compare contents (P/V/S/I), not bytes, and still time."""
-    ng, manifest, dest, package = served
+    ng, manifest, _dest, package = served
     repo_key = tmp_path / "repo.rsa.pub"
     repo_key.write_bytes(apk.public_key_pem(REPO_KEY))
     out = tmp_path / "result.json"

@@ -16,9 +16,9 @@ import pytest
 
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fx
-from httpbench.peers.nginx import nginx_binary
 from httpbench.model import Target
 from httpbench.peers.hfcache import HfCache
+from httpbench.peers.nginx import nginx_binary
 from httpbench.profiles import Context, load
 from httpbench.profiles.huggingface import HuggingFaceProfile, leak
 from tests.http_fixtures import run_httpbench
@@ -157,10 +157,9 @@ def test_preflight_passes_fixture_against_the_clean_cache(hub, cdn_hub, clean):
 @needs_nginx
 @pytest.mark.parametrize("mode, leaked", [("direct", "X-Xet-Hash"), ("redirect", "Location")])
 def test_preflight_rejects_a_naive_proxy_that_leaks(mode, leaked):
-    with fx.HubFixture(mode=mode, xet=True) as upstream, HfCache(upstream.url, naive=True) as naive:
-        with fx.HubFixture() as ref:
-            with pytest.raises(HttpbenchError) as err:
-                preflight(HuggingFaceProfile(), fixture=ref.url, naive=naive.url)
+    with fx.HubFixture(mode=mode, xet=True) as upstream, HfCache(upstream.url, naive=True) as naive, \
+            fx.HubFixture() as ref, pytest.raises(HttpbenchError) as err:
+        preflight(HuggingFaceProfile(), fixture=ref.url, naive=naive.url)
     message = str(err.value)
     assert "'naive'" in message and "HEAD /" in message and leaked in message and "\n" not in message
 
@@ -188,19 +187,18 @@ def test_leak_check_finds_upstream_hosts_in_headers_and_json():
                                          ({"corrupt_offset": 100}, "body SHA-256"),
                                          ({"range_shift": 1}, "not bytes 0-65535")])
 def test_preflight_catches_wrong_bytes_and_wrong_ranges(hub, knob, words):
-    with fx.HubFixture(**knob) as bad:
-        with pytest.raises(HttpbenchError, match=words) as err:
-            preflight(HuggingFaceProfile(), fixture=hub.url, bad=bad.url)
+    with fx.HubFixture(**knob) as bad, pytest.raises(HttpbenchError, match=words) as err:
+        preflight(HuggingFaceProfile(), fixture=hub.url, bad=bad.url)
     assert "target 'bad'" in str(err.value)
 
 
 def test_preflight_checks_commit_and_expected_files(hub):
     with pytest.raises(HttpbenchError, match=r"'fixture' GET /api/models/\S+/revision/f{40}: returned 404"):
         preflight(HuggingFaceProfile(revision="f" * 40), fixture=hub.url)
-    with fx.HubFixture(commit="f" * 40) as stale:    # a proxy answering "main" with another commit
-        with pytest.raises(HttpbenchError, match=f"target 'stale' .*model info sha f{{40}} is not the "
-                                                 f"expected commit {COMMIT} \\(--revision main\\)"):
-            preflight(HuggingFaceProfile(revision="main"), fixture=hub.url, stale=stale.url)
+    with fx.HubFixture(commit="f" * 40) as stale, \
+            pytest.raises(HttpbenchError, match=f"target 'stale' .*model info sha f{{40}} is not the "
+                                                f"expected commit {COMMIT} \\(--revision main\\)"):
+        preflight(HuggingFaceProfile(revision="main"), fixture=hub.url, stale=stale.url)
     with pytest.raises(HttpbenchError, match=r"missing \['weights.bin'\]"):
         preflight(HuggingFaceProfile(expect_file=("weights.bin",)), fixture=hub.url)
     with pytest.raises(HttpbenchError, match="--cold-target expects NAME=TEMPLATE"):

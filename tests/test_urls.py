@@ -1,9 +1,8 @@
 import pytest
 
 from dbbench import urls
-from dbbench.errors import DbbenchError
+from dbbench.errors import DbbenchError, UnsupportedServer
 from dbbench.targets import _parse_version
-from dbbench.errors import UnsupportedServer
 
 
 def test_bare_scheme_gets_our_driver():

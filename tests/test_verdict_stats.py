@@ -8,8 +8,15 @@ import random
 import pytest
 
 from verdict import FAIL, INCONCLUSIVE, PASS, combine, decide, exit_code
-from verdict.stats import (Interval, min_pairs, nearest_rank, paired_ratio_interval, rank_sum_interval,
-                           ratio_interval, signed_rank_interval)
+from verdict.stats import (
+    Interval,
+    min_pairs,
+    nearest_rank,
+    paired_ratio_interval,
+    rank_sum_interval,
+    ratio_interval,
+    signed_rank_interval,
+)
 
 
 def test_nearest_rank_matches_the_seeds_ranks():

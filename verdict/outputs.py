@@ -3,6 +3,7 @@ in the first second, not after the whole catalog or every round has run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -34,8 +35,6 @@ def unwritable(path: Path | str) -> str | None:
         return exc.strerror or str(exc)
     os.close(fd)
     if info is None:
-        try:
+        with contextlib.suppress(OSError):
             path.unlink()
-        except OSError:
-            pass
     return None

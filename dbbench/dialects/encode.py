@@ -7,7 +7,7 @@ per column is chosen from the column's kind up front (the per-value work is the 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _SPECIAL = set("\\\t\n\r")

@@ -316,11 +316,12 @@ def json_accesses(doc: dict, aliases: dict[str, str]) -> list[tuple[str, str | N
 def _json_version_1(cur) -> None:
     """MySQL 8.3+ may default to JSON format version 2, which names no key for const tables;
     version 1 (the only one on 8.0) does."""
+    import contextlib
+
     import pymysql
-    try:
+
+    with contextlib.suppress(pymysql.err.Error):   # 8.0: no such variable, and version 1 is the format
         cur.execute("SET SESSION explain_json_format_version = 1")
-    except pymysql.err.Error:
-        pass  # 8.0: the variable does not exist and version 1 is the format
 
 
 TIMEOUT_ERRORS = (3024, 1317)  # max_execution_time exceeded / query interrupted
@@ -331,6 +332,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     MySQL resolves before execution (no index in the tree) are resolved with ``EXPLAIN
     FORMAT=JSON`` (access type const/eq_ref + key). Raises TimeoutError past ``timeout_ms``."""
     import pymysql
+
     from dbbench.plan import PlanNode
 
     aliases = alias_map(sql)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
 from dbbench.dialects.encode import tsv
+
+if TYPE_CHECKING:
+    from dbbench.plan import PlanNode
 
 NAMESPACE_KIND = "schema"
 META = "dbbench_meta"
@@ -79,10 +84,10 @@ def encode(rows, kinds: list[str]) -> str:
 
 def bulk_load(conn, table) -> None:
     """COPY FROM STDIN, streaming the prepared file (works against any server, local or not)."""
-    with conn.cursor() as cur, open(table.files["postgresql"], "rb") as fh:
-        with cur.copy(f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN") as copy:
-            while chunk := fh.read(1 << 20):
-                copy.write(chunk)
+    with conn.cursor() as cur, open(table.files["postgresql"], "rb") as fh, \
+            cur.copy(f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN") as copy:
+        while chunk := fh.read(1 << 20):
+            copy.write(chunk)
 
 
 def freeze_statistics(conn, tables: list[str]) -> None:
@@ -145,7 +150,7 @@ _KINDS = {"Seq Scan": "full_scan", "Sort": "sort", "Incremental Sort": "sort", "
           "Result": "result"}
 
 
-def parse_plan(doc) -> tuple["PlanNode", float]:
+def parse_plan(doc) -> tuple[PlanNode, float]:
     """``EXPLAIN (ANALYZE, FORMAT JSON)`` output → (normalized tree, Execution Time in ms)."""
     from dbbench.plan import MAX_DEPTH, PlanNode, PlanTooDeep, json_depth_exceeds, mark_subqueries
 

@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from dbbench import urls
-from dbbench.servers.base import Home, Say, ServerState, default_home
+from dbbench.servers.base import Home, Say, ServerState, default_home  # noqa: F401 (ServerState: API)
 from dbbench.servers.mysql import MySQLServer
 from dbbench.servers.postgres import PostgresServer
 from dbbench.urls import Dialect

@@ -27,9 +27,9 @@ import socket
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from dbbench.errors import PrerequisiteError
 

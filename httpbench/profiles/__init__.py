@@ -19,8 +19,9 @@ The result document carries the profile's section under ``"profile"``::
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import httpx
 

@@ -47,7 +47,7 @@ import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -142,7 +142,7 @@ class HuggingFaceProfile(Profile):
                    "linked ETag/size, SHA-256 and leak checks; cold fill with upstream fetch counts; "
                    "optional real huggingface_hub client rounds")
     defaults = Defaults(warmups=64, requests=500, concurrency=16, rounds=5)
-    paired_defaults = {"cold_samples": PAIRED_MIN_SAMPLES, "hf_client_rounds": PAIRED_MIN_SAMPLES}
+    paired_defaults: ClassVar[dict[str, int]] = {"cold_samples": PAIRED_MIN_SAMPLES, "hf_client_rounds": PAIRED_MIN_SAMPLES}
     options = (
         Option("--repo", "Model repository id ORG/NAME.", default=fixture.DEFAULT_REPO, metavar="ORG/NAME"),
         Option("--revision", "Pinned revision: the commit every target must report (a branch name is "
@@ -422,7 +422,7 @@ class HuggingFaceProfile(Profile):
         urls: dict[str, list[str]] = {}
         repos: dict[str, list[str]] = {}
         for target in targets:
-            fill = lambda tpl, i: _fill(tpl, i=str(i), run=self.run_token, target=target.name,  # noqa: E731
+            fill = lambda tpl, i, target=target: _fill(tpl, i=str(i), run=self.run_token, target=target.name,
                                         org=org, name=name, repo=self.repo)
             repos[target.name] = [fill(self.values["cold_repo"], i) for i in range(1, n + 1)]
             for repo in repos[target.name]:
@@ -703,7 +703,8 @@ class ClientRounds:
                                      "skipped")
                 continue
             samples = clients.alternate(client, c_idx, names, rounds,
-                                        lambda name: self._sample(client, by_name[name]), self.ctx.progress)
+                                        lambda name, client=client: self._sample(client, by_name[name]),
+                                        self.ctx.progress)
             out["clients"][client] = self._summarize(client, names, samples, section)
         return out
 
