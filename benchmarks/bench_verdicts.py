@@ -14,7 +14,7 @@ servers started fresh for that run on loopback:
   to ``--throttle-rps`` (a measured, injected slowdown). Exit 1 is a detection.
 
 It prints, per kind: runs, pass / fail / inconclusive counts, the false-failure or detection
-rate, and the median and max wall time of a compare. ``--method seed`` measures the seeds' fixed
+rate, and the median and max wall time of a compare. ``--method seed`` measures the published write-up's fixed
 procedure the same way, for comparison. Needs Debian's nginx (and caddy for ``--candidate caddy``).
 """
 
