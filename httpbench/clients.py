@@ -31,6 +31,7 @@ from typing import Any
 from httpbench.errors import HttpbenchError
 from httpbench.gates import add_failures, decision_message, paired_samples
 from httpbench.model import Gate, Target
+from httpbench.schedule import round_order
 from httpbench.stats import percentiles, ratio
 
 DEFAULT_CLIENT_GATE = Gate(0.0, 1.25)
@@ -235,8 +236,6 @@ def alternate(label: str, index: int, names: list[str], rounds: int,
               ) -> list[dict[str, Any]]:
     """``rounds`` rounds of one ``sample(target name)`` per target, the order rotated by
     (``index`` + round) as in the HTTP rounds; each sample is tagged with target, round and position."""
-    from httpbench.compare import round_order
-
     samples = []
     for r_idx in range(rounds):
         for pos, name in enumerate(round_order(names, index, r_idx), 1):

@@ -17,6 +17,7 @@ from httpbench import __version__, clients, engine, paired, preflight
 from httpbench import gates as gates_mod
 from httpbench.model import DEFAULT_GATES, SCHEMA, Gate, RoundResult, Scenario, Target
 from httpbench.profiles import Context, Profile, Section
+from httpbench.schedule import round_order
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
 
 METHODS = ("paired", "seed")
@@ -56,13 +57,6 @@ class Config:
                 "gates": {k: g.to_json() for k, g in sorted(self.gates.items())},
                 "profile": self.profile.name if self.profile else None,
                 "client_rounds": self.client_rounds if self.client_commands else 0}
-
-
-def round_order(names: list[str], scenario_index: int, round_index: int) -> list[str]:
-    """Target order of one round: rotated by (scenario + round), so with two targets it alternates
-    every round and the first round of consecutive scenarios starts with a different target."""
-    k = (scenario_index + round_index) % len(names)
-    return names[k:] + names[:k]
 
 
 def environment() -> dict[str, Any]:

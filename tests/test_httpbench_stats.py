@@ -8,8 +8,8 @@ import math
 import pytest
 
 from httpbench import gates, report
-from httpbench.compare import round_order
 from httpbench.model import Gate, RoundResult, Scenario
+from httpbench.schedule import round_order
 from httpbench.stats import median_or_none, nearest_rank, percentiles, ratio
 
 

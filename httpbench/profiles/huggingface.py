@@ -59,6 +59,7 @@ from httpbench.gates import PAIRED_MIN_SAMPLES, add_failures, decision_message, 
 from httpbench.model import Expectation, Gate, RoundResult, Scenario, Target
 from httpbench.preflight import request_within, send
 from httpbench.profiles import Context, Defaults, Option, Profile, Section
+from httpbench.schedule import round_order
 from httpbench.stats import median_or_none, percentiles, ratio
 
 RANGE_BYTES = 65536
@@ -495,8 +496,6 @@ class ColdFill:
         self.stats_ok: dict[str, bool] = {}
 
     def run(self, section: Section) -> dict[str, Any]:
-        from httpbench.compare import round_order
-
         targets = {t.name: t for t in self.ctx.targets}
         names = list(targets)
         samples: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
