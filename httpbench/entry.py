@@ -1,15 +1,10 @@
-"""Console entry point. The command line (click, the profiles, the drivers) is imported here, inside
-the handler, so that a Ctrl-C even during start-up is one line and exit code 130, not a traceback."""
+"""Console entry point: :func:`verdict.entry.run` imports the command line inside its handler, so
+that a Ctrl-C even during start-up is one line and exit code 130, not a traceback."""
 
 from __future__ import annotations
 
-import sys
+from verdict.entry import run
 
 
 def main() -> None:
-    try:
-        from httpbench.cli import main as run
-    except KeyboardInterrupt:
-        sys.stderr.write("httpbench: error: interrupted\n")
-        raise SystemExit(130) from None
-    run()
+    run("httpbench", "httpbench.cli")

@@ -1,9 +1,12 @@
-"""The shared statistics: exact distribution-free intervals and the three-way decision."""
+"""The shared verdict package: exact distribution-free intervals, the three-way decision, the atomic
+file writer and the console entry point."""
 
 from __future__ import annotations
 
 import math
+import os
 import random
+import stat
 
 import pytest
 
@@ -73,3 +76,44 @@ def test_decisions_three_ways():
     assert combine([INCONCLUSIVE, FAIL]) == FAIL and combine([]) == PASS
     assert [exit_code(v) for v in (PASS, FAIL, INCONCLUSIVE)] == [0, 1, 3]
     assert not math.isnan(decide("tp", iv, 0.8, "below").estimate)
+
+
+# -- verdict.files / verdict.entry ---------------------------------------------------------------
+def test_write_atomic_replaces_the_name_never_a_link_target(tmp_path):
+    from verdict.files import write_atomic
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    target = tmp_path / "out.json"
+    target.symlink_to(victim)
+    write_atomic(target, "new\n", 0o600)
+    assert victim.read_text() == "precious\n" and not target.is_symlink()
+    assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    write_atomic(target, b"\x00bytes")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.read_bytes() == b"\x00bytes" and stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "victim"]   # no temporary left
+
+
+def test_write_atomic_leaves_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
+    from verdict import files
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+
+    def no_space(fd):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(files.os, "fsync", no_space)
+    with pytest.raises(OSError):
+        files.write_atomic(target, "new")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_an_interrupt_while_the_command_line_is_imported_is_one_line(monkeypatch, capsys):
+    from verdict import entry
+
+    def interrupted(name):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(entry.importlib, "import_module", interrupted)
+    with pytest.raises(SystemExit) as info:
+        entry.run("dbbench", "dbbench.cli")
+    assert info.value.code == 130 and capsys.readouterr().err == "dbbench: error: interrupted\n"

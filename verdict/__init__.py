@@ -5,6 +5,8 @@
   samples).
 * :mod:`verdict.decide` -- ``pass`` / ``fail`` / ``inconclusive`` from an interval and a
   threshold, the exit codes (0 / 1 / 3; 2 is bad input), and how verdicts combine.
+* :mod:`verdict.files` -- the one atomic file writer; :mod:`verdict.outputs` -- output paths
+  checked before any work; :mod:`verdict.entry` -- the console entry point of both commands.
 """
 
 from verdict.decide import EXIT_CODES, FAIL, INCONCLUSIVE, PASS, Decision, combine, decide, exit_code

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dbbench.errors import PrerequisiteError
+from verdict.files import write_atomic
 
 Say = Callable[[str], None]
 SERVICE_USER = os.environ.get("DBBENCH_SERVICE_USER", "dbbench")
@@ -91,10 +92,8 @@ class Home:
 
     def save(self, state: InstanceState) -> None:
         self.instance_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_file.with_suffix(".tmp")
-        with os.fdopen(create_private(tmp), "w") as fh:
-            json.dump(asdict(state), fh, indent=2)
-        os.replace(tmp, self.state_file)   # rename replaces a link at the name, never its target
+        # a fresh exclusive temporary file, then a rename: never written through a planted link
+        write_atomic(self.state_file, json.dumps(asdict(state), indent=2), 0o600)
 
     def exists(self) -> bool:
         return self.state_file.exists()
