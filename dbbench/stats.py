@@ -1,15 +1,10 @@
-"""Nearest-rank percentiles: the ⌈q·n⌉-th smallest sample (n = 7: p50 = 4th, p95 = 7th)."""
+"""Nearest-rank percentiles: the ⌈q·n⌉-th smallest sample (n = 7: p50 = 4th, p95 = 7th).
+
+One implementation for both tools, :func:`verdict.stats.nearest_rank`; this name stays for the
+modules that import it from here."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from verdict.stats import nearest_rank
 
-
-def nearest_rank(samples: Sequence[float], q: float) -> float | None:
-    if not samples:
-        return None
-    if not 0 < q <= 1:
-        raise ValueError("q must be in (0, 1]")
-    ordered = sorted(samples)
-    return ordered[max(1, math.ceil(q * len(ordered))) - 1]
+__all__ = ["nearest_rank"]

@@ -9,7 +9,7 @@ import pytest
 
 from dbbench.dialects import mysql, postgresql
 from dbbench.plan import check
-from dbbench.stats import nearest_rank
+from verdict.stats import nearest_rank
 
 PLANS = Path(__file__).parent / "fixtures" / "plans"
 
@@ -27,6 +27,11 @@ def test_nearest_rank_edges():
     assert nearest_rank(list(range(1, 251)), 0.95) == 238   # the seed runner's 250-request rank
     with pytest.raises(ValueError):
         nearest_rank([1.0], 0)
+
+
+def test_one_nearest_rank_for_both_tools():
+    from dbbench import stats
+    assert stats.nearest_rank is nearest_rank
 
 
 def test_mysql_97_tree_with_nested_loop():
