@@ -327,24 +327,3 @@ def undecided(section: dict[str, Any]) -> list[str]:
     return [c["inconclusive"] for sc in section["scenarios"].values() for c in sc["comparisons"].values()
             if c.get("inconclusive")]
 
-
-def tables(section: dict[str, Any], names: list[str]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """The seed's real-client table: per scenario and target, each round, p50, p95, p95 ratio."""
-    rounds = section["rounds"]
-    headers = ["Client", "Target"] + [f"Round {i}" for i in range(1, rounds + 1)] + ["p50", "p95", "p95 ratio",
-                                                                                   "pair ratio", "verdict"]
-    rows = []
-    fmt = lambda v: "—" if v is None else f"{v:,.3f} ms"
-    for label, sc in section["scenarios"].items():
-        for name in names:
-            by_round = {s["round"]: s for s in sc["samples"] if s["target"] == name}
-            cells = [fmt(by_round[i]["ms"]) if i in by_round and by_round[i]["ok"] else "failed"
-                     for i in range(1, rounds + 1)]
-            cmp = sc["comparisons"].get(name)
-            d = (cmp or {}).get("decision") or {}
-            pair = "—" if d.get("estimate") is None else f"{d['estimate']:.3f}x [{d['low']:.3f}, {d['high']:.3f}]"
-            rows.append([label, name, *cells, fmt(sc["summary"][name]["p50_ms"]),
-                         fmt(sc["summary"][name]["p95_ms"]),
-                         "—" if cmp is None or cmp["p95_ratio"] is None else f"{cmp['p95_ratio']:.3f}x",
-                         pair, "—" if cmp is None else cmp.get("verdict", "pass" if cmp["passed"] else "fail")])
-    return [("Real client RT (one subprocess per sample, alternating order)", headers, rows)]

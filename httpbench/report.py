@@ -1,4 +1,7 @@
-"""The seed's three tables (summary with ratios, per-target detail, per-round) and the JSON writer."""
+"""httpbench's output, for every command: the result tables (summary with ratios, per-target detail,
+per-round, open loop, self-control), the optional sections' tables (real-client rounds, the
+profiles' own: Alpine preflight, Hugging Face cold fill and clients), the JSON writer, JUnit and the
+GitHub step summary. Measuring modules never format; everything here renders the result document."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +22,11 @@ def _f(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def _ms(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f} ms"
+def _ms(value: float | None, grouped: bool = False) -> str:
+    """Milliseconds with three decimals (``grouped``: with thousands separators)."""
+    if value is None:
+        return "—"
+    return f"{value:,.3f} ms" if grouped else f"{value:.3f} ms"
 
 
 def _x(value: float | None) -> str:
@@ -216,16 +223,109 @@ def _self_control(doc: dict[str, Any], fmt: str, head: str) -> list[str]:
                      tablefmt=fmt, disable_numparse=True)]
 
 
-def extra_tables(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+Table = tuple[str, list[str], list[list[str]]]        # (title, headers, rows)
+
+
+def extra_tables(doc: dict[str, Any]) -> list[Table]:
     """Tables of the optional sections: the profile's own, then the real-client rounds."""
     out = []
     if doc.get("profile"):
-        from httpbench.profiles import load
-        out += load(doc["profile"]["name"]).tables(doc["profile"])
+        out += profile_tables(doc["profile"]["name"], doc["profile"])
     if doc.get("clients"):
-        from httpbench import clients
-        out += clients.tables(doc["clients"], [t["name"] for t in doc["config"]["targets"]])
+        out += client_tables(doc["clients"], [t["name"] for t in doc["config"]["targets"]])
     return out
+
+
+def client_tables(section: dict[str, Any], names: list[str]) -> list[Table]:
+    """The real-client table: per scenario and target, each round, p50, p95, p95 ratio."""
+    rounds = section["rounds"]
+    headers = ["Client", "Target"] + [f"Round {i}" for i in range(1, rounds + 1)] + ["p50", "p95", "p95 ratio",
+                                                                                   "pair ratio", "verdict"]
+    rows = []
+    fmt = lambda v: _ms(v, grouped=True)
+    for label, sc in section["scenarios"].items():
+        for name in names:
+            by_round = {s["round"]: s for s in sc["samples"] if s["target"] == name}
+            cells = [fmt(by_round[i]["ms"]) if i in by_round and by_round[i]["ok"] else "failed"
+                     for i in range(1, rounds + 1)]
+            cmp = sc["comparisons"].get(name)
+            d = (cmp or {}).get("decision") or {}
+            rows.append([label, name, *cells, fmt(sc["summary"][name]["p50_ms"]),
+                         fmt(sc["summary"][name]["p95_ms"]),
+                         "—" if cmp is None else _x(cmp["p95_ratio"]),
+                         _iv(d), "—" if cmp is None else cmp.get("verdict", "pass" if cmp["passed"] else "fail")])
+    return [("Real client RT (one subprocess per sample, alternating order)", headers, rows)]
+
+
+# -- the profiles' sections -------------------------------------------------------------------------
+
+def profile_tables(name: str, section: dict[str, Any]) -> list[Table]:
+    """Extra result tables rendered from a profile's JSON section (none for an unknown profile)."""
+    render = PROFILE_TABLES.get(name)
+    return render(section) if render else []
+
+
+def alpine_tables(section: dict[str, Any]) -> list[Table]:
+    """``--profile alpine``: the preflight per target (index records, signature, key, package identity)."""
+    pre = section.get("preflight") or {}
+    targets = pre.get("targets") or {}
+    if not targets:
+        return []
+    rows = []
+    for name, t in targets.items():
+        ident = t.get("package_identity") or "-"
+        if t.get("package_identity_matches") is False:
+            ident += " (not the package's)"
+        rows.append([name, str(t.get("records", "-")),
+                     f"{t.get('signature_algorithm', '-')} ({t.get('signature_digest', '?')})",
+                     t.get("key_name") or "-", ident, "yes" if t.get("verified") else "no"])
+    return [("Alpine preflight", ["Target", "Index records", "Signature", "Key", "Package C:",
+                                  "Verified"], rows)]
+
+
+def huggingface_tables(section: dict[str, Any]) -> list[Table]:
+    """``--profile huggingface``: the cold fill and the real huggingface_hub client rounds."""
+    phases = section.get("phases") or {}
+    out = []
+    if phases.get("cold_fill"):
+        out.append(_cold_table(phases["cold_fill"]))
+    if phases.get("clients"):
+        out.append(_hf_client_table(phases["clients"]))
+    return out
+
+
+def _cold_table(cold: dict[str, Any]) -> Table:
+    headers = ["Target", "Samples", "Median total", "Median TTFB", "Median MiB/s", "Throughput ratio",
+               "Upstream per repo (resolve/body)", f"{cold['concurrency']} concurrent misses"]
+    rows = []
+    for name, s in cold["summary"].items():
+        ups = ("—" if s["upstream_body_per_repo"] is None
+               else f"{s['upstream_resolve_per_repo']}/{s['upstream_body_per_repo']}")
+        c = s["concurrent"]
+        conc = "—" if c is None else (f"{c['ok']}/{c['requests']} ok, max {_ms(c['max_ms'], grouped=True)}"
+                                      + ("" if c["upstream_body"] is None
+                                         else f", upstream {c['upstream_resolve']}/{c['upstream_body']}"))
+        cmp = cold["comparisons"].get(name)
+        rows.append([name, f"{s['ok']}/{s['samples']}", _ms(s["median_total_ms"], grouped=True),
+                     _ms(s["median_ttfb_ms"], grouped=True), _f(s["median_mibps"]),
+                     "—" if cmp is None else _x(cmp["throughput_ratio"]), ups, conc])
+    return ("Cold fill (fresh repository per sample, alternating order)", headers, rows)
+
+
+def _hf_client_table(clients: dict[str, Any]) -> Table:
+    headers = ["Client", "Target", "Timed", "OK", "p50", "p95", "p95 ratio", "Process p50"]
+    rows = []
+    for client, data in clients["clients"].items():
+        for name, s in data["summary"].items():
+            cmp = data["comparisons"].get(name)
+            rows.append([client, name, s["timed"], f"{s['ok']}/{s['samples']}", _ms(s["p50_ms"], grouped=True),
+                         _ms(s["p95_ms"], grouped=True), "—" if cmp is None else _x(cmp["p95_ratio"]),
+                         _ms(s["process_p50_ms"], grouped=True)])
+    return ("Hugging Face client (one subprocess per sample, fresh HF_HOME)", headers, rows)
+
+
+PROFILE_TABLES: dict[str, Callable[[dict[str, Any]], list[Table]]] = {
+    "alpine": alpine_tables, "huggingface": huggingface_tables}
 
 
 def dumps(doc: dict[str, Any]) -> str:

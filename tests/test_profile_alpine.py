@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import pytest
 
-from httpbench import apk
+from httpbench import apk, report
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import alpine as fixture
 from httpbench.model import Target
@@ -122,7 +122,7 @@ def test_two_identical_trees_pass_and_are_recorded(served):
     assert (get.length, get.sha256, get.klass) == (package.size, package.sha256, "payload")
     assert rng.length == 65536 and rng.sha256 == rec["package"]["range_sha256"]
     assert rng.expected_status == 206 and profile.scenarios()[2].expected_status == 304
-    table = AlpineProfile.tables({"name": "alpine", "preflight": rec})[0]
+    table = report.alpine_tables({"name": "alpine", "preflight": rec})[0]
     assert table[0] == "Alpine preflight" and len(table[2]) == 2
     assert table[2][0][:4] == ["ref", "1", "RSA (sha1)", manifest["key"]["name"]]
     assert load("alpine") is AlpineProfile
@@ -165,7 +165,7 @@ def test_identity_differences_are_notes_not_failures(served):
     assert any("target 'cand': C:Q1BQUF" in n and "is not the package's identity" in n
                for n in section.notes)
     assert any("C: differs between 'ref' and 'cand' for 1 package(s)" in n for n in section.notes)
-    rows = AlpineProfile.tables({"preflight": section.records})[0][2]
+    rows = report.alpine_tables({"preflight": section.records})[0][2]
     assert rows[1][4].endswith("(not the package's)")
 
 

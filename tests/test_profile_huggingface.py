@@ -14,6 +14,7 @@ import sys
 import httpx
 import pytest
 
+from httpbench import report
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fx
 from httpbench.model import Target
@@ -225,7 +226,7 @@ def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_cl
     assert cold["summary"]["cache"]["median_mibps"] > 0
     assert not [f for f in section.gate_failures if "singleflight" in f]
     assert any("baseline fixture: 4 upstream body fetches" in n for n in section.notes)
-    rows = HuggingFaceProfile.tables({"phases": section.records})[0][2]
+    rows = report.huggingface_tables({"phases": section.records})[0][2]
     assert rows[1][0] == "cache" and rows[1][6] == "1/1"
 
 

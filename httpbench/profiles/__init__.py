@@ -8,8 +8,10 @@ A profile (``--profile alpine``, ``--profile huggingface``) supplies
 * the HTTP scenarios (:class:`httpbench.model.Scenario`) the generic engine times,
 * a **preflight** that runs before the generic one and before any timing, on every target, and raises
   :class:`httpbench.errors.HttpbenchError` with a one-line reason on any mismatch,
-* optionally extra measured phases after the HTTP rounds (``after_rounds``: e.g. cold fill),
-* renderers for its section of the result (``tables``), so the JSON stays the single source.
+* optionally extra measured phases after the HTTP rounds (``after_rounds``: e.g. cold fill);
+
+and its section of the result is rendered by :mod:`httpbench.report` (``report.profile_tables``), so
+the JSON stays the single source.
 
 The result document carries the profile's section under ``"profile"``::
 
@@ -132,11 +134,6 @@ class Profile:
     def options_json(self) -> dict[str, Any]:
         """The options as recorded in the result (never secrets)."""
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.values.items()}
-
-    @staticmethod
-    def tables(section: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-        """Extra result tables rendered from the profile's JSON section: (title, headers, rows)."""
-        return []
 
 
 def load(name: str) -> type[Profile]:

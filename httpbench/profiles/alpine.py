@@ -240,25 +240,6 @@ class AlpineProfile(Profile):
                 "signature_verified": bool(signature and signature["verified_with"]),
                 "range_sha256": hashlib.sha256(package.data[:RANGE_BYTES]).hexdigest()}
 
-    # -- rendering -----------------------------------------------------------------------------
-
-    @staticmethod
-    def tables(section: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-        pre = section.get("preflight") or {}
-        targets = pre.get("targets") or {}
-        if not targets:
-            return []
-        rows = []
-        for name, t in targets.items():
-            ident = t.get("package_identity") or "-"
-            if t.get("package_identity_matches") is False:
-                ident += " (not the package's)"
-            rows.append([name, str(t.get("records", "-")),
-                         f"{t.get('signature_algorithm', '-')} ({t.get('signature_digest', '?')})",
-                         t.get("key_name") or "-", ident, "yes" if t.get("verified") else "no"])
-        return [("Alpine preflight", ["Target", "Index records", "Signature", "Key", "Package C:",
-                                      "Verified"], rows)]
-
 
 PROFILE = AlpineProfile
 

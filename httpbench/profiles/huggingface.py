@@ -470,17 +470,6 @@ class HuggingFaceProfile(Profile):
                 out[target.name] = shared or f"{target.scheme}://{target.host_header}/__stats"
         return out
 
-    # -- tables -----------------------------------------------------------------------------------
-    @staticmethod
-    def tables(section: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-        phases = section.get("phases") or {}
-        out = []
-        if phases.get("cold_fill"):
-            out.append(_cold_table(phases["cold_fill"]))
-        if phases.get("clients"):
-            out.append(_client_table(phases["clients"]))
-        return out
-
 
 # -- cold fill --------------------------------------------------------------------------------------
 
@@ -793,46 +782,6 @@ def client_argv(client: str, repo: str, revision: str, file: str, hf: str | None
 def _hf_cli() -> str | None:
     local = Path(sys.executable).parent / "hf"
     return str(local) if local.is_file() and os.access(local, os.X_OK) else shutil.which("hf")
-
-
-# -- tables -----------------------------------------------------------------------------------------
-
-def _ms(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.3f} ms"
-
-
-def _x(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}x"
-
-
-def _cold_table(cold: dict[str, Any]) -> tuple[str, list[str], list[list[str]]]:
-    headers = ["Target", "Samples", "Median total", "Median TTFB", "Median MiB/s", "Throughput ratio",
-               "Upstream per repo (resolve/body)", f"{cold['concurrency']} concurrent misses"]
-    rows = []
-    for name, s in cold["summary"].items():
-        ups = ("—" if s["upstream_body_per_repo"] is None
-               else f"{s['upstream_resolve_per_repo']}/{s['upstream_body_per_repo']}")
-        c = s["concurrent"]
-        conc = "—" if c is None else (f"{c['ok']}/{c['requests']} ok, max {_ms(c['max_ms'])}"
-                                      + ("" if c["upstream_body"] is None
-                                         else f", upstream {c['upstream_resolve']}/{c['upstream_body']}"))
-        cmp = cold["comparisons"].get(name)
-        rows.append([name, f"{s['ok']}/{s['samples']}", _ms(s["median_total_ms"]), _ms(s["median_ttfb_ms"]),
-                     "—" if s["median_mibps"] is None else f"{s['median_mibps']:,.2f}",
-                     "—" if cmp is None else _x(cmp["throughput_ratio"]), ups, conc])
-    return ("Cold fill (fresh repository per sample, alternating order)", headers, rows)
-
-
-def _client_table(clients: dict[str, Any]) -> tuple[str, list[str], list[list[str]]]:
-    headers = ["Client", "Target", "Timed", "OK", "p50", "p95", "p95 ratio", "Process p50"]
-    rows = []
-    for client, data in clients["clients"].items():
-        for name, s in data["summary"].items():
-            cmp = data["comparisons"].get(name)
-            rows.append([client, name, s["timed"], f"{s['ok']}/{s['samples']}", _ms(s["p50_ms"]),
-                         _ms(s["p95_ms"]), "—" if cmp is None else _x(cmp["p95_ratio"]),
-                         _ms(s["process_p50_ms"])])
-    return ("Hugging Face client (one subprocess per sample, fresh HF_HOME)", headers, rows)
 
 
 PROFILE = HuggingFaceProfile
