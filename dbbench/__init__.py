@@ -9,11 +9,12 @@ command                                library
 ``dbbench seed``                       ``dbbench.seed.seed(targets, dataset, namespace=…)``
 ``dbbench seed --catalog DIR``         ``dbbench.setupsql.load(targets, DIR, namespace=…)``
 ``dbbench explain`` / ``check``        ``dbbench.explain.run(targets, catalog, …)`` then
-                                       ``dbbench.report.explain_document(…)`` (the result document)
+                                       ``dbbench.results.explain_document(…)`` (the result document)
 ``dbbench baseline save FILE``         ``dbbench.baseline.save(FILE, doc)``
 ``dbbench diff BASELINE [RESULT]``     ``dbbench.diff.compare(base_doc, result_doc, Thresholds(…))``
-``dbbench report RESULT``              ``dbbench.report.markdown(doc)`` / ``dbbench.report.html(doc)``
-``--junit`` / ``--github-summary``     ``dbbench.report.junit_xml(doc)`` / ``report.github_summary(doc)``
+``dbbench report RESULT``              ``dbbench.output.explain.markdown(doc)`` / ``output.html.html(doc)``
+``--junit`` / ``--github-summary``     ``dbbench.output.explain.junit_xml(doc)`` / ``….github_summary(doc)``
+(print or write anything)              ``dbbench.output`` (every renderer; the measuring modules never format)
 (read a result or baseline file)       ``dbbench.results.load(path)``
 (a DAO test)                           ``dbbench.assert_plan(conn, sql, params, uses_index=…)``;
                                        fixtures in ``dbbench.pytest_plugin``

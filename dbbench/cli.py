@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import click
 import psycopg
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
-from tabulate import tabulate
 
 from dbbench import __version__, servers
 from dbbench.errors import DbbenchError
+from dbbench.output.commands import (
+    render_bench_seed,
+    render_info,
+    render_seed,
+    render_setup,
+    render_status,
+    render_validate,
+)
 from dbbench.servers import Home
 from dbbench.targets import open_targets
-from dbbench.urls import DIALECT_LABEL
 
 DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
 
@@ -114,12 +118,7 @@ def _which(names: tuple[str, ...]):
 
 
 def _print_status(rows, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps([asdict(r) for r in rows], indent=2))
-        return
-    table = [[r.server, r.state, r.version or "", r.port or "", r.pid or "", r.data_dir or "",
-              r.url or ""] for r in rows]
-    click.echo(tabulate(table, headers=["server", "state", "version", "port", "pid", "data dir", "url"]))
+    click.echo(render_status(rows, as_json))
 
 
 @servers_group.command("up")
@@ -168,8 +167,7 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
         for t in targets:
             for w in t.warnings:
                 err(f"warning: {w}")
-        click.echo(tabulate([[t.label, t.version_text, t.safe_url] for t in targets],
-                            headers=["dialect", "version", "url"]))
+        click.echo(render_info(targets))
     finally:
         for t in targets:
             t.dispose()
@@ -237,39 +235,6 @@ def _seed_from_catalog(home, pg_url, mysql_url, only, catalog, namespace, output
             t.dispose()
 
 
-def render_setup(cat, res, agree) -> str:
-    labels = [DIALECT_LABEL[r.dialect] for r in res]
-    rows = [[t, *[f"{r.rows[t]:,}" if t in r.rows else "—" for r in res],
-             ("equal" if ok else "different") if len(res) > 1 else ""] for t, ok in agree.items()]
-    out = [tabulate(rows, headers=["table", *[f"{lb} rows" for lb in labels], "fingerprints across dialects"],
-                    colalign=("left", *["right"] * len(labels), "left"))]
-    out.append("")
-    out.append(tabulate([[DIALECT_LABEL[r.dialect], r.namespace, Path(r.file).name, r.statements, f"{r.total_seconds:.2f} s",
-                          ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items())] for r in res],
-                        headers=["server", "namespace", "setup file", "statements", "time", "steps (s)"]))
-    return "\n".join(out)
-
-
-def render_seed(res, agree, generated: float) -> str:
-    labels = [DIALECT_LABEL[r.dialect] for r in res]
-    names = [c.name for c in res[0].checks] if res else []
-    rows = []
-    for i, name in enumerate(names):
-        cells = [r.checks[i].actual for r in res]
-        ok = all(r.checks[i].ok for r in res)
-        rows.append([name, f"{res[0].checks[i].expected:,}", *[f"{c:,}" for c in cells], "ok" if ok else "MISMATCH"])
-    out = [tabulate(rows, headers=["cardinality", "expected", *labels, "verdict"], colalign=("left", "right"))]
-    fp = [[t, *[r.fingerprints[t] for r in res], "equal" if agree[t] else "DIFFERENT"] for t in agree]
-    out.append("")
-    out.append(tabulate(fp, headers=["table", *[f"{lb} fingerprint" for lb in labels], "across dialects"]))
-    timing = [[lb, f"{r.total_seconds:.2f} s", f"{r.rows / r.total_seconds:,.0f}",
-               ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items())] for lb, r in zip(labels, res)]
-    out.append("")
-    out.append(tabulate(timing, headers=["server", "seed time", "rows/s", "steps (s)"]))
-    out.append(f"(load files prepared in {generated:.2f} s; servers loaded concurrently)")
-    return "\n".join(out)
-
-
 # -- validate ----------------------------------------------------------------------------------
 @cli.command("validate")
 @click.option("--catalog", default="alpine", show_default=True,
@@ -283,15 +248,7 @@ def validate_cmd(catalog, namespace) -> None:
 
     cat = catalogs.open_catalog(catalog)
     setup = {d: len(setupsql.statements_for(f, d, namespace)) for d, f in cat.setup.items()}
-    rows = []
-    for shape in cat.shapes:
-        for d, v in shape.variants.items():
-            rows.append([shape.name, DIALECT_LABEL[d], f"{v.expect_table} using {v.expect_index}",
-                         ", ".join(v.forbid) or "—", "yes" if v.natural else ""])
-    click.echo(tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"]))
-    where = "; ".join(f"{DIALECT_LABEL[d]}: {cat.setup[d].name} ({n} statements)" for d, n in setup.items())
-    click.echo(f"\n{cat.path}: {len(cat.shapes)} shapes valid; "
-               + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)"))
+    click.echo(render_validate(cat, setup))
 
 
 # -- explain / check ---------------------------------------------------------------------------
@@ -323,7 +280,7 @@ def _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_
              natural: bool, command: str, access_only: bool = False) -> dict:
     """Run the catalog on the targets; the result document (dbbench.explain/1)."""
     from dbbench import catalog as catalogs
-    from dbbench import explain, report, setupsql
+    from dbbench import explain, results, setupsql
     from dbbench.progress import explain_progress
 
     cat = catalogs.open_catalog(catalog, list(shapes) or None)
@@ -342,7 +299,7 @@ def _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_
         config = {"command": command, "catalog": str(catalog), "namespace": namespace, "warmups": warmups,
                   "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes),
                   "isolation": "namespace role" if isolate() else "none"}
-        return report.explain_document(targets, res, metas, config)
+        return results.explain_document(targets, res, metas, config)
     finally:
         for t in targets:
             t.dispose()
@@ -358,9 +315,10 @@ def _write_json(path: Path, doc: dict) -> None:
 
 def _emit(doc: dict, fmt: str, output, junit, github_summary, command: str) -> None:
     """Print the tables, write the requested files, exit 1 on a failed assertion."""
-    from dbbench import report
+    from dbbench.output import append_summary, table_format
+    from dbbench.output import explain as report
 
-    tablefmt = "markdown" if fmt == "markdown" else "simple"
+    tablefmt = table_format(fmt)
     click.echo(report.shape_table(doc, tablefmt))
     if report.has_remediation(doc):
         click.echo("")
@@ -370,7 +328,7 @@ def _emit(doc: dict, fmt: str, output, junit, github_summary, command: str) -> N
     if junit:
         junit.write_text(report.junit_xml(doc, f"dbbench.{command}"))
     if github_summary:
-        report.append_summary(github_summary, report.github_summary(doc, f"dbbench {command}"))
+        append_summary(github_summary, report.github_summary(doc, f"dbbench {command}"))
     problems = report.failures(doc)
     if problems:
         for line in problems:
@@ -458,7 +416,8 @@ def baseline_group() -> None:
 def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, shapes, namespace, timeout_s,
                   warmups, runs, natural, allow_failures, fmt) -> None:
     """Run the catalog (or take --from RESULT.json) and write its baseline to FILE."""
-    from dbbench import baseline, report, results
+    from dbbench import baseline, results
+    from dbbench.output import explain as report
 
     if source:
         doc = results.load(source)
@@ -520,6 +479,8 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
     Without RESULT the baseline's catalog is run now (same namespace, warm-ups and runs unless
     overridden) and compared."""
     from dbbench import baseline, diff, results
+    from dbbench.output import append_summary
+    from dbbench.output import diff as render
 
     base = baseline.load(baseline_file)
     plans = None
@@ -551,16 +512,15 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
         diff.apply_self_control(report, aa)
     if not any(s.base and s.result for s in report.shapes):
         raise DbbenchError(f"nothing to compare: {result_name} measured none of the shapes in {baseline_file}")
-    md = diff.to_markdown(report)
-    click.echo(md if fmt == "markdown" else diff.to_text(report))
+    md = render.to_markdown(report)
+    click.echo(md if fmt == "markdown" else render.to_text(report))
     if markdown_file:
         markdown_file.write_text(md)
     if output:
         results.write(output, report.to_dict())
     if junit:
-        junit.write_text(diff.junit_xml(report))
+        junit.write_text(render.junit_xml(report))
     if github_summary:
-        from dbbench.report import append_summary
         append_summary(github_summary, md)
     from verdict import exit_code
     sys.exit(exit_code(report.verdict))
@@ -591,15 +551,16 @@ def _stability(home, pg_url, mysql_url, only, catalog, shapes, namespace, *, tim
 def report_cmd(result_file, html_file, output, title) -> None:
     """A result file as a write-up's Markdown tables: p50 / p95 per shape and dialect with the
     access path, and natural vs remediated spellings; --html adds a chart of every sample."""
-    from dbbench import report, results
+    from dbbench import results
+    from dbbench.output import explain, html
 
     doc = results.load(result_file)
-    md = report.markdown(doc, result_file)
+    md = explain.markdown(doc, result_file)
     click.echo(md, nl=False)
     if output:
         output.write_text(md)
     if html_file:
-        html_file.write_text(report.html(doc, result_file, title))
+        html_file.write_text(html.html(doc, result_file, title))
         err(f"wrote {html_file}")
 
 
@@ -625,12 +586,7 @@ def bench_seed(home: Home, pg_url, mysql_url, only, dataset, repeat) -> None:
     finally:
         for t in targets:
             t.dispose()
-    labels = DIALECT_LABEL
-    table = [[labels[r.dialect], f"{r.rows:,}", f"{r.floor_seconds:.2f} s", f"{r.seed_seconds:.2f} s",
-              f"{r.ratio:.2f}x", f"{r.rows / r.seed_seconds:,.0f}"] for r in rows]
-    table.append(["both (wall)", "", f"{floor_wall:.2f} s", f"{seed_wall:.2f} s",
-                  f"{seed_wall / floor_wall:.2f}x", ""])
-    click.echo(tabulate(table, headers=["server", "rows", "floor", "seed", "seed/floor", "seed rows/s"]))
+    click.echo(render_bench_seed(rows, floor_wall, seed_wall))
 
 
 def main() -> None:

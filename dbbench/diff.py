@@ -33,12 +33,11 @@ reported and never fail.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from dbbench.errors import DbbenchError
+from dbbench.output import fmt_factor, fmt_ms
 from dbbench.plan import ACCESS_KINDS, PlanNode
-from dbbench.report import _table, fmt_factor, fmt_ms, md_table
 from dbbench.urls import DIALECT_LABEL
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
 from verdict.stats import Interval, ratio_interval
@@ -162,17 +161,17 @@ class DiffReport:
             "self_control": [{"shape": k[0], "dialect": k[1], **v.to_json()} for k, v in self.self_control.items()],
             "shapes": [{"shape": s.shape, "dialect": s.dialect, "status": s.status, "verdict": s.verdict,
                         "regressed": s.regressed,
-                        "baseline_p50_ms": _p50(s.base), "result_p50_ms": _p50(s.result),
-                        "baseline_access": _access(s.base), "result_access": _access(s.result),
+                        "baseline_p50_ms": entry_p50(s.base), "result_p50_ms": entry_p50(s.result),
+                        "baseline_access": entry_access(s.base), "result_access": entry_access(s.result),
                         "findings": [asdict(f) for f in s.findings]} for s in self.shapes],
         }
 
 
-def _p50(entry: dict | None) -> float | None:
+def entry_p50(entry: dict | None) -> float | None:
     return entry["remediated"].get("p50_ms") if entry else None
 
 
-def _tree(entry: dict | None) -> PlanNode | None:
+def entry_tree(entry: dict | None) -> PlanNode | None:
     plan = entry["remediated"].get("plan") if entry else None
     return PlanNode.from_dict(plan) if plan else None
 
@@ -185,8 +184,8 @@ def _describe(n: PlanNode) -> str:
     return f"{n.kind} on {n.table or n.alias or '?'}" + (f" using {n.index}" if n.index else "")
 
 
-def _access(entry: dict | None) -> str:
-    tree = _tree(entry)
+def entry_access(entry: dict | None) -> str:
+    tree = entry_tree(entry)
     if tree is None:
         return "timeout" if entry and entry["remediated"].get("timeout") else "—"
     found = [_describe(n) for n in tree.walk() if _is_access(n)]
@@ -288,7 +287,7 @@ def compare_entry(base: dict, new: dict, t: Thresholds) -> list[Finding]:
     b_rem, n_rem = base["remediated"], new["remediated"]
     if n_rem.get("timeout"):
         out.append(Finding("timeout", True, f"timed out: {n_rem['timeout']}"))
-    b_tree, n_tree = _tree(base), _tree(new)
+    b_tree, n_tree = entry_tree(base), entry_tree(new)
     if b_tree is not None and n_tree is not None:
         out += compare_plans(b_tree, n_tree, t)
     if base["ok"] and not new["ok"]:
@@ -356,7 +355,7 @@ PLAN_FINDINGS = ("index_lost", "access_changed", "scan_kind", "new_access", "sor
 
 def _signature(entry: dict | None) -> str | None:
     from dbbench.explain import plan_signature
-    tree = _tree(entry)
+    tree = entry_tree(entry)
     return plan_signature(tree) if tree is not None else None
 
 
@@ -441,157 +440,3 @@ def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, base
     if not set(b_by) & set(n_by):
         notes.insert(0, "nothing in common: the result measured none of the baseline's shapes")
     return DiffReport(baseline_name, result_name, t, shapes, notes, dict(stability or {}), {}, base, new)
-
-
-# -- rendering ---------------------------------------------------------------------------------
-def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]], str]:
-    rows = []
-    for s in report.shapes:
-        status = s.status.upper() if s.regressed else s.status
-        if markdown and s.regressed:
-            status = f"**{status}**"
-        b50, n50 = _p50(s.base), _p50(s.result)
-        rows.append([s.shape, DIALECT_LABEL[s.dialect], _access(s.base), _access(s.result),
-                     "—" if b50 is None else f"{fmt_ms(b50)} ms", "—" if n50 is None else f"{fmt_ms(n50)} ms",
-                     status])
-    return ["Shape", "Dialect", "Baseline access", "Result access", "Baseline p50", "Result p50", "Verdict"], rows, "llllrrl"
-
-
-def _headline(report: DiffReport) -> str:
-    return f"{report.verdict}: {_counts(report)}"
-
-
-def _counts(report: DiffReport) -> str:
-    reg = report.regressions
-    unsure = report.inconclusive
-    unchanged = sum(1 for s in report.shapes if s.status == "unchanged")
-    if unsure and not reg:
-        which = "; ".join(f"{s.shape} ({DIALECT_LABEL[s.dialect]})" for s in unsure)
-        return (f"{len(unsure)} inconclusive: {which}; no regressions; "
-                f"{unchanged} of {len(report.shapes)} unchanged")
-    if reg:
-        names = {}
-        for s in reg:
-            names.setdefault(s.shape, []).append(DIALECT_LABEL[s.dialect])
-        which = "; ".join(f"{k} ({', '.join(v)})" for k, v in names.items())
-        return (f"{len(reg)} regression{'s' if len(reg) != 1 else ''}: {which}; "
-                f"{unchanged} of {len(report.shapes)} unchanged")
-    return f"no regressions; {unchanged} of {len(report.shapes)} unchanged"
-
-
-def _thresholds_line(t: Thresholds) -> str:
-    return (f"rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); "
-            f"slower: the {1 - t.alpha:.0%} interval of the sample ratio wholly past {1 + t.slower:g}x and the "
-            f"p50 moved > {t.noise_ms:g} ms; scan-kind changes on the same index of tables of "
-            f"<= {t.few_rows:g} rows are equivalent")
-
-
-def _sources(report: DiffReport) -> str:
-    def describe(name: str, doc: dict) -> str:
-        servers = ", ".join(f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s.get('version')}" for s in doc.get("servers", []))
-        when = (doc.get("baseline") or {}).get("saved_at") or doc.get("generated_at") or "?"
-        return f"`{name}` ({when}; {servers})"
-    return f"baseline {describe(report.baseline, report.base_doc)} vs result {describe(report.result, report.result_doc)}"
-
-
-def to_text(report: DiffReport) -> str:
-    out = [f"dbbench diff: {_headline(report)}", _sources(report).replace("`", ""),
-           f"thresholds: {_thresholds_line(report.thresholds)}", ""]
-    out.append(_table(*_rows(report, False), "simple"))
-    for title, pick in (("Regressions", lambda s: s.regressed),
-                        ("Inconclusive", lambda s: s.verdict == INCONCLUSIVE),
-                        ("Other changes", lambda s: s.verdict == PASS and s.findings)):
-        chosen = [s for s in report.shapes if pick(s)]
-        if not chosen:
-            continue
-        out += ["", f"{title}:"]
-        for s in chosen:
-            out.append(f"  {s.shape} [{DIALECT_LABEL[s.dialect]}]")
-            out += [f"    - {f.message}" for f in s.findings]
-    out += _extra_sections(report, markdown=False)
-    if report.notes:
-        out += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
-    return "\n".join(out)
-
-
-def _extra_sections(report: DiffReport, markdown: bool) -> list[str]:
-    out: list[str] = []
-    fmt = "markdown" if markdown else "simple"
-    gap = [""] if markdown else []
-    if report.stability:
-        rows = [[k[0], DIALECT_LABEL[k[1]], "stable" if len(set(v)) == 1 else f"UNSTABLE ({len(set(v))} plans)",
-                 " | ".join(sorted(set(v))) if len(set(v)) > 1 else v[0]] for k, v in report.stability.items()]
-        n = max(len(v) for v in report.stability.values())
-        out += ["", f"{'#### ' if markdown else ''}Plan stability ({n} re-ANALYZE + re-plan rounds)", *gap,
-                _table(["Shape", "Dialect", "Plan", "Plans seen"], rows, "llll", fmt)]
-    if report.self_control:
-        rows = [[k[0], DIALECT_LABEL[k[1]], v.verdict, "agree" if v.plans_agree else "DIFFER", v.timing,
-                 f"{v.ratio.estimate:.2f}x [{v.ratio.low:.2f}, {v.ratio.high:.2f}]" if v.ratio else "too few samples"]
-                for k, v in report.self_control.items()]
-        title = f"{'#### ' if markdown else ''}Self-control (this run against a second run now: the noise floor)"
-        out += ["", title, *gap, _table(["Shape", "Dialect", "A/A verdict", "A/A plans", "A/A timing",
-                                        "A/A time ratio [95% interval]"], rows, "llllll", fmt)]
-    return out
-
-
-def to_markdown(report: DiffReport, plans: bool = True) -> str:
-    """Markdown for a pull-request comment or a GitHub step summary."""
-    mark = {FAIL: "❌", INCONCLUSIVE: "⚠️", PASS: "✅"}[report.verdict]
-    out = [f"### {mark} dbbench diff: {_headline(report)}", "",
-           _sources(report) + ".  ", f"Thresholds: {_thresholds_line(report.thresholds)}.", "",
-           md_table(*_rows(report, True))]
-    reg = report.regressions
-    if reg:
-        out += ["", "#### Regressions", ""]
-        for s in reg:
-            out.append(f"- **{s.shape}** [{DIALECT_LABEL[s.dialect]}]")
-            out += [f"  - {'❌ ' if f.regression else ''}{f.message}" for f in s.findings]
-    unsure = report.inconclusive
-    if unsure:
-        out += ["", "#### Inconclusive", ""]
-        for s in unsure:
-            out.append(f"- ⚠️ **{s.shape}** [{DIALECT_LABEL[s.dialect]}]: "
-                       + "; ".join(f.message for f in s.findings if f.inconclusive))
-    others = [s for s in report.shapes if s.verdict == PASS and s.findings]
-    if others:
-        out += ["", "#### Other changes", ""]
-        for s in others:
-            out.append(f"- {s.shape} [{DIALECT_LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings))
-    out += _extra_sections(report, markdown=True)
-    if report.notes:
-        out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]
-    if plans:
-        for s in reg:
-            b, n = _tree(s.base), _tree(s.result)
-            if b is None and n is None:
-                continue
-            out += ["", f"<details><summary>Plans: {s.shape} [{DIALECT_LABEL[s.dialect]}]</summary>", "",
-                    "Baseline:", "", "```", b.render() if b else "(none)", "```", "",
-                    "Result:", "", "```", n.render() if n else "(none)", "```", "", "</details>"]
-    return "\n".join(out) + "\n"
-
-
-def junit_xml(report: DiffReport, suite: str = "dbbench.diff") -> str:
-    import xml.etree.ElementTree as ET
-
-    root = ET.Element("testsuites")
-    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(report.shapes)),
-                       failures=str(len(report.regressions)), errors="0", skipped=str(len(report.inconclusive)))
-    for s in report.shapes:
-        case = ET.SubElement(ts, "testcase", classname=f"{suite}.{s.dialect}", name=s.shape, time="0")
-        if s.regressed:
-            failure = ET.SubElement(case, "failure", type="PlanRegression",
-                                    message="; ".join(f.message for f in s.findings if f.regression))
-            n = _tree(s.result)
-            failure.text = "\n".join([f.message for f in s.findings] + ([n.render()] if n else []))
-        elif s.verdict == INCONCLUSIVE:
-            ET.SubElement(case, "skipped", message="inconclusive: " + "; ".join(
-                f.message for f in s.findings if f.inconclusive))
-        elif s.findings:
-            ET.SubElement(case, "system-out").text = "\n".join(f.message for f in s.findings)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True)
-
-
-def load_pair(baseline: Path | str, result: Path | str) -> tuple[dict, dict]:
-    from dbbench import results
-    return results.load(baseline), results.load(result)

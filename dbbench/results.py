@@ -8,7 +8,7 @@ import platform
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dbbench import __version__
 from dbbench.dataset import Dataset
@@ -16,6 +16,9 @@ from dbbench.errors import DbbenchError
 from dbbench.plan import MAX_DEPTH, text_depth_exceeds
 from dbbench.seed import SeedResult
 from dbbench.targets import Target
+
+if TYPE_CHECKING:
+    from dbbench.explain import ShapeResult
 
 SCHEMA_VERSION = 1
 
@@ -66,6 +69,49 @@ def setup_document(catalog, targets: list[Target], results: list, agree: dict[st
     } for r in results]
     doc["fingerprints_equal"] = agree
     return doc
+
+
+# -- the result document -----------------------------------------------------------------------
+def explain_document(targets: list[Target], results: list[ShapeResult], metas: dict, config: dict) -> dict[str, Any]:
+    """The result document of a live run (``dbbench explain`` / ``check`` / ``baseline save`` / ``diff``)."""
+    doc = envelope("explain", targets)
+    doc["config"] = config
+    doc["datasets"] = {d: {"name": m.get("dataset"), "seed": m.get("seed"),
+                           "setup_sha256": m.get("setup_sha256"),
+                           "fingerprints": {k.split(".", 1)[1]: v for k, v in m.items() if k.startswith("fingerprint.")}}
+                       for d, m in metas.items()}
+    doc["results"] = []
+    for r in results:
+        entry = {"shape": r.shape, "dialect": r.dialect, "cardinality": r.cardinality,
+                 "access_path": r.access_path, "expect_rows": r.expect_rows, "params": r.params, "ok": r.ok,
+                 "cascade": r.cascade, "natural_label": r.natural_label,
+                 "verdict": None if r.verdict is None else {"expected": r.verdict.expected, "actual": r.verdict.actual,
+                                                            "problems": r.verdict.problems}}
+        for m in (r.remediated, r.natural):
+            if m is None:
+                continue
+            entry[m.spelling] = {"sql": " ".join(m.sql.split()), "samples_ms": m.samples_ms, "p50_ms": m.p50,
+                                 "p95_ms": m.p95, "rows": m.rows, "timeout": m.timeout, "plan": m.plan,
+                                 "raw_plan": m.raw_plan}
+        doc["results"].append(entry)
+    doc["remediation"] = remediation_rows(doc["results"])
+    doc["failures"] = [f"{r['shape']} [{r['dialect']}]" for r in doc["results"] if not r["ok"]]
+    return doc
+
+
+def remediation_rows(entries: list[dict]) -> list[dict]:
+    out = []
+    for r in entries:
+        nat, rem = r.get("natural"), r["remediated"]
+        if not nat:
+            continue
+        before, after = nat["p50_ms"], rem["p50_ms"]
+        speedup = (before / after) if (before and after) else None
+        out.append({"dialect": r["dialect"], "shape": r["shape"],
+                    "change": r.get("natural_label") or "natural to remediated",
+                    "before_p50_ms": before, "final_p50_ms": after, "natural_timeout": nat["timeout"],
+                    "speedup": speedup})
+    return out
 
 
 def write(path: Path, doc: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from dbbench import diff, results
 from dbbench.errors import DbbenchError
+from dbbench.output import diff as render
 from dbbench.plan import PlanNode
 from dbbench.results import ResultFileError
 
@@ -52,7 +53,7 @@ def test_identical_runs_have_no_findings():
     base = doc(entry("recent orders", "postgresql", indexed(), 0.02))
     report = diff.compare(base, copy.deepcopy(base))
     assert report.ok and report.shapes[0].status == "unchanged"
-    assert "no regressions; 1 of 1 unchanged" in diff.to_markdown(report)
+    assert "no regressions; 1 of 1 unchanged" in render.to_markdown(report)
 
 
 def test_lost_index_is_named_with_the_new_access_path():
@@ -62,13 +63,13 @@ def test_lost_index_is_named_with_the_new_access_path():
     assert not report.ok
     assert kinds(report) == {"index_lost": True, "scan_kind": True, "sort_added": True, "assertion": True,
                              "slower": True}
-    md = diff.to_markdown(report)
+    md = render.to_markdown(report)
     assert "- **recent orders** [PostgreSQL]" in md
     assert "index lost: ix_c on orders; now full_scan on orders" in md
     assert "scan kind changed on orders: index_range → full_scan" in md
     assert "slower: p50 0.020 → 2.600 ms, typical ratio 130.00x" in md
     assert "<details><summary>Plans: recent orders [PostgreSQL]</summary>" in md
-    suite = ET.fromstring(diff.junit_xml(report)).find("testsuite")
+    suite = ET.fromstring(render.junit_xml(report)).find("testsuite")
     assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
 
 
@@ -114,7 +115,7 @@ def test_new_misestimates_count_and_limits_are_not_misestimates():
     base = doc(entry("join", "postgresql", tree(4800), 1.0))
     report = diff.compare(base, doc(entry("join", "postgresql", tree(12), 1.0)))
     assert kinds(report, "join") == {"misestimate": True}
-    assert "rows misestimated 417x on Seq Scan on c: estimated 12, actual 5,000" in diff.to_text(report)
+    assert "rows misestimated 417x on Seq Scan on c: estimated 12, actual 5,000" in render.to_text(report)
     assert diff.compare(doc(entry("join", "postgresql", tree(12), 1.0)),
                         doc(entry("join", "postgresql", tree(12), 1.0))).ok  # not new: not a regression
     limited = node("limit", "Limit", node("index_range", "Index Scan", table="orders", index="ix_c", est=9000, rows=10))

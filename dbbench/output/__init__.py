@@ -1,0 +1,102 @@
+"""Everything dbbench prints or writes for people and CI: the one place renderers live.
+
+The measuring modules (:mod:`dbbench.explain`, :mod:`dbbench.seed`, :mod:`dbbench.diff`, …) never
+format; the commands hand their results or documents to these modules:
+
+* :mod:`dbbench.output.explain`: shape / remediation tables, failures, JUnit, the write-up Markdown;
+* :mod:`dbbench.output.html`: the self-contained HTML page with the per-sample chart;
+* :mod:`dbbench.output.diff`: a diff as text, Markdown and JUnit;
+* :mod:`dbbench.output.commands`: the tables of ``seed``, ``validate``, ``info``, ``servers``, ``bench``.
+
+This module holds what they share: number formats, tables (terminal or Markdown), the JUnit
+writer and the GitHub step summary.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+
+def fmt_ms(value: float | None) -> str:
+    """Milliseconds: six places below 0.01, three below 100, then thousands separators."""
+    if value is None:
+        return "—"
+    if value < 0.01:
+        return f"{value:.6f}"
+    if value < 1:
+        return f"{value:.3f}"
+    return f"{value:.3f}" if value < 100 else f"{value:,.1f}"
+
+
+def fmt_factor(factor: float) -> str:
+    return f"{factor:,.0f}x" if factor >= 100 else f"{factor:.1f}x"
+
+
+def md_table(headers: list[str], rows: list[list[Any]], align: str = "") -> str:
+    """A Markdown table in the published write-up's style (``| --- | ---: |``); ``align`` holds one
+    letter per column, ``l`` or ``r``."""
+    def cell(text: Any) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+    sep = ["---:" if (align[i:i + 1] == "r") else "---" for i in range(len(headers))]
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "| " + " | ".join(sep) + " |"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def table(headers: list[str], rows: list[list[Any]], align: str, fmt: str) -> str:
+    """A table as Markdown (``fmt == "markdown"``) or as a tabulate terminal table of that format."""
+    if fmt == "markdown":
+        return md_table(headers, rows, align)
+    colalign = tuple("right" if a == "r" else "left" for a in align.ljust(len(headers), "l"))
+    return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, colalign=colalign)
+
+
+def table_format(fmt: str) -> str:
+    """The ``--format`` option's value (``table`` / ``markdown``) as a :func:`table` format."""
+    return "markdown" if fmt == "markdown" else "simple"
+
+
+# -- JUnit -------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    """One JUnit test case: at most one of ``failure`` (with ``failure_type`` and ``detail``),
+    ``skipped`` or ``system_out``."""
+
+    classname: str
+    name: str
+    time: str = "0"
+    failure: str | None = None
+    failure_type: str = "Failure"
+    detail: str | None = None
+    skipped: str | None = None
+    system_out: str | None = None
+
+
+def junit(suite: str, cases: Iterable[Case]) -> str:
+    """The JUnit XML document of one test suite (every dbbench ``--junit`` file)."""
+    cases = list(cases)
+    root = ET.Element("testsuites")
+    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)),
+                       failures=str(sum(c.failure is not None for c in cases)), errors="0",
+                       skipped=str(sum(c.skipped is not None for c in cases)))
+    for c in cases:
+        case = ET.SubElement(ts, "testcase", classname=c.classname, name=c.name, time=c.time)
+        if c.failure is not None:
+            ET.SubElement(case, "failure", message=c.failure, type=c.failure_type).text = c.detail
+        elif c.skipped is not None:
+            ET.SubElement(case, "skipped", message=c.skipped)
+        elif c.system_out is not None:
+            ET.SubElement(case, "system-out").text = c.system_out
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def append_summary(path: Path | str, markdown: str) -> None:
+    """Append to a GitHub step summary file (GitHub concatenates every step's summary)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(markdown if markdown.endswith("\n") else markdown + "\n")
