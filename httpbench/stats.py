@@ -1,4 +1,4 @@
-"""Nearest-rank percentiles, medians of per-round statistics, and safe ratios."""
+"""Nearest-rank percentiles (verdict's one nearest_rank), medians of per-round statistics, and safe ratios."""
 
 from __future__ import annotations
 
@@ -6,23 +6,14 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 
+from verdict.stats import nearest_rank
 
-def nearest_rank(sorted_values: Sequence[float], q: float) -> float | None:
-    """The ceil(q*n)-th smallest value (1-based), i.e. index ceil(q*n)-1; None when empty.
-
-    For n = 250: p50 is the 125th, p95 the 238th, p99 the 248th smallest; q = 1 gives the max.
-    """
-    n = len(sorted_values)
-    if n == 0:
-        return None
-    if not 0 < q <= 1:
-        raise ValueError("q must be in (0, 1]")
-    rank = math.ceil(q * n - 1e-9)   # guard float noise such as 0.95 * 100 = 95.00000000000001
-    return sorted_values[max(rank, 1) - 1]
+__all__ = ["median_or_none", "nearest_rank", "percentiles", "ratio"]
 
 
 def percentiles(values: Iterable[float], qs: Sequence[float] = (0.5, 0.95, 0.99, 1.0)) -> list[float | None]:
-    ordered = sorted(values)
+    """Nearest-rank percentiles (:func:`verdict.stats.nearest_rank`) of the values, one per ``q``."""
+    ordered = sorted(values)           # sorted once: nearest_rank's own sort is then linear
     return [nearest_rank(ordered, q) for q in qs]
 
 
