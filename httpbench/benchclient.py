@@ -62,7 +62,7 @@ def run(requests: int, duration: float, concurrency: int, wrk_threads: int, size
                         wrk_runs.append({"rps": rps, "p50_ms": p50, "errors": errs})
                         say(f"round {r + 1} wrk: {rps:,.0f} req/s, p50 {p50 if p50 is None else round(p50, 3)} ms")
                     else:
-                        spec = engine.RoundSpec(target, scenario, exp, warmups=min(2000, requests),
+                        spec = engine.RoundSpec(target=target, scenario=scenario, expectation=exp, warmups=min(2000, requests),
                                                 requests=requests, concurrency=concurrency, timeout=5.0)
                         res = runner.run(engine.run_round(spec, r + 1, 1, ["nginx"]))
                         hb_runs.append({"rps": res.rps, "p50_ms": res.p50_ms, "p95_ms": res.p95_ms,

@@ -223,15 +223,17 @@ def compare(targets, auths, profile_name, scenario_opts, scenarios_file, warmups
     workers = pick(concurrency, "concurrency", 16)
     if method == "paired" and warmups is None:
         warmups = workers           # one per fresh connection; the calibration run warmed the server
-    cfg = compare_mod.Config(parsed, scenario_list, pick(warmups, "warmups", 32),
-                             requests_ if requests_ is not None and method == "paired" else
-                             paired.MIN_REQUESTS if method == "paired" else pick(requests_, "requests", 250),
-                             pick(concurrency, "concurrency", 16),
-                             pick(rounds, "rounds", 3), timeout, rate, gates, keep_samples, verify_digest,
-                             profile, commands, client_rounds, client_timeout, digest_every, method,
-                             paired.Plan(alpha=alpha, budget_s=budget_s, min_round_ms=min_round_ms,
-                                         fixed_pairs=rounds if method == "paired" else None),
-                             self_control)
+    cfg = compare_mod.Config(
+        targets=parsed, scenarios=scenario_list, warmups=pick(warmups, "warmups", 32),
+        requests=(requests_ if requests_ is not None and method == "paired" else
+                  paired.MIN_REQUESTS if method == "paired" else pick(requests_, "requests", 250)),
+        concurrency=pick(concurrency, "concurrency", 16), rounds=pick(rounds, "rounds", 3), timeout=timeout,
+        rate=rate, gates=gates, keep_samples=keep_samples, verify_digest=verify_digest, profile=profile,
+        client_commands=commands, client_rounds=client_rounds, client_timeout=client_timeout,
+        digest_every=digest_every, method=method,
+        plan=paired.Plan(alpha=alpha, budget_s=budget_s, min_round_ms=min_round_ms,
+                         fixed_pairs=rounds if method == "paired" else None),
+        self_control=self_control)
     if self_control and method != "paired":
         raise HttpbenchError("--self-control needs --method paired")
     progress = None if quiet else (lambda line: click.echo(f"httpbench: {line}", err=True))

@@ -23,7 +23,7 @@ from verdict import FAIL, INCONCLUSIVE, PASS, combine
 METHODS = ("paired", "seed")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Config:
     targets: list[Target]
     scenarios: list[Scenario]
@@ -87,8 +87,9 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
                                                           ctx.client)
         paired_section = None
         if cfg.method == "paired":
-            settings = paired.Settings(cfg.warmups, cfg.requests, cfg.concurrency, cfg.timeout, cfg.rate,
-                                       cfg.keep_samples, cfg.verify_digest, cfg.digest_every)
+            settings = paired.Settings(warmups=cfg.warmups, requests=cfg.requests, concurrency=cfg.concurrency,
+                                       timeout=cfg.timeout, rate=cfg.rate, keep_samples=cfg.keep_samples,
+                                       verify_digest=cfg.verify_digest, digest_every=cfg.digest_every)
             rounds, paired_section = paired.run(cfg.targets, cfg.scenarios, expectations, settings, cfg.gates,
                                                 DEFAULT_GATES, cfg.plan, cfg.self_control, progress)
         else:
@@ -132,10 +133,12 @@ def http_rounds(cfg: Config, expectations: dict, progress: Callable[[str], None]
             for r_idx in range(cfg.rounds):
                 order = round_order(names, s_idx, r_idx)
                 for pos, name in enumerate(order, 1):
-                    spec = engine.RoundSpec(by_name[name], scenario, expectations[(scenario.name, name)],
-                                            cfg.warmups, cfg.requests, cfg.concurrency, cfg.timeout,
-                                            cfg.rate, cfg.keep_samples, cfg.verify_digest,
-                                            cfg.digest_every)
+                    spec = engine.RoundSpec(target=by_name[name], scenario=scenario,
+                                            expectation=expectations[(scenario.name, name)],
+                                            warmups=cfg.warmups, requests=cfg.requests,
+                                            concurrency=cfg.concurrency, timeout=cfg.timeout, rate=cfg.rate,
+                                            keep_samples=cfg.keep_samples, verify_digest=cfg.verify_digest,
+                                            digest_every=cfg.digest_every)
                     result = runner.run(engine.run_round(spec, r_idx + 1, pos, order))
                     rounds.append(result)
                     if progress:

@@ -243,7 +243,7 @@ class _Conn(asyncio.Protocol):
             self.transport.abort()        # connection_lost() follows and reopens
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RoundSpec:
     target: Target
     scenario: Scenario

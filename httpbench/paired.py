@@ -82,7 +82,7 @@ class Plan:
                 "fixed_pairs": self.fixed_pairs}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Settings:
     """What one timed round needs besides target and scenario (from the compare config)."""
 
@@ -143,8 +143,10 @@ class ScenarioRun:
     def _spec(self, target: Target, requests: int, warmups: int) -> engine.RoundSpec:
         s = self.settings
         exp = self.expectations[(self.scenario.name, self.aliases.get(target.name, target.name))]
-        return engine.RoundSpec(target, self.scenario, exp, warmups, requests, s.concurrency, s.timeout,
-                                s.rate, s.keep_samples, s.verify_digest, s.digest_every)
+        return engine.RoundSpec(target=target, scenario=self.scenario, expectation=exp, warmups=warmups,
+                                requests=requests, concurrency=s.concurrency, timeout=s.timeout, rate=s.rate,
+                                keep_samples=s.keep_samples, verify_digest=s.verify_digest,
+                                digest_every=s.digest_every)
 
     def calibrate(self) -> int:
         """Requests per round: at least ``requests``, and enough for ``min_round_ms`` at the

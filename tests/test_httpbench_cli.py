@@ -301,7 +301,7 @@ def test_preflight_sees_the_bytes_the_timing_client_sees():
             FixtureServer({"/j": Route(BODY * 4, gzip=True)}) as b:
         scenarios = [parse_option("name=plain,path=/j"),
                      parse_option("name=gzip,path=/j,header=Accept-Encoding: gzip")]
-        cfg = compare.Config([Target.parse("a", a.url)[0], Target.parse("b", b.url)[0]], scenarios,
+        cfg = compare.Config(targets=[Target.parse("a", a.url)[0], Target.parse("b", b.url)[0]], scenarios=scenarios,
                              warmups=0, requests=10, concurrency=2, rounds=1, method="seed")
         doc = compare.run(cfg)
     pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}

@@ -24,8 +24,9 @@ def measure(url: str, scenario: Scenario, warmups=0, requests=40, concurrency=4,
             verify_digest=False, rate=None):
     target, _ = Target.parse("t", url)
     exps, _ = preflight.check([target], [scenario], timeout)
-    spec = engine.RoundSpec(target, scenario, exps[(scenario.name, "t")], warmups, requests, concurrency,
-                            timeout, rate=rate, keep_samples=True, verify_digest=verify_digest)
+    spec = engine.RoundSpec(target=target, scenario=scenario, expectation=exps[(scenario.name, "t")],
+                            warmups=warmups, requests=requests, concurrency=concurrency, timeout=timeout, rate=rate,
+                            keep_samples=True, verify_digest=verify_digest)
     with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
         return runner.run(engine.run_round(spec, 1, 1, ["t"]))
 
@@ -104,7 +105,8 @@ def test_a_target_that_dies_leaves_unsent_failures_and_ends():
         exps, _ = preflight.check([target], [scenario], 2.0)
         srv.routes["/f"].fault, srv.routes["/f"].fault_after = "reset", 0
         srv.stop_listening()                       # no new connections: reconnects fail
-        spec = engine.RoundSpec(target, scenario, exps[("f", "t")], 0, 20, 2, 1.0)
+        spec = engine.RoundSpec(target=target, scenario=scenario, expectation=exps[("f", "t")], warmups=0,
+                                requests=20, concurrency=2, timeout=1.0)
         with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
             r = runner.run(engine.run_round(spec, 1, 1, ["t"]))
     assert r.ok == 0 and r.failures == 20

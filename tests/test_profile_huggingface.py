@@ -345,7 +345,7 @@ def test_model_info_is_compared_by_content_not_by_bytes(hub):
 
         other.app._info_document = reformatted
         profile = HuggingFaceProfile(cold_samples=0)
-        cfg = compare.Config(targets(hub=hub.url, other=other.url), profile.scenarios(), warmups=0,
+        cfg = compare.Config(targets=targets(hub=hub.url, other=other.url), scenarios=profile.scenarios(), warmups=0,
                              requests=8, concurrency=2, rounds=1, profile=profile, method="seed")
         doc = compare.run(cfg)
     assert doc["totals"] == {"timed_requests": 80, "ok": 80, "failures": 0}

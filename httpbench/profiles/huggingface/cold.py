@@ -79,8 +79,9 @@ class ColdFill:
         # another server gets no credentials unless its URL carries them: never leak them elsewhere
         path = self.p.file_path(repo)
         scenario = Scenario("cold fill", path, klass="payload", length=self.p.size, sha256=self.p.sha256)
-        spec = engine.RoundSpec(target, scenario, Expectation(200, self.p.size, self.p.sha256), 0, k, k,
-                                self.timeout, keep_samples=True, verify_digest=True)
+        spec = engine.RoundSpec(target=target, scenario=scenario,
+                                expectation=Expectation(200, self.p.size, self.p.sha256), warmups=0, requests=k,
+                                concurrency=k, timeout=self.timeout, keep_samples=True, verify_digest=True)
         before = self._stats(main.name)
         result: RoundResult = runner.run(engine.run_round(spec, i, pos, [main.name]))
         after = self._stats(main.name)
