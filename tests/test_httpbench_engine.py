@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 import pytest
@@ -41,7 +42,11 @@ def test_clean_run_connects_before_the_clock_and_times_every_request(server):
     assert r.body_bytes == 40 * len(BODY)
     assert r.p50_ms <= r.p95_ms <= r.p99_ms <= r.max_ms == pytest.approx(max(r.samples_ms), abs=1e-5)
     assert r.ttfb_p50_ms <= r.p50_ms
-    assert r.client_cpu_s >= 0 and r.wall_ms > 0
+    # 40 requests cost this process CPU time (getrusage: the client and the fixture's thread), at
+    # most wall time on every core; the utilization and the client-bound flag derive from the two
+    assert 0 < r.client_cpu_s <= r.wall_ms / 1000.0 * (os.cpu_count() or 1) + 0.01
+    assert r.client_cpu_util == pytest.approx(r.client_cpu_s / (r.wall_ms / 1000.0))
+    assert r.client_bound == (r.client_cpu_util >= engine.CLIENT_BOUND_CPU)
 
 
 def test_head_and_304_read_only_headers(server):
