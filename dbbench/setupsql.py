@@ -26,7 +26,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from types import SimpleNamespace
 
 from dbbench import dialects
 from dbbench.catalog import Catalog, open_catalog
@@ -66,7 +65,9 @@ class SetupResult:
 # -- splitting ---------------------------------------------------------------------------------
 def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statement]:
     """Statements of a SQL script: ``;``-separated, aware of quotes, comments, PostgreSQL
-    dollar-quoted bodies and the mysql client's ``DELIMITER`` lines."""
+    dollar-quoted bodies and the mysql client's ``DELIMITER`` lines, as ``dialect``'s
+    :attr:`~dbbench.dialects.contract.Dialect.SETUP_SYNTAX` has them."""
+    syntax = dialects.get(dialect).SETUP_SYNTAX
     out: list[Statement] = []
     buf: list[str] = []
     code: list[str] = []
@@ -87,7 +88,7 @@ def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statem
             start[0] = line
 
     while i < n:
-        if dialect == "mysql" and (i == 0 or text[i - 1] == "\n") and not "".join(buf).strip():
+        if syntax.delimiter_lines and (i == 0 or text[i - 1] == "\n") and not "".join(buf).strip():
             m = re.match(r"[ \t]*DELIMITER[ \t]+(\S+)[ \t]*(?:\r?\n|$)", text[i:], re.I)
             if m:
                 delim = m.group(1)
@@ -99,7 +100,7 @@ def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statem
             flush()
             i += len(delim)
             continue
-        if text.startswith("--", i) or (dialect == "mysql" and c == "#"):
+        if text.startswith("--", i) or (syntax.hash_comments and c == "#"):
             j = text.find("\n", i)
             i = n if j < 0 else j
             continue
@@ -116,7 +117,7 @@ def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statem
             begin()
             j = i + 1
             while j < n:
-                if text[j] == "\\" and dialect == "mysql" and c != "`":
+                if text[j] == "\\" and syntax.backslash_escapes and c != "`":
                     j += 2
                     continue
                 if text[j] == c:
@@ -129,12 +130,12 @@ def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statem
                 raise SetupError(f"{source}: line {line}: unterminated {c}quoted{c} text")
             literal = text[i:j + 1]
             buf.append(literal)
-            identifier = c == "`" or (c == '"' and dialect == "postgresql")
+            identifier = c == "`" or (c == '"' and syntax.double_quoted_identifiers)
             code.append(literal if identifier else "''")
             line += literal.count("\n")
             i = j + 1
             continue
-        if c == "$" and dialect == "postgresql" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+        if c == "$" and syntax.dollar_quotes and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
             m = re.match(r"\$(?:[A-Za-z_]\w*)?\$", text[i:])
             if m:
                 begin()
@@ -288,60 +289,19 @@ def _kinds(rows) -> tuple[list[str], list[str]]:
 
 
 def _describe(conn, dialect: str, ns: str, table: str):
-    if dialect == "postgresql":
-        sql = ("SELECT column_name, data_type, data_type FROM information_schema.columns "
-               "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position")
-    else:
-        sql = ("SELECT column_name, data_type, column_type FROM information_schema.columns "
-               "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position")
+    sql = (f"SELECT column_name, data_type, {dialects.get(dialect).COLUMN_TYPE} FROM information_schema.columns "
+           "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position")
     with conn.cursor() as cur:
         cur.execute(sql, (ns, table))
         return cur.fetchall()
 
 
 def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
+    from dbbench.prepared import PreparedTable
     from dbbench.seed import fingerprint
     d = dialects.get(dialect)
     names, kinds = _kinds(_describe(conn, dialect, ns, table))
-    return fingerprint(conn, dialect, SimpleNamespace(name=d.quote(table), columns=[d.quote(c) for c in names],
-                                                      kinds=kinds))
-
-
-_OUTSIDE = ("n.nspname <> %(ns)s AND n.nspname <> 'pg_catalog' AND n.nspname NOT LIKE 'pg\\_temp\\_%%' "
-            "AND n.nspname NOT LIKE 'pg\\_toast%%'")
-
-
-def _outside_relations(conn, ns: str) -> dict[int, str]:
-    """PostgreSQL: every relation outside ``ns`` (and the system schemas) before the setup runs."""
-    with conn.cursor() as cur:
-        cur.execute("SELECT c.oid, n.nspname || '.' || c.relname FROM pg_class c "
-                    f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {_OUTSIDE}", {"ns": ns})
-        return dict(cur.fetchall())
-
-
-def _outside_changes(conn, ns: str, before: dict[int, str]) -> list[str]:
-    """PostgreSQL: relations outside ``ns`` that the current transaction created, altered, dropped
-    or wrote rows to. Catalog rows it created carry its transaction id; any write, DDL or drop
-    (also from dynamic SQL, functions and subtransactions) holds a lock stronger than a read's on
-    the relation until the transaction ends. ``before``: :func:`_outside_relations` at the start."""
-    with conn.cursor() as cur:
-        cur.execute(
-            "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            f"WHERE c.xmin::text = (txid_current() %% 4294967296)::text AND {_OUTSIDE}", {"ns": ns})
-        found = [r[0] for r in cur.fetchall()]
-        cur.execute(
-            "SELECT l.relation, n.nspname || '.' || c.relname, "
-            f"  c.oid IS NOT NULL AND {_OUTSIDE} "
-            "FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation "
-            "LEFT JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND l.granted "
-            "AND l.mode NOT IN ('AccessShareLock', 'RowShareLock')", {"ns": ns})
-        for oid, name, outside_now in cur.fetchall():
-            if oid in before:
-                found.append(before[oid])       # existed outside: written to, altered or dropped
-            elif outside_now:
-                found.append(name)              # created outside (or moved there)
-    return sorted(set(found))
+    return fingerprint(conn, dialect, PreparedTable(d.quote(table), [d.quote(c) for c in names], kinds, 0, {}))
 
 
 def _server_error(exc: Exception) -> str:
@@ -353,22 +313,18 @@ def _server_error(exc: Exception) -> str:
 
 
 def _run_statements(conn, dialect: str, file: Path, stmts: list[Statement]) -> None:
-    """Run the setup statements on ``conn`` (its namespace already in use): PostgreSQL in one
-    transaction the caller commits, MySQL committing each (its DDL commits implicitly anyway)."""
-    import psycopg
-    import pymysql
-
+    """Run the setup statements on ``conn`` (its namespace already in use): in one transaction the
+    caller commits, or committing each where the dialect says so (MySQL: its DDL commits anyway)."""
+    d = dialects.get(dialect)
     for k, s in enumerate(stmts, start=1):
         try:
-            with conn.cursor() as cur:
-                cur.execute(s.text)
-                if dialect == "mysql":
-                    while cur.nextset():
-                        pass
-        except (psycopg.Error, pymysql.err.Error) as exc:
+            d.run_setup_statement(conn, s.text)
+        except Exception as exc:
+            if not d.is_driver_error(exc):
+                raise
             raise SetupError(f"{file}: statement {k} (line {s.line}): the server reported: "
                              f"{_server_error(exc)}") from None
-        if dialect == "mysql":
+        if d.COMMIT_EACH_SETUP_STATEMENT:
             conn.commit()
 
 
@@ -420,7 +376,7 @@ def setup_target(target: Target, catalog: Catalog, namespace: str, *, isolate: b
     if not isolate:
         with target.all_or_nothing() as conn:
             refuse_foreign(target, conn, namespace)
-            before = _outside_relations(conn, namespace) if target.dialect == "postgresql" else {}
+            before = d.outside_relations(conn, namespace)
             start = clock()
             d.begin_reload(conn, namespace, meta)
             d.use(conn, namespace)
@@ -428,11 +384,10 @@ def setup_target(target: Target, catalog: Catalog, namespace: str, *, isolate: b
             start = clock()
             _run_statements(conn, target.dialect, file, stmts)
             result.seconds["setup SQL"] = clock() - start
-            if target.dialect == "postgresql":
-                outside = _outside_changes(conn, namespace, before)
-                if outside:
-                    raise SetupError(f"{file}: created, altered, dropped or wrote to relations outside "
-                                     f"{namespace!r}: {', '.join(outside[:5])}; rolled back, nothing was changed")
+            outside = d.outside_changes(conn, namespace, before)
+            if outside:
+                raise SetupError(f"{file}: created, altered, dropped or wrote to relations outside "
+                                 f"{namespace!r}: {', '.join(outside[:5])}; rolled back, nothing was changed")
             _finish(target, conn, namespace, file, result)
         return result
     start = clock()

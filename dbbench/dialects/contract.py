@@ -7,6 +7,7 @@ Every function takes a raw DB-API connection of its driver (psycopg or PyMySQL) 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -16,6 +17,17 @@ if TYPE_CHECKING:
 Connection = Any    # a raw DB-API connection of the dialect's driver
 
 
+@dataclass(frozen=True)
+class SqlSyntax:
+    """How a dialect's scripts are split into statements (:func:`dbbench.setupsql.split_sql`)."""
+
+    delimiter_lines: bool = False           # the mysql client's ``DELIMITER //`` lines
+    hash_comments: bool = False             # ``# comment`` to the end of the line
+    backslash_escapes: bool = False         # ``\'`` inside '…' and "…" text
+    double_quoted_identifiers: bool = False  # "name" is an identifier (else text)
+    dollar_quotes: bool = False             # ``$tag$ … $tag$`` bodies
+
+
 class Dialect(Protocol):
     """The functions and constants of one dialect module."""
 
@@ -23,6 +35,9 @@ class Dialect(Protocol):
     META: str                           # dbbench's ownership marker table in the namespace
     LOAD_COMMITTED_BEFORE_VERIFY: bool  # whether other sessions see the seeded rows before the end
     ROLE_PRIVILEGE: str                 # what dbbench's user needs to create the namespace role
+    SETUP_SYNTAX: SqlSyntax             # how setup SQL is split into statements
+    COMMIT_EACH_SETUP_STATEMENT: bool   # setup SQL: commit after each statement, else one transaction
+    COLUMN_TYPE: str                    # information_schema.columns: the column telling tinyint(1) apart
 
     # -- names and DB-API helpers --------------------------------------------------------------
     def quote(self, name: str, /) -> str: ...
@@ -49,6 +64,11 @@ class Dialect(Protocol):
     def canonical(self, column: str, kind: str, /) -> str: ...
     def fingerprint_sql(self, table: str, row_text: str, /) -> str: ...
     def concat(self, parts: list[str], /) -> str: ...
+
+    # -- setup SQL (dbbench.setupsql) ----------------------------------------------------------
+    def run_setup_statement(self, conn: Connection, text: str, /) -> None: ...
+    def outside_relations(self, conn: Connection, ns: str, /) -> dict[int, str]: ...
+    def outside_changes(self, conn: Connection, ns: str, before: dict[int, str], /) -> list[str]: ...
 
     # -- EXPLAIN -------------------------------------------------------------------------------
     def parse_plan(self, raw: Any, /) -> tuple[PlanNode, float]: ...

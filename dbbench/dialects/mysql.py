@@ -8,6 +8,7 @@ import re as _re
 import pymysql
 
 from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
+from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
 NAMESPACE_KIND = "database"
@@ -213,6 +214,30 @@ def fingerprint_sql(table: str, row_text: str) -> str:
 
 def concat(parts: list[str]) -> str:
     return "CONCAT_WS('|', " + ", ".join(parts) + ")"
+
+
+# -- setup SQL (dbbench.setupsql) ---------------------------------------------------------------
+SETUP_SYNTAX = SqlSyntax(delimiter_lines=True, hash_comments=True, backslash_escapes=True)
+COMMIT_EACH_SETUP_STATEMENT = True     # its DDL commits implicitly anyway
+COLUMN_TYPE = "column_type"            # tinyint(1) is a bool
+
+
+def run_setup_statement(conn, text: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute(text)
+        while cur.nextset():            # a CALL returns a result set per SELECT in the procedure
+            pass
+
+
+def outside_relations(conn, ns: str) -> dict[int, str]:
+    """Nothing to compare against: without the namespace user a MySQL setup is not verified
+    (each statement commits), and with it the user's grants cover its database only."""
+    return {}
+
+
+def outside_changes(conn, ns: str, before: dict[int, str]) -> list[str]:
+    """Nothing found (see :func:`outside_relations`)."""
+    return []
 
 
 # -- EXPLAIN ------------------------------------------------------------------------------------

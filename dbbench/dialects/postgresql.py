@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
+from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
 if TYPE_CHECKING:
@@ -140,6 +141,55 @@ def fingerprint_sql(table: str, row_text: str) -> str:
 
 def concat(parts: list[str]) -> str:
     return "concat_ws('|', " + ", ".join(parts) + ")"
+
+
+# -- setup SQL (dbbench.setupsql) ---------------------------------------------------------------
+SETUP_SYNTAX = SqlSyntax(double_quoted_identifiers=True, dollar_quotes=True)
+# One transaction the caller commits: without the namespace role it is verified before the commit.
+COMMIT_EACH_SETUP_STATEMENT = False
+COLUMN_TYPE = "data_type"
+
+
+def run_setup_statement(conn, text: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute(text)
+
+
+_OUTSIDE = ("n.nspname <> %(ns)s AND n.nspname <> 'pg_catalog' AND n.nspname NOT LIKE 'pg\\_temp\\_%%' "
+            "AND n.nspname NOT LIKE 'pg\\_toast%%'")
+
+
+def outside_relations(conn, ns: str) -> dict[int, str]:
+    """Every relation outside ``ns`` (and the system schemas) before the setup runs."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT c.oid, n.nspname || '.' || c.relname FROM pg_class c "
+                    f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {_OUTSIDE}", {"ns": ns})
+        return dict(cur.fetchall())
+
+
+def outside_changes(conn, ns: str, before: dict[int, str]) -> list[str]:
+    """Relations outside ``ns`` that the current transaction created, altered, dropped or wrote
+    rows to. Catalog rows it created carry its transaction id; any write, DDL or drop (also from
+    dynamic SQL, functions and subtransactions) holds a lock stronger than a read's on the
+    relation until the transaction ends. ``before``: :func:`outside_relations` at the start."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            f"WHERE c.xmin::text = (txid_current() %% 4294967296)::text AND {_OUTSIDE}", {"ns": ns})
+        found = [r[0] for r in cur.fetchall()]
+        cur.execute(
+            "SELECT l.relation, n.nspname || '.' || c.relname, "
+            f"  c.oid IS NOT NULL AND {_OUTSIDE} "
+            "FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation "
+            "LEFT JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND l.granted "
+            "AND l.mode NOT IN ('AccessShareLock', 'RowShareLock')", {"ns": ns})
+        for oid, name, outside_now in cur.fetchall():
+            if oid in before:
+                found.append(before[oid])       # existed outside: written to, altered or dropped
+            elif outside_now:
+                found.append(name)              # created outside (or moved there)
+    return sorted(set(found))
 
 
 # -- EXPLAIN ------------------------------------------------------------------------------------
