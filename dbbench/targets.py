@@ -217,7 +217,7 @@ def open_targets(urls_given: dict[Dialect, str | None], only: Dialect | None = N
         for dialect in urls.DIALECTS:
             if only and dialect != only:
                 continue
-            option = "--pg-url" if dialect == "postgresql" else "--mysql-url"
+            option = urls.URL_OPTIONS[dialect]
             raw, source = urls_given.get(dialect), option
             if raw is None and (raw := urls.from_env(dialect)) is not None:
                 source = urls.ENV_VARS[dialect]

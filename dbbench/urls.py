@@ -16,12 +16,15 @@ from sqlalchemy.exc import ArgumentError
 from dbbench.errors import DbbenchError
 
 Dialect = Literal["postgresql", "mysql"]
+# The one dialect order: every per-dialect table (here, dbbench.dialects.MODULES, the local servers)
+# lists them in it, and targets, results and tables follow it (tests/test_urls.py checks).
 DIALECTS: tuple[Dialect, ...] = ("postgresql", "mysql")
 DIALECT_LABEL = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
 
 # The one driver per dialect that dbbench is written and tested against.
 DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql"}
 ENV_VARS = {"postgresql": "DBBENCH_PG_URL", "mysql": "DBBENCH_MYSQL_URL"}
+URL_OPTIONS = {"postgresql": "--pg-url", "mysql": "--mysql-url"}
 
 
 def parse(raw: str, dialect: Dialect, source: str) -> URL:

@@ -96,3 +96,14 @@ def test_scenario_paths_never_carry_credentials_in_their_query(path):
         make({"path": path}, "--scenario")
     assert "t0k3n" not in str(err.value)
     assert make({"path": "/f?page=2&sort=name"}, "--scenario").path == "/f?page=2&sort=name"
+
+
+def test_one_dialect_order_everywhere():
+    from dbbench import dialects, servers, targets
+    tables = {"DIALECT_LABEL": urls.DIALECT_LABEL, "DRIVERS": urls.DRIVERS, "ENV_VARS": urls.ENV_VARS,
+              "URL_OPTIONS": urls.URL_OPTIONS, "dialects.MODULES": dialects.MODULES,
+              "servers.KINDS": servers.KINDS, "targets.REFERENCE_LINE": targets.REFERENCE_LINE}
+    assert urls.DIALECTS == ("postgresql", "mysql")
+    for name, table in tables.items():
+        assert tuple(table) == urls.DIALECTS, name
+    assert [servers.KINDS[d].key for d in urls.DIALECTS] == list(urls.DIALECTS)
