@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from dbbench.errors import PrerequisiteError
 from verdict.files import write_atomic
@@ -311,3 +312,60 @@ def tail_error(log: Path) -> str:
         return ""
     errors = [ln for ln in lines if "ERROR" in ln or "FATAL" in ln]
     return (errors or lines or [""])[-1].strip()[:300]
+
+
+# -- what both servers do the same way --------------------------------------------------------------
+class LocalServer:
+    """One kind of local server in a :class:`Home`. Subclasses say how to install, start and reach
+    it; starting (reuse a running one, install, the service account, the port) and stopping (the
+    recorded pid, with the server's own shutdown signal) are the same for both."""
+
+    key: ClassVar[str]
+    label: ClassVar[str]
+    default_port: ClassVar[int]
+    port_option: ClassVar[str]
+    install_bytes: ClassVar[int]
+    stop_signal: ClassVar[int]
+
+    def __init__(self, home: Home):
+        self.home = home
+
+    # -- what a kind of server says ----------------------------------------------------------
+    def installed(self) -> bool:
+        raise NotImplementedError
+
+    def install(self, say: Say) -> None:
+        raise NotImplementedError
+
+    def running(self, st: ServerState | None) -> bool:
+        raise NotImplementedError
+
+    def start(self, state: InstanceState, st: ServerState | None, port: int,
+              account: tuple[int, int] | None, say: Say) -> ServerState:
+        """Start on ``port`` (``st``: what was recorded before, if anything) and wait until ready."""
+        raise NotImplementedError
+
+    def live_version(self, st: ServerState, password: str) -> str | None:
+        raise NotImplementedError
+
+    def url(self, st: ServerState, password: str) -> str:
+        raise NotImplementedError
+
+    def require(self) -> None:
+        """Raise :class:`PrerequisiteError` when this server cannot run here at all."""
+
+    # -- the same for both -------------------------------------------------------------------
+    def up(self, state: InstanceState, port: int | None, say: Say) -> ServerState:
+        st = state.servers.get(self.key)
+        if st is not None and self.running(st):
+            return st
+        self.require()
+        self.install(say)
+        account = service_account(say)
+        port = port or (st.port if st else self.default_port)
+        require_port(port, self.label, self.port_option)
+        return self.start(state, st, port, account, say)
+
+    def down(self, st: ServerState) -> None:
+        if st.pid is not None and self.running(st):
+            stop_pid(st.pid, self.stop_signal)

@@ -25,12 +25,11 @@ from dbbench.servers.base import (
     DB_USER,
     Home,
     InstanceState,
+    LocalServer,
     Say,
     ServerState,
     pid_alive,
-    require_port,
     run,
-    service_account,
     stop_pid,
     wait_until,
 )
@@ -74,15 +73,16 @@ def debian_mirror() -> str:
     )
 
 
-class MySQLServer:
+class MySQLServer(LocalServer):
     key = "mysql"
     label = "MySQL"
     default_port = 53306
     port_option = "--mysql-port"
     install_bytes = 1200 * 2**20
+    stop_signal = signal.SIGTERM
 
     def __init__(self, home: Home):
-        self.home = home
+        super().__init__(home)
         self.root_dir = home.root / "mysql-root"
         self.inner_dir = f"/var/lib/dbbench/{home.instance}"      # as mysqld sees it
         self.outer_dir = self.root_dir / self.inner_dir.lstrip("/")  # as we see it
@@ -93,7 +93,7 @@ class MySQLServer:
     def installed(self) -> bool:
         return (self.root_dir / ".dbbench-complete").exists()
 
-    def _need_root(self) -> None:
+    def require(self) -> None:
         if os.geteuid() != 0:
             raise PrerequisiteError(
                 "the local MySQL server lives in a Debian chroot, which needs root; run as root "
@@ -103,7 +103,7 @@ class MySQLServer:
     def install(self, say: Say) -> None:
         if self.installed():
             return
-        self._need_root()
+        self.require()
         self.home.prepare(self.install_bytes)
         if shutil.which("debootstrap") is None:
             say("installing debootstrap")
@@ -139,15 +139,9 @@ class MySQLServer:
         uid, gid = account
         return ["chroot", f"--userspec={uid}:{gid}", str(self.root_dir)]
 
-    def up(self, state: InstanceState, port: int | None, say: Say) -> ServerState:
-        st = state.servers.get(self.key)
-        if self.running(st):
-            return st
-        self._need_root()
-        self.install(say)
-        account = service_account(say)
-        port = port or (st.port if st else self.default_port)
-        require_port(port, self.label, self.port_option)
+    def start(self, state: InstanceState, st: ServerState | None, port: int,
+              account: tuple[int, int] | None, say: Say) -> ServerState:
+        assert account is not None              # root, or require() has refused already
         common = [f"--datadir={self.inner_dir}/data", f"--log-error={self.inner_dir}/error.log"]
         if not (self.data_dir / "mysql").exists():
             say("initializing a MySQL data directory")
@@ -204,10 +198,6 @@ class MySQLServer:
                 return cur.fetchone()[0]
         except pymysql.err.Error:
             return None
-
-    def down(self, st: ServerState) -> None:
-        if self.running(st):
-            stop_pid(st.pid, signal.SIGTERM)
 
     def url(self, st: ServerState, password: str) -> str:
         return f"mysql+pymysql://{DB_USER}:{password}@127.0.0.1:{st.port}/"

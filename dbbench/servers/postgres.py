@@ -22,15 +22,14 @@ from dbbench.servers.base import (
     DB_USER,
     Home,
     InstanceState,
+    LocalServer,
     Say,
     ServerState,
     chown_tree,
     create_private,
     last_line,
     pid_alive,
-    require_port,
     run,
-    service_account,
     stop_pid,
     wait_until,
 )
@@ -53,15 +52,16 @@ SETTINGS = {
 }
 
 
-class PostgresServer:
+class PostgresServer(LocalServer):
     key = "postgresql"
     label = "PostgreSQL"
     default_port = 55432
     port_option = "--pg-port"
     install_bytes = 200 * 2**20
+    stop_signal = signal.SIGINT     # "fast" shutdown: roll back sessions, checkpoint, exit
 
     def __init__(self, home: Home):
-        self.home = home
+        super().__init__(home)
         self.install_dir = home.root / f"postgresql-{NPM_VERSION}"
         self.data_dir = home.instance_dir / "pg-data"
         self.log_file = self.data_dir / "postgresql.log"
@@ -108,14 +108,8 @@ class PostgresServer:
     def running(self, st: ServerState | None) -> bool:
         return st is not None and pid_alive(st.pid, must_contain=str(self.data_dir))
 
-    def up(self, state: InstanceState, port: int | None, say: Say) -> ServerState:
-        st = state.servers.get(self.key)
-        if self.running(st):
-            return st
-        self.install(say)
-        account = service_account(say)
-        port = port or (st.port if st else self.default_port)
-        require_port(port, self.label, self.port_option)
+    def start(self, state: InstanceState, st: ServerState | None, port: int,
+              account: tuple[int, int] | None, say: Say) -> ServerState:
         if not (self.data_dir / "PG_VERSION").exists():
             self._initdb(state.password, account, say)
         options = " ".join(f"-c {k}={v!r}" if v == "" else f"-c {k}={v}" for k, v in SETTINGS.items())
@@ -168,10 +162,6 @@ class PostgresServer:
                 return conn.execute("SHOW server_version").fetchone()[0]
         except psycopg.Error:
             return None
-
-    def down(self, st: ServerState) -> None:
-        if self.running(st):
-            stop_pid(st.pid, signal.SIGINT)  # "fast" shutdown: roll back sessions, checkpoint, exit
 
     def url(self, st: ServerState, password: str) -> str:
         return f"postgresql+psycopg://{DB_USER}:{password}@127.0.0.1:{st.port}/{DATABASE}"
