@@ -24,6 +24,7 @@ import asyncio
 import gzip
 import hashlib
 import re
+import socket
 import threading
 from dataclasses import dataclass, field
 
@@ -203,3 +204,15 @@ def body_of(size: int, seed: int = 1) -> bytes:
 def run_httpbench(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> CliResult:
     """Run ``python -m httpbench ARGS`` as a real process (real exit code, real stderr)."""
     return run_program("httpbench", *args, env=env, timeout=timeout)
+
+
+def read_head(sock: socket.socket) -> bytes:
+    """Bytes from ``sock`` until the end of an HTTP head (``\r\n\r\n``) or of the stream; the
+    caller checks for the terminator (a peer that closed early sent no complete head)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data

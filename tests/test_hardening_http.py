@@ -19,6 +19,7 @@ import pytest
 from httpbench import preflight
 from httpbench.errors import HttpbenchError
 from httpbench.model import Scenario, Target
+from tests.http_fixtures import read_head
 
 SMALL = b"s" * 1000
 CHUNK = b"x" * 65536
@@ -31,12 +32,9 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         sock: socket.socket = self.request
-        head = b""
-        while b"\r\n\r\n" not in head:
-            data = sock.recv(65536)
-            if not data:
-                return
-            head += data
+        head = read_head(sock)
+        if b"\r\n\r\n" not in head:
+            return
         kind = head.split(b" ", 2)[1].split(b"/")[1]
         try:
             if kind == b"small":

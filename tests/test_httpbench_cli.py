@@ -97,15 +97,22 @@ def test_rounds_alternate_and_every_measurement_is_in_the_json(pair, tmp_path):
     assert "| Scenario" in run.stdout and "Per-round throughput and RT" in run.stdout
 
 
-def test_failures_are_counted_reported_and_fail_the_run(pair, tmp_path):
+def faulty_run(pair, tmp_path, fault: str, every: int, *, requests: int, concurrency: int, rounds: int):
+    """A seed-method compare of a against b whose ``/f`` has ``fault`` on every ``every``-th answer
+    (after the first); the run must exit 1. Returns (run, result path, b's route)."""
     a, b = pair
     route = b.routes["/f"]
-    route.fault, route.fault_every, route.fault_after = "wrong_length", 4, 1
+    route.fault, route.fault_every, route.fault_after = fault, every, 1
     out = tmp_path / "r.json"
     run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
-                        "--warmups", "0", "--requests", "20", "--concurrency", "2", "--method", "seed", "--rounds", "2",
-                        "--output", str(out), "-q")
+                        "--warmups", "0", "--requests", str(requests), "--concurrency", str(concurrency),
+                        "--method", "seed", "--rounds", str(rounds), "--output", str(out), "-q")
     assert run.code == 1
+    return run, out, route
+
+
+def test_failures_are_counted_reported_and_fail_the_run(pair, tmp_path):
+    run, out, route = faulty_run(pair, tmp_path, "wrong_length", 4, requests=20, concurrency=2, rounds=2)
     one_line_error(run, "10 timed request(s) failed")
     doc = strict_json(out)
     assert doc["summaries"]["GET /f"]["b"]["failures"] == route.faults == 10
@@ -201,14 +208,7 @@ def test_a_slow_target_beyond_the_timeout_is_a_one_line_error(pair):
 
 
 def test_a_reset_mid_body_during_timing_is_counted_not_a_crash(pair, tmp_path):
-    a, b = pair
-    route = b.routes["/f"]
-    route.fault, route.fault_every, route.fault_after = "reset", 3, 1
-    out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
-                        "--warmups", "0", "--requests", "30", "--method", "seed", "--rounds", "1", "--concurrency", "3",
-                        "--output", str(out), "-q")
-    assert run.code == 1
+    run, out, _ = faulty_run(pair, tmp_path, "reset", 3, requests=30, concurrency=3, rounds=1)
     one_line_error(run, "failed their checks")
     doc = strict_json(out)
     assert doc["summaries"]["GET /f"]["b"]["failure_kinds"] == {"reset": 10}

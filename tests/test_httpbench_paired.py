@@ -24,12 +24,17 @@ def compare(a, b, out, *args):
                          "--scenario", "/f", "--enforce-gates", "--output", str(out), *SMALL, *args)
 
 
+def judged(a, b, tmp_path, code, *args):
+    """``compare`` with these options: the exit code must be ``code``; returns (run, result document)."""
+    out = tmp_path / "r.json"
+    run = compare(a, b, out, *args)
+    assert run.code == code, run.output
+    return run, json.loads(out.read_text())
+
+
 def test_equal_targets_pass_with_intervals_inside_the_gates(pair, tmp_path):
     a, b = pair
-    out = tmp_path / "r.json"
-    run = compare(a, b, out, "--gate", "metadata:0.5:2.0")
-    assert run.code == 0, run.output
-    doc = json.loads(out.read_text())
+    run, doc = judged(a, b, tmp_path, 0, "--gate", "metadata:0.5:2.0")
     assert doc["verdict"] == "pass" and doc["config"]["method"] == "paired"
     rec = doc["paired"]["GET /f"]
     assert rec["stopped"] == "decided" and rec["pairs"] == doc["config"]["paired"]["looks"][0]
@@ -49,11 +54,8 @@ def test_equal_targets_pass_with_intervals_inside_the_gates(pair, tmp_path):
 def test_a_slower_candidate_fails_with_the_interval_named(pair, tmp_path):
     a, b = pair
     b.routes["/f"].delay = 0.015
-    out = tmp_path / "r.json"
-    run = compare(a, b, out)
-    assert run.code == 1, run.output
+    run, doc = judged(a, b, tmp_path, 1)
     assert "verdict fail" in run.stderr
-    doc = json.loads(out.read_text())
     assert doc["verdict"] == "fail"
     tp = next(g for g in doc["gate_failures"] if "throughput" in g)
     assert "pairs" in tp and "[" in tp and "≥ 0.80x" in tp
@@ -64,10 +66,7 @@ def test_a_slower_candidate_fails_with_the_interval_named(pair, tmp_path):
 
 def test_too_few_pairs_are_inconclusive_exit_3(pair, tmp_path):
     a, b = pair
-    out = tmp_path / "r.json"
-    run = compare(a, b, out, "--rounds", "3")
-    assert run.code == 3, run.output
-    doc = json.loads(out.read_text())
+    run, doc = judged(a, b, tmp_path, 3, "--rounds", "3")
     assert doc["verdict"] == "inconclusive" and doc["gate_failures"] == []
     assert any("too few pairs" in u and "(3; at least 6)" in u for u in doc["inconclusive"])
     assert "Inconclusive:" in run.stdout and "Verdict: inconclusive" in run.stdout
@@ -88,10 +87,7 @@ def test_noise_wider_than_the_margin_runs_out_of_budget_inconclusive(tmp_path):
 
 def test_self_control_reports_the_noise_floor_beside_the_verdict(pair, tmp_path):
     a, b = pair
-    out = tmp_path / "r.json"
-    run = compare(a, b, out, "--self-control", "--gate", "metadata:0.5:2.0")
-    assert run.code == 0, run.output
-    doc = json.loads(out.read_text())
+    run, doc = judged(a, b, tmp_path, 0, "--self-control", "--gate", "metadata:0.5:2.0")
     aa = doc["paired"]["GET /f"]["self_control"]
     assert set(aa["candidates"]) == {"base-self"}
     assert aa["candidates"]["base-self"]["verdict"] == "pass"
@@ -140,11 +136,8 @@ def test_self_control_needs_the_paired_method(pair, tmp_path):
 
 def test_real_client_rounds_are_paired_and_decided(pair, tmp_path):
     a, b = pair
-    out = tmp_path / "r.json"
-    run = compare(a, b, out, "--gate", "metadata:0.01:100", "--client-command", "base=true",
-                  "--client-command", "cand=sleep 0.2")
-    assert run.code == 1, run.output
-    doc = json.loads(out.read_text())
+    _, doc = judged(a, b, tmp_path, 1, "--gate", "metadata:0.01:100", "--client-command", "base=true",
+                      "--client-command", "cand=sleep 0.2")
     cmp = doc["clients"]["scenarios"]["real client"]["comparisons"]["cand"]
     assert doc["clients"]["rounds"] == 8 and cmp["verdict"] == "fail"
     assert cmp["decision"]["low"] > 1.25 and cmp["decision"]["n"] == 8

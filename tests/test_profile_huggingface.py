@@ -22,7 +22,7 @@ from httpbench.peers.hfcache import HfCache
 from httpbench.peers.nginx import nginx_binary
 from httpbench.profiles import Context, load
 from httpbench.profiles.huggingface import HuggingFaceProfile, leak
-from tests.http_fixtures import run_httpbench
+from tests.http_fixtures import read_head, run_httpbench
 
 COMMIT = fx.COMMIT
 FILE = f"/org/model/resolve/{COMMIT}/model.safetensors"
@@ -360,12 +360,7 @@ def raw_head(url: str, target: str) -> list[str]:
     host, port = url.removeprefix("http://").rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = read_head(sock)
     return data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
 
 
