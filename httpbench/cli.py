@@ -268,7 +268,7 @@ def _targets(targets: tuple[str, ...], auths: tuple[str, ...]) -> list:
 
     if len(targets) < 2:
         raise HttpbenchError("give at least two --target NAME=URL (the first is the baseline)")
-    parsed = []
+    parsed: list[Target] = []
     for text in targets:
         name, url = _split_pair("--target", text)
         target, userinfo = Target.parse(name, url)

@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,7 @@ class ClientCommand:
     """One client scenario: a label and, per target name, a shell string or an argv list."""
 
     label: str
-    commands: dict[str, str | list[str]]
+    commands: Mapping[str, str | list[str]]
 
     def argv(self, target: Target, tmp: str) -> list[str]:
         command = self.commands[target.name]
@@ -223,7 +223,7 @@ def run_sample(command: ClientCommand, target: Target, timeout: float,
         except OSError as exc:
             return {"ms": None, "ok": False, "exit_code": None, "error": f"cannot start: {exc.strerror}"}
         elapsed = (time.perf_counter() - start) * 1000.0
-        out = {"ms": elapsed, "ok": proc.returncode == 0, "exit_code": proc.returncode}
+        out: dict[str, Any] = {"ms": elapsed, "ok": proc.returncode == 0, "exit_code": proc.returncode}
         if proc.returncode != 0:
             out["error"] = scrub(_last_line(proc.stderr) or _last_line(proc.stdout), target)
         return out
@@ -259,9 +259,10 @@ def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeo
                                "scenarios": {}}
     failures: list[str] = []
     for c_idx, command in enumerate(commands):
-        samples = alternate(command.label, c_idx, names, rounds,
-                            lambda name, command=command: run_sample(command, by_name[name], timeout, env),
-                            progress)
+        def sample(name: str, command: ClientCommand = command) -> dict[str, Any]:
+            return run_sample(command, by_name[name], timeout, env)
+
+        samples = alternate(command.label, c_idx, names, rounds, sample, progress)
         summary, comparisons, fails = summarize(command.label, names, samples, gate, method, alpha)
         for name in names:
             summary[name]["command"] = command.describe(name)

@@ -94,7 +94,8 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
                                                 DEFAULT_GATES, cfg.plan, cfg.self_control, progress)
         else:
             rounds = http_rounds(cfg, expectations, progress)
-        client_section, client_failures = (None, [])
+        client_section: dict[str, Any] | None = None
+        client_failures: list[str] = []
         if cfg.client_commands:
             client_section, client_failures = clients.run(
                 cfg.client_commands, cfg.targets, cfg.client_rounds, cfg.client_timeout,
@@ -105,6 +106,7 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
         ctx.close()
     doc = assemble(cfg, preflight_records, rounds, paired_section)
     if cfg.profile:
+        assert profile_pre is not None and profile_post is not None     # both ran: a profile is set
         doc["profile"] = profile_document(cfg.profile, profile_pre, profile_post)
         gates_mod.add_failures(doc["gate_failures"], profile_post.gate_failures)
         gates_mod.add_failures(doc["inconclusive"], profile_post.inconclusive)

@@ -40,7 +40,7 @@ from httpbench.stats import percentiles
 try:  # uvloop is the fast path; plain asyncio still works (and is recorded in the environment)
     import uvloop
 except ImportError:  # pragma: no cover - exercised only without uvloop
-    uvloop = None
+    uvloop = None  # type: ignore[assignment]
 
 CLIENT_BOUND_CPU = 0.85   # client CPU / wall above this: the client, not the target, may be the limit
 _perf = time.perf_counter
@@ -137,7 +137,7 @@ class _Conn(asyncio.Protocol):
         self.t_start = 0.0
         self.t_headers = 0.0
         self.nbytes = 0
-        self.hasher = None
+        self.hasher: hashlib._Hash | None = None
         self.keep_alive = True
         self.lost = None
         self.responses = 0        # requests sent on this connection (drives digest sampling)
@@ -194,11 +194,13 @@ class _Conn(asyncio.Protocol):
         else:
             self.hasher = None
         self.t_start = _perf()
+        assert self.transport is not None      # sent only on a live connection
         self.transport.write(self.run.request)
 
     def _complete(self, t_end: float):
         run = self.run
         phase = run.phase
+        assert phase is not None               # a request is answered only during a phase
         self.inflight = False
         phase.busy -= 1
         exp = run.expectation
@@ -228,6 +230,7 @@ class _Conn(asyncio.Protocol):
             # httptools would now wait for a HEAD body that never comes: start a fresh parser.
             self.parser = httptools.HttpResponseParser(self)
         if not self.keep_alive:
+            assert self.transport is not None  # an answer just arrived on it
             self.transport.close()       # connection_lost() reopens it and then continues
             return
         run.next(self)
@@ -235,6 +238,7 @@ class _Conn(asyncio.Protocol):
     def _fail(self, kind: str):
         run = self.run
         if self.inflight:
+            assert run.phase is not None       # a request is in flight only during a phase
             self.inflight = False
             run.phase.busy -= 1
             run.phase.failures[kind] += 1
@@ -307,6 +311,7 @@ class _Round:
     # -- pool -------------------------------------------------------------------------------------
     def next(self, conn: _Conn):
         phase = self.phase
+        assert phase is not None
         if phase.remaining > 0 and conn.alive:
             phase.remaining -= 1
             phase.busy += 1
@@ -327,12 +332,14 @@ class _Round:
         if conn.alive and conn.inflight is False:
             conn.send(due)
         else:                               # lost while waiting: that request is not sent
+            assert self.phase is not None
             self.phase.busy -= 1
             self.phase.failures["unsent"] += 1
             self._maybe_done()
 
     def _maybe_done(self):
         phase = self.phase
+        assert phase is not None
         if phase.done.done() or phase.busy > 0:
             return
         if phase.remaining > 0:

@@ -65,7 +65,7 @@ class HfCache(NginxProcess):
     def allocate(self) -> None:
         self.ports = [free_port()] if self.naive else [free_port(), free_port()]
         self.fill_port = 0 if self.naive else self.ports[1]
-        (self.dir / "cache").mkdir(exist_ok=True)
+        (self.workdir / "cache").mkdir(exist_ok=True)
 
     def http_extra(self) -> str:
         return ((f"    resolver {self.resolver};\n" if self.resolver else "")

@@ -81,10 +81,10 @@ class NginxProcess(ServerProcess):
         if binary is None:
             raise HttpbenchError("nginx not found (Debian: apt-get install -y nginx)")
         self.allocate()
-        conf = self.dir / "nginx.conf"
-        conf.write_text(config(self.dir, self.servers(), workers=self.workers,
+        conf = self.workdir / "nginx.conf"
+        conf.write_text(config(self.workdir, self.servers(), workers=self.workers,
                                http_extra=self.http_extra()))
-        return [binary, "-p", str(self.dir), "-c", str(conf), "-e", str(self.dir / "error.log")]
+        return [binary, "-p", str(self.dir), "-c", str(conf), "-e", str(self.workdir / "error.log")]
 
 
 class LocalNginx(NginxProcess):
@@ -104,7 +104,7 @@ class LocalNginx(NginxProcess):
         self.ports = [free_port() for _ in range(self.count)]
 
     def servers(self) -> str:
-        www = self.dir / "www"
+        www = self.workdir / "www"
         for name, data in self.files.items():
             path = www / name
             path.parent.mkdir(parents=True, exist_ok=True)

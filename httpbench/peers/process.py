@@ -39,6 +39,13 @@ class ServerProcess:
         self.dir: Path | None = None
 
     @property
+    def workdir(self) -> Path:
+        """The working directory (exists from ``allocate`` until ``stop``)."""
+        if self.dir is None:
+            raise HttpbenchError(f"{self.program}: no working directory (not started)")
+        return self.dir
+
+    @property
     def port(self) -> int:
         return self.ports[0]
 
@@ -60,7 +67,7 @@ class ServerProcess:
         except BaseException:
             self.stop()
             raise
-        with open(self.dir / "stderr.log", "wb") as log:
+        with open(self.workdir / "stderr.log", "wb") as log:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                          env={**os.environ, **self.environment()}, cwd=self.dir)
         self._wait_listening()
@@ -68,7 +75,7 @@ class ServerProcess:
 
     def _last_words(self) -> str:
         try:
-            lines = (self.dir / "stderr.log").read_text(errors="replace").strip().splitlines()
+            lines = (self.workdir / "stderr.log").read_text(errors="replace").strip().splitlines()
         except OSError:
             lines = []
         return lines[-1] if lines else "no message"
@@ -77,7 +84,7 @@ class ServerProcess:
         pending = list(self.ports)
         deadline = time.monotonic() + self.start_timeout
         while pending and time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if self.proc is None or self.proc.poll() is not None:
                 message = self._last_words()
                 self.stop()
                 raise HttpbenchError(f"{self.program} exited at start: {message}")

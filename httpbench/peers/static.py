@@ -55,7 +55,7 @@ class StaticCaddy(ServerProcess):
         if binary is None:
             raise HttpbenchError("caddy not found (Debian: apt-get install -y caddy)")
         self.ports = [free_port()]
-        conf = self.dir / "Caddyfile"
+        conf = self.workdir / "Caddyfile"
         conf.write_text(
             "{\n\tadmin off\n\tauto_https off\n"
             f"\tstorage file_system {{\n\t\troot {self.dir}/data\n\t}}\n\tlog {{\n\t\tlevel ERROR\n\t}}\n}}\n"
@@ -63,8 +63,8 @@ class StaticCaddy(ServerProcess):
         return [binary, "run", "--config", str(conf), "--adapter", "caddyfile"]
 
     def environment(self) -> dict[str, str]:
-        return {"HOME": str(self.dir), "XDG_DATA_HOME": str(self.dir / "data"),
-                "XDG_CONFIG_HOME": str(self.dir / "config")}
+        return {"HOME": str(self.dir), "XDG_DATA_HOME": str(self.workdir / "data"),
+                "XDG_CONFIG_HOME": str(self.workdir / "config")}
 
 
 PEERS = {"nginx": StaticNginx, "caddy": StaticCaddy}

@@ -69,9 +69,10 @@ class ClientRounds:
                 section.notes.append("client rounds: the hf command was not found next to this Python; "
                                      "skipped")
                 continue
-            samples = clients.alternate(client, c_idx, names, rounds,
-                                        lambda name, client=client: self._sample(client, by_name[name]),
-                                        self.ctx.progress)
+            def sample(name: str, client: str = client) -> dict[str, Any]:
+                return self._sample(client, by_name[name])
+
+            samples = clients.alternate(client, c_idx, names, rounds, sample, self.ctx.progress)
             out["clients"][client] = self._summarize(client, names, samples, section)
         return out
 
