@@ -6,15 +6,18 @@ The library is the product; the ``dbbench`` command is a thin layer over it:
 command                                library
 =====================================  ==============================================================
 ``dbbench validate --catalog DIR``     ``dbbench.catalog.open_catalog(DIR)``
-``dbbench seed``                       ``dbbench.seed.seed(targets, dataset, namespace=…)``
-``dbbench seed --catalog DIR``         ``dbbench.setupsql.load(targets, DIR, namespace=…)``
-``dbbench explain`` / ``check``        ``dbbench.explain.run(targets, catalog, …)`` then
+``dbbench seed``                       ``dbbench.workflow.seed_dataset(targets, dataset, namespace=…)``
+                                       (``dbbench.seed.seed`` and the verification)
+``dbbench seed --catalog DIR``         ``dbbench.workflow.seed_catalog(targets, DIR, namespace=…)``
+``dbbench explain``                    ``dbbench.workflow.measure(connect, Run(…))``: ``explain.run`` then
                                        ``dbbench.results.explain_document(…)`` (the result document)
+``dbbench check``                      ``dbbench.workflow.check(connect, Run(…), dataset=…)``
 ``dbbench baseline save FILE``         ``dbbench.baseline.save(FILE, doc)``
 ``dbbench diff BASELINE [RESULT]``     ``dbbench.diff.compare(base_doc, result_doc, Thresholds(…))``
 ``dbbench report RESULT``              ``dbbench.output.explain.markdown(doc)`` / ``output.html.html(doc)``
 ``--junit`` / ``--github-summary``     ``dbbench.output.explain.junit_xml(doc)`` / ``….github_summary(doc)``
 (print or write anything)              ``dbbench.output`` (every renderer; the measuring modules never format)
+(defaults: warm-ups, runs, timeout…)   ``dbbench.defaults``
 (read a result or baseline file)       ``dbbench.results.load(path)``
 (a DAO test)                           ``dbbench.assert_plan(conn, sql, params, uses_index=…)``;
                                        fixtures in ``dbbench.pytest_plugin``

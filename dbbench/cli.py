@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import click
@@ -10,8 +11,16 @@ import psycopg
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
-from dbbench import __version__, servers
+from dbbench import __version__, defaults, servers, workflow
 from dbbench.errors import DbbenchError
+from dbbench.options import (
+    DIALECT_CHOICE,
+    OutputPath,
+    explain_options,
+    isolate,
+    sampling_options,
+    target_options,
+)
 from dbbench.output.commands import (
     render_bench_seed,
     render_info,
@@ -21,30 +30,12 @@ from dbbench.output.commands import (
     render_validate,
 )
 from dbbench.servers import Home
-from dbbench.targets import open_targets
-
-DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
+from dbbench.targets import Target
+from dbbench.workflow import Connect, Run, opened
 
 
 def err(message: str) -> None:
     click.echo(f"dbbench: {message}", err=True)
-
-
-class OutputPath(click.Path):
-    """A file a command writes: checked writable when the options are parsed, before any work."""
-
-    def __init__(self) -> None:
-        super().__init__(dir_okay=False, path_type=Path)
-
-    def convert(self, value, param, ctx):
-        from verdict.outputs import unwritable
-
-        path = super().convert(value, param, ctx)
-        reason = unwritable(path)
-        if reason:
-            what = param.opts[0] if param is not None and param.opts[0].startswith("-") else "output file"
-            raise DbbenchError(f"{what} {path}: cannot be written ({reason})")
-        return path
 
 
 class Cli(click.Group):
@@ -82,25 +73,6 @@ class Cli(click.Group):
 def cli(ctx: click.Context, home: Path | None, instance: str) -> None:
     """Index-regression checks for SQL query catalogs on PostgreSQL and MySQL."""
     ctx.obj = Home(home, instance)
-
-
-def target_options(fn):
-    """--pg-url / --mysql-url / --only, shared by every command that talks to databases."""
-    fn = click.option("--only", type=DIALECT_CHOICE, help="Use only this dialect.")(fn)
-    fn = click.option("--mysql-url", metavar="URL",
-                      help="mysql+pymysql://USER:PASS@HOST:PORT/ (env DBBENCH_MYSQL_URL; default: local server)")(fn)
-    fn = click.option("--pg-url", metavar="URL",
-                      help="postgresql+psycopg://USER:PASS@HOST:PORT/DB (env DBBENCH_PG_URL; default: local server)")(fn)
-    fn = click.option("--no-isolation", is_flag=True, expose_value=False, is_eager=True,
-                      callback=lambda ctx, _p, value: ctx.meta.__setitem__("dbbench.isolate", not value),
-                      help="Run catalog SQL (setup and shapes) as dbbench's own user instead of the namespace's "
-                           "own role (for servers where dbbench may not create roles; text checks only).")(fn)
-    return fn
-
-
-def isolate() -> bool:
-    """False when the command was given --no-isolation (see dbbench.isolation)."""
-    return bool(click.get_current_context().meta.get("dbbench.isolate", True))
 
 
 def say(message: str) -> None:
@@ -156,90 +128,64 @@ def servers_status(home: Home, which, as_json) -> None:
     _print_status(servers.status(_which(which), home=home), as_json)
 
 
+def _connect(home: Home, pg_url: str | None, mysql_url: str | None, only: str | None) -> Connect:
+    """The targets the options name, opened for a ``with`` block (their warnings said on stderr)."""
+    def connect(*, warn: bool = True) -> AbstractContextManager[list[Target]]:
+        return opened({"postgresql": pg_url, "mysql": mysql_url}, only, home=home, warn=err if warn else None)
+    return connect
+
+
 # -- info --------------------------------------------------------------------------------------
 @cli.command("info")
 @target_options
 @click.pass_obj
 def info(home: Home, pg_url, mysql_url, only) -> None:
     """Connect to each target and report its server version."""
-    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
-    try:
-        for t in targets:
-            for w in t.warnings:
-                err(f"warning: {w}")
+    with _connect(home, pg_url, mysql_url, only)() as targets:
         click.echo(render_info(targets))
-    finally:
-        for t in targets:
-            t.dispose()
 
 
 # -- seed --------------------------------------------------------------------------------------
 @cli.command("seed")
 @target_options
 @click.option("--dataset", default=None, help="Dataset name under seeds/ or a path to a dataset .toml "
-              "[default: alpine-100k].")
+              f"[default: {defaults.DATASET}].")
 @click.option("--catalog", default=None, metavar="DIR",
               help="Instead of a dataset: run this catalog's own setup SQL (setup.sql / setup.<dialect>.sql).")
-@click.option("--namespace", default="dbbench", show_default=True,
+@click.option("--namespace", default=defaults.NAMESPACE, show_default=True,
               help="The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's).")
 @click.option("--output", type=OutputPath(), help="Write the JSON result here.")
 @click.pass_obj
 def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
     """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
-    from dbbench import results, seed
+    from dbbench import results
     from dbbench.progress import seed_progress
 
     if catalog and dataset:
         raise click.UsageError("give --dataset or --catalog, not both")
-    if catalog:
-        _seed_from_catalog(home, pg_url, mysql_url, only, catalog, namespace, output)
-        return
-    dataset = dataset or "alpine-100k"
-    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
-    try:
-        for t in targets:
-            for w in t.warnings:
-                err(f"warning: {w}")
-        with seed_progress(targets, dataset) as progress:
-            ds, res, generated = seed.seed(targets, dataset, namespace=namespace, progress=progress,
-                                           cache_dir=home.root / "datasets")
-        agree = seed.fingerprints_agree(res)
-        click.echo(render_seed(res, agree, generated))
+    with _connect(home, pg_url, mysql_url, only)() as targets:
+        if catalog:
+            setup = workflow.seed_catalog(targets, catalog, namespace=namespace, isolate=isolate())
+            click.echo(render_setup(setup.catalog, setup.results, setup.agree))
+            if output:
+                results.write(output, setup.document(targets))
+            return
+        name = dataset or defaults.DATASET
+        seeded = workflow.seed_dataset(targets, name, namespace=namespace, cache_dir=home.root / "datasets",
+                                       progress=lambda: seed_progress(targets, name))
+        click.echo(render_seed(seeded.results, seeded.agree, seeded.generated))
         if output:
-            results.write(output, results.seed_document(ds, targets, res, generated, agree))
-    finally:
-        for t in targets:
-            t.dispose()
-    bad = [f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}" for r in res for c in r.checks if not c.ok]
-    bad += [f"fingerprint of {t} differs between dialects" for t, ok in agree.items() if not ok]
-    if bad:
-        err("error: verification failed: " + "; ".join(bad))
+            results.write(output, seeded.document(targets))
+    if seeded.problems:
+        err("error: verification failed: " + "; ".join(seeded.problems))
         sys.exit(1)
-
-
-def _seed_from_catalog(home, pg_url, mysql_url, only, catalog, namespace, output) -> None:
-    from dbbench import results, setupsql
-
-    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
-    try:
-        for t in targets:
-            for w in t.warnings:
-                err(f"warning: {w}")
-        cat, res = setupsql.load(targets, catalog, namespace=namespace, isolate=isolate())
-        agree = setupsql.fingerprints_agree(res)
-        click.echo(render_setup(cat, res, agree))
-        if output:
-            results.write(output, results.setup_document(cat, targets, res, agree))
-    finally:
-        for t in targets:
-            t.dispose()
 
 
 # -- validate ----------------------------------------------------------------------------------
 @cli.command("validate")
-@click.option("--catalog", default="alpine", show_default=True,
+@click.option("--catalog", default=defaults.CATALOG, show_default=True,
               help="Catalog directory or entry file (name under sql/catalog/, or a path).")
-@click.option("--namespace", default="dbbench", show_default=True,
+@click.option("--namespace", default=defaults.NAMESPACE, show_default=True,
               help="Namespace the setup SQL would run into (its statements are checked against it).")
 def validate_cmd(catalog, namespace) -> None:
     """Check a catalog (every entry, field and setup statement) without touching a database."""
@@ -252,57 +198,11 @@ def validate_cmd(catalog, namespace) -> None:
 
 
 # -- explain / check ---------------------------------------------------------------------------
-def _explain_options(fn):
-    fn = click.option("--catalog", default="alpine", show_default=True,
-                      help="Catalog directory or entry file (name under sql/catalog/, or a path).")(fn)
-    fn = click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")(fn)
-    fn = click.option("--namespace", default="dbbench", show_default=True,
-                      help="The seeded PostgreSQL schema / MySQL database.")(fn)
-    fn = click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600),
-                      help="Per-statement timeout in seconds (a pathological plan is reported as timeout).")(fn)
-    fn = _report_options(fn)
-    return fn
-
-
-def _report_options(fn):
-    fn = click.option("--output", type=OutputPath(), help="Write the JSON result here.")(fn)
-    fn = click.option("--junit", type=OutputPath(),
-                      help="Write a JUnit XML report (one test case per shape and dialect).")(fn)
-    fn = click.option("--github-summary", type=OutputPath(),
-                      envvar="GITHUB_STEP_SUMMARY", metavar="FILE",
-                      help="Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set).")(fn)
-    fn = click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table",
-                      show_default=True, help="Terminal tables or Markdown.")(fn)
-    return fn
-
-
-def _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, warmups: int, runs: int,
-             natural: bool, command: str, access_only: bool = False) -> dict:
-    """Run the catalog on the targets; the result document (dbbench.explain/1)."""
-    from dbbench import catalog as catalogs
-    from dbbench import explain, results, setupsql
+def _measure(home: Home, pg_url, mysql_url, only, run: Run) -> dict:
+    """Run the catalog on the targets (a spinner on stderr); the result document (dbbench.explain/1)."""
     from dbbench.progress import explain_progress
 
-    cat = catalogs.open_catalog(catalog, list(shapes) or None)
-    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
-    try:
-        for t in targets:
-            for w in t.warnings:
-                err(f"warning: {w}")
-        with explain_progress() as progress:
-            _, res, metas = explain.run(targets, cat, namespace=namespace, warmups=warmups, runs=runs,
-                                        timeout_ms=int(timeout_s * 1000), natural=natural,
-                                        only=list(shapes) or None, progress=progress, access_only=access_only,
-                                        isolate=isolate())
-        for w in setupsql.stale(cat, metas, namespace) + explain.statistics_warnings(targets, namespace):
-            err(f"warning: {w}")
-        config = {"command": command, "catalog": str(catalog), "namespace": namespace, "warmups": warmups,
-                  "runs": runs, "timeout_s": timeout_s, "natural": natural, "shapes": list(shapes),
-                  "isolation": "namespace role" if isolate() else "none"}
-        return results.explain_document(targets, res, metas, config)
-    finally:
-        for t in targets:
-            t.dispose()
+    return workflow.measure(_connect(home, pg_url, mysql_url, only), run, progress=explain_progress, warn=err)
 
 
 def _write_json(path: Path, doc: dict) -> None:
@@ -313,7 +213,8 @@ def _write_json(path: Path, doc: dict) -> None:
     click.echo(f"\nwrote {path} (SHA-256 {hashlib.sha256(path.read_bytes()).hexdigest()})")
 
 
-def _emit(doc: dict, fmt: str, output, junit, github_summary, command: str) -> None:
+def _emit(doc: dict, fmt: str, *, output: Path | None, junit: Path | None, github_summary: Path | None,
+          command: str) -> None:
     """Print the tables, write the requested files, exit 1 on a failed assertion."""
     from dbbench.output import append_summary, table_format
     from dbbench.output import explain as report
@@ -338,57 +239,35 @@ def _emit(doc: dict, fmt: str, output, junit, github_summary, command: str) -> N
 
 @cli.command("explain")
 @target_options
-@_explain_options
-@click.option("--warmups", default=3, show_default=True, type=click.IntRange(0, 1000))
-@click.option("--runs", default=7, show_default=True, type=click.IntRange(1, 1000),
-              help="Timed EXPLAIN ANALYZE samples per spelling (p50/p95 by nearest rank).")
+@explain_options
+@sampling_options
 @click.option("--natural/--no-natural", default=True, show_default=True,
               help="Also measure the natural (pre-remediation) spellings.")
 @click.pass_obj
 def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit,
                 github_summary, fmt, warmups, runs, natural) -> None:
     """Warmed EXPLAIN ANALYZE sets per shape; exit 1 when an expected index is not used."""
-    doc = _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, warmups, runs, natural,
-                   "explain")
-    _emit(doc, fmt, output, junit, github_summary, "explain")
+    run = Run(catalog=catalog, shapes=shapes, namespace=namespace, timeout_s=timeout_s, warmups=warmups, runs=runs,
+              natural=natural, command="explain", isolate=isolate())
+    doc = _measure(home, pg_url, mysql_url, only, run)
+    _emit(doc, fmt, output=output, junit=junit, github_summary=github_summary, command="explain")
 
 
 @cli.command("check")
 @target_options
-@_explain_options
-@click.option("--dataset", default=None,
-              help="Scratch dataset seeded first [default: the catalog's setup SQL if it has one, else alpine-ci].")
+@explain_options
+@click.option("--dataset", default=None, help="Scratch dataset seeded first [default: the catalog's setup SQL if "
+              f"it has one, else {defaults.CHECK_DATASET}].")
 @click.pass_obj
 def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit,
               github_summary, fmt, dataset) -> None:
     """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans."""
-    from dbbench import catalog as catalogs
-    from dbbench import seed, setupsql
+    from dbbench.progress import explain_progress
 
-    if namespace == "dbbench":
-        namespace = "dbbench_check"
-    cat = catalogs.open_catalog(catalog)
-    own_setup = cat.has_setup and dataset is None
-    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
-    try:
-        if own_setup:
-            setupsql.load(targets, cat, namespace=namespace, isolate=isolate())
-            bad = []
-        else:
-            _, res, _ = seed.seed(targets, dataset or "alpine-ci", namespace=namespace,
-                                  cache_dir=home.root / "datasets")
-            bad = [f"{r.dialect}: {c.name}" for r in res for c in r.checks if not c.ok]
-    finally:
-        for t in targets:
-            t.dispose()
-    if bad:
-        err("error: scratch dataset verification failed: " + "; ".join(bad))
-        sys.exit(1)
-    # A catalog's own setup is the data it was written for: assert everything. The CI-size alpine
-    # dataset is not, so only the access path is asserted there.
-    doc = _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, 0, 1, False, "check",
-                   access_only=not own_setup)
-    _emit(doc, fmt, output, junit, github_summary, "check")
+    run = Run(catalog=catalog, shapes=shapes, namespace=namespace, timeout_s=timeout_s, isolate=isolate())
+    doc = workflow.check(_connect(home, pg_url, mysql_url, only), run, dataset=dataset,
+                         cache_dir=home.root / "datasets", progress=explain_progress, warn=err)
+    _emit(doc, fmt, output=output, junit=junit, github_summary=github_summary, command="check")
 
 
 # -- baseline / diff ---------------------------------------------------------------------------
@@ -402,12 +281,13 @@ def baseline_group() -> None:
 @target_options
 @click.option("--from", "source", type=click.Path(dir_okay=False, path_type=Path),
               help="Save this result file (dbbench explain --output) instead of running the catalog.")
-@click.option("--catalog", default="alpine", show_default=True, help="Catalog directory, entry file or name.")
+@click.option("--catalog", default=defaults.CATALOG, show_default=True, help="Catalog directory, entry file or name.")
 @click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")
-@click.option("--namespace", default="dbbench", show_default=True, help="The seeded schema / database.")
-@click.option("--timeout", "timeout_s", default=30.0, show_default=True, type=click.FloatRange(0.1, 3600))
-@click.option("--warmups", default=3, show_default=True, type=click.IntRange(0, 1000))
-@click.option("--runs", default=7, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--namespace", default=defaults.NAMESPACE, show_default=True, help="The seeded schema / database.")
+@click.option("--timeout", "timeout_s", default=defaults.TIMEOUT_S, show_default=True,
+              type=click.FloatRange(0.1, 3600))
+@click.option("--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(0, 1000))
+@click.option("--runs", default=defaults.RUNS, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--natural/--no-natural", default=True, show_default=True,
               help="Also measure the natural spellings (kept in the baseline for reports; diff ignores them).")
 @click.option("--allow-failures", is_flag=True, help="Save even when a catalog assertion fails.")
@@ -418,13 +298,15 @@ def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, sh
     """Run the catalog (or take --from RESULT.json) and write its baseline to FILE."""
     from dbbench import baseline, results
     from dbbench.output import explain as report
+    from dbbench.output import table_format
 
     if source:
         doc = results.load(source)
     else:
-        doc = _measure(home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, warmups, runs,
-                       natural, "baseline save")
-        click.echo(report.shape_table(doc, "markdown" if fmt == "markdown" else "simple"))
+        run = Run(catalog=catalog, shapes=shapes, namespace=namespace, timeout_s=timeout_s, warmups=warmups,
+                  runs=runs, natural=natural, command="baseline save", isolate=isolate())
+        doc = _measure(home, pg_url, mysql_url, only, run)
+        click.echo(report.shape_table(doc, table_format(fmt)))
     problems = report.failures(doc)
     if problems and not allow_failures:
         for line in problems:
@@ -481,8 +363,10 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
     from dbbench import baseline, diff, results
     from dbbench.output import append_summary
     from dbbench.output import diff as render
+    from verdict import exit_code
 
     base = baseline.load(baseline_file)
+    thresholds = diff.Thresholds(rows_factor, rows_min, slower, noise_ms)
     plans = None
     aa = None
     if result_file and (stability or self_control):
@@ -491,23 +375,19 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
         new = results.load(result_file)
         result_name = str(result_file)
     else:
-        cfg = base.get("config") or {}
-        run_args = (home, pg_url, mysql_url, only, catalog or cfg.get("catalog") or "alpine",
-                    tuple(cfg.get("shapes") or ()), namespace or cfg.get("namespace") or "dbbench",
-                    timeout_s or cfg.get("timeout_s") or 30.0,
-                    cfg.get("warmups", 3) if warmups is None else warmups,
-                    cfg.get("runs", 7) if runs is None else runs, False, "diff")
+        run = Run.from_config(base.get("config") or {}, catalog=catalog, namespace=namespace, timeout_s=timeout_s,
+                              warmups=warmups, runs=runs, isolate=isolate())
         if stability:
-            plans = _stability(*run_args[:7], timeout_s=run_args[7], times=stability)
-        new = _measure(*run_args)
+            plans = workflow.stability(_connect(home, pg_url, mysql_url, only), run, times=stability)
+        new = _measure(home, pg_url, mysql_url, only, run)
         if self_control:
-            aa = diff.compare(new, _measure(*run_args), diff.Thresholds(rows_factor, rows_min, slower, noise_ms))
+            aa = diff.compare(new, _measure(home, pg_url, mysql_url, only, run), thresholds)
         result_name = "this run"
         if save_result:
             results.write(save_result, new)
             result_name = str(save_result)
-    report = diff.compare(base, new, diff.Thresholds(rows_factor, rows_min, slower, noise_ms),
-                          baseline_name=str(baseline_file), result_name=result_name, stability=plans)
+    report = diff.compare(base, new, thresholds, baseline_name=str(baseline_file), result_name=result_name,
+                          stability=plans)
     if aa is not None:
         diff.apply_self_control(report, aa)
     if not any(s.base and s.result for s in report.shapes):
@@ -522,23 +402,7 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
         junit.write_text(render.junit_xml(report))
     if github_summary:
         append_summary(github_summary, md)
-    from verdict import exit_code
     sys.exit(exit_code(report.verdict))
-
-
-def _stability(home, pg_url, mysql_url, only, catalog, shapes, namespace, *, timeout_s: float,
-               times: int) -> dict[tuple[str, str], list[str]]:
-    from dbbench import catalog as catalogs
-    from dbbench import explain
-
-    cat = catalogs.open_catalog(catalog, list(shapes) or None)
-    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
-    try:
-        return explain.stability(targets, cat, namespace=namespace, times=times, timeout_ms=int(timeout_s * 1000),
-                                 only=list(shapes) or None, isolate=isolate())
-    finally:
-        for t in targets:
-            t.dispose()
 
 
 # -- report ------------------------------------------------------------------------------------
@@ -572,7 +436,7 @@ def bench_group() -> None:
 
 @bench_group.command("seed")
 @target_options
-@click.option("--dataset", default="alpine-100k", show_default=True)
+@click.option("--dataset", default=defaults.DATASET, show_default=True)
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
               help="Runs of floor + seed; the best of each is reported.")
 @click.pass_obj
@@ -580,12 +444,8 @@ def bench_seed(home: Home, pg_url, mysql_url, only, dataset, repeat) -> None:
     """Seed time next to the raw floor (the servers' own bulk load + the same indexes)."""
     from dbbench.bench import seed as bench
 
-    targets = open_targets({"postgresql": pg_url, "mysql": mysql_url}, only, home=home)
-    try:
+    with _connect(home, pg_url, mysql_url, only)(warn=False) as targets:
         rows, floor_wall, seed_wall = bench.run(targets, dataset, home.root / "datasets", repeat)
-    finally:
-        for t in targets:
-            t.dispose()
     click.echo(render_bench_seed(rows, floor_wall, seed_wall))
 
 

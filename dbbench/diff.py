@@ -273,12 +273,12 @@ def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]
         factor = misestimate(n, limited, t)
         if factor is None:
             continue
-        b = b_nodes.get(key)
-        if b is not None and misestimate(b[0], b[1], t) is None:
+        was = b_nodes.get(key)
+        if was is not None and misestimate(was[0], was[1], t) is None:
             out.append(Finding("misestimate", True,
                                f"rows misestimated {fmt_factor(factor)} on {n.label}: estimated "
-                               f"{n.est_rows:,.0f}, actual {n.actual_rows:,.0f} (was {b[0].est_rows or 0:,.0f} / "
-                               f"{b[0].actual_rows or 0:,.0f})"))
+                               f"{n.est_rows:,.0f}, actual {n.actual_rows:,.0f} (was {was[0].est_rows or 0:,.0f} / "
+                               f"{was[0].actual_rows or 0:,.0f})"))
     return out
 
 

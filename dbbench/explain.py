@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dbbench import catalog as catalogs
-from dbbench import dialects, isolation
+from dbbench import defaults, dialects, isolation
 from dbbench.catalog import Catalog, Shape
 from dbbench.errors import DbbenchError
 from dbbench.plan import PlanNode, Verdict, check
@@ -227,8 +227,9 @@ def _connections(target: Target, namespace: str, isolate: bool) -> Iterator[tupl
             admin_raw.close()
 
 
-def run(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: str = "dbbench", warmups: int = 3,
-        runs: int = 7, timeout_ms: int = 30_000, natural: bool = True, only: list[str] | None = None,
+def run(targets: list[Target], catalog: str | Catalog = defaults.CATALOG, *, namespace: str = defaults.NAMESPACE,
+        warmups: int = defaults.WARMUPS, runs: int = defaults.RUNS, timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
+        natural: bool = True, only: list[str] | None = None,
         progress: Progress | None = None, access_only: bool = False,
         isolate: bool = True) -> tuple[list[Shape], list[ShapeResult], dict[str, dict]]:
     """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
@@ -307,8 +308,9 @@ def statistics_warnings(targets: list[Target], namespace: str) -> list[str]:
     return out
 
 
-def stability(targets: list[Target], catalog: str | Catalog = "alpine", *, namespace: str = "dbbench",
-              times: int = 5, timeout_ms: int = 30_000, only: list[str] | None = None,
+def stability(targets: list[Target], catalog: str | Catalog = defaults.CATALOG, *,
+              namespace: str = defaults.NAMESPACE, times: int = 5, timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
+              only: list[str] | None = None,
               progress: Progress | None = None, isolate: bool = True) -> dict[tuple[str, str], list[str]]:
     """Re-ANALYZE every owned table and re-plan every shape (one EXPLAIN ANALYZE of the remediated
     spelling), ``times`` times per target. Returns (shape, dialect) -> the plan signature of each

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from dbbench import dataset as datasets
-from dbbench import dialects, prepared
+from dbbench import defaults, dialects, prepared
 from dbbench.dataset import TABLE_ORDER, Dataset
 from dbbench.errors import DbbenchError, NotOurs
 from dbbench.prepared import PreparedTable
 from dbbench.sqltext import to_pyformat
 from dbbench.targets import Target
 
-DEFAULT_NAMESPACE = "dbbench"
+DEFAULT_NAMESPACE = defaults.NAMESPACE
 Progress = Callable[[str, str, int], None]  # (dialect, step, rows done)
 
 
@@ -166,7 +166,7 @@ def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namesp
     return result
 
 
-def seed(targets: list[Target], dataset: str | Dataset = "alpine-100k", *, namespace: str = DEFAULT_NAMESPACE,
+def seed(targets: list[Target], dataset: str | Dataset = defaults.DATASET, *, namespace: str = DEFAULT_NAMESPACE,
          progress: Progress | None = None, cache_dir: Path | None = None) -> tuple[Dataset, list[SeedResult], float]:
     """Seed every target concurrently. Returns the dataset, one result per target, and the seconds
     spent preparing load files (near zero when the cache under ``cache_dir`` already has them)."""

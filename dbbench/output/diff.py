@@ -35,7 +35,7 @@ def _counts(report: DiffReport) -> str:
         return (f"{len(unsure)} inconclusive: {which}; no regressions; "
                 f"{unchanged} of {len(report.shapes)} unchanged")
     if reg:
-        names = {}
+        names: dict[str, list[str]] = {}
         for s in reg:
             names.setdefault(s.shape, []).append(DIALECT_LABEL[s.dialect])
         which = "; ".join(f"{k} ({', '.join(v)})" for k, v in names.items())

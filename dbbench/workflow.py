@@ -1,0 +1,208 @@
+"""The commands as library calls: each ``dbbench`` command is one call here (or in the module it
+names), and the command line only parses options, prints and writes.
+
+The calls that connect take ``connect``, a factory of an opened-targets context manager
+(:func:`opened` bound to the URLs given), so that the catalog is read before any connection and a
+command that connects twice (``check``: seed, then measure) disposes in between, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from dbbench import defaults
+from dbbench.errors import DbbenchError
+from dbbench.targets import Target, open_targets
+
+Warn = Callable[[str], None]
+
+
+class Connect(Protocol):
+    """Opens the targets (``warn``: say their connection warnings) for the ``with`` block."""
+
+    def __call__(self, *, warn: bool = True) -> AbstractContextManager[list[Target]]: ...
+
+
+@contextlib.contextmanager
+def opened(urls: dict[Any, str | None], only: Any = None, *, home: Any = None,
+           warn: Warn | None = None) -> Iterator[list[Target]]:
+    """Connect to the targets (:func:`dbbench.targets.open_targets`), pass each target's warnings
+    to ``warn``, and dispose of the targets when the block ends."""
+    targets = open_targets(urls, only, home=home)
+    try:
+        if warn is not None:
+            for t in targets:
+                for w in t.warnings:
+                    warn(f"warning: {w}")
+        yield targets
+    finally:
+        for t in targets:
+            t.dispose()
+
+
+class ScratchDatasetFailed(DbbenchError):
+    """``dbbench check``: the scratch dataset does not verify (exit code 1)."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a measurement runs: the catalog (name, directory or entry file), the shapes (all when
+    empty), the namespace and the sampling. :meth:`config` is the result document's ``config``."""
+
+    catalog: str = defaults.CATALOG
+    shapes: tuple[str, ...] = ()
+    namespace: str = defaults.NAMESPACE
+    timeout_s: float = defaults.TIMEOUT_S
+    warmups: int = defaults.WARMUPS
+    runs: int = defaults.RUNS
+    natural: bool = True
+    command: str = "explain"
+    isolate: bool = True
+    access_only: bool = False
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any], *, catalog: str | None = None, namespace: str | None = None,
+                    timeout_s: float | None = None, warmups: int | None = None, runs: int | None = None,
+                    command: str = "diff", isolate: bool = True) -> Run:
+        """The run a baseline's ``config`` describes, each value overridden when given (``diff``)."""
+        return cls(catalog=catalog or cfg.get("catalog") or defaults.CATALOG, shapes=tuple(cfg.get("shapes") or ()),
+                   namespace=namespace or cfg.get("namespace") or defaults.NAMESPACE,
+                   timeout_s=timeout_s or cfg.get("timeout_s") or defaults.TIMEOUT_S,
+                   warmups=cfg.get("warmups", defaults.WARMUPS) if warmups is None else warmups,
+                   runs=cfg.get("runs", defaults.RUNS) if runs is None else runs, natural=False,
+                   command=command, isolate=isolate)
+
+    @property
+    def only(self) -> list[str] | None:
+        return list(self.shapes) or None
+
+    @property
+    def timeout_ms(self) -> int:
+        return int(self.timeout_s * 1000)
+
+    def config(self) -> dict[str, Any]:
+        return {"command": self.command, "catalog": str(self.catalog), "namespace": self.namespace,
+                "warmups": self.warmups, "runs": self.runs, "timeout_s": self.timeout_s, "natural": self.natural,
+                "shapes": list(self.shapes), "isolation": "namespace role" if self.isolate else "none"}
+
+
+def measure(connect: Connect, run: Run, *, progress: Callable[[], AbstractContextManager[Any]] | None = None,
+            warn: Warn | None = None) -> dict[str, Any]:
+    """``dbbench explain``: run the catalog on the targets; the result document (dbbench.explain/1).
+    ``progress`` makes the context manager whose value is passed to :func:`dbbench.explain.run`;
+    ``warn`` gets the warnings about stale setup SQL and unfrozen statistics."""
+    from dbbench import catalog as catalogs
+    from dbbench import explain, results, setupsql
+
+    cat = catalogs.open_catalog(run.catalog, run.only)
+    with connect() as targets:
+        with progress() if progress else contextlib.nullcontext() as report:
+            _, res, metas = explain.run(targets, cat, namespace=run.namespace, warmups=run.warmups, runs=run.runs,
+                                        timeout_ms=run.timeout_ms, natural=run.natural, only=run.only,
+                                        progress=report, access_only=run.access_only, isolate=run.isolate)
+        for w in setupsql.stale(cat, metas, run.namespace) + explain.statistics_warnings(targets, run.namespace):
+            if warn is not None:
+                warn(f"warning: {w}")
+        return results.explain_document(targets, res, metas, run.config())
+
+
+def check(connect: Connect, run: Run, *, dataset: str | None = None, cache_dir: Path | None = None,
+          progress: Callable[[], AbstractContextManager[Any]] | None = None,
+          warn: Warn | None = None) -> dict[str, Any]:
+    """``dbbench check``: seed a scratch dataset (``dataset``, else the catalog's own setup SQL when
+    it has one, else the CI-size alpine dataset) into the scratch namespace (``run.namespace``; the
+    default namespace means :data:`dbbench.defaults.CHECK_NAMESPACE`), then measure once. Raises
+    :class:`ScratchDatasetFailed` when the scratch dataset does not verify."""
+    from dbbench import catalog as catalogs
+    from dbbench import seed, setupsql
+
+    namespace = defaults.CHECK_NAMESPACE if run.namespace == defaults.NAMESPACE else run.namespace
+    cat = catalogs.open_catalog(run.catalog)
+    own_setup = cat.has_setup and dataset is None
+    bad: list[str] = []
+    with connect(warn=False) as targets:
+        if own_setup:
+            setupsql.load(targets, cat, namespace=namespace, isolate=run.isolate)
+        else:
+            _, res, _ = seed.seed(targets, dataset or defaults.CHECK_DATASET, namespace=namespace, cache_dir=cache_dir)
+            bad = [f"{r.dialect}: {c.name}" for r in res for c in r.checks if not c.ok]
+    if bad:
+        raise ScratchDatasetFailed("scratch dataset verification failed: " + "; ".join(bad))
+    # A catalog's own setup is the data it was written for: assert everything. The CI-size alpine
+    # dataset is not, so only the access path is asserted there.
+    once = Run(catalog=run.catalog, shapes=run.shapes, namespace=namespace, timeout_s=run.timeout_s, warmups=0,
+               runs=1, natural=False, command="check", isolate=run.isolate, access_only=not own_setup)
+    return measure(connect, once, progress=progress, warn=warn)
+
+
+def stability(connect: Connect, run: Run, *, times: int) -> dict[tuple[str, str], list[str]]:
+    """``dbbench diff --stability N``: :func:`dbbench.explain.stability` on the run's catalog."""
+    from dbbench import catalog as catalogs
+    from dbbench import explain
+
+    cat = catalogs.open_catalog(run.catalog, run.only)
+    with connect(warn=False) as targets:
+        return explain.stability(targets, cat, namespace=run.namespace, times=times, timeout_ms=run.timeout_ms,
+                                 only=run.only, isolate=run.isolate)
+
+
+@dataclass
+class Seeded:
+    """``dbbench seed``: the dataset loaded, one result per target, the seconds spent preparing
+    load files, and per table whether the fingerprints agree across dialects."""
+
+    dataset: Any
+    results: list[Any]
+    generated: float
+    agree: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> list[str]:
+        """What does not verify: a cardinality off its definition, a fingerprint differing between dialects."""
+        bad = [f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}"
+               for r in self.results for c in r.checks if not c.ok]
+        return bad + [f"fingerprint of {t} differs between dialects" for t, ok in self.agree.items() if not ok]
+
+    def document(self, targets: list[Target]) -> dict[str, Any]:
+        from dbbench import results
+        return results.seed_document(self.dataset, targets, self.results, self.generated, self.agree)
+
+
+def seed_dataset(targets: list[Target], dataset: str = defaults.DATASET, *, namespace: str = defaults.NAMESPACE,
+                 cache_dir: Path | None = None,
+                 progress: Callable[[], AbstractContextManager[Any]] | None = None) -> Seeded:
+    """``dbbench seed``: :func:`dbbench.seed.seed`, then the fingerprints compared across dialects."""
+    from dbbench import seed
+
+    with progress() if progress else contextlib.nullcontext() as report:
+        ds, res, generated = seed.seed(targets, dataset, namespace=namespace, progress=report, cache_dir=cache_dir)
+    return Seeded(ds, res, generated, seed.fingerprints_agree(res))
+
+
+@dataclass
+class SetUp:
+    """``dbbench seed --catalog``: the catalog, one setup result per target, fingerprint agreement."""
+
+    catalog: Any
+    results: list[Any]
+    agree: dict[str, bool]
+
+    def document(self, targets: list[Target]) -> dict[str, Any]:
+        from dbbench import results
+        return results.setup_document(self.catalog, targets, self.results, self.agree)
+
+
+def seed_catalog(targets: list[Target], catalog: str | Path, *, namespace: str = defaults.NAMESPACE,
+                 isolate: bool = True) -> SetUp:
+    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setupsql.load`)."""
+    from dbbench import setupsql
+
+    cat, res = setupsql.load(targets, catalog, namespace=namespace, isolate=isolate)
+    return SetUp(cat, res, setupsql.fingerprints_agree(res))
