@@ -26,3 +26,13 @@ class UnsupportedServer(DbbenchError):
 
 class NotOurs(DbbenchError):
     """A namespace, role or user of that name exists and is not dbbench's: it is never touched."""
+
+
+def server_message(exc: BaseException, limit: int | None = None) -> str:
+    """What the database server (through its driver) said, as one line of at most ``limit``
+    characters: PyMySQL's ``(code, message)`` as ``message (MySQL error code)``, psycopg's first line."""
+    args: tuple[object, ...] = getattr(exc, "args", ())
+    if len(args) == 2 and isinstance(args[0], int):  # PyMySQL: (code, message)
+        return f"{args[1]} (MySQL error {args[0]})"
+    lines = str(exc).strip().splitlines()
+    return lines[0][:limit] if lines else type(exc).__name__

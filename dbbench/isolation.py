@@ -32,7 +32,7 @@ import secrets
 from collections.abc import Iterator
 
 from dbbench import dialects, urls
-from dbbench.errors import ConnectionFailed, DbbenchError
+from dbbench.errors import ConnectionFailed, DbbenchError, server_message
 from dbbench.targets import Target, connect
 
 NO_ISOLATION_FLAG = "--no-isolation"
@@ -48,14 +48,6 @@ def role_name(namespace: str) -> str:
     if len(name) <= 32:
         return name
     return f"dbbench_{namespace[:14]}_{hashlib.sha256(namespace.encode()).hexdigest()[:8]}"
-
-
-def _driver_error(exc: BaseException) -> str:
-    args = getattr(exc, "args", ())
-    if len(args) == 2 and isinstance(args[0], int):          # PyMySQL: (code, message)
-        return f"{args[1]} (MySQL error {args[0]})"
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
 
 
 @contextlib.contextmanager
@@ -82,7 +74,7 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
                 if not d.is_driver_error(exc):
                     raise
                 raise IsolationUnavailable(
-                    f"cannot prepare the namespace role {role!r} on {where}: {_driver_error(exc)}. User SQL runs "
+                    f"cannot prepare the namespace role {role!r} on {where}: {server_message(exc)}. User SQL runs "
                     f"as that role so the server confines it to {d.NAMESPACE_KIND} {namespace!r}; give dbbench's "
                     f"user {d.ROLE_PRIVILEGE}, or pass {NO_ISOLATION_FLAG} to run it with dbbench's own privileges "
                     "(text checks only)") from None

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from dbbench import dialects
 from dbbench.catalog import Catalog, open_catalog
-from dbbench.errors import DbbenchError
+from dbbench.errors import DbbenchError, server_message
 from dbbench.targets import Target
 
 
@@ -304,14 +304,6 @@ def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
     return fingerprint(conn, dialect, PreparedTable(d.quote(table), [d.quote(c) for c in names], kinds, 0, {}))
 
 
-def _server_error(exc: Exception) -> str:
-    args = getattr(exc, "args", ())
-    if len(args) == 2 and isinstance(args[0], int):  # PyMySQL: (code, message)
-        return f"{args[1]} (MySQL error {args[0]})"
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
-
-
 def _run_statements(conn, dialect: str, file: Path, stmts: list[Statement]) -> None:
     """Run the setup statements on ``conn`` (its namespace already in use): in one transaction the
     caller commits, or committing each where the dialect says so (MySQL: its DDL commits anyway)."""
@@ -323,7 +315,7 @@ def _run_statements(conn, dialect: str, file: Path, stmts: list[Statement]) -> N
             if not d.is_driver_error(exc):
                 raise
             raise SetupError(f"{file}: statement {k} (line {s.line}): the server reported: "
-                             f"{_server_error(exc)}") from None
+                             f"{server_message(exc, 300)}") from None
         if d.COMMIT_EACH_SETUP_STATEMENT:
             conn.commit()
 

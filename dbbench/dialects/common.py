@@ -22,3 +22,37 @@ def undo_sample(conn, in_transaction: bool) -> None:
             cur.execute("RELEASE SAVEPOINT dbbench_explain")
     else:
         conn.rollback()
+
+
+def meta_state(meta: dict[str, str]) -> str:
+    """foreign | incomplete | complete: what a namespace's ``dbbench_meta`` rows say."""
+    if meta.get("owner") != "dbbench":
+        return "foreign"
+    return "complete" if meta.get("state") == "complete" else "incomplete"
+
+
+def drop_if_ours(conn, state: str, statement: str) -> None:
+    """Run ``statement`` (the namespace's DROP) when ``state`` says the namespace is dbbench's."""
+    if state in ("complete", "incomplete"):
+        execute(conn, [statement])
+        conn.commit()
+
+
+def canonical(column: str, kind: str, forms: dict[str, str], null: str) -> str:
+    """One column as text, ``null`` for NULL: ``forms[kind]`` (else ``forms["text"]``) with the
+    column at ``{c}``. The dialects' forms give identical text for identical values."""
+    return f"COALESCE({forms.get(kind, forms['text']).format(c=column)}, {null})"
+
+
+def namespace_state(conn, exists: tuple[str, tuple[str, ...]], marker: tuple[str, tuple[str, ...]],
+                    meta_sql: str) -> str:
+    """absent | foreign | incomplete | complete: the query ``exists`` finds the namespace, ``marker``
+    its ``dbbench_meta`` table (a row whose first value is not NULL), ``meta_sql`` reads that."""
+    with conn.cursor() as cur:
+        for (sql, params), missing in ((exists, "absent"), (marker, "foreign")):
+            cur.execute(sql, params)
+            row = cur.fetchone()
+            if row is None or row[0] is None:
+                return missing
+        cur.execute(meta_sql)
+        return meta_state(dict(cur.fetchall()))

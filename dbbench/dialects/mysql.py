@@ -7,6 +7,7 @@ import re as _re
 
 import pymysql
 
+from dbbench.dialects import common
 from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
 from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
@@ -22,19 +23,10 @@ def quote(name: str) -> str:
 
 
 def namespace_state(conn, ns: str) -> str:
-    with conn.cursor() as cur:
-        cur.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (ns,))
-        if cur.fetchone() is None:
-            return "absent"
-        cur.execute("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
-                    (ns, META))
-        if cur.fetchone() is None:
-            return "foreign"
-        cur.execute(f"SELECT `key`, value FROM {quote(ns)}.{META}")
-        meta = dict(cur.fetchall())
-    if meta.get("owner") != "dbbench":
-        return "foreign"
-    return "complete" if meta.get("state") == "complete" else "incomplete"
+    return common.namespace_state(
+        conn, ("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (ns,)),
+        ("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s", (ns, META)),
+        f"SELECT `key`, value FROM {quote(ns)}.{META}")
 
 
 def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
@@ -52,9 +44,7 @@ def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
 
 def drop_namespace(conn, ns: str) -> None:
     """Drop ``ns`` if it is dbbench's (complete or not); anything else is left alone."""
-    if namespace_state(conn, ns) in ("complete", "incomplete"):
-        execute(conn, [f"DROP DATABASE {quote(ns)}"])
-        conn.commit()
+    common.drop_if_ours(conn, namespace_state(conn, ns), f"DROP DATABASE {quote(ns)}")
 
 
 def use(conn, ns: str) -> None:
@@ -197,14 +187,12 @@ def statistics_frozen(conn, ns: str) -> dict[str, bool]:
         return {name: "stats_auto_recalc=0" in (opts or "").lower() for name, opts in cur.fetchall()}
 
 
+_CANONICAL = {"bytes": "LOWER(HEX({c}))", "datetime": "DATE_FORMAT({c}, '%Y-%m-%d %H:%i:%s.%f')",
+              "bool": "CAST({c} AS SIGNED)", "text": "{c}"}
+
+
 def canonical(column: str, kind: str) -> str:
-    if kind == "bytes":
-        return f"COALESCE(LOWER(HEX({column})), '\\\\N')"
-    if kind == "datetime":
-        return f"COALESCE(DATE_FORMAT({column}, '%Y-%m-%d %H:%i:%s.%f'), '\\\\N')"
-    if kind == "bool":
-        return f"COALESCE(CAST({column} AS SIGNED), '\\\\N')"
-    return f"COALESCE({column}, '\\\\N')"
+    return common.canonical(column, kind, _CANONICAL, "'\\\\N'")
 
 
 def fingerprint_sql(table: str, row_text: str) -> str:

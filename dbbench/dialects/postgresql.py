@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dbbench.dialects import common
 from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
 from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
@@ -23,18 +24,9 @@ def quote(name: str) -> str:
 
 def namespace_state(conn, ns: str) -> str:
     """absent | foreign | incomplete | complete: who owns ``ns`` and whether its data is whole."""
-    with conn.cursor() as cur:
-        cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (ns,))
-        if cur.fetchone() is None:
-            return "absent"
-        cur.execute("SELECT to_regclass(%s)", (f"{quote(ns)}.{META}",))
-        if cur.fetchone()[0] is None:
-            return "foreign"
-        cur.execute(f"SELECT key, value FROM {quote(ns)}.{META}")
-        meta = dict(cur.fetchall())
-    if meta.get("owner") != "dbbench":
-        return "foreign"
-    return "complete" if meta.get("state") == "complete" else "incomplete"
+    return common.namespace_state(conn, ("SELECT 1 FROM pg_namespace WHERE nspname = %s", (ns,)),
+                                  ("SELECT to_regclass(%s)", (f"{quote(ns)}.{META}",)),
+                                  f"SELECT key, value FROM {quote(ns)}.{META}")
 
 
 def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
@@ -51,9 +43,7 @@ def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
 
 def drop_namespace(conn, ns: str) -> None:
     """Drop ``ns`` if it is dbbench's (complete or not); anything else is left alone."""
-    if namespace_state(conn, ns) in ("complete", "incomplete"):
-        execute(conn, [f"DROP SCHEMA {quote(ns)} CASCADE"])
-        conn.commit()
+    common.drop_if_ours(conn, namespace_state(conn, ns), f"DROP SCHEMA {quote(ns)} CASCADE")
 
 
 def use(conn, ns: str) -> None:
@@ -122,15 +112,13 @@ def statistics_frozen(conn, ns: str) -> dict[str, bool]:
         return {name: "autovacuum_enabled=false" in (opts or []) for name, opts in cur.fetchall()}
 
 
+_CANONICAL = {"bytes": "encode({c}, 'hex')", "datetime": "to_char({c}, 'YYYY-MM-DD HH24:MI:SS.US')",
+              "bool": "({c})::int::text", "text": "({c})::text"}
+
+
 def canonical(column: str, kind: str) -> str:
     """SQL text of one column, identical on both dialects for identical values."""
-    if kind == "bytes":
-        return f"COALESCE(encode({column}, 'hex'), '\\N')"
-    if kind == "datetime":
-        return f"COALESCE(to_char({column}, 'YYYY-MM-DD HH24:MI:SS.US'), '\\N')"
-    if kind == "bool":
-        return f"COALESCE(({column})::int::text, '\\N')"
-    return f"COALESCE(({column})::text, '\\N')"
+    return common.canonical(column, kind, _CANONICAL, "'\\N'")
 
 
 def fingerprint_sql(table: str, row_text: str) -> str:
@@ -260,7 +248,10 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
             for name, value in (settings or {}).items():
                 cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
             cur.execute(explain_sql(sql), params)
-            raw = cur.fetchone()[0]
+            row = cur.fetchone()
+            if row is None:
+                raise ValueError("no plan in EXPLAIN ANALYZE output")
+            raw = row[0]
         tree, ms = parse_plan(raw)
         return raw, tree, ms
     except psycopg.errors.QueryCanceled:
