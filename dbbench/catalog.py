@@ -103,7 +103,7 @@ def resolve(name_or_path: str | Path) -> Path:
 
 def setup_files(directory: Path) -> dict[str, Path]:
     """The setup SQL of a catalog directory, per dialect: ``setup.<dialect>.sql`` over ``setup.sql``."""
-    out = {}
+    out: dict[str, Path] = {}
     for dialect in DIALECTS:
         for pattern in SETUP_FILES:
             candidate = directory / pattern.format(dialect=dialect)

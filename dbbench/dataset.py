@@ -44,7 +44,7 @@ PRIMARY_KEYS = {
 class Table:
     name: str
     columns: list[str]
-    rows: list[tuple]
+    rows: list[Any]     # tuples (suite_state's are lists until the snapshots republish them)
 
 
 @dataclass
@@ -260,7 +260,7 @@ def _relations(ds: Dataset, rng: random.Random, words: list[str], packages: Tabl
         by_repo.setdefault(row[1], []).append(row[0])
     match = spec["match_token"]
     other_repos = [r for r in by_repo if r != spec["match_repository"]]
-    rows = []
+    rows: list[tuple[Any, ...]] = []
 
     def add(repo: int, pkg: int, kind: str, token: str) -> None:
         rows.append((len(rows) + 1, repo, pkg, kind, token, sha256(token)))
@@ -298,7 +298,7 @@ def _suites(ds: Dataset, rng: random.Random, words: list[str]) -> Table:
     repos = [r for r in ds.raw["repositories"] if r["format"] == "alpine"]
     eligible = {r["id"] for r in repos if r["online"]}
     dists = list(ds.section("packages")["distributions"])
-    pairs = []
+    pairs: list[tuple[int, str]] = []
     k = 0
     while len(pairs) < spec["rows"]:
         if k >= len(dists):
@@ -329,7 +329,7 @@ def _snapshots(ds: Dataset, rng: random.Random, suites: Table) -> Table:
     group_suite = next(row for row in suites.rows if (row[0], row[1]) == (grp["repository"], grp["distribution"]))
     cleanup = owners[: spec["cleanup_suites"]]
     rest = owners[spec["cleanup_suites"]:]
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     old = ds.cleanup_cutoff - timedelta(days=30)
     for suite in cleanup:
         for rev in range(1, per_cleanup + 1):

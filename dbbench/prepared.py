@@ -52,6 +52,7 @@ def cache_key(ds: Dataset) -> str:
     h.update(json.dumps(ds.raw, sort_keys=True, default=str).encode())
     h.update("\n".join(datasets.word_pool(ds)).encode())
     for module in (datasets, encode_module, dialects.postgresql, dialects.mysql):
+        assert module.__file__ is not None      # loaded from their source files
         h.update(Path(module.__file__).read_bytes())
     h.update(str(FORMAT).encode())
     return h.hexdigest()[:16]

@@ -62,11 +62,12 @@ class Target:
         Ctrl-C included, it is rolled back and the connection discarded (it may be mid-COPY);
         otherwise it goes back to the pool. Committing is the caller's last step."""
         raw = self.engine.raw_connection()
+        conn: Any = raw.driver_connection
         try:
-            yield raw.driver_connection
+            yield conn
         except BaseException:
             try:
-                raw.driver_connection.rollback()
+                conn.rollback()
             finally:
                 raw.invalidate()
             raise
@@ -179,7 +180,7 @@ def describe_failure(exc: SQLAlchemyError, url: URL, dialect: Dialect) -> str:
     """One line saying which server could not be used and why, without the password."""
     where = f"{DIALECT_LABEL[dialect]} at {_host_port(url)}"
     orig = exc.orig if isinstance(exc, DBAPIError) else exc
-    args = getattr(orig, "args", ())
+    args: tuple[object, ...] = getattr(orig, "args", ())
     if dialect == "mysql" and len(args) >= 2 and isinstance(args[0], int):
         code, text = args[0], str(args[1])
         if code in (1045, 1130):

@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dbbench import dataset as datasets
 from dbbench import dialects, prepared, seed
@@ -60,9 +61,10 @@ def _drop(target: Target, namespace: str) -> None:
     raw = target.engine.raw_connection()
     try:
         d = dialects.get(target.dialect)
-        d.drop_namespace(raw.driver_connection, namespace)
-        d.drop_role(raw.driver_connection, namespace, role_name(namespace))   # if a run made one
-        raw.driver_connection.commit()
+        conn: Any = raw.driver_connection
+        d.drop_namespace(conn, namespace)
+        d.drop_role(conn, namespace, role_name(namespace))   # if a run made one
+        conn.commit()
     finally:
         raw.close()
 

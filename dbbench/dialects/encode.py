@@ -8,6 +8,7 @@ per column is chosen from the column's kind up front (the per-value work is the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 _ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _SPECIAL = set("\\\t\n\r")
@@ -24,7 +25,7 @@ def _nullable(fn: Callable) -> Callable:
 
 def converters(kinds: list[str], encode_bytes: Callable[[bytes], str],
                nullable: list[bool]) -> list[Callable]:
-    by_kind = {
+    by_kind: dict[str, Callable[[Any], str]] = {
         "bytes": encode_bytes,
         "datetime": lambda v: v.isoformat(" "),
         "bool": lambda v: "1" if v else "0",
