@@ -36,10 +36,6 @@ def default_cache() -> Path:
     return default_home() / "datasets"
 
 
-class VerificationFailed(DbbenchError):
-    exit_code = 1
-
-
 @dataclass
 class Check:
     name: str
