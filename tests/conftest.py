@@ -6,9 +6,11 @@ first command already did), so every test talks to real PostgreSQL and MySQL.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,3 +53,30 @@ def local_servers():
 @pytest.fixture(scope="session")
 def local_urls(local_servers):
     return {d: servers.local_url(d) for d in ("postgresql", "mysql")}
+
+
+@contextlib.contextmanager
+def seeded_targets(dataset: str, namespace: str) -> Iterator[list]:
+    """Both local servers' targets, ``dataset`` seeded (and verified) into ``namespace``; disposed after."""
+    from dbbench import seed
+    from dbbench.targets import open_targets
+
+    targets = open_targets({})
+    try:
+        _, results, _ = seed.seed(targets, dataset, namespace=namespace)
+        assert all(r.ok for r in results)
+        yield targets
+    finally:
+        for t in targets:
+            t.dispose()
+
+
+def shape_toml(name: str, cardinality: str, *, params: str, sql: str, postgresql: str, mysql: str,
+               expect_rows: int | None = None, sep: str = "") -> str:
+    """A catalog shape file (``sql/catalog`` format); ``sep`` goes between its sections."""
+    head = f'name = "{name}"\ncardinality = "{cardinality}"\n'
+    if expect_rows is not None:
+        head += f"expect_rows = {expect_rows}\n"
+    sections = [f"[params]\n{params}\n", f'[query]\nsql = "{sql}"\n', f"[postgresql]\n{postgresql}\n",
+                f"[mysql]\n{mysql}\n"]
+    return sep.join([head, *sections])

@@ -11,22 +11,15 @@ from dbbench import catalog
 from dbbench.catalog import CatalogError
 from dbbench.plan import normalize_forbid
 from dbbench.setupsql import SetupError, check_statement, split_sql, statements_for
+from tests.conftest import shape_toml
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "shop"
 
-GOOD = '''name = "orders of a customer"
-cardinality = "10 of 30,000"
-[params]
-customer_id = 42
-[query]
-sql = "SELECT id FROM orders WHERE customer_id = :customer_id"
-[postgresql]
-expect = { table = "orders", index = "ix_orders_customer" }
-forbid = ["seq_scan", "filesort"]
-[mysql]
-expect = { table = "orders", index = "ix_orders_customer" }
-forbid = ["table_scan", "sort", "full_scan:orders"]
-'''
+GOOD = shape_toml("orders of a customer", "10 of 30,000", params="customer_id = 42",
+                  sql="SELECT id FROM orders WHERE customer_id = :customer_id",
+                  postgresql='expect = { table = "orders", index = "ix_orders_customer" }\nforbid = ["seq_scan", "filesort"]',
+                  mysql='expect = { table = "orders", index = "ix_orders_customer" }\n'
+                        'forbid = ["table_scan", "sort", "full_scan:orders"]')
 
 
 def test_example_catalog_is_valid_and_carries_its_setup():

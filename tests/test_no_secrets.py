@@ -26,7 +26,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import CliResult, run_cli
+from tests.conftest import CliResult, run_cli, shape_toml
 from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
 
 # URL-special characters in every position that matters: ':' and '@' (userinfo), '/' (path),
@@ -159,22 +159,9 @@ def test_the_scanner_finds_every_form_and_names_where():
 # ---------------------------------------------------------------------------------------------
 # dbbench
 
-SHAPE = """name = "row by id"
-cardinality = "1 of 2,000"
-expect_rows = 1
-
-[params]
-id = 7
-
-[query]
-sql = "SELECT id, v FROM t WHERE id = :id"
-
-[postgresql]
-expect = { table = "t", index = "t_pkey" }
-
-[mysql]
-expect = { table = "t", index = "PRIMARY" }
-"""
+SHAPE = shape_toml("row by id", "1 of 2,000", expect_rows=1, params="id = 7", sql="SELECT id, v FROM t WHERE id = :id",
+                   postgresql='expect = { table = "t", index = "t_pkey" }',
+                   mysql='expect = { table = "t", index = "PRIMARY" }', sep="\n")
 SETUP = ("CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL);\n"
          "INSERT INTO t (id, v) VALUES " + ", ".join(f"({i}, {i * 3})" for i in range(1, 2001)) + ";\n")
 

@@ -14,9 +14,8 @@ import json
 
 import pytest
 
-from dbbench import dialects, seed
-from dbbench.targets import open_targets
-from tests.conftest import run_cli
+from dbbench import dialects
+from tests.conftest import run_cli, seeded_targets
 
 NS = "dbbench_t_stats"
 SHAPE = "orphan group stage scan"
@@ -24,12 +23,8 @@ SHAPE = "orphan group stage scan"
 
 @pytest.fixture(scope="module")
 def seeded(local_servers):
-    targets = open_targets({})
-    _, results, _ = seed.seed(targets, "alpine-ci", namespace=NS)
-    assert all(r.ok for r in results)
-    yield {t.dialect: t for t in targets}
-    for t in targets:
-        t.dispose()
+    with seeded_targets("alpine-ci", NS) as targets:
+        yield {t.dialect: t for t in targets}
 
 
 def _mysql_rows(target) -> dict[str, int]:
