@@ -112,8 +112,19 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
     ns = "dbbench_t_interrupt"
     _, done, _ = seed.seed(targets, "alpine-ci", namespace=ns)
 
+    import threading
+
+    mysql_reloading = threading.Event()
+
     def interrupt(dialect, step, rows):
+        # Each loader stops at its own relation load. PostgreSQL waits until MySQL has begun its
+        # reload: otherwise its interrupt can cancel MySQL before MySQL touched anything (its
+        # loader connection is slower to open), and there would be nothing incomplete to see.
+        if dialect == "mysql" and step.startswith("load"):     # its schema step (the reload) is done
+            mysql_reloading.set()
         if step == "load package_relation":
+            if dialect == "postgresql":
+                assert mysql_reloading.wait(60), "MySQL never began its reload"
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
