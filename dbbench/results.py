@@ -114,8 +114,11 @@ def remediation_rows(entries: list[dict]) -> list[dict]:
     return out
 
 
-def write(path: Path, doc: dict[str, Any]) -> None:
-    path.write_text(json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
+def write(path: Path | str, doc: dict[str, Any]) -> None:
+    """Write ``doc`` as strict JSON (atomically: the file is the old one or the new one, never half)."""
+    from verdict.files import write_atomic
+
+    write_atomic(path, json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
 
 
 class ResultFileError(DbbenchError):
