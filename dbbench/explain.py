@@ -78,7 +78,7 @@ def require_seeded(target: Target, namespace: str) -> dict[str, str]:
     d = dialects.get(target.dialect)
     raw = target.engine.raw_connection()
     try:
-        conn = raw.driver_connection
+        conn: Any = raw.driver_connection
         state = d.namespace_state(conn, namespace)
         if state != "complete":
             if state == "foreign":  # seeding it would be refused too: no advice to seed there
@@ -215,7 +215,8 @@ def _connections(target: Target, namespace: str, isolate: bool) -> Iterator[tupl
         try:
             run_raw = runner.engine.raw_connection()
             try:
-                admin, conn = admin_raw.driver_connection, run_raw.driver_connection
+                admin: Any = admin_raw.driver_connection
+                conn: Any = run_raw.driver_connection
                 d.use(admin, namespace)
                 d.use(conn, namespace)
                 admin.commit()
@@ -231,7 +232,7 @@ def run(targets: list[Target], catalog: str | Catalog = defaults.CATALOG, *, nam
         warmups: int = defaults.WARMUPS, runs: int = defaults.RUNS, timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
         natural: bool = True, only: list[str] | None = None,
         progress: Progress | None = None, access_only: bool = False,
-        isolate: bool = True) -> tuple[list[Shape], list[ShapeResult], dict[str, dict]]:
+        isolate: bool = True) -> tuple[list[Shape], list[ShapeResult], dict[Any, dict[str, str]]]:
     """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
 
     ``catalog`` is a name under ``sql/catalog/``, a directory or entry file, or a loaded
@@ -296,8 +297,9 @@ def statistics_warnings(targets: list[Target], namespace: str) -> list[str]:
         d = dialects.get(target.dialect)
         raw = target.engine.raw_connection()
         try:
-            frozen = d.statistics_frozen(raw.driver_connection, namespace)
-            raw.driver_connection.rollback()
+            driver: Any = raw.driver_connection
+            frozen = d.statistics_frozen(driver, namespace)
+            driver.rollback()
         finally:
             raw.close()
         loose = sorted(t for t, ok in frozen.items() if not ok)

@@ -35,8 +35,12 @@ limits a test to some dialects.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
+
+if TYPE_CHECKING:
+    from dbbench.urls import Dialect
 
 DIALECTS = ("postgresql", "mysql")
 _OPTIONS = {
@@ -113,11 +117,11 @@ class _Session:
         key = "dbbench_pg_url" if dialect == "postgresql" else "dbbench_mysql_url"
         url, explicit = _option(self.config, key), True
         if url is None:
-            url = urls.from_env(dialect)
+            url = urls.from_env(cast("Dialect", dialect))
         if url is None:
             explicit = False
             try:
-                url = servers.local_url(dialect)
+                url = servers.local_url(cast("Dialect", dialect))
             except Exception:  # no local server installed here
                 url = None
         if url is None:
@@ -125,7 +129,7 @@ class _Session:
                                       f"{urls.ENV_VARS[dialect]}, or `dbbench servers up`)")
             pytest.skip(self.failures[dialect])
         try:
-            target = connect(url, dialect=dialect)
+            target = connect(url, dialect=cast("Dialect", dialect))
         except DbbenchError as exc:
             if explicit:
                 pytest.fail(f"dbbench: {exc}", pytrace=False)
@@ -170,7 +174,7 @@ class _Session:
             return self.engines[dialect]
         target = self.target(dialect)
         ns = self.build(dialect)
-        url, args = target.url, {"connect_timeout": 10}
+        url, args = target.url, dict[str, Any](connect_timeout=10)
         if ns and dialect == "postgresql":
             args["options"] = f"-c search_path={ns}"
         elif ns:

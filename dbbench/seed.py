@@ -9,6 +9,7 @@ Targets are loaded concurrently.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -17,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from dbbench import dataset as datasets
 from dbbench import defaults, dialects, prepared
@@ -111,7 +112,7 @@ def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) ->
     params = ds.params()
     with conn.cursor() as cur:
         for entry in ds.verify:
-            sql = entry.get(f"sql_{dialect}", entry.get("sql"))
+            sql = cast(str, entry.get(f"sql_{dialect}", entry.get("sql")))
             cur.execute(to_pyformat(sql), params)
             expected = datasets.expected_value(ds, entry["expect"])
             checks.append(Check(entry["name"], expected, int(cur.fetchone()[0])))
@@ -149,7 +150,7 @@ def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namesp
         meta = {"dataset": ds.name, "seed": str(ds.seed), "started_at": datetime.now().isoformat()}
         step("schema", lambda: (d.begin_reload(conn, namespace, meta), d.execute(conn, table_sql)))
         for table in tables:
-            step("load", lambda table=table: d.bulk_load(conn, table))
+            step("load", functools.partial(d.bulk_load, conn, table))
             report(target.dialect, f"load {table.name}", table.rows)
         step("indexes", lambda: d.execute(conn, index_sql))
         step("analyze", lambda: d.analyze(conn, TABLE_ORDER))
