@@ -2,6 +2,11 @@
 
 The session starts the local servers through the library (a no-op when `.ci/run` or the README's
 first command already did), so every test talks to real PostgreSQL and MySQL.
+
+Tests that need those servers, or start real server processes (nginx, caddy, HTTP fixtures, the
+command line against a database), carry the ``servers`` marker: every test using the
+``local_servers`` fixture gets it here, and modules that need servers throughout set it as
+``pytestmark``. ``pytest -m "not servers"`` runs the pure tests in seconds, with no server up.
 """
 
 from __future__ import annotations
@@ -41,6 +46,17 @@ def run_program(program: str, *args: str, env: dict[str, str] | None = None, tim
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
     """Run ``python -m dbbench ARGS``."""
     return run_program("dbbench", *args, env=env, timeout=timeout)
+
+
+SERVER_FIXTURES = frozenset({"local_servers", "local_urls"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The ``servers`` marker on every test that uses the local servers (directly or through
+    another fixture)."""
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.servers)
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from dbbench.servers.base import Home, InstanceState
 from httpbench import scenarios
 from httpbench.errors import HttpbenchError
 from tests.conftest import run_cli
-from tests.http_fixtures import run_httpbench
+from tests.httpbench.http_fixtures import run_httpbench
 
 
 # -- plans from the servers' EXPLAIN output --------------------------------------------------------
@@ -38,6 +38,7 @@ def deep_mysql_tree(depth: int) -> str:
                      for i in range(depth)) + "\n"
 
 
+@pytest.mark.servers
 def test_plans_nested_3000_deep_are_a_one_line_error():
     for parse, doc in ((postgresql.parse_plan, deep_pg_plan(3000)), (mysql.parse_plan, deep_mysql_tree(3000))):
         with pytest.raises(DbbenchError) as info:
@@ -129,6 +130,7 @@ def test_a_plan_at_the_depth_bound_still_loads_and_renders(tmp_path):
     assert results.load(path)["results"][0]["remediated"]["plan"]["label"] == '[[[[{{{{"[[['
 
 
+@pytest.mark.servers
 def test_dbbench_report_and_diff_on_a_hostile_file_print_one_line(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(result_doc(plan=deep_plan_json(3000)))
@@ -166,6 +168,7 @@ def test_malformed_scenario_files_are_one_line_errors_naming_file_and_key(tmp_pa
     assert "\n" not in message
 
 
+@pytest.mark.servers
 def test_httpbench_compare_with_a_malformed_scenario_file_is_one_line(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text("scenario = [1]\n")
@@ -318,6 +321,7 @@ def test_dbbench_explain_checks_every_output_path_before_running_the_catalog(tmp
     assert run.stdout == ""
 
 
+@pytest.mark.servers
 def test_dbbench_diff_report_and_baseline_check_output_paths_first(tmp_path):
     bad = tmp_path / "no-such-dir" / "x"
     missing_result = tmp_path / "absent.json"       # would be the first error if outputs were checked late
@@ -342,6 +346,7 @@ def test_a_writable_output_path_is_left_as_it_was(tmp_path):
     assert unwritable("/dev/null") is None
 
 
+@pytest.mark.servers
 def test_httpbench_compare_checks_output_paths_before_any_round(tmp_path):
     bad = tmp_path / "no-such-dir" / "x"
     for option in ("--output", "--junit", "--github-summary"):

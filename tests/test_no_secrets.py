@@ -27,7 +27,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.conftest import CliResult, run_cli, shape_toml
-from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, run_httpbench
 
 # URL-special characters in every position that matters: ':' and '@' (userinfo), '/' (path),
 # '%4F' (a valid escape: a double decode shows), '?', '&', '=' (query); the alphanumeric runs of
@@ -436,6 +436,7 @@ def http_secrets() -> list[Secret]:
     return [Secret(HTTP_PASSWORD, HTTP_USER, "the HTTP password"), Secret(HTTP_TOKEN, None, "the bearer token")]
 
 
+@pytest.mark.servers
 def test_httpbench_never_shows_credentials(tmp_path):
     body = body_of(4096)
     out = tmp_path / "out"

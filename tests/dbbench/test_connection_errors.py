@@ -42,6 +42,7 @@ def test_wrong_password(local_urls, dialect, option):
 
 @pytest.mark.parametrize("dialect, option, scheme", [
     ("postgresql", "--pg-url", "postgresql+psycopg"), ("mysql", "--mysql-url", "mysql+pymysql")])
+@pytest.mark.servers
 def test_closed_port(dialect, option, scheme):
     port = _closed_port()
     url = f"{scheme}://dbbench:{SECRET}@127.0.0.1:{port}/x"
@@ -55,6 +56,7 @@ def test_closed_port(dialect, option, scheme):
     (f"postgresql+asyncpg://u:{SECRET}@127.0.0.1/db", "uses driver 'asyncpg'"),
     (f"postgresql+psycopg://u:{SECRET}@127.0.0.1:abc/db", "--pg-url is not a database URL"),   # port not a number
 ])
+@pytest.mark.servers
 def test_bad_url(url, fragment):
     _one_line_error(run_cli("info", "--only", "postgresql", "--pg-url", url), fragment)
 

@@ -15,7 +15,7 @@ from dbbench import dialects
 from dbbench.targets import open_targets
 from tests.conftest import run_cli
 
-EXAMPLE = str(Path(__file__).resolve().parent.parent / "examples" / "shop")
+EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "shop")
 NS = "dbbench_t_example"
 SHAPES = ["customer by email", "recent orders of a customer", "open orders queue", "order lines with products",
           "orders containing a product"]
@@ -151,6 +151,7 @@ def test_dropping_the_index_makes_diff_fail_naming_shape_dialect_index_and_new_p
     assert "Failed assertions:" in report.stdout and "FAIL recent orders of a customer [MySQL]" in report.stdout
 
 
+@pytest.mark.servers
 def test_diff_and_report_refuse_bad_input_with_exit_2(tmp_path):
     missing = run_cli("diff", str(tmp_path / "nope.json"), str(tmp_path / "nope.json"))
     assert missing.code == 2 and "nope.json: no such file" in missing.stderr

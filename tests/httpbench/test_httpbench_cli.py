@@ -9,7 +9,7 @@ import time
 import pytest
 
 from httpbench.peers.process import free_port
-from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, run_httpbench
 
 BODY = body_of(2048)
 PASSWORD = "Sw0rdfish-7f3c91"
@@ -35,6 +35,7 @@ def one_line_error(run, *needles):
         assert needle in lines[0], lines[0]
 
 
+@pytest.mark.servers
 def test_equal_targets_pass_the_gates(pair, tmp_path):
     a, b = pair
     for srv in pair:                       # latency dominated by a fixed 5 ms: a stable ratio of ~1
@@ -52,6 +53,7 @@ def test_equal_targets_pass_the_gates(pair, tmp_path):
     assert "Throughput ratio" in run.stdout and "gate_failures: none" in run.stdout
 
 
+@pytest.mark.servers
 def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
     a, b = pair
     a.routes["/f"].delay = 0.005
@@ -72,6 +74,7 @@ def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
     assert "Gate failures:" in run.stdout
 
 
+@pytest.mark.servers
 def test_rounds_alternate_and_every_measurement_is_in_the_json(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
@@ -111,6 +114,7 @@ def faulty_run(pair, tmp_path, fault: str, every: int, *, requests: int, concurr
     return run, out, route
 
 
+@pytest.mark.servers
 def test_failures_are_counted_reported_and_fail_the_run(pair, tmp_path):
     run, out, route = faulty_run(pair, tmp_path, "wrong_length", 4, requests=20, concurrency=2, rounds=2)
     one_line_error(run, "10 timed request(s) failed")
@@ -121,6 +125,7 @@ def test_failures_are_counted_reported_and_fail_the_run(pair, tmp_path):
     assert any("b had 10 failed of 40" in g for g in doc["gate_failures"])
 
 
+@pytest.mark.servers
 def test_a_zero_baseline_gives_null_ratios_not_infinity(pair, tmp_path):
     a, b = pair
     route = a.routes["/f"]
@@ -138,6 +143,7 @@ def test_a_zero_baseline_gives_null_ratios_not_infinity(pair, tmp_path):
     assert "Infinity" not in run.stdout and "—" in run.stdout
 
 
+@pytest.mark.servers
 def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
     secret_file = tmp_path / "cred"
     secret_file.write_text(f"bob:{PASSWORD}\n")
@@ -171,6 +177,7 @@ def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
     assert PASSWORD not in run.output
 
 
+@pytest.mark.servers
 def test_one_line_errors_and_exit_2(pair, tmp_path):
     a, b = pair
     down = f"http://127.0.0.1:{free_port()}"
@@ -198,6 +205,7 @@ def test_one_line_errors_and_exit_2(pair, tmp_path):
     assert b.routes["/f"].count == 0       # every usage error is found before any request
 
 
+@pytest.mark.servers
 def test_a_slow_target_beyond_the_timeout_is_a_one_line_error(pair):
     a, b = pair
     b.routes["/f"].delay = 2.0
@@ -207,6 +215,7 @@ def test_a_slow_target_beyond_the_timeout_is_a_one_line_error(pair):
     one_line_error(run, "timeout")
 
 
+@pytest.mark.servers
 def test_a_reset_mid_body_during_timing_is_counted_not_a_crash(pair, tmp_path):
     run, out, _ = faulty_run(pair, tmp_path, "reset", 3, requests=30, concurrency=3, rounds=1)
     one_line_error(run, "failed their checks")
@@ -214,6 +223,7 @@ def test_a_reset_mid_body_during_timing_is_counted_not_a_crash(pair, tmp_path):
     assert doc["summaries"]["GET /f"]["b"]["failure_kinds"] == {"reset": 10}
 
 
+@pytest.mark.servers
 def test_scenarios_file_with_gates(pair, tmp_path):
     a, b = pair
     f = tmp_path / "s.toml"
@@ -247,6 +257,7 @@ max_p95_ratio = 100
 
 
 @pytest.mark.parametrize("every", [None, "1"])
+@pytest.mark.servers
 def test_large_bodies_are_digest_checked_by_sampling(tmp_path, every):
     """Bodies of 1 MiB and more: SHA-256 of the first body on each connection and every 8th after
     (hashing every 4 MiB body binds the client); --digest-every 1 checks them all. A changed byte
@@ -273,6 +284,7 @@ def test_large_bodies_are_digest_checked_by_sampling(tmp_path, every):
         assert rounds["a"]["failures"] == 0 and rounds["a"]["digests_checked"] >= 2
 
 
+@pytest.mark.servers
 def test_a_trickling_target_is_bounded_by_the_timeout_in_preflight(pair):
     """Every read arrives well within the timeout, but the whole answer never does: the preflight
     must still end instead of reading one byte every 0.2 s for minutes."""
@@ -310,6 +322,7 @@ def test_preflight_sees_the_bytes_the_timing_client_sees():
     assert doc["totals"] == {"timed_requests": 40, "ok": 40, "failures": 0}
 
 
+@pytest.mark.servers
 def test_credentials_that_cannot_be_a_header_are_refused_without_echo(pair):
     from httpbench.errors import HttpbenchError
     from httpbench.model import Target
@@ -341,6 +354,7 @@ def test_url_userinfo_is_percent_decoded_and_never_echoed():
     assert PASSWORD[:6] not in str(err.value)
 
 
+@pytest.mark.servers
 def test_conditional_scenario_with_last_modified_only(tmp_path):
     """A server without ETags still answers 304 to If-Modified-Since: the 304 scenario uses it."""
     stamp = "Thu, 03 Dec 2026 02:00:00 GMT"
@@ -359,6 +373,7 @@ def test_conditional_scenario_with_last_modified_only(tmp_path):
         one_line_error(run, "needs a 200 GET with an ETag or Last-Modified", "with neither")
 
 
+@pytest.mark.servers
 def test_a_bare_command_group_prints_its_help_as_written():
     run = run_httpbench("fixture")
     assert run.code == 2 and run.stderr.startswith("Usage: httpbench fixture")

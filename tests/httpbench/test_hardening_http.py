@@ -19,7 +19,7 @@ import pytest
 from httpbench import preflight
 from httpbench.errors import HttpbenchError
 from httpbench.model import Scenario, Target
-from tests.http_fixtures import read_head
+from tests.httpbench.http_fixtures import read_head
 
 SMALL = b"s" * 1000
 CHUNK = b"x" * 65536
@@ -103,6 +103,7 @@ def test_an_announced_oversized_body_is_refused_before_reading(hostile):
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.servers
 def test_the_preflight_reads_only_a_margin_past_the_expected_length(hostile):
     """An endless body where 1,000 bytes are expected (the scenario's length, or the baseline's
     answer): reading stops 64 KiB past it at once. Before, it took the whole timeout and as much

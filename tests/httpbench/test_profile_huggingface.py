@@ -22,7 +22,7 @@ from httpbench.peers.hfcache import HfCache
 from httpbench.peers.nginx import nginx_binary
 from httpbench.profiles import Context, load
 from httpbench.profiles.huggingface import HuggingFaceProfile, leak
-from tests.http_fixtures import read_head, run_httpbench
+from tests.httpbench.http_fixtures import read_head, run_httpbench
 
 COMMIT = fx.COMMIT
 FILE = f"/org/model/resolve/{COMMIT}/model.safetensors"
@@ -125,6 +125,7 @@ def test_fixture_redirect_mode_sends_the_model_file_to_its_cdn(cdn_hub):
     assert (counts["resolve"], counts["cdn"], counts["body"], counts["range"]) == (1, 2, 1, 1)
 
 
+@pytest.mark.servers
 def test_fixture_command_serves_in_the_foreground():
     code = "from httpbench.fixtures.huggingface import command; command()"
     proc = subprocess.Popen([sys.executable, "-c", code, "--size", "1000"], stdout=subprocess.PIPE, text=True)
@@ -157,6 +158,7 @@ def test_preflight_passes_fixture_against_the_clean_cache(hub, cdn_hub, clean):
 
 @needs_nginx
 @pytest.mark.parametrize("mode, leaked", [("direct", "X-Xet-Hash"), ("redirect", "Location")])
+@pytest.mark.servers
 def test_preflight_rejects_a_naive_proxy_that_leaks(mode, leaked):
     with fx.HubFixture(mode=mode, xet=True) as upstream, HfCache(upstream.url, naive=True) as naive, \
             fx.HubFixture() as ref, pytest.raises(HttpbenchError) as err:
@@ -193,6 +195,7 @@ def test_preflight_catches_wrong_bytes_and_wrong_ranges(hub, knob, words):
     assert "target 'bad'" in str(err.value)
 
 
+@pytest.mark.servers
 def test_preflight_checks_commit_and_expected_files(hub):
     with pytest.raises(HttpbenchError, match=r"'fixture' GET /api/models/\S+/revision/f{40}: returned 404"):
         preflight(HuggingFaceProfile(revision="f" * 40), fixture=hub.url)
@@ -213,6 +216,7 @@ def test_preflight_checks_commit_and_expected_files(hub):
 # -- cold fill and gates ----------------------------------------------------------------------------
 
 @needs_nginx
+@pytest.mark.servers
 def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_clean_cache(hub, clean):
     section = after_rounds(HuggingFaceProfile(cold_samples=2, cold_concurrency=4), fixture=hub.url,
                            cache=clean.url)
@@ -231,6 +235,7 @@ def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_cl
 
 
 @needs_nginx
+@pytest.mark.servers
 def test_cold_gate_passes_and_fails_by_upstream_speed():
     with fx.HubFixture(mode="redirect") as fast, fx.HubFixture(mode="redirect", delay=0.06) as slow, \
             HfCache(fast.url) as fast_cache, HfCache(slow.url) as slow_cache:
@@ -245,6 +250,7 @@ def test_cold_gate_passes_and_fails_by_upstream_speed():
 
 
 @needs_nginx
+@pytest.mark.servers
 def test_cold_gate_under_the_paired_method_decides_on_an_interval():
     with fx.HubFixture(mode="redirect") as fast, fx.HubFixture(mode="redirect", delay=0.06) as slow, \
             HfCache(fast.url) as fast_cache, HfCache(slow.url) as slow_cache:
@@ -261,6 +267,7 @@ def test_cold_gate_under_the_paired_method_decides_on_an_interval():
 
 
 @needs_nginx
+@pytest.mark.servers
 def test_a_cache_without_singleflight_fails_the_cold_fill(hub, cdn_hub):
     """Two naive caches in front of the same direct fixture: every concurrent miss goes upstream."""
     with fx.HubFixture() as upstream, HfCache(upstream.url, naive=True) as naive:
@@ -274,6 +281,7 @@ def test_a_cache_without_singleflight_fails_the_cold_fill(hub, cdn_hub):
 
 @needs_nginx
 @needs_hub
+@pytest.mark.servers
 def test_real_huggingface_hub_client_downloads_from_fixture_and_clean_cache(hub, clean):
     section = after_rounds(HuggingFaceProfile(cold_samples=0, hf_client=True, hf_client_rounds=1),
                            fixture=hub.url, cache=clean.url)
@@ -289,6 +297,7 @@ def test_real_huggingface_hub_client_downloads_from_fixture_and_clean_cache(hub,
 # -- end to end ------------------------------------------------------------------------------------
 
 @needs_nginx
+@pytest.mark.servers
 def test_compare_profile_huggingface_end_to_end(hub, clean, tmp_path):
     assert load("huggingface") is HuggingFaceProfile
     out = tmp_path / "result.json"
@@ -308,6 +317,7 @@ def test_compare_profile_huggingface_end_to_end(hub, clean, tmp_path):
 @needs_nginx
 @needs_hub
 @pytest.mark.skipif(importlib.util.find_spec("hf_xet") is None, reason="hf_xet not installed")
+@pytest.mark.servers
 def test_a_xet_enabled_client_stays_on_the_clean_cache_but_follows_a_leak(tmp_path):
     """With Xet on in the client, the clean cache keeps every download on itself (the upstream sees
     no Xet token request); the Xet headers of a leaking upstream send the client to Xet instead."""
@@ -328,6 +338,7 @@ def test_a_xet_enabled_client_stays_on_the_clean_cache_but_follows_a_leak(tmp_pa
                 assert counts.get("xet_token") == 1
 
 
+@pytest.mark.servers
 def test_model_info_is_compared_by_content_not_by_bytes(hub):
     """Two endpoints serving the same commit need not serialize model info alike (a proxy's cached
     copy of the Hub's info has other download counts, another field order): the profile's preflight
@@ -386,6 +397,7 @@ def test_a_non_ascii_name_is_a_404_not_a_fixture_error(hub):
     assert "X-Error-Message: %E2%82%AC.bin does not exist" in lines
 
 
+@pytest.mark.servers
 def test_fixture_counters_stay_bounded_under_many_names():
     """Per-file counts exist only for the repository's files; repositories are counted one by one up
     to a cap (the oldest dropped past it), while the totals count every request."""

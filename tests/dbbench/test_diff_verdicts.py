@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from dbbench import diff
 from dbbench.output import diff as render
 from dbbench.plan import PlanNode
@@ -144,6 +146,7 @@ def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
     assert report.to_dict()["self_control"][0]["plans_agree"] is False
 
 
+@pytest.mark.servers
 def test_the_command_exits_0_1_and_3_with_the_verdict_in_every_output(tmp_path):
     import json
 

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from httpbench.peers.nginx import LocalNginx, nginx_binary
-from tests.http_fixtures import body_of, run_httpbench
+from tests.httpbench.http_fixtures import body_of, run_httpbench
 
 PACKAGE = body_of(300_000, seed=7)
 INDEX = body_of(1024, seed=8)
@@ -28,6 +28,7 @@ def nginx():
 
 
 @needs_nginx
+@pytest.mark.servers
 def test_compare_on_nginx_every_scenario_kind(nginx, tmp_path):
     out = tmp_path / "r.json"
     sha = hashlib.sha256(PACKAGE).hexdigest()
@@ -60,6 +61,7 @@ def test_compare_on_nginx_every_scenario_kind(nginx, tmp_path):
 
 @needs_nginx
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk not found (CI installs it: apt-get install -y wrk)")
+@pytest.mark.servers
 def test_bench_client_runs_wrk_and_httpbench_on_the_same_nginx():
     run = run_httpbench("bench-client", "--requests", "20000", "--duration", "1", "--json", timeout=60)
     assert run.code == 0, run.output

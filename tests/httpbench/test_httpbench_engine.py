@@ -10,7 +10,7 @@ import pytest
 
 from httpbench import engine, preflight
 from httpbench.model import Expectation, Scenario, Target
-from tests.http_fixtures import FixtureServer, Route, body_of
+from tests.httpbench.http_fixtures import FixtureServer, Route, body_of
 
 BODY = body_of(4096)
 
@@ -94,6 +94,7 @@ def test_connection_close_is_reopened_without_failures(server):
     assert route.faults == 10 and 9 <= r.reconnects <= 10   # none needed after the last request
 
 
+@pytest.mark.servers
 def test_a_hanging_target_is_bounded_by_the_timeout(server):
     route = server.routes["/f"]
     route.fault, route.fault_every, route.fault_after = "hang", 4, 1
@@ -118,6 +119,7 @@ def test_a_target_that_dies_leaves_unsent_failures_and_ends():
     assert r.rps == 0 and r.p95_ms is None
 
 
+@pytest.mark.servers
 def test_open_loop_counts_latency_from_the_intended_send_time(server):
     server.routes["/f"].delay = 0.02          # 20 ms service time, 1 connection: capacity 50 req/s
     r = measure(server.url, Scenario("f", "/f"), requests=20, concurrency=1, rate=200.0)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import run_program
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "shop"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
 NS = "dbbench_t_plugin"
 
 

@@ -21,7 +21,7 @@ from httpbench.model import Target
 from httpbench.peers.nginx import LocalNginx, nginx_binary
 from httpbench.profiles import Context, load
 from httpbench.profiles.alpine import AlpineProfile
-from tests.http_fixtures import run_httpbench
+from tests.httpbench.http_fixtures import run_httpbench
 
 SIZE = 300_000
 REPO_KEY = apk.generate_private_key()      # a repository that re-signs the index with its own key
@@ -96,6 +96,7 @@ def run_preflight(profile: AlpineProfile, *urls: str):
         ctx.close()
 
 
+@pytest.mark.servers
 def test_two_identical_trees_pass_and_are_recorded(served):
     ng, manifest, dest, package = served
     profile = profile_for(manifest, dest)
@@ -253,6 +254,7 @@ class RangeBug(BaseHTTPRequestHandler):
     (0, True, r"target 'cand': package Range bytes=0-65535: Content-Range 'bytes 0-65535/\d+', "
               r"expected 'bytes 0-65535/\d+'"),
 ])
+@pytest.mark.servers
 def test_wrong_range_answer_is_caught(served, shift, bad_total, message):
     ng, manifest, dest, package = served
     files = {"/" + manifest["package"]["path"]: package.data,
@@ -298,6 +300,7 @@ def test_fixture_command_prints_the_compare_options(tmp_path, capsys):
     assert (tmp_path / "t" / manifest["package"]["path"]).stat().st_size == manifest["package"]["size"]
 
 
+@pytest.mark.servers
 def test_compare_profile_alpine_end_to_end(served, tmp_path):
     ng, manifest, _dest, package = served
     out = tmp_path / "result.json"
@@ -315,6 +318,7 @@ def test_compare_profile_alpine_end_to_end(served, tmp_path):
     assert "Alpine preflight" in run.stdout and "RSA (sha1)" in run.stdout
 
 
+@pytest.mark.servers
 def test_repositories_that_sign_their_own_index_compare_end_to_end(served, tmp_path):
     """Two repositories serve the same package but each signs its index with its own key: the index
     bytes differ, so the index scenarios compare contents (P/V/S/I), not bytes, and still time."""

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, run_httpbench
 
 BODY = body_of(4096, seed=3)
 # a real client: downloads the file through its own HTTP stack and checks the length
@@ -33,6 +33,7 @@ def _compare(a, b, *extra, env=None):
                          *extra, env=env)
 
 
+@pytest.mark.servers
 def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
@@ -51,6 +52,7 @@ def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
     assert a.routes["/f"].count == b.routes["/f"].count
 
 
+@pytest.mark.servers
 def test_a_failing_client_fails_the_gate_and_names_the_reason(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
@@ -64,6 +66,7 @@ def test_a_failing_client_fails_the_gate_and_names_the_reason(pair, tmp_path):
     assert any("cand had 2 failed sample(s)" in g for g in doc["gate_failures"])
 
 
+@pytest.mark.servers
 def test_a_slower_client_target_fails_the_p95_gate(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
@@ -79,6 +82,7 @@ def test_a_slower_client_target_fails_the_p95_gate(pair, tmp_path):
     (("--client-command", "true"), "must use {url}"),
     (("--client-command", "ref=true", "--client-command", "curl {url}"), "not both"),
 ])
+@pytest.mark.servers
 def test_a_client_command_for_only_some_targets_is_refused(pair, args, message):
     a, b = pair
     run = _compare(a, b, *args)
@@ -86,6 +90,7 @@ def test_a_client_command_for_only_some_targets_is_refused(pair, args, message):
     assert a.routes["/f"].count == 0, "nothing may be requested before the options are valid"
 
 
+@pytest.mark.servers
 def test_recorded_commands_lose_url_credentials(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
@@ -103,6 +108,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.servers
 def test_a_timed_out_client_leaves_no_process_behind(pair, tmp_path):
     """A sample past its timeout is killed with everything it started: a leftover process would
     keep loading the host (and the targets) during the next samples."""
@@ -136,6 +142,7 @@ def test_a_malformed_client_command_is_refused_before_anything_runs(pair):
         clients.parse_options(("curl {url} | | wc",), targets)
 
 
+@pytest.mark.servers
 def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_path):
     a, b = pair
     pidfile = tmp_path / "pid"
@@ -163,6 +170,7 @@ def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.mark.servers
 def test_client_commands_get_the_targets_credentials_in_the_environment_only(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"

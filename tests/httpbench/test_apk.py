@@ -50,6 +50,7 @@ def pub(private: bytes, name: str = KEY) -> dict[str, bytes]:
     return {name: apk.public_key_pem(private)}
 
 
+@pytest.mark.servers
 def test_package_layout_three_members_signature_control_data(package, keys):
     members = apk.split_members(package.data)
     assert len(members) == 3
@@ -291,6 +292,7 @@ def gzip_bomb(mib: int) -> bytes:
     return b"".join(deflate.compress(block) for _ in range(mib)) + deflate.flush()
 
 
+@pytest.mark.servers
 def test_a_gzip_bomb_stops_at_the_decompressed_limit_without_inflating_it():
     bomb = gzip_bomb(199)                          # about 200 KB that inflate to 199 MiB
     assert len(bomb) < 250_000
@@ -321,6 +323,7 @@ def test_the_decompressed_limit_is_a_parameter_and_covers_all_members():
     assert apk.decompressed_limit(100 << 20) == 1600 << 20
 
 
+@pytest.mark.servers
 def test_many_tiny_members_split_in_linear_time():
     tiny = apk.gzip_member(b"x")
     data = tiny * 160_000                          # 3.4 MB: quadratic splitting took 28 s, now 1.3 s
@@ -436,6 +439,7 @@ def repo_server(tmp_path):
         server.server_close()
 
 
+@pytest.mark.servers
 def test_apk_client_refuses_an_untrusted_index_key_and_a_package_without_datahash(keys, repo_server, tmp_path):
     from httpbench import apkclient
 

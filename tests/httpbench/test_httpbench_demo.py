@@ -9,12 +9,13 @@ import pytest
 
 from httpbench.peers.nginx import nginx_binary
 from httpbench.peers.static import caddy_binary
-from tests.http_fixtures import run_httpbench
+from tests.httpbench.http_fixtures import run_httpbench
 
 pytestmark = pytest.mark.skipif(nginx_binary() is None or caddy_binary() is None,
                                 reason="nginx and caddy are needed (CI: apt-get install -y nginx caddy)")
 
 
+@pytest.mark.servers
 def test_demo_alpine_nginx_vs_caddy_end_to_end(tmp_path):
     out = tmp_path / "alpine.json"
     run = run_httpbench("demo", "alpine", "--dir", str(tmp_path / "tree"), "--package-size", "200000",
@@ -42,6 +43,7 @@ def test_demo_alpine_nginx_vs_caddy_end_to_end(tmp_path):
         assert table in run.stdout
 
 
+@pytest.mark.servers
 def test_demo_refuses_a_foreign_directory_without_touching_it(tmp_path):
     victim = tmp_path / "mine"
     victim.mkdir()
@@ -52,6 +54,7 @@ def test_demo_refuses_a_foreign_directory_without_touching_it(tmp_path):
     assert (victim / "notes.txt").read_text() == "keep me"
 
 
+@pytest.mark.servers
 def test_demo_huggingface_fixture_vs_clean_nginx_cache(tmp_path):
     out = tmp_path / "hf.json"
     run = run_httpbench("demo", "huggingface", "--no-hf-client", "--requests", "40", "--warmups", "2",
@@ -73,6 +76,7 @@ def test_demo_huggingface_fixture_vs_clean_nginx_cache(tmp_path):
     assert cold["concurrent"]["fixture"]["upstream"]["body"] == 4
 
 
+@pytest.mark.servers
 def test_demo_huggingface_naive_cache_is_rejected_before_timing():
     run = run_httpbench("demo", "huggingface", "--naive", "--no-hf-client", "--requests", "40", timeout=60)
     assert run.code == 2
@@ -82,6 +86,7 @@ def test_demo_huggingface_naive_cache_is_rejected_before_timing():
     assert "round 1" not in run.stderr          # nothing was timed
 
 
+@pytest.mark.servers
 def test_demo_alpine_serves_the_repository_tree_only(tmp_path):
     import httpx
 
@@ -101,6 +106,7 @@ def test_demo_alpine_serves_the_repository_tree_only(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["my files; index off", "a # b"])
+@pytest.mark.servers
 def test_static_servers_take_any_plain_directory_name(tmp_path, name):
     import httpx
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "httpbench"
+PACKAGE = Path(__file__).resolve().parents[2] / "httpbench"
 
 
 def _module_name(path: Path) -> str:

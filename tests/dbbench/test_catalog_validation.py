@@ -13,7 +13,7 @@ from dbbench.plan import normalize_forbid
 from dbbench.setupsql import SetupError, check_statement, split_sql, statements_for
 from tests.conftest import shape_toml
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "shop"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
 
 GOOD = shape_toml("orders of a customer", "10 of 30,000", params="customer_id = 42",
                   sql="SELECT id FROM orders WHERE customer_id = :customer_id",

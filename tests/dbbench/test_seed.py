@@ -152,6 +152,7 @@ def _table(name: str, dataset_name: str):
     return next(t for t in tables if t.name == name)
 
 
+@pytest.mark.servers
 def test_verification_mismatch_exits_1(tmp_path):
     bad = tmp_path / "wrong.toml"
     bad.write_text('extends = "alpine-ci"\nname = "wrong"\n[[verify]]\nname = "stages"\nexpect = 5\n'
@@ -161,6 +162,7 @@ def test_verification_mismatch_exits_1(tmp_path):
     assert "verification failed" in result.stderr and "stages = 2, expected 5" in result.stderr
 
 
+@pytest.mark.servers
 def test_bad_dataset_definition_is_one_line(tmp_path):
     broken = tmp_path / "broken.toml"
     broken.write_text("name = [unclosed\n")

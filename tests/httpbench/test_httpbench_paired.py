@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, run_httpbench
 
 BODY = body_of(2048)
 SMALL = ("--warmups", "2", "--requests", "20", "--concurrency", "4", "--min-round-ms", "0", "-q")
@@ -32,6 +32,7 @@ def judged(a, b, tmp_path, code, *args):
     return run, json.loads(out.read_text())
 
 
+@pytest.mark.servers
 def test_equal_targets_pass_with_intervals_inside_the_gates(pair, tmp_path):
     a, b = pair
     run, doc = judged(a, b, tmp_path, 0, "--gate", "metadata:0.5:2.0")
@@ -51,6 +52,7 @@ def test_equal_targets_pass_with_intervals_inside_the_gates(pair, tmp_path):
     assert "Verdict: pass" in run.stdout and "Pairs × requests" in run.stdout
 
 
+@pytest.mark.servers
 def test_a_slower_candidate_fails_with_the_interval_named(pair, tmp_path):
     a, b = pair
     b.routes["/f"].delay = 0.015
@@ -64,6 +66,7 @@ def test_a_slower_candidate_fails_with_the_interval_named(pair, tmp_path):
     assert all(r < 0.6 for r in rec["candidates"]["cand"]["pair_ratios"]["throughput"])
 
 
+@pytest.mark.servers
 def test_too_few_pairs_are_inconclusive_exit_3(pair, tmp_path):
     a, b = pair
     run, doc = judged(a, b, tmp_path, 3, "--rounds", "3")
@@ -72,6 +75,7 @@ def test_too_few_pairs_are_inconclusive_exit_3(pair, tmp_path):
     assert "Inconclusive:" in run.stdout and "Verdict: inconclusive" in run.stdout
 
 
+@pytest.mark.servers
 def test_noise_wider_than_the_margin_runs_out_of_budget_inconclusive(tmp_path):
     # the same server in both slots against gates at exactly 1.0: the true ratio sits on the
     # threshold, so an interval (99.998 % per look) straddles it; the budget ends the run
@@ -85,6 +89,7 @@ def test_noise_wider_than_the_margin_runs_out_of_budget_inconclusive(tmp_path):
     assert any("straddles" in u for u in doc["inconclusive"])
 
 
+@pytest.mark.servers
 def test_self_control_reports_the_noise_floor_beside_the_verdict(pair, tmp_path):
     a, b = pair
     run, doc = judged(a, b, tmp_path, 0, "--self-control", "--gate", "metadata:0.5:2.0")
@@ -96,6 +101,7 @@ def test_self_control_reports_the_noise_floor_beside_the_verdict(pair, tmp_path)
     assert "Self-control (base against itself" in run.stdout
 
 
+@pytest.mark.servers
 def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
     a, b = pair
     for srv in pair:
@@ -114,6 +120,7 @@ def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
     assert walls[len(walls) // 2] >= 50           # sized for 100 ms at the measured rate
 
 
+@pytest.mark.servers
 def test_seed_method_keeps_the_seeds_tables_and_point_gates(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
@@ -128,12 +135,14 @@ def test_seed_method_keeps_the_seeds_tables_and_point_gates(pair, tmp_path):
     assert "median of 3 rounds" in run.stdout and "Per-round throughput and RT" in run.stdout
 
 
+@pytest.mark.servers
 def test_self_control_needs_the_paired_method(pair, tmp_path):
     a, b = pair
     run = compare(a, b, tmp_path / "r.json", "--method", "seed", "--self-control")
     assert run.code == 2 and "--self-control needs --method paired" in run.stderr
 
 
+@pytest.mark.servers
 def test_real_client_rounds_are_paired_and_decided(pair, tmp_path):
     a, b = pair
     _, doc = judged(a, b, tmp_path, 1, "--gate", "metadata:0.01:100", "--client-command", "base=true",
@@ -178,6 +187,7 @@ def test_paired_client_verdict_ignores_the_raw_p95_ratio_of_a_few_samples():
     assert seeded["cand"]["verdict"] == "fail" and "client gate" in seed_failures[0]
 
 
+@pytest.mark.servers
 def test_junit_and_github_summary_show_all_three_verdicts(tmp_path):
     body = body_of(1024)
     with FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.005)}) as a, \
