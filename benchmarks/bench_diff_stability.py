@@ -41,19 +41,26 @@ def index_table(conn, dialect: str, ns: str, index: str) -> tuple[str, str]:
     """(table, CREATE INDEX statement) of ``index`` in ``ns``."""
     with conn.cursor() as cur:
         if dialect == "postgresql":
-            cur.execute("SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
-                        (ns, index))
+            cur.execute(
+                "SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+                (ns, index),
+            )
             row = cur.fetchone()
             if row is None:
                 raise SystemExit(f"no index {index} in schema {ns}")
             return row[0], row[1]
-        cur.execute("SELECT table_name, column_name, sub_part, collation, non_unique FROM information_schema.statistics "
-                    "WHERE table_schema = %s AND index_name = %s ORDER BY seq_in_index", (ns, index))
+        cur.execute(
+            "SELECT table_name, column_name, sub_part, collation, non_unique FROM information_schema.statistics "
+            "WHERE table_schema = %s AND index_name = %s ORDER BY seq_in_index",
+            (ns, index),
+        )
         rows = cur.fetchall()
         if not rows:
             raise SystemExit(f"no index {index} in database {ns}")
-        cols = ", ".join(f"`{c}`" + (f"({sub})" if sub else "") + (" DESC" if coll == "D" else "")
-                         for _, c, sub, coll, _ in rows)
+        cols = ", ".join(
+            f"`{c}`" + (f"({sub})" if sub else "") + (" DESC" if coll == "D" else "")
+            for _, c, sub, coll, _ in rows
+        )
         unique = "" if rows[0][4] else "UNIQUE "
         return rows[0][0], f"CREATE {unique}INDEX `{index}` ON `{ns}`.`{rows[0][0]}` ({cols})"
 
@@ -75,8 +82,10 @@ def tally(label: str, codes: list[int], walls: list[float]) -> str:
     names = {0: "pass", 1: "fail", 3: "inconclusive"}
     counts = {n: codes.count(c) for c, n in names.items()}
     other = len(codes) - sum(counts.values())
-    return (f"{label}: {len(codes)} diffs: {counts['pass']} exit 0, {counts['fail']} exit 1, "
-            f"{counts['inconclusive']} exit 3, {other} other; median wall {statistics.median(walls):.1f} s")
+    return (
+        f"{label}: {len(codes)} diffs: {counts['pass']} exit 0, {counts['fail']} exit 1, "
+        f"{counts['inconclusive']} exit 3, {other} other; median wall {statistics.median(walls):.1f} s"
+    )
 
 
 def main() -> None:
@@ -103,7 +112,9 @@ def main() -> None:
             codes.append(code)
             walls.append(wall)
             head = next((ln for ln in out.splitlines() if ln.startswith("dbbench diff:")), out.strip()[-200:])
-            print(f"[unchanged {i}/{args.runs}] exit {code} {wall:.1f} s  {head}", file=sys.stderr, flush=True)
+            print(
+                f"[unchanged {i}/{args.runs}] exit {code} {wall:.1f} s  {head}", file=sys.stderr, flush=True
+            )
         unchanged = tally("unchanged data", codes, walls)
 
         made = each_target(lambda conn, d: index_table(conn, d, ns, args.index))
@@ -112,8 +123,11 @@ def main() -> None:
             table, _ = made[d]
             q = dialects.get(d).quote
             with conn.cursor() as cur:
-                cur.execute(f"DROP INDEX {q(ns)}.{q(args.index)}" if d == "postgresql"
-                            else f"ALTER TABLE {q(ns)}.{q(table)} DROP INDEX {q(args.index)}")
+                cur.execute(
+                    f"DROP INDEX {q(ns)}.{q(args.index)}"
+                    if d == "postgresql"
+                    else f"ALTER TABLE {q(ns)}.{q(table)} DROP INDEX {q(args.index)}"
+                )
             dialects.get(d).analyze(conn, [f"{q(ns)}.{q(table)}"])
 
         def restore(conn, d):
@@ -131,12 +145,18 @@ def main() -> None:
                 codes.append(code)
                 walls.append(wall)
                 named += f"index lost: {args.index}" in out
-                print(f"[{args.index} dropped {i}/{args.dropped_runs}] exit {code} {wall:.1f} s, names it: "
-                      f"{f'index lost: {args.index}' in out}", file=sys.stderr, flush=True)
+                print(
+                    f"[{args.index} dropped {i}/{args.dropped_runs}] exit {code} {wall:.1f} s, names it: "
+                    f"{f'index lost: {args.index}' in out}",
+                    file=sys.stderr,
+                    flush=True,
+                )
         finally:
             each_target(restore)
-        dropped = tally(f"{args.index} dropped on both dialects", codes, walls) + \
-            f"; index named in {named} of {len(codes)}"
+        dropped = (
+            tally(f"{args.index} dropped on both dialects", codes, walls)
+            + f"; index named in {named} of {len(codes)}"
+        )
     print(unchanged)
     print(dropped)
 

@@ -29,18 +29,38 @@ from httpbench.peers.nginx import LocalNginx
 
 INFO = f"/api/models/{DEFAULT_REPO}/revision/{COMMIT}"
 FILE = f"/{DEFAULT_REPO}/resolve/{COMMIT}/{MODEL_FILE}"
-SCENARIOS = [f"name=model info GET,path={INFO}", f"name=model file HEAD,method=HEAD,path={FILE}",
-             f"name=Range 64 KiB,path={FILE},header=Range: bytes=0-65535",
-             f"name=4 MiB GET,path={FILE},class=payload"]
+SCENARIOS = [
+    f"name=model info GET,path={INFO}",
+    f"name=model file HEAD,method=HEAD,path={FILE}",
+    f"name=Range 64 KiB,path={FILE},header=Range: bytes=0-65535",
+    f"name=4 MiB GET,path={FILE},class=payload",
+]
 
 
 def run(nginx: str, fixture: str, concurrency: int, requests: int, rounds: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
-        args = [sys.executable, "-m", "httpbench", "compare", "--target", f"nginx={nginx}",
-                "--target", f"fixture={fixture}", "--concurrency", str(concurrency),
-                "--requests", str(requests), "--warmups", "50", "--rounds", str(rounds), "-q",
-                "--output", str(out)]
+        args = [
+            sys.executable,
+            "-m",
+            "httpbench",
+            "compare",
+            "--target",
+            f"nginx={nginx}",
+            "--target",
+            f"fixture={fixture}",
+            "--concurrency",
+            str(concurrency),
+            "--requests",
+            str(requests),
+            "--warmups",
+            "50",
+            "--rounds",
+            str(rounds),
+            "-q",
+            "--output",
+            str(out),
+        ]
         for spec in SCENARIOS:
             args += ["--scenario", spec]
         proc = subprocess.run(args, capture_output=True, text=True)
@@ -62,12 +82,35 @@ def main() -> None:
                 doc = run(ng.url(0), hub.url, c, opts.requests, opts.rounds)
                 for name, per in doc["summaries"].items():
                     n, f = per["nginx"], per["fixture"]
-                    rows.append([name, c, f"{n['p50_ms']:.3f}", f"{f['p50_ms']:.3f}",
-                                 f"{f['p50_ms'] - n['p50_ms']:+.3f}", f"{n['rps']:,.0f}", f"{f['rps']:,.0f}",
-                                 f"{f['rps'] / n['rps']:.2f}x"])
-    print(tabulate(rows, headers=["scenario", "c", "nginx p50 ms", "fixture p50 ms", "fixture - nginx",
-                                  "nginx req/s", "fixture req/s", "fixture / nginx"],
-                   tablefmt="github", disable_numparse=True))
+                    rows.append(
+                        [
+                            name,
+                            c,
+                            f"{n['p50_ms']:.3f}",
+                            f"{f['p50_ms']:.3f}",
+                            f"{f['p50_ms'] - n['p50_ms']:+.3f}",
+                            f"{n['rps']:,.0f}",
+                            f"{f['rps']:,.0f}",
+                            f"{f['rps'] / n['rps']:.2f}x",
+                        ]
+                    )
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "scenario",
+                "c",
+                "nginx p50 ms",
+                "fixture p50 ms",
+                "fixture - nginx",
+                "nginx req/s",
+                "fixture req/s",
+                "fixture / nginx",
+            ],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+    )
 
 
 if __name__ == "__main__":

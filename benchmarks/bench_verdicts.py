@@ -36,9 +36,11 @@ sys.path.insert(0, str(ROOT))
 from httpbench.peers.nginx import NginxProcess  # noqa: E402 (after the sys.path line)
 from httpbench.peers.static import StaticCaddy, StaticNginx  # noqa: E402 (after the sys.path line)
 
-SCENARIOS = ("name=metadata GET,path=/meta.json,class=metadata",
-             "name=payload Range 64 KiB,path=/pkg.bin,header=Range: bytes=0-65535,class=payload",
-             "name=payload GET 4 MiB,path=/pkg.bin,class=payload")
+SCENARIOS = (
+    "name=metadata GET,path=/meta.json,class=metadata",
+    "name=payload Range 64 KiB,path=/pkg.bin,header=Range: bytes=0-65535,class=payload",
+    "name=payload GET 4 MiB,path=/pkg.bin,class=payload",
+)
 EXIT = {0: "pass", 1: "fail", 3: "inconclusive"}
 
 
@@ -54,8 +56,10 @@ class ThrottledNginx(NginxProcess):
         return f"    limit_req_zone $server_port zone=meta:1m rate={self.rps}r/s;\n"
 
     def servers(self) -> str:
-        return (f"    server {{ listen 127.0.0.1:{self.port} backlog=4096; root {self.root}; "
-                "location = /meta.json { limit_req zone=meta burst=100000; } location / { } }\n")
+        return (
+            f"    server {{ listen 127.0.0.1:{self.port} backlog=4096; root {self.root}; "
+            "location = /meta.json { limit_req zone=meta burst=100000; } location / { } }\n"
+        )
 
 
 def fixture(directory: Path) -> Path:
@@ -63,7 +67,7 @@ def fixture(directory: Path) -> Path:
     root.mkdir()
     (root / "meta.json").write_bytes(b"{" + b"x" * 1022 + b"}")
     block = bytes(range(256)) * 4096
-    (root / "pkg.bin").write_bytes(block * 4)                     # 4 MiB, no repeated single byte
+    (root / "pkg.bin").write_bytes(block * 4)  # 4 MiB, no repeated single byte
     return root
 
 
@@ -75,17 +79,37 @@ def one(kind: str, root: Path, candidate: str, rps: int, method: str, extra: lis
     else:
         b_server = ThrottledNginx(root, rps)
     with StaticNginx(root) as a, b_server as b:
-        argv = [sys.executable, "-m", "httpbench", "compare", "--target", f"baseline={a.url}",
-                "--target", f"candidate={b.url}", *[x for s in SCENARIOS for x in ("--scenario", s)],
-                "--method", method, "--enforce-gates", "--output", str(out), "-q", *extra]
+        argv = [
+            sys.executable,
+            "-m",
+            "httpbench",
+            "compare",
+            "--target",
+            f"baseline={a.url}",
+            "--target",
+            f"candidate={b.url}",
+            *[x for s in SCENARIOS for x in ("--scenario", s)],
+            "--method",
+            method,
+            "--enforce-gates",
+            "--output",
+            str(out),
+            "-q",
+            *extra,
+        ]
         start = time.perf_counter()
         proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=900)
         wall = time.perf_counter() - start
     doc = json.loads(out.read_text()) if out.exists() else {}
-    return {"kind": kind, "exit": proc.returncode, "verdict": EXIT.get(proc.returncode, "error"),
-            "wall_s": round(wall, 2), "gate_failures": doc.get("gate_failures", []),
-            "inconclusive": doc.get("inconclusive", []),
-            "stderr": proc.stderr.strip().splitlines()[-1:] if proc.returncode not in EXIT else []}
+    return {
+        "kind": kind,
+        "exit": proc.returncode,
+        "verdict": EXIT.get(proc.returncode, "error"),
+        "wall_s": round(wall, 2),
+        "gate_failures": doc.get("gate_failures", []),
+        "inconclusive": doc.get("inconclusive", []),
+        "stderr": proc.stderr.strip().splitlines()[-1:] if proc.returncode not in EXIT else [],
+    }
 
 
 def summary(kind: str, runs: list[dict]) -> str:
@@ -95,9 +119,11 @@ def summary(kind: str, runs: list[dict]) -> str:
     walls = [r["wall_s"] for r in runs]
     rate = count["fail"] / len(runs)
     label = "false-failure rate" if kind == "A/A" else "detection rate"
-    return (f"{kind}: {len(runs)} runs: {count['pass']} pass, {count['fail']} fail, {count['inconclusive']} "
-            f"inconclusive, {count['error']} error; {label} {rate:.1%}; wall median "
-            f"{statistics.median(walls):.1f} s, max {max(walls):.1f} s")
+    return (
+        f"{kind}: {len(runs)} runs: {count['pass']} pass, {count['fail']} fail, {count['inconclusive']} "
+        f"inconclusive, {count['error']} error; {label} {rate:.1%}; wall median "
+        f"{statistics.median(walls):.1f} s, max {max(walls):.1f} s"
+    )
 
 
 def main() -> None:
@@ -113,7 +139,7 @@ def main() -> None:
     results: dict[str, list[dict]] = {"A/A": [], "A/B": []}
     with tempfile.TemporaryDirectory(prefix="bench-verdicts-") as tmp:
         root = fixture(Path(tmp))
-        order = []                 # the kinds interleaved, so both see the same machine states
+        order = []  # the kinds interleaved, so both see the same machine states
         aa, ab = args.aa, args.ab
         while aa or ab:
             if aa:
@@ -123,14 +149,27 @@ def main() -> None:
                 order.append("ab")
                 ab -= 1
         for i, kind in enumerate(order, 1):
-            r = one(kind, root, args.candidate, args.throttle_rps, args.method, args.extra,
-                    Path(tmp) / f"run-{i}.json")
+            r = one(
+                kind,
+                root,
+                args.candidate,
+                args.throttle_rps,
+                args.method,
+                args.extra,
+                Path(tmp) / f"run-{i}.json",
+            )
             results["A/A" if kind == "aa" else "A/B"].append(r)
             why = (r["gate_failures"] or r["inconclusive"] or r["stderr"] or [""])[0]
-            print(f"[{i}/{len(order)}] {'A/A' if kind == 'aa' else 'A/B'} {r['verdict']:<12} "
-                  f"{r['wall_s']:6.1f} s  {why[:150]}", file=sys.stderr, flush=True)
-    print(f"httpbench compare --method {args.method}, candidate for A/B: {args.candidate}, "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+            print(
+                f"[{i}/{len(order)}] {'A/A' if kind == 'aa' else 'A/B'} {r['verdict']:<12} "
+                f"{r['wall_s']:6.1f} s  {why[:150]}",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(
+        f"httpbench compare --method {args.method}, candidate for A/B: {args.candidate}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}"
+    )
     for kind in ("A/A", "A/B"):
         print(summary(kind, results[kind]))
     if args.json:

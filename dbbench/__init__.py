@@ -33,8 +33,13 @@ __version__ = "0.1.0"
 
 # The public names are imported on first use, so that ``import dbbench`` (and the command's start)
 # does not load SQLAlchemy and both drivers before it needs them.
-_EXPORTS = {"DbbenchError": "dbbench.errors", "PlanAssertionError": "dbbench.assertions",
-            "assert_plan": "dbbench.assertions", "Target": "dbbench.targets", "connect": "dbbench.targets"}
+_EXPORTS = {
+    "DbbenchError": "dbbench.errors",
+    "PlanAssertionError": "dbbench.assertions",
+    "assert_plan": "dbbench.assertions",
+    "Target": "dbbench.targets",
+    "connect": "dbbench.targets",
+}
 
 __all__ = ["DbbenchError", "PlanAssertionError", "Target", "__version__", "assert_plan", "connect"]
 

@@ -24,12 +24,19 @@ from dbbench.urls import DIALECT_LABEL
 
 
 class PlanAssertionError(AssertionError):
-    def __init__(self, verdict: Verdict, tree: PlanNode, sql: str, dialect: str | None = None,
-                 params: dict | None = None):
+    def __init__(
+        self,
+        verdict: Verdict,
+        tree: PlanNode,
+        sql: str,
+        dialect: str | None = None,
+        params: dict | None = None,
+    ):
         self.verdict, self.tree, self.dialect = verdict, tree, dialect
         label = DIALECT_LABEL.get(dialect or "", "")
         super().__init__(
-            (f"{label}: " if label else "") + f"expected {verdict.expected}; actual: {verdict.actual}\n"
+            (f"{label}: " if label else "")
+            + f"expected {verdict.expected}; actual: {verdict.actual}\n"
             + "\n".join(f"  - {p}" for p in verdict.problems)
             + f"\nstatement: {' '.join(sql.split())}"
             + (f"\nparams: {params!r}" if params else "")
@@ -59,8 +66,10 @@ def _driver_connection(conn):
         return "postgresql", conn, lambda: None
     if module.startswith("pymysql"):
         return "mysql", conn, lambda: None
-    raise TypeError(f"assert_plan needs a SQLAlchemy engine/connection or a psycopg/PyMySQL connection, "
-                    f"not {type(conn).__name__}")
+    raise TypeError(
+        f"assert_plan needs a SQLAlchemy engine/connection or a psycopg/PyMySQL connection, "
+        f"not {type(conn).__name__}"
+    )
 
 
 def explain(conn, sql: str, params: dict | None = None, *, timeout_ms: int = 30_000) -> PlanResult:
@@ -73,8 +82,15 @@ def explain(conn, sql: str, params: dict | None = None, *, timeout_ms: int = 30_
     return PlanResult(tree, ms, raw, dialect)
 
 
-def assert_plan(conn, sql: str, params: dict | None = None, *, uses_index: str, table: str | None = None,
-                forbid: list[str] | tuple[str, ...] = ("full_scan",)) -> PlanResult:
+def assert_plan(
+    conn,
+    sql: str,
+    params: dict | None = None,
+    *,
+    uses_index: str,
+    table: str | None = None,
+    forbid: list[str] | tuple[str, ...] = ("full_scan",),
+) -> PlanResult:
     """Assert that ``sql`` reads ``table`` (default: the table the index is on, else the only table
     read) through ``uses_index`` and that no ``forbid`` feature (full_scan, full_scan:TABLE, sort,
     temp_table, or seq_scan / table_scan / filesort / temporary) appears. Returns the plan for

@@ -28,8 +28,19 @@ CATALOG_DIR = Path(__file__).resolve().parent.parent / "sql" / "catalog"
 FORBIDDABLE = FEATURES
 SETUP_FILES = ("setup.{dialect}.sql", "setup.sql")
 
-ENTRY_FIELDS = {"name", "description", "cardinality", "access_path", "expect_rows", "locks", "params",
-                "setup", "query", "cascade", *DIALECTS}
+ENTRY_FIELDS = {
+    "name",
+    "description",
+    "cardinality",
+    "access_path",
+    "expect_rows",
+    "locks",
+    "params",
+    "setup",
+    "query",
+    "cascade",
+    *DIALECTS,
+}
 DIALECT_FIELDS = {"sql", "natural", "natural_label", "expect", "forbid", "settings"}
 
 
@@ -65,8 +76,10 @@ class Shape:
     params: dict[str, Any]
     setup: list[str]
     variants: dict[str, Variant] = field(default_factory=dict)
-    cascade: dict[str, str] | None = None   # {"delete": sql, "count": sql}: proved in a rolled-back transaction
-    access_path: str | None = None          # short words for the report's "Bounded access path" column
+    cascade: dict[str, str] | None = (
+        None  # {"delete": sql, "count": sql}: proved in a rolled-back transaction
+    )
+    access_path: str | None = None  # short words for the report's "Bounded access path" column
 
 
 @dataclass
@@ -97,7 +110,9 @@ def resolve(name_or_path: str | Path) -> Path:
         path = CATALOG_DIR / str(name_or_path)
     if not path.exists():
         known = ", ".join(sorted(p.name for p in CATALOG_DIR.iterdir() if p.is_dir()))
-        raise CatalogError(f"no catalog {str(name_or_path)!r} (known: {known}; or give a directory or .toml file)")
+        raise CatalogError(
+            f"no catalog {str(name_or_path)!r} (known: {known}; or give a directory or .toml file)"
+        )
     return path
 
 
@@ -135,8 +150,9 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
         if name is None:
             continue
         if name in seen:
-            problems.append(f"{f}: entry {name!r}: name: already used by {seen[name].name} "
-                            "(shape names must be unique)")
+            problems.append(
+                f"{f}: entry {name!r}: name: already used by {seen[name].name} (shape names must be unique)"
+            )
         seen.setdefault(name, f)
     for dialect, file in setup.items():
         if not any(dialect in s.variants for s in shapes):
@@ -214,25 +230,36 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
         raw_setup = []
     for i, entry in enumerate(raw_setup):
         if not isinstance(entry, dict) or not isinstance(entry.get("sql"), str) or not entry["sql"].strip():
-            fail(f"setup[{i}]", "needs sql = \"SELECT … AS name …\"")
+            fail(f"setup[{i}]", 'needs sql = "SELECT … AS name …"')
             continue
         setup.append(entry["sql"])
     expect_rows = raw.get("expect_rows")
-    if expect_rows is not None and (not isinstance(expect_rows, int) or isinstance(expect_rows, bool)
-                                    or expect_rows < 0):
+    if expect_rows is not None and (
+        not isinstance(expect_rows, int) or isinstance(expect_rows, bool) or expect_rows < 0
+    ):
         fail("expect_rows", "must be a non-negative integer")
         expect_rows = None
     if "locks" in raw and not isinstance(raw["locks"], bool):
         fail("locks", "must be true or false")
-    shape = Shape(name or path.stem, path, str(raw.get("description", "")).strip(), str(raw.get("cardinality", "")),
-                  expect_rows, bool(raw.get("locks", False)), params, setup,
-                  access_path=(raw.get("access_path") or "").strip() or None)
+    shape = Shape(
+        name or path.stem,
+        path,
+        str(raw.get("description", "")).strip(),
+        str(raw.get("cardinality", "")),
+        expect_rows,
+        bool(raw.get("locks", False)),
+        params,
+        setup,
+        access_path=(raw.get("access_path") or "").strip() or None,
+    )
     available = set(params) | set(offered_params)
     for s in setup:
         available |= {a.lower() for a in _aliases(s)}
     cascade = raw.get("cascade")
     if cascade is not None:
-        if not isinstance(cascade, dict) or not all(isinstance(cascade.get(k), str) for k in ("delete", "count")):
+        if not isinstance(cascade, dict) or not all(
+            isinstance(cascade.get(k), str) for k in ("delete", "count")
+        ):
             fail("cascade", 'needs delete = "DELETE …" and count = "SELECT COUNT(*) …"')
         else:
             shape.cascade = {"delete": cascade["delete"], "count": cascade["count"]}
@@ -263,12 +290,20 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
             fail(f"{where} sql", "missing (give it here or in [query])")
             sql = None
         expect = section.get("expect")
-        if (not isinstance(expect, dict) or not isinstance(expect.get("table"), str) or not expect.get("table")
-                or not isinstance(expect.get("index"), str) or not expect.get("index")):
+        if (
+            not isinstance(expect, dict)
+            or not isinstance(expect.get("table"), str)
+            or not expect.get("table")
+            or not isinstance(expect.get("index"), str)
+            or not expect.get("index")
+        ):
             fail(f"{where} expect", 'needs { table = "…", index = "…" }')
             expect = None
         elif set(expect) - {"table", "index"}:
-            fail(f"{where} expect", f"unknown key {sorted(set(expect) - {'table', 'index'})[0]!r} (only table, index)")
+            fail(
+                f"{where} expect",
+                f"unknown key {sorted(set(expect) - {'table', 'index'})[0]!r} (only table, index)",
+            )
         forbid = section.get("forbid", [])
         if not isinstance(forbid, list):
             fail(f"{where} forbid", 'must be a list, e.g. ["full_scan", "sort"]')
@@ -278,8 +313,11 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
             try:
                 canonical += normalize_forbid([item])
             except ValueError:
-                fail(f"{where} forbid", f"{item!r} is not one of {', '.join([*FEATURES, *FEATURE_ALIASES])} "
-                                        "(optionally full_scan:TABLE)")
+                fail(
+                    f"{where} forbid",
+                    f"{item!r} is not one of {', '.join([*FEATURES, *FEATURE_ALIASES])} "
+                    "(optionally full_scan:TABLE)",
+                )
         natural = section.get("natural")
         if natural is not None and (not isinstance(natural, str) or not natural.strip()):
             fail(f"{where} natural", "must be SQL text")
@@ -291,7 +329,10 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
             if text:
                 missing = [p for p in param_names(text) if p not in available]
                 if missing:
-                    fail(f"{where} {field_name}", f"parameter :{missing[0]} is not in [params] or a setup query")
+                    fail(
+                        f"{where} {field_name}",
+                        f"parameter :{missing[0]} is not in [params] or a setup query",
+                    )
         settings = section.get("settings", {})
         if not isinstance(settings, dict):
             fail(f"{where} settings", "must be a table of planner setting = value")
@@ -299,8 +340,15 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
         if settings and dialect != "postgresql":
             fail(f"{where} settings", "planner settings are supported on PostgreSQL only")
         if sql and expect:
-            shape.variants[dialect] = Variant(sql.strip(), expect["table"], expect["index"], canonical,
-                                              natural.strip() if natural else None, label, dict(settings))
+            shape.variants[dialect] = Variant(
+                sql.strip(),
+                expect["table"],
+                expect["index"],
+                canonical,
+                natural.strip() if natural else None,
+                label,
+                dict(settings),
+            )
     if not any(isinstance(raw.get(d), dict) for d in DIALECTS):
         fail("[postgresql]/[mysql]", "at least one dialect section is required")
     if problems:

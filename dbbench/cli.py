@@ -65,10 +65,19 @@ class Cli(click.Group):
 
 @click.group(cls=Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="dbbench")
-@click.option("--home", type=click.Path(path_type=Path), envvar="DBBENCH_HOME",
-              help="Where local servers are installed and kept (env DBBENCH_HOME).")
-@click.option("--instance", default="default", envvar="DBBENCH_INSTANCE", show_default=True,
-              help="Name of the local server set (env DBBENCH_INSTANCE).")
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path),
+    envvar="DBBENCH_HOME",
+    help="Where local servers are installed and kept (env DBBENCH_HOME).",
+)
+@click.option(
+    "--instance",
+    default="default",
+    envvar="DBBENCH_INSTANCE",
+    show_default=True,
+    help="Name of the local server set (env DBBENCH_INSTANCE).",
+)
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, instance: str) -> None:
     """Index-regression checks for SQL query catalogs on PostgreSQL and MySQL."""
@@ -101,13 +110,14 @@ def _print_status(rows, as_json: bool) -> None:
 @click.pass_obj
 def servers_up(home: Home, which, pg_port, mysql_port, as_json) -> None:
     """Install (first time), start and wait for the local servers; reuse running ones."""
-    rows = servers.up(_which(which), home=home,
-                      ports={"postgresql": pg_port, "mysql": mysql_port}, say=say)
+    rows = servers.up(_which(which), home=home, ports={"postgresql": pg_port, "mysql": mysql_port}, say=say)
     _print_status(rows, as_json)
     for r in rows:
         if r.server == "MySQL" and r.version and not r.version.startswith("8.0"):
-            err(f"note: local MySQL is {r.version} (no 8.0 build is installable here; same "
-                "optimizer lineage). Use --mysql-url for a real 8.0 server.")
+            err(
+                f"note: local MySQL is {r.version} (no 8.0 build is installable here; same "
+                "optimizer lineage). Use --mysql-url for a real 8.0 server."
+            )
 
 
 @servers_group.command("down")
@@ -130,8 +140,10 @@ def servers_status(home: Home, which, as_json) -> None:
 
 def _connect(home: Home, pg_url: str | None, mysql_url: str | None, only: str | None) -> Connect:
     """The targets the options name, opened for a ``with`` block (their warnings said on stderr)."""
+
     def connect(*, warn: bool = True) -> AbstractContextManager[list[Target]]:
         return opened({"postgresql": pg_url, "mysql": mysql_url}, only, home=home, warn=err if warn else None)
+
     return connect
 
 
@@ -148,12 +160,23 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
 # -- seed --------------------------------------------------------------------------------------
 @cli.command("seed")
 @target_options
-@click.option("--dataset", default=None, help="Dataset name under seeds/ or a path to a dataset .toml "
-              f"[default: {defaults.DATASET}].")
-@click.option("--catalog", default=None, metavar="DIR",
-              help="Instead of a dataset: run this catalog's own setup SQL (setup.sql / setup.<dialect>.sql).")
-@click.option("--namespace", default=defaults.NAMESPACE, show_default=True,
-              help="The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's).")
+@click.option(
+    "--dataset",
+    default=None,
+    help=f"Dataset name under seeds/ or a path to a dataset .toml [default: {defaults.DATASET}].",
+)
+@click.option(
+    "--catalog",
+    default=None,
+    metavar="DIR",
+    help="Instead of a dataset: run this catalog's own setup SQL (setup.sql / setup.<dialect>.sql).",
+)
+@click.option(
+    "--namespace",
+    default=defaults.NAMESPACE,
+    show_default=True,
+    help="The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's).",
+)
 @click.option("--output", type=OutputPath(), help="Write the JSON result here.")
 @click.pass_obj
 def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
@@ -171,8 +194,13 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, o
                 results.write(output, setup.document(targets))
             return
         name = dataset or defaults.DATASET
-        seeded = workflow.seed_dataset(targets, name, namespace=namespace, cache_dir=home.root / "datasets",
-                                       progress=lambda: seed_progress(targets, name))
+        seeded = workflow.seed_dataset(
+            targets,
+            name,
+            namespace=namespace,
+            cache_dir=home.root / "datasets",
+            progress=lambda: seed_progress(targets, name),
+        )
         click.echo(render_seed(seeded.results, seeded.agree, seeded.generated))
         if output:
             results.write(output, seeded.document(targets))
@@ -183,10 +211,18 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, o
 
 # -- validate ----------------------------------------------------------------------------------
 @cli.command("validate")
-@click.option("--catalog", default=defaults.CATALOG, show_default=True,
-              help="Catalog directory or entry file (name under sql/catalog/, or a path).")
-@click.option("--namespace", default=defaults.NAMESPACE, show_default=True,
-              help="Namespace the setup SQL would run into (its statements are checked against it).")
+@click.option(
+    "--catalog",
+    default=defaults.CATALOG,
+    show_default=True,
+    help="Catalog directory or entry file (name under sql/catalog/, or a path).",
+)
+@click.option(
+    "--namespace",
+    default=defaults.NAMESPACE,
+    show_default=True,
+    help="Namespace the setup SQL would run into (its statements are checked against it).",
+)
 def validate_cmd(catalog, namespace) -> None:
     """Check a catalog (every entry, field and setup statement) without touching a database."""
     from dbbench import catalog as catalogs
@@ -209,12 +245,14 @@ def _write_json(path: Path, doc: dict) -> None:
     import hashlib
 
     from dbbench import results
+
     results.write(path, doc)
     click.echo(f"\nwrote {path} (SHA-256 {hashlib.sha256(path.read_bytes()).hexdigest()})")
 
 
-def _emit(doc: dict, fmt: str, *, output: Path | None, junit: Path | None, github_summary: Path | None,
-          command: str) -> None:
+def _emit(
+    doc: dict, fmt: str, *, output: Path | None, junit: Path | None, github_summary: Path | None, command: str
+) -> None:
     """Print the tables, write the requested files, exit 1 on a failed assertion."""
     from dbbench.output import append_summary, table_format
     from dbbench.output import explain as report
@@ -241,14 +279,42 @@ def _emit(doc: dict, fmt: str, *, output: Path | None, junit: Path | None, githu
 @target_options
 @explain_options
 @sampling_options
-@click.option("--natural/--no-natural", default=True, show_default=True,
-              help="Also measure the natural (pre-remediation) spellings.")
+@click.option(
+    "--natural/--no-natural",
+    default=True,
+    show_default=True,
+    help="Also measure the natural (pre-remediation) spellings.",
+)
 @click.pass_obj
-def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit,
-                github_summary, fmt, warmups, runs, natural) -> None:
+def explain_cmd(
+    home: Home,
+    pg_url,
+    mysql_url,
+    only,
+    catalog,
+    shapes,
+    namespace,
+    timeout_s,
+    output,
+    junit,
+    github_summary,
+    fmt,
+    warmups,
+    runs,
+    natural,
+) -> None:
     """Warmed EXPLAIN ANALYZE sets per shape; exit 1 when an expected index is not used."""
-    run = Run(catalog=catalog, shapes=shapes, namespace=namespace, timeout_s=timeout_s, warmups=warmups, runs=runs,
-              natural=natural, command="explain", isolate=isolate())
+    run = Run(
+        catalog=catalog,
+        shapes=shapes,
+        namespace=namespace,
+        timeout_s=timeout_s,
+        warmups=warmups,
+        runs=runs,
+        natural=natural,
+        command="explain",
+        isolate=isolate(),
+    )
     doc = _measure(home, pg_url, mysql_url, only, run)
     _emit(doc, fmt, output=output, junit=junit, github_summary=github_summary, command="explain")
 
@@ -256,17 +322,40 @@ def explain_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace,
 @cli.command("check")
 @target_options
 @explain_options
-@click.option("--dataset", default=None, help="Scratch dataset seeded first [default: the catalog's setup SQL if "
-              f"it has one, else {defaults.CHECK_DATASET}].")
+@click.option(
+    "--dataset",
+    default=None,
+    help="Scratch dataset seeded first [default: the catalog's setup SQL if "
+    f"it has one, else {defaults.CHECK_DATASET}].",
+)
 @click.pass_obj
-def check_cmd(home: Home, pg_url, mysql_url, only, catalog, shapes, namespace, timeout_s, output, junit,
-              github_summary, fmt, dataset) -> None:
+def check_cmd(
+    home: Home,
+    pg_url,
+    mysql_url,
+    only,
+    catalog,
+    shapes,
+    namespace,
+    timeout_s,
+    output,
+    junit,
+    github_summary,
+    fmt,
+    dataset,
+) -> None:
     """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans."""
     from dbbench.progress import explain_progress
 
     run = Run(catalog=catalog, shapes=shapes, namespace=namespace, timeout_s=timeout_s, isolate=isolate())
-    doc = workflow.check(_connect(home, pg_url, mysql_url, only), run, dataset=dataset,
-                         cache_dir=home.root / "datasets", progress=explain_progress, warn=err)
+    doc = workflow.check(
+        _connect(home, pg_url, mysql_url, only),
+        run,
+        dataset=dataset,
+        cache_dir=home.root / "datasets",
+        progress=explain_progress,
+        warn=err,
+    )
     _emit(doc, fmt, output=output, junit=junit, github_summary=github_summary, command="check")
 
 
@@ -279,22 +368,50 @@ def baseline_group() -> None:
 @baseline_group.command("save")
 @click.argument("file", type=OutputPath())
 @target_options
-@click.option("--from", "source", type=click.Path(dir_okay=False, path_type=Path),
-              help="Save this result file (dbbench explain --output) instead of running the catalog.")
-@click.option("--catalog", default=defaults.CATALOG, show_default=True, help="Catalog directory, entry file or name.")
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Save this result file (dbbench explain --output) instead of running the catalog.",
+)
+@click.option(
+    "--catalog", default=defaults.CATALOG, show_default=True, help="Catalog directory, entry file or name."
+)
 @click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")
-@click.option("--namespace", default=defaults.NAMESPACE, show_default=True, help="The seeded schema / database.")
-@click.option("--timeout", "timeout_s", default=defaults.TIMEOUT_S, show_default=True,
-              type=click.FloatRange(0.1, 3600))
+@click.option(
+    "--namespace", default=defaults.NAMESPACE, show_default=True, help="The seeded schema / database."
+)
+@click.option(
+    "--timeout", "timeout_s", default=defaults.TIMEOUT_S, show_default=True, type=click.FloatRange(0.1, 3600)
+)
 @click.option("--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(0, 1000))
 @click.option("--runs", default=defaults.RUNS, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--natural/--no-natural", default=True, show_default=True,
-              help="Also measure the natural spellings (kept in the baseline for reports; diff ignores them).")
+@click.option(
+    "--natural/--no-natural",
+    default=True,
+    show_default=True,
+    help="Also measure the natural spellings (kept in the baseline for reports; diff ignores them).",
+)
 @click.option("--allow-failures", is_flag=True, help="Save even when a catalog assertion fails.")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @click.pass_obj
-def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, shapes, namespace, timeout_s,
-                  warmups, runs, natural, allow_failures, fmt) -> None:
+def baseline_save(
+    home: Home,
+    file,
+    pg_url,
+    mysql_url,
+    only,
+    source,
+    catalog,
+    shapes,
+    namespace,
+    timeout_s,
+    warmups,
+    runs,
+    natural,
+    allow_failures,
+    fmt,
+) -> None:
     """Run the catalog (or take --from RESULT.json) and write its baseline to FILE."""
     from dbbench import baseline, results
     from dbbench.output import explain as report
@@ -303,16 +420,27 @@ def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, sh
     if source:
         doc = results.load(source)
     else:
-        run = Run(catalog=catalog, shapes=shapes, namespace=namespace, timeout_s=timeout_s, warmups=warmups,
-                  runs=runs, natural=natural, command="baseline save", isolate=isolate())
+        run = Run(
+            catalog=catalog,
+            shapes=shapes,
+            namespace=namespace,
+            timeout_s=timeout_s,
+            warmups=warmups,
+            runs=runs,
+            natural=natural,
+            command="baseline save",
+            isolate=isolate(),
+        )
         doc = _measure(home, pg_url, mysql_url, only, run)
         click.echo(report.shape_table(doc, table_format(fmt)))
     problems = report.failures(doc)
     if problems and not allow_failures:
         for line in problems:
             click.echo(line, err=True)
-        err(f"error: not saving a baseline in which {len(doc['failures'] or problems)} assertion(s) fail "
-            "(fix them, or pass --allow-failures)")
+        err(
+            f"error: not saving a baseline in which {len(doc['failures'] or problems)} assertion(s) fail "
+            "(fix them, or pass --allow-failures)"
+        )
         sys.exit(1)
     digest = baseline.save(file, doc, source=str(source) if source else "run")
     click.echo(f"\nbaseline: {file} ({len(doc['results'])} shape/dialect entries; SHA-256 {digest})")
@@ -320,41 +448,112 @@ def baseline_save(home: Home, file, pg_url, mysql_url, only, source, catalog, sh
 
 @cli.command("diff")
 @click.argument("baseline_file", metavar="BASELINE", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("result_file", metavar="[RESULT]", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument(
+    "result_file", metavar="[RESULT]", required=False, type=click.Path(dir_okay=False, path_type=Path)
+)
 @target_options
-@click.option("--catalog", default=None, help="Catalog to run when RESULT is not given [default: the baseline's].")
+@click.option(
+    "--catalog", default=None, help="Catalog to run when RESULT is not given [default: the baseline's]."
+)
 @click.option("--namespace", default=None, help="Namespace to run in [default: the baseline's].")
 @click.option("--warmups", default=None, type=click.IntRange(0, 1000), help="[default: the baseline's]")
 @click.option("--runs", default=None, type=click.IntRange(1, 1000), help="[default: the baseline's]")
-@click.option("--timeout", "timeout_s", default=None, type=click.FloatRange(0.1, 3600), help="[default: the baseline's]")
-@click.option("--rows-factor", default=10.0, show_default=True, type=click.FloatRange(1, None),
-              help="A node's rows misestimated by more than this factor is a regression (if it was not before).")
-@click.option("--rows-min", default=100.0, show_default=True, type=click.FloatRange(0, None),
-              help="…only where the larger of estimate and actual is at least this many rows.")
-@click.option("--slower", default=1.0, show_default=True, type=click.FloatRange(0, None),
-              help="p50 slower by more than this fraction of the baseline p50 (1.0: doubled) is a regression …")
-@click.option("--noise-ms", default=0.5, show_default=True, type=click.FloatRange(0, None),
-              help="… and only if it is slower by more than this many milliseconds.")
-@click.option("--stability", type=click.IntRange(2, 100), default=None, metavar="N",
-              help="First re-ANALYZE and re-plan every shape N times: each plan stable or unstable; a plan "
-                   "change that re-ANALYZE alone reproduces is equivalent, not a regression (needs a live run).")
-@click.option("--self-control", is_flag=True,
-              help="Measure twice now and diff the two runs first (A/A): the noise floor beside each verdict; "
-                   "a shape whose A/A fails is at most inconclusive (needs a live run).")
+@click.option(
+    "--timeout", "timeout_s", default=None, type=click.FloatRange(0.1, 3600), help="[default: the baseline's]"
+)
+@click.option(
+    "--rows-factor",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(1, None),
+    help="A node's rows misestimated by more than this factor is a regression (if it was not before).",
+)
+@click.option(
+    "--rows-min",
+    default=100.0,
+    show_default=True,
+    type=click.FloatRange(0, None),
+    help="…only where the larger of estimate and actual is at least this many rows.",
+)
+@click.option(
+    "--slower",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0, None),
+    help="p50 slower by more than this fraction of the baseline p50 (1.0: doubled) is a regression …",
+)
+@click.option(
+    "--noise-ms",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0, None),
+    help="… and only if it is slower by more than this many milliseconds.",
+)
+@click.option(
+    "--stability",
+    type=click.IntRange(2, 100),
+    default=None,
+    metavar="N",
+    help="First re-ANALYZE and re-plan every shape N times: each plan stable or unstable; a plan "
+    "change that re-ANALYZE alone reproduces is equivalent, not a regression (needs a live run).",
+)
+@click.option(
+    "--self-control",
+    is_flag=True,
+    help="Measure twice now and diff the two runs first (A/A): the noise floor beside each verdict; "
+    "a shape whose A/A fails is at most inconclusive (needs a live run).",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
-@click.option("--markdown", "markdown_file", type=OutputPath(),
-              help="Also write the Markdown (a pull-request comment) to this file.")
+@click.option(
+    "--markdown",
+    "markdown_file",
+    type=OutputPath(),
+    help="Also write the Markdown (a pull-request comment) to this file.",
+)
 @click.option("--output", type=OutputPath(), help="Write the diff as JSON here.")
-@click.option("--save-result", type=OutputPath(),
-              help="When RESULT is not given: write the new run's result document here.")
-@click.option("--junit", type=OutputPath(),
-              help="JUnit XML: one test case per shape and dialect, failed when it regressed.")
-@click.option("--github-summary", type=OutputPath(), envvar="GITHUB_STEP_SUMMARY",
-              metavar="FILE", help="Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).")
+@click.option(
+    "--save-result",
+    type=OutputPath(),
+    help="When RESULT is not given: write the new run's result document here.",
+)
+@click.option(
+    "--junit",
+    type=OutputPath(),
+    help="JUnit XML: one test case per shape and dialect, failed when it regressed.",
+)
+@click.option(
+    "--github-summary",
+    type=OutputPath(),
+    envvar="GITHUB_STEP_SUMMARY",
+    metavar="FILE",
+    help="Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).",
+)
 @click.pass_obj
-def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, catalog, namespace, warmups, runs,
-             timeout_s, rows_factor, rows_min, slower, noise_ms, stability, self_control, fmt, markdown_file, output,
-             save_result, junit, github_summary) -> None:
+def diff_cmd(
+    home: Home,
+    baseline_file,
+    result_file,
+    pg_url,
+    mysql_url,
+    only,
+    catalog,
+    namespace,
+    warmups,
+    runs,
+    timeout_s,
+    rows_factor,
+    rows_min,
+    slower,
+    noise_ms,
+    stability,
+    self_control,
+    fmt,
+    markdown_file,
+    output,
+    save_result,
+    junit,
+    github_summary,
+) -> None:
     """Compare a run with a baseline, node by node; exit 0 pass, 1 fail (a regression), 3 inconclusive
     (the noise is larger than a threshold at these samples), 2 bad input.
 
@@ -375,8 +574,15 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
         new = results.load(result_file)
         result_name = str(result_file)
     else:
-        run = Run.from_config(base.get("config") or {}, catalog=catalog, namespace=namespace, timeout_s=timeout_s,
-                              warmups=warmups, runs=runs, isolate=isolate())
+        run = Run.from_config(
+            base.get("config") or {},
+            catalog=catalog,
+            namespace=namespace,
+            timeout_s=timeout_s,
+            warmups=warmups,
+            runs=runs,
+            isolate=isolate(),
+        )
         if stability:
             plans = workflow.stability(_connect(home, pg_url, mysql_url, only), run, times=stability)
         new = _measure(home, pg_url, mysql_url, only, run)
@@ -386,12 +592,15 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
         if save_result:
             results.write(save_result, new)
             result_name = str(save_result)
-    report = diff.compare(base, new, thresholds, baseline_name=str(baseline_file), result_name=result_name,
-                          stability=plans)
+    report = diff.compare(
+        base, new, thresholds, baseline_name=str(baseline_file), result_name=result_name, stability=plans
+    )
     if aa is not None:
         diff.apply_self_control(report, aa)
     if not any(s.base and s.result for s in report.shapes):
-        raise DbbenchError(f"nothing to compare: {result_name} measured none of the shapes in {baseline_file}")
+        raise DbbenchError(
+            f"nothing to compare: {result_name} measured none of the shapes in {baseline_file}"
+        )
     md = render.to_markdown(report)
     click.echo(md if fmt == "markdown" else render.to_text(report))
     if markdown_file:
@@ -408,8 +617,12 @@ def diff_cmd(home: Home, baseline_file, result_file, pg_url, mysql_url, only, ca
 # -- report ------------------------------------------------------------------------------------
 @cli.command("report")
 @click.argument("result_file", metavar="RESULT.json", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--html", "html_file", type=OutputPath(),
-              help="Also write a self-contained HTML page with a chart of every timed sample.")
+@click.option(
+    "--html",
+    "html_file",
+    type=OutputPath(),
+    help="Also write a self-contained HTML page with a chart of every timed sample.",
+)
 @click.option("--output", type=OutputPath(), help="Write the Markdown here too.")
 @click.option("--title", default=None, help="Title of the HTML page.")
 def report_cmd(result_file, html_file, output, title) -> None:
@@ -437,8 +650,13 @@ def bench_group() -> None:
 @bench_group.command("seed")
 @target_options
 @click.option("--dataset", default=defaults.DATASET, show_default=True)
-@click.option("--repeat", default=1, show_default=True, type=click.IntRange(1, 10),
-              help="Runs of floor + seed; the best of each is reported.")
+@click.option(
+    "--repeat",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 10),
+    help="Runs of floor + seed; the best of each is reported.",
+)
 @click.pass_obj
 def bench_seed(home: Home, pg_url, mysql_url, only, dataset, repeat) -> None:
     """Seed time next to the raw floor (the servers' own bulk load + the same indexes)."""

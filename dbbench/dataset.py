@@ -22,20 +22,45 @@ from dbbench.errors import DbbenchError
 SEEDS_DIR = Path(__file__).resolve().parent.parent / "seeds"
 
 # Values every dataset offers to query catalogs as `:name` (see Dataset.params).
-DATASET_PARAMS = ("now", "cleanup_cutoff", "retain", "match_repository", "match_kind", "match_token",
-                  "match_token_sha256", "hot_repository", "hot_distribution", "group_repository",
-                  "group_distribution", "group_snapshot_revision", "exact_row_offset", "late_row_offset")
+DATASET_PARAMS = (
+    "now",
+    "cleanup_cutoff",
+    "retain",
+    "match_repository",
+    "match_kind",
+    "match_token",
+    "match_token_sha256",
+    "hot_repository",
+    "hot_distribution",
+    "group_repository",
+    "group_distribution",
+    "group_snapshot_revision",
+    "exact_row_offset",
+    "late_row_offset",
+)
 
 # Load order: parents before children (the FKs are added after the load, but keep it natural).
-TABLE_ORDER = ["repository", "package", "package_relation", "suite_state", "snapshot",
-               "group_snapshot_stage", "group_binding"]
+TABLE_ORDER = [
+    "repository",
+    "package",
+    "package_relation",
+    "suite_state",
+    "snapshot",
+    "group_snapshot_stage",
+    "group_binding",
+]
 PRIMARY_KEYS = {
     "repository": ["id"],
     "package": ["id"],
     "package_relation": ["id"],
     "suite_state": ["repository_id", "distribution_name"],
     "snapshot": ["repository_id", "distribution_name", "revision"],
-    "group_snapshot_stage": ["group_repository_id", "distribution_name", "snapshot_revision", "binding_token"],
+    "group_snapshot_stage": [
+        "group_repository_id",
+        "distribution_name",
+        "snapshot_revision",
+        "binding_token",
+    ],
     "group_binding": ["id"],
 }
 
@@ -44,7 +69,7 @@ PRIMARY_KEYS = {
 class Table:
     name: str
     columns: list[str]
-    rows: list[Any]     # tuples (suite_state's are lists until the snapshots republish them)
+    rows: list[Any]  # tuples (suite_state's are lists until the snapshots republish them)
 
 
 @dataclass
@@ -148,9 +173,14 @@ def load(name_or_path: str) -> Dataset:
     path = resolve(name_or_path)
     raw = _read(path)
     try:
-        ds = Dataset(name=raw["name"], path=path, raw=raw, seed=int(raw["seed"]),
-                     now=datetime.fromisoformat(raw["now"]),
-                     cleanup_cutoff=datetime.fromisoformat(raw["cleanup_cutoff"]))
+        ds = Dataset(
+            name=raw["name"],
+            path=path,
+            raw=raw,
+            seed=int(raw["seed"]),
+            now=datetime.fromisoformat(raw["now"]),
+            cleanup_cutoff=datetime.fromisoformat(raw["cleanup_cutoff"]),
+        )
     except (KeyError, ValueError) as exc:
         raise DbbenchError(f"{path}: bad or missing field {exc}") from None
     _validate(ds)
@@ -161,14 +191,25 @@ def _validate(ds: Dataset) -> None:
     pk, rel, su, sn, gr = (ds.section(k) for k in ("packages", "relations", "suites", "snapshots", "groups"))
     checks = [
         (pk["hot_rows"] <= pk["rows"], "packages.hot_rows exceeds packages.rows"),
-        (rel["match_rows"] + rel["decoy_rows"] <= rel["rows"], "relations: match_rows + decoy_rows exceed rows"),
+        (
+            rel["match_rows"] + rel["decoy_rows"] <= rel["rows"],
+            "relations: match_rows + decoy_rows exceed rows",
+        ),
         (rel["match_rows"] <= pk["hot_rows"], "relations.match_rows exceeds packages.hot_rows"),
         (su["pending_rows"] <= su["rows"], "suites.pending_rows exceeds suites.rows"),
-        (sn["cleanup_suites"] * (sn["candidates_per_suite"] + sn["retain"]) + sn["old_unpublished_rows"] + 1
-         <= sn["rows"], "snapshots.rows too small for the cleanup and group snapshots"),
+        (
+            sn["cleanup_suites"] * (sn["candidates_per_suite"] + sn["retain"])
+            + sn["old_unpublished_rows"]
+            + 1
+            <= sn["rows"],
+            "snapshots.rows too small for the cleanup and group snapshots",
+        ),
         (sn["cleanup_suites"] + 1 < su["rows"], "suites.rows too small for the cleanup suites"),
         (gr["stages"] == 2, "groups.stages must be 2 (one published, one orphan)"),
-        (gr["published_stage_bindings"] < gr["bindings"], "groups.published_stage_bindings must leave bindings for the orphan stage"),
+        (
+            gr["published_stage_bindings"] < gr["bindings"],
+            "groups.published_stage_bindings must leave bindings for the orphan stage",
+        ),
     ]
     for ok, message in checks:
         if not ok:
@@ -221,7 +262,9 @@ def _package_names(words: list[str]) -> list[str]:
 def _packages(ds: Dataset, rng: random.Random, words: list[str]) -> Table:
     spec = ds.section("packages")
     names = _package_names(words)
-    decoy_repos = [r["id"] for r in ds.raw["repositories"] if r["format"] == "alpine" and r["type"] != "group"]
+    decoy_repos = [
+        r["id"] for r in ds.raw["repositories"] if r["format"] == "alpine" and r["type"] != "group"
+    ]
     coords = []
     for i in range(spec["rows"]):
         if i < spec["hot_rows"]:
@@ -240,16 +283,45 @@ def _packages(ds: Dataset, rng: random.Random, words: list[str]) -> Table:
         seen_per_namespace[(repo, dist)] = n + 1
         name = names[n % len(names)]
         generation = n // len(names)
-        version = f"{1 + generation // 40}.{generation % 40}.{int(rng.random() * 10)}-r{int(rng.random() * 5)}"
+        version = (
+            f"{1 + generation // 40}.{generation % 40}.{int(rng.random() * 10)}-r{int(rng.random() * 5)}"
+        )
         component = spec["components"][int(rng.random() * len(spec["components"]))]
         arch = spec["architectures"][int(rng.random() * len(spec["architectures"]))]
         path = f"{spec['path_prefix']}/{dist}/{component}/{arch}/{name}-{version}.apk"
         created = ds.now - timedelta(seconds=int(rng.random() * 86400 * 365))
-        rows.append((pid, repo, dist, component, arch, name, version, path, sha256(path),
-                     1024 + int(rng.random() * 8 * 2**20), created))
-    return Table("package", ["id", "repository_id", "distribution_name", "component_name", "architecture",
-                             "package_name", "version", "asset_path", "path_sha256", "size_bytes",
-                             "created_at"], rows)
+        rows.append(
+            (
+                pid,
+                repo,
+                dist,
+                component,
+                arch,
+                name,
+                version,
+                path,
+                sha256(path),
+                1024 + int(rng.random() * 8 * 2**20),
+                created,
+            )
+        )
+    return Table(
+        "package",
+        [
+            "id",
+            "repository_id",
+            "distribution_name",
+            "component_name",
+            "architecture",
+            "package_name",
+            "version",
+            "asset_path",
+            "path_sha256",
+            "size_bytes",
+            "created_at",
+        ],
+        rows,
+    )
 
 
 def _relations(ds: Dataset, rng: random.Random, words: list[str], packages: Table) -> Table:
@@ -277,8 +349,13 @@ def _relations(ds: Dataset, rng: random.Random, words: list[str], packages: Tabl
         if j % 2 and other_repos:  # right token and kind, wrong repository
             repo = other_repos[j % len(other_repos)]
             add(repo, pick(repo), spec["match_kind"], match)
-        else:                      # right repository and token, wrong kind
-            add(spec["match_repository"], pick(spec["match_repository"]), other_kinds[j % len(other_kinds)], match)
+        else:  # right repository and token, wrong kind
+            add(
+                spec["match_repository"],
+                pick(spec["match_repository"]),
+                other_kinds[j % len(other_kinds)],
+                match,
+            )
     repos = sorted(by_repo)
     while len(rows) < spec["rows"]:
         repo = hot if rng.random() < 0.9 else repos[int(rng.random() * len(repos))]
@@ -289,8 +366,11 @@ def _relations(ds: Dataset, rng: random.Random, words: list[str], packages: Tabl
         add(repo, pick(repo), spec["kinds"][int(rng.random() * len(spec["kinds"]))], token)
     rng.shuffle(rows)
     rows = [(i, *r[1:]) for i, r in enumerate(rows, start=1)]
-    return Table("package_relation", ["id", "repository_id", "package_id", "relation_kind", "token",
-                                      "token_sha256"], rows)
+    return Table(
+        "package_relation",
+        ["id", "repository_id", "package_id", "relation_kind", "token", "token_sha256"],
+        rows,
+    )
 
 
 def _suites(ds: Dataset, rng: random.Random, words: list[str]) -> Table:
@@ -316,8 +396,19 @@ def _suites(ds: Dataset, rng: random.Random, words: list[str]) -> Table:
         desired_at = ds.now - timedelta(seconds=1 + int(rng.random() * 86400 * 30))
         next_attempt = desired_at if i in pending else ds.now + timedelta(days=1)
         rows.append([repo, dist, desired, published, desired_at, next_attempt, 0])
-    return Table("suite_state", ["repository_id", "distribution_name", "desired_revision",
-                                 "published_revision", "desired_at", "next_attempt_at", "error_count"], rows)
+    return Table(
+        "suite_state",
+        [
+            "repository_id",
+            "distribution_name",
+            "desired_revision",
+            "published_revision",
+            "desired_at",
+            "next_attempt_at",
+            "error_count",
+        ],
+        rows,
+    )
 
 
 def _snapshots(ds: Dataset, rng: random.Random, suites: Table) -> Table:
@@ -325,10 +416,14 @@ def _snapshots(ds: Dataset, rng: random.Random, suites: Table) -> Table:
     spec = ds.section("snapshots")
     grp = ds.section("groups")
     per_cleanup = spec["candidates_per_suite"] + spec["retain"]
-    owners = [row for row in suites.rows if not (row[0] == grp["repository"] and row[1] == grp["distribution"])]
-    group_suite = next(row for row in suites.rows if (row[0], row[1]) == (grp["repository"], grp["distribution"]))
+    owners = [
+        row for row in suites.rows if not (row[0] == grp["repository"] and row[1] == grp["distribution"])
+    ]
+    group_suite = next(
+        row for row in suites.rows if (row[0], row[1]) == (grp["repository"], grp["distribution"])
+    )
     cleanup = owners[: spec["cleanup_suites"]]
-    rest = owners[spec["cleanup_suites"]:]
+    rest = owners[spec["cleanup_suites"] :]
     rows: list[tuple[Any, ...]] = []
     old = ds.cleanup_cutoff - timedelta(days=30)
     for suite in cleanup:
@@ -357,8 +452,18 @@ def _snapshots(ds: Dataset, rng: random.Random, suites: Table) -> Table:
             published = at + timedelta(seconds=30) if rng.random() < 0.5 or rev == newest else None
             rows.append((suite[0], suite[1], rev, at, published, None))
     suites.rows[:] = [tuple(r) for r in suites.rows]
-    return Table("snapshot", ["repository_id", "distribution_name", "revision", "created_at",
-                              "published_at", "group_binding_token"], rows)
+    return Table(
+        "snapshot",
+        [
+            "repository_id",
+            "distribution_name",
+            "revision",
+            "created_at",
+            "published_at",
+            "group_binding_token",
+        ],
+        rows,
+    )
 
 
 def _republish(suite: list, revision: int) -> None:
@@ -374,20 +479,47 @@ def _groups(ds: Dataset, rng: random.Random) -> list[Table]:
     orphan_token = hashlib.sha256(f"{ds.seed}:group-token:orphan".encode()).digest()
     stage_key = (grp["repository"], grp["distribution"], grp["snapshot_revision"])
     orphan_key = (grp["repository"], grp["distribution"], grp["snapshot_revision"] + 1)
-    stages = Table("group_snapshot_stage", ["group_repository_id", "distribution_name", "snapshot_revision",
-                                            "binding_token", "created_at"], [
-        (*stage_key, published_token, ds.now - timedelta(hours=2)),
-        (*orphan_key, orphan_token, ds.cleanup_cutoff - timedelta(days=2)),
-    ])
+    stages = Table(
+        "group_snapshot_stage",
+        ["group_repository_id", "distribution_name", "snapshot_revision", "binding_token", "created_at"],
+        [
+            (*stage_key, published_token, ds.now - timedelta(hours=2)),
+            (*orphan_key, orphan_token, ds.cleanup_cutoff - timedelta(days=2)),
+        ],
+    )
     members = [r["id"] for r in ds.raw["repositories"] if r["format"] == "alpine" and r["type"] != "group"]
     rows = []
     for i in range(grp["bindings"]):
-        key, token = (stage_key, published_token) if i < grp["published_stage_bindings"] else (orphan_key, orphan_token)
-        rows.append((i + 1, *key, token, members[int(rng.random() * len(members))],
-                     1 + int(rng.random() * ds.section("packages")["rows"])))
+        key, token = (
+            (stage_key, published_token)
+            if i < grp["published_stage_bindings"]
+            else (orphan_key, orphan_token)
+        )
+        rows.append(
+            (
+                i + 1,
+                *key,
+                token,
+                members[int(rng.random() * len(members))],
+                1 + int(rng.random() * ds.section("packages")["rows"]),
+            )
+        )
     order = list(range(len(rows)))
     rng.shuffle(order)
     rows = [(n + 1, *rows[j][1:]) for n, j in enumerate(order)]
-    return [stages, Table("group_binding", ["id", "group_repository_id", "distribution_name",
-                                            "snapshot_revision", "binding_token", "member_repository_id",
-                                            "package_id"], rows)]
+    return [
+        stages,
+        Table(
+            "group_binding",
+            [
+                "id",
+                "group_repository_id",
+                "distribution_name",
+                "snapshot_revision",
+                "binding_token",
+                "member_repository_id",
+                "package_id",
+            ],
+            rows,
+        ),
+    ]

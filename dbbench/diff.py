@@ -43,18 +43,22 @@ from verdict import FAIL, INCONCLUSIVE, PASS, combine
 from verdict.stats import Interval, ratio_interval
 
 # Worse to the right: a change to the right is a regression, to the left an improvement.
-KIND_RANK = {k: i for i, k in enumerate(("const", "unique_lookup", "index_lookup", "index_range", "index_scan",
-                                         "full_scan"))}
+KIND_RANK = {
+    k: i
+    for i, k in enumerate(
+        ("const", "unique_lookup", "index_lookup", "index_range", "index_scan", "full_scan")
+    )
+}
 
 
 @dataclass
 class Thresholds:
-    rows_factor: float = 10.0   # rows misestimated by more than this factor …
-    rows_min: float = 100.0     # … where the larger of estimate and actual is at least this
-    slower: float = 1.0         # p50 slower by more than this fraction of the baseline p50 (1.0: doubled) …
-    noise_ms: float = 0.5       # … and by more than this many milliseconds
-    few_rows: float = 100.0     # a scan-kind change on the same index of a table this small is equivalent
-    alpha: float = 0.05         # error rate of the timing verdict
+    rows_factor: float = 10.0  # rows misestimated by more than this factor …
+    rows_min: float = 100.0  # … where the larger of estimate and actual is at least this
+    slower: float = 1.0  # p50 slower by more than this fraction of the baseline p50 (1.0: doubled) …
+    noise_ms: float = 0.5  # … and by more than this many milliseconds
+    few_rows: float = 100.0  # a scan-kind change on the same index of a table this small is equivalent
+    alpha: float = 0.05  # error rate of the timing verdict
 
 
 @dataclass
@@ -63,17 +67,17 @@ class Finding:
     regression: bool
     message: str
     improvement: bool = False
-    inconclusive: bool = False     # the data cannot decide (noise larger than the threshold)
+    inconclusive: bool = False  # the data cannot decide (noise larger than the threshold)
 
 
 @dataclass
 class SelfControl:
     """One shape's A/A (this run against a second run now): the noise floor beside the verdict."""
 
-    verdict: str                  # the A/A diff's verdict of the shape
-    plans_agree: bool             # both runs chose the same plan (same plan signature)
-    timing: str                   # pass / fail / inconclusive of the A/A timing alone
-    ratio: Interval | None        # second/first run time ratio (Hodges-Lehmann, Mann-Whitney interval)
+    verdict: str  # the A/A diff's verdict of the shape
+    plans_agree: bool  # both runs chose the same plan (same plan signature)
+    timing: str  # pass / fail / inconclusive of the A/A timing alone
+    ratio: Interval | None  # second/first run time ratio (Hodges-Lehmann, Mann-Whitney interval)
 
     def describe(self) -> str:
         iv = self.ratio
@@ -81,8 +85,12 @@ class SelfControl:
         return f"{self.verdict}: plans {'agree' if self.plans_agree else 'DIFFER'}; timing {self.timing}, A/A ratio {ratio}"
 
     def to_json(self) -> dict:
-        return {"verdict": self.verdict, "plans_agree": self.plans_agree, "timing": self.timing,
-                "ratio": self.ratio.to_json() if self.ratio else None}
+        return {
+            "verdict": self.verdict,
+            "plans_agree": self.plans_agree,
+            "timing": self.timing,
+            "ratio": self.ratio.to_json() if self.ratio else None,
+        }
 
 
 @dataclass
@@ -127,7 +135,7 @@ class DiffReport:
     shapes: list[ShapeDiff]
     notes: list[str] = field(default_factory=list)
     stability: dict[tuple[str, str], list[str]] = field(default_factory=dict)
-    self_control: dict[tuple[str, str], SelfControl] = field(default_factory=dict)   # shape, dialect -> A/A
+    self_control: dict[tuple[str, str], SelfControl] = field(default_factory=dict)  # shape, dialect -> A/A
     base_doc: dict = field(default_factory=dict, repr=False)
     result_doc: dict = field(default_factory=dict, repr=False)
 
@@ -156,14 +164,34 @@ class DiffReport:
             "ok": self.ok,
             "verdict": self.verdict,
             "notes": self.notes,
-            "stability": [{"shape": k[0], "dialect": k[1], "stable": len(set(v)) == 1, "plans": sorted(set(v)),
-                           "rounds": len(v)} for k, v in self.stability.items()],
-            "self_control": [{"shape": k[0], "dialect": k[1], **v.to_json()} for k, v in self.self_control.items()],
-            "shapes": [{"shape": s.shape, "dialect": s.dialect, "status": s.status, "verdict": s.verdict,
-                        "regressed": s.regressed,
-                        "baseline_p50_ms": entry_p50(s.base), "result_p50_ms": entry_p50(s.result),
-                        "baseline_access": entry_access(s.base), "result_access": entry_access(s.result),
-                        "findings": [asdict(f) for f in s.findings]} for s in self.shapes],
+            "stability": [
+                {
+                    "shape": k[0],
+                    "dialect": k[1],
+                    "stable": len(set(v)) == 1,
+                    "plans": sorted(set(v)),
+                    "rounds": len(v),
+                }
+                for k, v in self.stability.items()
+            ],
+            "self_control": [
+                {"shape": k[0], "dialect": k[1], **v.to_json()} for k, v in self.self_control.items()
+            ],
+            "shapes": [
+                {
+                    "shape": s.shape,
+                    "dialect": s.dialect,
+                    "status": s.status,
+                    "verdict": s.verdict,
+                    "regressed": s.regressed,
+                    "baseline_p50_ms": entry_p50(s.base),
+                    "result_p50_ms": entry_p50(s.result),
+                    "baseline_access": entry_access(s.base),
+                    "result_access": entry_access(s.result),
+                    "findings": [asdict(f) for f in s.findings],
+                }
+                for s in self.shapes
+            ],
         }
 
 
@@ -240,19 +268,33 @@ def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]
             now = "; ".join(_describe(n) for n in same_table) or "the table is not read"
             out.append(Finding("index_lost", True, f"index lost: {b.index} on {b.table}; now {now}"))
         elif match and b.index and match[0].index and match[0].index != b.index:
-            out.append(Finding("access_changed", True, f"access path changed: {_describe(b)} → {_describe(match[0])}"))
+            out.append(
+                Finding(
+                    "access_changed", True, f"access path changed: {_describe(b)} → {_describe(match[0])}"
+                )
+            )
         if match is None:
             if not same_table:
-                out.append(Finding("access_gone", False, f"no longer reads {b.table or b.alias}: was {_describe(b)}"))
+                out.append(
+                    Finding("access_gone", False, f"no longer reads {b.table or b.alias}: was {_describe(b)}")
+                )
             continue
         n = match[0]
         if n.kind != b.kind and n.kind in KIND_RANK and b.kind in KIND_RANK:
             worse = KIND_RANK[n.kind] > KIND_RANK[b.kind]
             text = f"scan kind changed on {b.table or b.alias}: {b.kind} → {n.kind}"
-            rows = max(x for x in (b.est_rows, b.actual_rows, n.est_rows, n.actual_rows, 0.0) if x is not None)
+            rows = max(
+                x for x in (b.est_rows, b.actual_rows, n.est_rows, n.actual_rows, 0.0) if x is not None
+            )
             if worse and b.index and n.index == b.index and rows <= t.few_rows:
-                out.append(Finding("scan_kind", False, f"{text} (equivalent: the same index {b.index} on a "
-                                                       f"table of {rows:,.0f} rows or fewer)"))
+                out.append(
+                    Finding(
+                        "scan_kind",
+                        False,
+                        f"{text} (equivalent: the same index {b.index} on a "
+                        f"table of {rows:,.0f} rows or fewer)",
+                    )
+                )
             else:
                 out.append(Finding("scan_kind", worse, text, improvement=not worse))
     for key, (n, _) in n_nodes.items():
@@ -262,23 +304,38 @@ def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]
     for kind in ("sort", "temp_table"):
         before, after = _features(base, kind), _features(new, kind)
         if len(after) > len(before):
-            added = after[len(before):] if before else after
-            out.append(Finding(f"{kind}_added", True, f"{kind.replace('_', ' ')} added: "
-                                                   + "; ".join(n.label for n in added)))
+            added = after[len(before) :] if before else after
+            out.append(
+                Finding(
+                    f"{kind}_added",
+                    True,
+                    f"{kind.replace('_', ' ')} added: " + "; ".join(n.label for n in added),
+                )
+            )
         elif len(after) < len(before):
-            out.append(Finding(f"{kind}_removed", False, f"{kind.replace('_', ' ')} removed: "
-                                                      + "; ".join(n.label for n in before[len(after):]),
-                               improvement=True))
+            out.append(
+                Finding(
+                    f"{kind}_removed",
+                    False,
+                    f"{kind.replace('_', ' ')} removed: " + "; ".join(n.label for n in before[len(after) :]),
+                    improvement=True,
+                )
+            )
     for key, (n, limited) in n_nodes.items():
         factor = misestimate(n, limited, t)
         if factor is None:
             continue
         was = b_nodes.get(key)
         if was is not None and misestimate(was[0], was[1], t) is None:
-            out.append(Finding("misestimate", True,
-                               f"rows misestimated {fmt_factor(factor)} on {n.label}: estimated "
-                               f"{n.est_rows:,.0f}, actual {n.actual_rows:,.0f} (was {was[0].est_rows or 0:,.0f} / "
-                               f"{was[0].actual_rows or 0:,.0f})"))
+            out.append(
+                Finding(
+                    "misestimate",
+                    True,
+                    f"rows misestimated {fmt_factor(factor)} on {n.label}: estimated "
+                    f"{n.est_rows:,.0f}, actual {n.actual_rows:,.0f} (was {was[0].est_rows or 0:,.0f} / "
+                    f"{was[0].actual_rows or 0:,.0f})",
+                )
+            )
     return out
 
 
@@ -312,18 +369,29 @@ def timing(base: list[float], new: list[float], b50: float, n50: float, t: Thres
         return None
     iv = ratio_interval(base, new, t.alpha)
     if iv is None:
-        return Finding("slower", False, f"{change}: {len(base)} and {len(new)} samples are too few to decide "
-                                        "(take more with --runs)", inconclusive=n50 > b50)
-    evidence = (f"{change}, typical ratio {iv.estimate:.2f}x [{iv.low:.2f}, {iv.high:.2f}] "
-                f"({len(base)} vs {len(new)} samples, {iv.confidence:.1%} interval)")
+        return Finding(
+            "slower",
+            False,
+            f"{change}: {len(base)} and {len(new)} samples are too few to decide (take more with --runs)",
+            inconclusive=n50 > b50,
+        )
+    evidence = (
+        f"{change}, typical ratio {iv.estimate:.2f}x [{iv.low:.2f}, {iv.high:.2f}] "
+        f"({len(base)} vs {len(new)} samples, {iv.confidence:.1%} interval)"
+    )
     if iv.low > limit:
         return Finding("slower", True, f"slower: {evidence} is past {limit:g}x")
     if iv.high < 1 / limit:
         return Finding("faster", False, f"faster: {evidence}", improvement=True)
     if iv.high > limit:
-        return Finding("slower", False, f"maybe slower: {evidence} straddles {limit:g}x; "
-                                        f"{len(new)} samples are too few to decide: rerun with "
-                                        f"--runs {max(3 * len(new), 21)}", inconclusive=True)
+        return Finding(
+            "slower",
+            False,
+            f"maybe slower: {evidence} straddles {limit:g}x; "
+            f"{len(new)} samples are too few to decide: rerun with "
+            f"--runs {max(3 * len(new), 21)}",
+            inconclusive=True,
+        )
     return None
 
 
@@ -333,17 +401,32 @@ def _notes(base: dict, new: dict) -> list[str]:
     nv = {s["dialect"]: s.get("version") for s in new.get("servers", [])}
     for d in sorted(set(bv) & set(nv)):
         if bv[d] != nv[d]:
-            notes.append(f"{DIALECT_LABEL[d]} server differs: baseline {bv[d]}, result {nv[d]} (plans and timings may "
-                         "differ for that reason alone)")
+            notes.append(
+                f"{DIALECT_LABEL[d]} server differs: baseline {bv[d]}, result {nv[d]} (plans and timings may "
+                "differ for that reason alone)"
+            )
     bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
     for d in sorted(set(bd) & set(nd)):
-        if bd[d].get("fingerprints") and nd[d].get("fingerprints") and bd[d]["fingerprints"] != nd[d]["fingerprints"]:
-            changed = sorted(k for k in set(bd[d]["fingerprints"]) | set(nd[d]["fingerprints"])
-                             if bd[d]["fingerprints"].get(k) != nd[d]["fingerprints"].get(k))
+        if (
+            bd[d].get("fingerprints")
+            and nd[d].get("fingerprints")
+            and bd[d]["fingerprints"] != nd[d]["fingerprints"]
+        ):
+            changed = sorted(
+                k
+                for k in set(bd[d]["fingerprints"]) | set(nd[d]["fingerprints"])
+                if bd[d]["fingerprints"].get(k) != nd[d]["fingerprints"].get(k)
+            )
             notes.append(f"{DIALECT_LABEL[d]} data differs from the baseline's in: {', '.join(changed)}")
     for d in sorted(set(bd) & set(nd)):
-        if bd[d].get("setup_sha256") and nd[d].get("setup_sha256") and bd[d]["setup_sha256"] != nd[d]["setup_sha256"]:
-            notes.append(f"{DIALECT_LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)")
+        if (
+            bd[d].get("setup_sha256")
+            and nd[d].get("setup_sha256")
+            and bd[d]["setup_sha256"] != nd[d]["setup_sha256"]
+        ):
+            notes.append(
+                f"{DIALECT_LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)"
+            )
     bc, nc = base.get("config") or {}, new.get("config") or {}
     if bc.get("runs") and nc.get("runs") and bc["runs"] != nc["runs"]:
         notes.append(f"samples differ: baseline {bc['runs']} timed runs, result {nc['runs']}")
@@ -355,6 +438,7 @@ PLAN_FINDINGS = ("index_lost", "access_changed", "scan_kind", "new_access", "sor
 
 def _signature(entry: dict | None) -> str | None:
     from dbbench.explain import plan_signature
+
     tree = entry_tree(entry)
     return plan_signature(tree) if tree is not None else None
 
@@ -383,11 +467,17 @@ def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
         if s.base is None or s.result is None:
             continue
         timings = [f for f in s.findings if f.kind in ("slower", "faster")]
-        timing_verdict = combine(FAIL if f.regression else INCONCLUSIVE if f.inconclusive else PASS for f in timings)
-        iv = ratio_interval(s.base["remediated"].get("samples_ms") or [], s.result["remediated"].get("samples_ms") or [],
-                            t.alpha)
-        report.self_control[(s.shape, s.dialect)] = SelfControl(s.verdict, _signature(s.base) == _signature(s.result),
-                                                                timing_verdict, iv)
+        timing_verdict = combine(
+            FAIL if f.regression else INCONCLUSIVE if f.inconclusive else PASS for f in timings
+        )
+        iv = ratio_interval(
+            s.base["remediated"].get("samples_ms") or [],
+            s.result["remediated"].get("samples_ms") or [],
+            t.alpha,
+        )
+        report.self_control[(s.shape, s.dialect)] = SelfControl(
+            s.verdict, _signature(s.base) == _signature(s.result), timing_verdict, iv
+        )
     for s in report.shapes:
         aa_shape = report.self_control.get((s.shape, s.dialect))
         if aa_shape is None or not s.regressed:
@@ -395,13 +485,22 @@ def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
         for f in s.findings:
             if not f.regression:
                 continue
-            if (f.kind in PLAN_FINDINGS and not aa_shape.plans_agree) or (f.kind == "slower" and aa_shape.timing != PASS):
+            if (f.kind in PLAN_FINDINGS and not aa_shape.plans_agree) or (
+                f.kind == "slower" and aa_shape.timing != PASS
+            ):
                 f.regression, f.inconclusive = False, True
                 f.message += f" (inconclusive: the A/A self-control of this shape is not a pass: {aa_shape.describe()})"
 
 
-def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, baseline_name: str = "baseline",
-            result_name: str = "result", stability: dict[tuple[str, str], list[str]] | None = None) -> DiffReport:
+def compare(
+    base: dict,
+    new: dict,
+    thresholds: Thresholds | None = None,
+    *,
+    baseline_name: str = "baseline",
+    result_name: str = "result",
+    stability: dict[tuple[str, str], list[str]] | None = None,
+) -> DiffReport:
     """Compare two result documents (``dbbench.results.load`` / ``baseline.load`` / a live run)."""
     t = thresholds or Thresholds()
     bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
@@ -411,7 +510,8 @@ def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, base
             raise DbbenchError(
                 f"{baseline_name} and {result_name} cannot be compared: the baseline was measured on {b_name!r}, "
                 f"the result on {n_name!r} ({DIALECT_LABEL.get(d, d)}); save a baseline of this catalog with "
-                "`dbbench baseline save`")
+                "`dbbench baseline save`"
+            )
     b_by = {(r["shape"], r["dialect"]): r for r in base["results"]}
     n_by = {(r["shape"], r["dialect"]): r for r in new["results"]}
     ran = {r["dialect"] for r in new["results"]}
@@ -431,8 +531,15 @@ def compare(base: dict, new: dict, thresholds: Thresholds | None = None, *, base
         shapes.append(sd)
     for key, n in n_by.items():
         if key not in b_by:
-            shapes.append(ShapeDiff(key[0], key[1], None, n,
-                                    [Finding("new", False, "not in the baseline (save a new baseline to track it)")]))
+            shapes.append(
+                ShapeDiff(
+                    key[0],
+                    key[1],
+                    None,
+                    n,
+                    [Finding("new", False, "not in the baseline (save a new baseline to track it)")],
+                )
+            )
     order = {name: i for i, name in enumerate(dict.fromkeys([k[0] for k in b_by] + [k[0] for k in n_by]))}
     dialect_rank = {"mysql": 0, "postgresql": 1}
     shapes.sort(key=lambda s: (order[s.shape], dialect_rank.get(s.dialect, 9)))

@@ -34,11 +34,11 @@ class NotSeeded(DbbenchError):
 class Measurement:
     """One spelling of one shape on one dialect."""
 
-    spelling: str                   # remediated | natural
+    spelling: str  # remediated | natural
     sql: str
     samples_ms: list[float] = field(default_factory=list)
     rows: float | None = None
-    plan: dict | None = None        # normalized tree of the last timed run
+    plan: dict | None = None  # normalized tree of the last timed run
     raw_plan: object = None
     timeout: str | None = None
     _tree: PlanNode | None = field(default=None, repr=False)
@@ -63,7 +63,7 @@ class ShapeResult:
     natural: Measurement | None = None
     natural_label: str | None = None
     verdict: Verdict | None = None
-    cascade: dict | None = None     # rows counted before / after the delete / after the rollback
+    cascade: dict | None = None  # rows counted before / after the delete / after the rollback
     access_path: str | None = None  # the catalog's words for the expected path (reports)
 
     @property
@@ -82,10 +82,14 @@ def require_seeded(target: Target, namespace: str) -> dict[str, str]:
         state = d.namespace_state(conn, namespace)
         if state != "complete":
             if state == "foreign":  # seeding it would be refused too: no advice to seed there
-                raise NotSeeded(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
-                                "(no dbbench_meta marker); choose another --namespace")
+                raise NotSeeded(
+                    f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
+                    "(no dbbench_meta marker); choose another --namespace"
+                )
             why = {"absent": "does not exist", "incomplete": "holds an incomplete seed"}[state]
-            raise NotSeeded(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} {why}: run `dbbench seed` first")
+            raise NotSeeded(
+                f"{target.label} {d.NAMESPACE_KIND} {namespace!r} {why}: run `dbbench seed` first"
+            )
         meta = d.read_meta(conn, namespace)
         conn.rollback()
         return meta
@@ -99,14 +103,25 @@ def resolve_params(conn, d, shape: Shape, base: dict | None = None) -> dict:
     for sql in shape.setup:
         row = d.query_row(conn, to_pyformat(sql), params)
         if row is None:
-            raise DbbenchError(f"{shape.path.name}: setup query returned no row (is the dataset seeded?): "
-                               f"{' '.join(sql.split())[:120]}")
+            raise DbbenchError(
+                f"{shape.path.name}: setup query returned no row (is the dataset seeded?): "
+                f"{' '.join(sql.split())[:120]}"
+            )
         params.update({k.lower(): v for k, v in row.items()})
     return params
 
 
-def measure(conn, d, spelling: str, sql: str, params: dict, warmups: int, runs: int,
-            timeout_ms: int, settings: dict | None = None) -> Measurement:
+def measure(
+    conn,
+    d,
+    spelling: str,
+    sql: str,
+    params: dict,
+    warmups: int,
+    runs: int,
+    timeout_ms: int,
+    settings: dict | None = None,
+) -> Measurement:
     m = Measurement(spelling, sql)
     stmt = to_pyformat(sql)
     try:
@@ -123,9 +138,21 @@ def measure(conn, d, spelling: str, sql: str, params: dict, warmups: int, runs: 
     return m
 
 
-def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, timeout_ms: int,
-              natural: bool = True, progress: Progress | None = None, base_params: dict | None = None,
-              access_only: bool = False, namespace: str | None = None, admin=None) -> ShapeResult:
+def run_shape(
+    target: Target,
+    conn,
+    shape: Shape,
+    *,
+    warmups: int,
+    runs: int,
+    timeout_ms: int,
+    natural: bool = True,
+    progress: Progress | None = None,
+    base_params: dict | None = None,
+    access_only: bool = False,
+    namespace: str | None = None,
+    admin=None,
+) -> ShapeResult:
     """Measure one shape on ``conn``. ``admin``: dbbench's own connection, for the server-wide
     work between measurements (restoring statistics); ``conn`` itself when not given."""
     d = dialects.get(target.dialect)
@@ -134,20 +161,34 @@ def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, ti
     report = progress or (lambda *_: None)
     report(target.dialect, shape.name, "remediated")
     rem = measure(conn, d, "remediated", v.sql, params, warmups, runs, timeout_ms, v.settings)
-    result = ShapeResult(shape.name, target.dialect, shape.cardinality, shape.expect_rows,
-                         {k: _jsonable(val) for k, val in params.items()}, rem, natural_label=v.natural_label,
-                         access_path=shape.access_path)
+    result = ShapeResult(
+        shape.name,
+        target.dialect,
+        shape.cardinality,
+        shape.expect_rows,
+        {k: _jsonable(val) for k, val in params.items()},
+        rem,
+        natural_label=v.natural_label,
+        access_path=shape.access_path,
+    )
     if rem._tree is not None:
         forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
         result.verdict = check(rem._tree, v.expect_table, v.expect_index, forbid)
-        if not access_only and shape.expect_rows is not None and rem.rows is not None and int(rem.rows) != shape.expect_rows:
+        if (
+            not access_only
+            and shape.expect_rows is not None
+            and rem.rows is not None
+            and int(rem.rows) != shape.expect_rows
+        ):
             result.verdict.ok = False
             result.verdict.problems.append(f"returned {rem.rows:g} rows, expected {shape.expect_rows}")
     else:
-        result.verdict = Verdict(False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"])
+        result.verdict = Verdict(
+            False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"]
+        )
     if shape.cascade and rem._tree is not None:
         result.cascade = prove_cascade(conn, shape.cascade, params)
-        if namespace:                   # the rolled-back delete must not leak into later plans
+        if namespace:  # the rolled-back delete must not leak into later plans
             d.restore_statistics(admin if admin is not None else conn, namespace)
             if admin is not None:
                 admin.commit()
@@ -156,7 +197,8 @@ def run_shape(target: Target, conn, shape: Shape, *, warmups: int, runs: int, ti
             result.verdict.ok = False
             result.verdict.problems.append(
                 f"cascade: {c['before']} dependent rows, {c['after_delete']} left after the delete, "
-                f"{c['after_rollback']} after the rollback (expected >0, 0, {c['before']})")
+                f"{c['after_rollback']} after the rollback (expected >0, 0, {c['before']})"
+            )
     if natural and v.natural:
         report(target.dialect, shape.name, "natural")
         result.natural = measure(conn, d, "natural", v.natural, params, warmups, runs, timeout_ms, v.settings)
@@ -189,6 +231,7 @@ def prove_cascade(conn, cascade: dict[str, str], params: dict) -> dict:
 def _dataset_params(name: str | None) -> dict:
     """The seeded dataset's catalog values; none for a dataset dbbench does not know by name."""
     from dbbench import dataset
+
     if not name or name.startswith("setup:"):
         return {}
     try:
@@ -228,11 +271,20 @@ def _connections(target: Target, namespace: str, isolate: bool) -> Iterator[tupl
             admin_raw.close()
 
 
-def run(targets: list[Target], catalog: str | Catalog = defaults.CATALOG, *, namespace: str = defaults.NAMESPACE,
-        warmups: int = defaults.WARMUPS, runs: int = defaults.RUNS, timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
-        natural: bool = True, only: list[str] | None = None,
-        progress: Progress | None = None, access_only: bool = False,
-        isolate: bool = True) -> tuple[list[Shape], list[ShapeResult], dict[Any, dict[str, str]]]:
+def run(
+    targets: list[Target],
+    catalog: str | Catalog = defaults.CATALOG,
+    *,
+    namespace: str = defaults.NAMESPACE,
+    warmups: int = defaults.WARMUPS,
+    runs: int = defaults.RUNS,
+    timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
+    natural: bool = True,
+    only: list[str] | None = None,
+    progress: Progress | None = None,
+    access_only: bool = False,
+    isolate: bool = True,
+) -> tuple[list[Shape], list[ShapeResult], dict[Any, dict[str, str]]]:
     """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
 
     ``catalog`` is a name under ``sql/catalog/``, a directory or entry file, or a loaded
@@ -250,28 +302,46 @@ def run(targets: list[Target], catalog: str | Catalog = defaults.CATALOG, *, nam
     except NotSeeded as exc:
         if not cat.has_setup:
             raise
-        raise NotSeeded(str(exc).replace("run `dbbench seed` first", f"run `dbbench seed --catalog {cat.path} "
-                                                                      f"--namespace {namespace}` first")) from None
+        raise NotSeeded(
+            str(exc).replace(
+                "run `dbbench seed` first",
+                f"run `dbbench seed --catalog {cat.path} --namespace {namespace}` first",
+            )
+        ) from None
     if cat.has_setup:
         for t in targets:
             have = metas[t.dialect].get("dataset")
             if have != cat.dataset_name:
-                raise NotSeeded(f"{t.label} {dialects.get(t.dialect).NAMESPACE_KIND} {namespace!r} holds "
-                                f"{have!r}, not the data of catalog {cat.name!r}: run "
-                                f"`dbbench seed --catalog {cat.path} --namespace {namespace}` first")
+                raise NotSeeded(
+                    f"{t.label} {dialects.get(t.dialect).NAMESPACE_KIND} {namespace!r} holds "
+                    f"{have!r}, not the data of catalog {cat.name!r}: run "
+                    f"`dbbench seed --catalog {cat.path} --namespace {namespace}` first"
+                )
     results = []
     for target in targets:
         d = dialects.get(target.dialect)
         base = _dataset_params(metas[target.dialect].get("dataset"))
         with _connections(target, namespace, isolate) as (admin, conn):
-            d.restore_statistics(admin, namespace)     # start from the persisted statistics
+            d.restore_statistics(admin, namespace)  # start from the persisted statistics
             admin.commit()
             for shape in shapes:
                 if target.dialect in shape.variants:
-                    results.append(run_shape(target, conn, shape, warmups=warmups, runs=runs,
-                                             timeout_ms=timeout_ms, natural=natural, progress=progress,
-                                             base_params=base, access_only=access_only,
-                                             namespace=namespace, admin=admin))
+                    results.append(
+                        run_shape(
+                            target,
+                            conn,
+                            shape,
+                            warmups=warmups,
+                            runs=runs,
+                            timeout_ms=timeout_ms,
+                            natural=natural,
+                            progress=progress,
+                            base_params=base,
+                            access_only=access_only,
+                            namespace=namespace,
+                            admin=admin,
+                        )
+                    )
     return shapes, results, metas
 
 
@@ -304,16 +374,25 @@ def statistics_warnings(targets: list[Target], namespace: str) -> list[str]:
             raw.close()
         loose = sorted(t for t, ok in frozen.items() if not ok)
         if loose:
-            out.append(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} predates frozen statistics (automatic "
-                       f"statistics are on for {', '.join(loose[:3])}{' …' if len(loose) > 3 else ''}): plans may "
-                       "change between runs; seed it again")
+            out.append(
+                f"{target.label} {d.NAMESPACE_KIND} {namespace!r} predates frozen statistics (automatic "
+                f"statistics are on for {', '.join(loose[:3])}{' …' if len(loose) > 3 else ''}): plans may "
+                "change between runs; seed it again"
+            )
     return out
 
 
-def stability(targets: list[Target], catalog: str | Catalog = defaults.CATALOG, *,
-              namespace: str = defaults.NAMESPACE, times: int = 5, timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
-              only: list[str] | None = None,
-              progress: Progress | None = None, isolate: bool = True) -> dict[tuple[str, str], list[str]]:
+def stability(
+    targets: list[Target],
+    catalog: str | Catalog = defaults.CATALOG,
+    *,
+    namespace: str = defaults.NAMESPACE,
+    times: int = 5,
+    timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
+    only: list[str] | None = None,
+    progress: Progress | None = None,
+    isolate: bool = True,
+) -> dict[tuple[str, str], list[str]]:
     """Re-ANALYZE every owned table and re-plan every shape (one EXPLAIN ANALYZE of the remediated
     spelling), ``times`` times per target. Returns (shape, dialect) -> the plan signature of each
     round: one distinct signature is a stable plan, several mean re-sampling the statistics alone

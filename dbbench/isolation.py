@@ -77,23 +77,29 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
                     f"cannot prepare the namespace role {role!r} on {where}: {server_message(exc)}. User SQL runs "
                     f"as that role so the server confines it to {d.NAMESPACE_KIND} {namespace!r}; give dbbench's "
                     f"user {d.ROLE_PRIVILEGE}, or pass {NO_ISOLATION_FLAG} to run it with dbbench's own privileges "
-                    "(text checks only)") from None
+                    "(text checks only)"
+                ) from None
         return password
 
-    password = arm()                # refused (not ours, no privilege): nothing to lock again
+    password = arm()  # refused (not ours, no privilege): nothing to lock again
     try:
-        for attempt in (1, 2):      # another dbbench run on this namespace may lock the role in between
+        for attempt in (1, 2):  # another dbbench run on this namespace may lock the role in between
             try:
                 if attempt == 2:
                     password = arm()
-                inner = connect(urls.as_login(target.url, role, password), dialect=target.dialect,
-                                source="the namespace role")
+                inner = connect(
+                    urls.as_login(target.url, role, password),
+                    dialect=target.dialect,
+                    source="the namespace role",
+                )
                 break
             except ConnectionFailed as exc:
                 if attempt == 2:
-                    raise IsolationUnavailable(f"cannot log in as the namespace role {role!r}: {exc}; pass "
-                                               f"{NO_ISOLATION_FLAG} to run user SQL with dbbench's own "
-                                               "privileges") from None
+                    raise IsolationUnavailable(
+                        f"cannot log in as the namespace role {role!r}: {exc}; pass "
+                        f"{NO_ISOLATION_FLAG} to run user SQL with dbbench's own "
+                        "privileges"
+                    ) from None
         try:
             yield inner
         finally:

@@ -33,14 +33,25 @@ class OutputPath(click.Path):
 def target_options(fn):
     """--pg-url / --mysql-url / --only, shared by every command that talks to databases."""
     fn = click.option("--only", type=DIALECT_CHOICE, help="Use only this dialect.")(fn)
-    fn = click.option("--mysql-url", metavar="URL",
-                      help="mysql+pymysql://USER:PASS@HOST:PORT/ (env DBBENCH_MYSQL_URL; default: local server)")(fn)
-    fn = click.option("--pg-url", metavar="URL",
-                      help="postgresql+psycopg://USER:PASS@HOST:PORT/DB (env DBBENCH_PG_URL; default: local server)")(fn)
-    fn = click.option("--no-isolation", is_flag=True, expose_value=False, is_eager=True,
-                      callback=lambda ctx, _p, value: ctx.meta.__setitem__("dbbench.isolate", not value),
-                      help="Run catalog SQL (setup and shapes) as dbbench's own user instead of the namespace's "
-                           "own role (for servers where dbbench may not create roles; text checks only).")(fn)
+    fn = click.option(
+        "--mysql-url",
+        metavar="URL",
+        help="mysql+pymysql://USER:PASS@HOST:PORT/ (env DBBENCH_MYSQL_URL; default: local server)",
+    )(fn)
+    fn = click.option(
+        "--pg-url",
+        metavar="URL",
+        help="postgresql+psycopg://USER:PASS@HOST:PORT/DB (env DBBENCH_PG_URL; default: local server)",
+    )(fn)
+    fn = click.option(
+        "--no-isolation",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=lambda ctx, _p, value: ctx.meta.__setitem__("dbbench.isolate", not value),
+        help="Run catalog SQL (setup and shapes) as dbbench's own user instead of the namespace's "
+        "own role (for servers where dbbench may not create roles; text checks only).",
+    )(fn)
     return fn
 
 
@@ -50,32 +61,63 @@ def isolate() -> bool:
 
 
 def explain_options(fn):
-    fn = click.option("--catalog", default=defaults.CATALOG, show_default=True,
-                      help="Catalog directory or entry file (name under sql/catalog/, or a path).")(fn)
+    fn = click.option(
+        "--catalog",
+        default=defaults.CATALOG,
+        show_default=True,
+        help="Catalog directory or entry file (name under sql/catalog/, or a path).",
+    )(fn)
     fn = click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")(fn)
-    fn = click.option("--namespace", default=defaults.NAMESPACE, show_default=True,
-                      help="The seeded PostgreSQL schema / MySQL database.")(fn)
-    fn = click.option("--timeout", "timeout_s", default=defaults.TIMEOUT_S, show_default=True,
-                      type=click.FloatRange(0.1, 3600),
-                      help="Per-statement timeout in seconds (a pathological plan is reported as timeout).")(fn)
+    fn = click.option(
+        "--namespace",
+        default=defaults.NAMESPACE,
+        show_default=True,
+        help="The seeded PostgreSQL schema / MySQL database.",
+    )(fn)
+    fn = click.option(
+        "--timeout",
+        "timeout_s",
+        default=defaults.TIMEOUT_S,
+        show_default=True,
+        type=click.FloatRange(0.1, 3600),
+        help="Per-statement timeout in seconds (a pathological plan is reported as timeout).",
+    )(fn)
     fn = report_options(fn)
     return fn
 
 
 def report_options(fn):
     fn = click.option("--output", type=OutputPath(), help="Write the JSON result here.")(fn)
-    fn = click.option("--junit", type=OutputPath(),
-                      help="Write a JUnit XML report (one test case per shape and dialect).")(fn)
-    fn = click.option("--github-summary", type=OutputPath(),
-                      envvar="GITHUB_STEP_SUMMARY", metavar="FILE",
-                      help="Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set).")(fn)
-    fn = click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table",
-                      show_default=True, help="Terminal tables or Markdown.")(fn)
+    fn = click.option(
+        "--junit", type=OutputPath(), help="Write a JUnit XML report (one test case per shape and dialect)."
+    )(fn)
+    fn = click.option(
+        "--github-summary",
+        type=OutputPath(),
+        envvar="GITHUB_STEP_SUMMARY",
+        metavar="FILE",
+        help="Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set).",
+    )(fn)
+    fn = click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "markdown"]),
+        default="table",
+        show_default=True,
+        help="Terminal tables or Markdown.",
+    )(fn)
     return fn
 
 
 def sampling_options(fn):
-    fn = click.option("--runs", default=defaults.RUNS, show_default=True, type=click.IntRange(1, 1000),
-                      help="Timed EXPLAIN ANALYZE samples per spelling (p50/p95 by nearest rank).")(fn)
-    fn = click.option("--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(0, 1000))(fn)
+    fn = click.option(
+        "--runs",
+        default=defaults.RUNS,
+        show_default=True,
+        type=click.IntRange(1, 1000),
+        help="Timed EXPLAIN ANALYZE samples per spelling (p50/p95 by nearest rank).",
+    )(fn)
+    fn = click.option("--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(0, 1000))(
+        fn
+    )
     return fn

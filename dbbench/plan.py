@@ -25,8 +25,12 @@ MAX_DEPTH = 200
 ACCESS_KINDS = ("full_scan", "index_scan", "index_range", "index_lookup", "unique_lookup", "const")
 FEATURES = ("full_scan", "sort", "temp_table")
 # The servers' own words for the features, accepted wherever a feature is forbidden.
-FEATURE_ALIASES = {"seq_scan": "full_scan", "table_scan": "full_scan", "filesort": "sort",
-                   "temporary": "temp_table"}
+FEATURE_ALIASES = {
+    "seq_scan": "full_scan",
+    "table_scan": "full_scan",
+    "filesort": "sort",
+    "temporary": "temp_table",
+}
 
 
 def normalize_forbid(items) -> list[str]:
@@ -43,7 +47,9 @@ def normalize_forbid(items) -> list[str]:
         feature = FEATURE_ALIASES.get(feature, feature)
         if feature not in FEATURES or (colon and (feature != "full_scan" or not table)):
             allowed = ", ".join([*FEATURES, *FEATURE_ALIASES])
-            raise ValueError(f"{item!r} is not one of {allowed} (full_scan:TABLE limits a full scan to one table)")
+            raise ValueError(
+                f"{item!r} is not one of {allowed} (full_scan:TABLE limits a full scan to one table)"
+            )
         out.append(f"{feature}:{table}" if colon else feature)
     return out
 
@@ -52,14 +58,14 @@ def normalize_forbid(items) -> list[str]:
 class PlanNode:
     kind: str
     label: str
-    table: str | None = None       # base table (aliases resolved)
+    table: str | None = None  # base table (aliases resolved)
     alias: str | None = None
     index: str | None = None
     est_rows: float | None = None
     actual_rows: float | None = None
     loops: float | None = None
     actual_ms: float | None = None  # time to last row, per loop
-    in_subquery: bool = False       # under a correlated probe (SubPlan / dependent subquery)
+    in_subquery: bool = False  # under a correlated probe (SubPlan / dependent subquery)
     children: list[PlanNode] = field(default_factory=list)
 
     def walk(self) -> Iterator[PlanNode]:
@@ -95,6 +101,7 @@ class PlanNode:
     @classmethod
     def from_dict(cls, d: dict) -> PlanNode:
         """The inverse of :meth:`to_dict` (the ``plan`` of a result file)."""
+
         def own(x: dict) -> PlanNode:
             return cls(**{k: v for k, v in x.items() if k in cls.__dataclass_fields__ and k != "children"})
 
@@ -124,8 +131,10 @@ class PlanTooDeep(DbbenchError):
     """A plan nested deeper than :data:`MAX_DEPTH` (exit code 2)."""
 
     def __init__(self, what: str = "plan"):
-        super().__init__(f"{what} is nested more than {MAX_DEPTH} levels deep, which dbbench does not read "
-                         "(simplify the query)")
+        super().__init__(
+            f"{what} is nested more than {MAX_DEPTH} levels deep, which dbbench does not read "
+            "(simplify the query)"
+        )
 
 
 def check_depth(root: PlanNode, what: str = "plan") -> None:
@@ -174,8 +183,9 @@ def loads_plan_json(text: str | bytes) -> Any:
     return json.loads(text)
 
 
-def mark_subqueries(node: PlanNode, inside: bool = False, is_probe: Callable[[PlanNode], bool] = lambda n: False
-                    ) -> None:
+def mark_subqueries(
+    node: PlanNode, inside: bool = False, is_probe: Callable[[PlanNode], bool] = lambda n: False
+) -> None:
     """Mark every node under a correlated probe (``is_probe``). Both dialects' parsers end here, so
     this is also where a plan deeper than :data:`MAX_DEPTH` is refused (:class:`PlanTooDeep`)."""
     check_depth(node)

@@ -42,8 +42,17 @@ def column_kinds(table: Table) -> list[str]:
     kinds = []
     for i in range(len(table.columns)):
         sample = next((r[i] for r in table.rows if r[i] is not None), None)
-        kinds.append("bytes" if isinstance(sample, bytes) else "datetime" if isinstance(sample, datetime)
-                     else "bool" if isinstance(sample, bool) else "int" if isinstance(sample, int) else "text")
+        kinds.append(
+            "bytes"
+            if isinstance(sample, bytes)
+            else "datetime"
+            if isinstance(sample, datetime)
+            else "bool"
+            if isinstance(sample, bool)
+            else "int"
+            if isinstance(sample, int)
+            else "text"
+        )
     return kinds
 
 
@@ -52,13 +61,15 @@ def cache_key(ds: Dataset) -> str:
     h.update(json.dumps(ds.raw, sort_keys=True, default=str).encode())
     h.update("\n".join(datasets.word_pool(ds)).encode())
     for module in (datasets, encode_module, dialects.postgresql, dialects.mysql):
-        assert module.__file__ is not None      # loaded from their source files
+        assert module.__file__ is not None  # loaded from their source files
         h.update(Path(module.__file__).read_bytes())
     h.update(str(FORMAT).encode())
     return h.hexdigest()[:16]
 
 
-def prepare(ds: Dataset, dialect_names: list[str], cache_root: Path) -> tuple[list[PreparedTable], float, bool]:
+def prepare(
+    ds: Dataset, dialect_names: list[str], cache_root: Path
+) -> tuple[list[PreparedTable], float, bool]:
     """The dataset's load files for ``dialect_names``: (tables, seconds spent, whether cached)."""
     start = time.perf_counter()
     entry = cache_root / f"{ds.name}-{cache_key(ds)}"
@@ -79,8 +90,11 @@ def prepare(ds: Dataset, dialect_names: list[str], cache_root: Path) -> tuple[li
             path.write_text(dialects.get(d).encode(table.rows, kinds))
             files[d] = path
         out.append(PreparedTable(table.name, table.columns, kinds, len(table.rows), files))
-    (partial / "manifest.json").write_text(json.dumps(
-        [{"name": t.name, "columns": t.columns, "kinds": t.kinds, "rows": t.rows} for t in out], indent=1))
+    (partial / "manifest.json").write_text(
+        json.dumps(
+            [{"name": t.name, "columns": t.columns, "kinds": t.kinds, "rows": t.rows} for t in out], indent=1
+        )
+    )
     shutil.rmtree(entry, ignore_errors=True)
     os.replace(partial, entry)
     for stale in cache_root.glob(f"{ds.name}-*"):  # keep one entry per dataset name
@@ -91,5 +105,13 @@ def prepare(ds: Dataset, dialect_names: list[str], cache_root: Path) -> tuple[li
 
 def _read_manifest(entry: Path) -> list[PreparedTable]:
     items = json.loads((entry / "manifest.json").read_text())
-    return [PreparedTable(i["name"], i["columns"], i["kinds"], i["rows"],
-                          {d: entry / f"{i['name']}.{d}.tsv" for d in dialects.MODULES}) for i in items]
+    return [
+        PreparedTable(
+            i["name"],
+            i["columns"],
+            i["kinds"],
+            i["rows"],
+            {d: entry / f"{i['name']}.{d}.tsv" for d in dialects.MODULES},
+        )
+        for i in items
+    ]

@@ -16,9 +16,15 @@ def seed_progress(targets, dataset_name: str):
     ds = datasets.load(dataset_name)
     total = sum(ds.expected_counts.values())
     console = Console(stderr=True)
-    bars = Progress(TextColumn("{task.fields[label]:<10}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("{task.fields[step]}"), TimeElapsedColumn(), console=console,
-                    transient=not console.is_terminal)
+    bars = Progress(
+        TextColumn("{task.fields[label]:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[step]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=not console.is_terminal,
+    )
     lock = threading.Lock()
     with bars:
         tasks = {t.dialect: bars.add_task("", total=total, label=t.label, step="connecting") for t in targets}
@@ -34,8 +40,7 @@ def seed_progress(targets, dataset_name: str):
 def explain_progress():
     """A spinner line naming the shape being measured."""
     console = Console(stderr=True)
-    bars = Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                    transient=True)
+    bars = Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True)
     with bars:
         task = bars.add_task("starting")
 

@@ -57,8 +57,12 @@ def pytest_addoption(parser) -> None:
     for name, text in _OPTIONS.items():
         group.addoption("--" + name.replace("_", "-"), dest=name, default=None, help=text)
         parser.addini(name, text, default=None)
-    group.addoption("--dbbench-rebuild", dest="dbbench_rebuild", action="store_true",
-                    help="rebuild the catalog's namespace even if its setup SQL is unchanged")
+    group.addoption(
+        "--dbbench-rebuild",
+        dest="dbbench_rebuild",
+        action="store_true",
+        help="rebuild the catalog's namespace even if its setup SQL is unchanged",
+    )
 
 
 def pytest_configure(config) -> None:
@@ -125,8 +129,10 @@ class _Session:
             except Exception:  # no local server installed here
                 url = None
         if url is None:
-            self.failures[dialect] = (f"no {dialect} target (--{key.replace('_', '-')}, "
-                                      f"{urls.ENV_VARS[dialect]}, or `dbbench servers up`)")
+            self.failures[dialect] = (
+                f"no {dialect} target (--{key.replace('_', '-')}, "
+                f"{urls.ENV_VARS[dialect]}, or `dbbench servers up`)"
+            )
             pytest.skip(self.failures[dialect])
         try:
             target = connect(url, dialect=cast("Dialect", dialect))
@@ -155,8 +161,9 @@ class _Session:
             raw = target.engine.raw_connection()
             try:
                 conn = raw.driver_connection
-                fresh = d.namespace_state(conn, self.namespace) == "complete" and \
-                    d.read_meta(conn, self.namespace).get("setup_sha256") == cat.setup_digest(dialect)
+                fresh = d.namespace_state(conn, self.namespace) == "complete" and d.read_meta(
+                    conn, self.namespace
+                ).get("setup_sha256") == cat.setup_digest(dialect)
                 conn.rollback()
             finally:
                 raw.close()
@@ -233,6 +240,7 @@ def dbbench_conn(dbbench_engine):
 def assert_plan():
     """:func:`dbbench.assert_plan`: ``assert_plan(conn, sql, params, uses_index=…, forbid=[…])``."""
     from dbbench import assert_plan as _assert_plan
+
     return _assert_plan
 
 

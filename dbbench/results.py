@@ -33,20 +33,24 @@ def envelope(kind: str, targets: list[Target]) -> dict[str, Any]:
     }
 
 
-def seed_document(ds: Dataset, targets: list[Target], results: list[SeedResult], generated: float,
-                  agree: dict[str, bool]) -> dict[str, Any]:
+def seed_document(
+    ds: Dataset, targets: list[Target], results: list[SeedResult], generated: float, agree: dict[str, bool]
+) -> dict[str, Any]:
     doc = envelope("seed", targets)
     doc["dataset"] = {"name": ds.name, "seed": ds.seed, "definition": ds.path.name}
     doc["generate_seconds"] = round(generated, 4)
-    doc["targets"] = [{
-        "dialect": r.dialect,
-        "namespace": r.namespace,
-        "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
-        "total_seconds": round(r.total_seconds, 4),
-        "cardinalities": [asdict(c) | {"ok": c.ok} for c in r.checks],
-        "fingerprints": r.fingerprints,
-        "ok": r.ok,
-    } for r in results]
+    doc["targets"] = [
+        {
+            "dialect": r.dialect,
+            "namespace": r.namespace,
+            "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
+            "total_seconds": round(r.total_seconds, 4),
+            "cardinalities": [asdict(c) | {"ok": c.ok} for c in r.checks],
+            "fingerprints": r.fingerprints,
+            "ok": r.ok,
+        }
+        for r in results
+    ]
     doc["fingerprints_equal"] = agree
     return doc
 
@@ -54,45 +58,76 @@ def seed_document(ds: Dataset, targets: list[Target], results: list[SeedResult],
 def setup_document(catalog, targets: list[Target], results: list, agree: dict[str, bool]) -> dict[str, Any]:
     """``dbbench seed --catalog``: what the catalog's setup SQL built, per target."""
     doc = envelope("seed", targets)
-    doc["dataset"] = {"name": catalog.dataset_name, "catalog": str(catalog.path),
-                      "setup": {r.dialect: {"file": Path(r.file).name, "sha256": r.sha256} for r in results}}
-    doc["targets"] = [{
-        "dialect": r.dialect,
-        "namespace": r.namespace,
-        "isolation": r.isolation,       # the role the setup SQL ran as, or "none"
-        "statements": r.statements,
-        "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
-        "total_seconds": round(r.total_seconds, 4),
-        "cardinalities": [{"name": f"rows in {t}", "expected": None, "actual": n, "ok": True} for t, n in r.rows.items()],
-        "fingerprints": r.fingerprints,
-        "ok": True,
-    } for r in results]
+    doc["dataset"] = {
+        "name": catalog.dataset_name,
+        "catalog": str(catalog.path),
+        "setup": {r.dialect: {"file": Path(r.file).name, "sha256": r.sha256} for r in results},
+    }
+    doc["targets"] = [
+        {
+            "dialect": r.dialect,
+            "namespace": r.namespace,
+            "isolation": r.isolation,  # the role the setup SQL ran as, or "none"
+            "statements": r.statements,
+            "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
+            "total_seconds": round(r.total_seconds, 4),
+            "cardinalities": [
+                {"name": f"rows in {t}", "expected": None, "actual": n, "ok": True} for t, n in r.rows.items()
+            ],
+            "fingerprints": r.fingerprints,
+            "ok": True,
+        }
+        for r in results
+    ]
     doc["fingerprints_equal"] = agree
     return doc
 
 
 # -- the result document -----------------------------------------------------------------------
-def explain_document(targets: list[Target], results: list[ShapeResult], metas: dict, config: dict) -> dict[str, Any]:
+def explain_document(
+    targets: list[Target], results: list[ShapeResult], metas: dict, config: dict
+) -> dict[str, Any]:
     """The result document of a live run (``dbbench explain`` / ``check`` / ``baseline save`` / ``diff``)."""
     doc = envelope("explain", targets)
     doc["config"] = config
-    doc["datasets"] = {d: {"name": m.get("dataset"), "seed": m.get("seed"),
-                           "setup_sha256": m.get("setup_sha256"),
-                           "fingerprints": {k.split(".", 1)[1]: v for k, v in m.items() if k.startswith("fingerprint.")}}
-                       for d, m in metas.items()}
+    doc["datasets"] = {
+        d: {
+            "name": m.get("dataset"),
+            "seed": m.get("seed"),
+            "setup_sha256": m.get("setup_sha256"),
+            "fingerprints": {k.split(".", 1)[1]: v for k, v in m.items() if k.startswith("fingerprint.")},
+        }
+        for d, m in metas.items()
+    }
     doc["results"] = []
     for r in results:
-        entry = {"shape": r.shape, "dialect": r.dialect, "cardinality": r.cardinality,
-                 "access_path": r.access_path, "expect_rows": r.expect_rows, "params": r.params, "ok": r.ok,
-                 "cascade": r.cascade, "natural_label": r.natural_label,
-                 "verdict": None if r.verdict is None else {"expected": r.verdict.expected, "actual": r.verdict.actual,
-                                                            "problems": r.verdict.problems}}
+        entry = {
+            "shape": r.shape,
+            "dialect": r.dialect,
+            "cardinality": r.cardinality,
+            "access_path": r.access_path,
+            "expect_rows": r.expect_rows,
+            "params": r.params,
+            "ok": r.ok,
+            "cascade": r.cascade,
+            "natural_label": r.natural_label,
+            "verdict": None
+            if r.verdict is None
+            else {"expected": r.verdict.expected, "actual": r.verdict.actual, "problems": r.verdict.problems},
+        }
         for m in (r.remediated, r.natural):
             if m is None:
                 continue
-            entry[m.spelling] = {"sql": " ".join(m.sql.split()), "samples_ms": m.samples_ms, "p50_ms": m.p50,
-                                 "p95_ms": m.p95, "rows": m.rows, "timeout": m.timeout, "plan": m.plan,
-                                 "raw_plan": m.raw_plan}
+            entry[m.spelling] = {
+                "sql": " ".join(m.sql.split()),
+                "samples_ms": m.samples_ms,
+                "p50_ms": m.p50,
+                "p95_ms": m.p95,
+                "rows": m.rows,
+                "timeout": m.timeout,
+                "plan": m.plan,
+                "raw_plan": m.raw_plan,
+            }
         doc["results"].append(entry)
     doc["remediation"] = remediation_rows(doc["results"])
     doc["failures"] = [f"{r['shape']} [{r['dialect']}]" for r in doc["results"] if not r["ok"]]
@@ -107,10 +142,17 @@ def remediation_rows(entries: list[dict]) -> list[dict]:
             continue
         before, after = nat["p50_ms"], rem["p50_ms"]
         speedup = (before / after) if (before and after) else None
-        out.append({"dialect": r["dialect"], "shape": r["shape"],
-                    "change": r.get("natural_label") or "natural to remediated",
-                    "before_p50_ms": before, "final_p50_ms": after, "natural_timeout": nat["timeout"],
-                    "speedup": speedup})
+        out.append(
+            {
+                "dialect": r["dialect"],
+                "shape": r["shape"],
+                "change": r.get("natural_label") or "natural to remediated",
+                "before_p50_ms": before,
+                "final_p50_ms": after,
+                "natural_timeout": nat["timeout"],
+                "speedup": speedup,
+            }
+        )
     return out
 
 
@@ -125,8 +167,8 @@ class ResultFileError(DbbenchError):
     """A result or baseline file that cannot be read (exit code 2)."""
 
 
-_MAX_NUMBER_CHARS = 100                 # a float needs 17 significant digits; dbbench rounds to 4 places
-_MAX_JSON_DEPTH = 2 * MAX_DEPTH + 16    # a plan level is an object inside a "children" list
+_MAX_NUMBER_CHARS = 100  # a float needs 17 significant digits; dbbench rounds to 4 places
+_MAX_JSON_DEPTH = 2 * MAX_DEPTH + 16  # a plan level is an object inside a "children" list
 
 
 def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
@@ -146,38 +188,50 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
 
     def bounded_int(literal: str) -> int:
         if len(literal) > _MAX_NUMBER_CHARS:
-            raise ResultFileError(f"{path}: a number has too many digits ({len(literal)}; "
-                                  f"dbbench writes at most {_MAX_NUMBER_CHARS})")
+            raise ResultFileError(
+                f"{path}: a number has too many digits ({len(literal)}; "
+                f"dbbench writes at most {_MAX_NUMBER_CHARS})"
+            )
         return int(literal)
 
     def finite_float(literal: str) -> float:
         if len(literal) > _MAX_NUMBER_CHARS:
-            raise ResultFileError(f"{path}: a number has too many digits ({len(literal)}; "
-                                  f"dbbench writes at most {_MAX_NUMBER_CHARS})")
+            raise ResultFileError(
+                f"{path}: a number has too many digits ({len(literal)}; "
+                f"dbbench writes at most {_MAX_NUMBER_CHARS})"
+            )
         value = float(literal)
         if not math.isfinite(value):
-            raise ResultFileError(f"{path}: {literal[:40]} is not a finite number "
-                                  "(dbbench writes JSON without NaN/Infinity)")
+            raise ResultFileError(
+                f"{path}: {literal[:40]} is not a finite number (dbbench writes JSON without NaN/Infinity)"
+            )
         return value
 
     # Nesting is bounded before decoding: the decoder recurses, and a plan is the deepest thing a
     # result holds (two JSON levels per plan level).
     if text_depth_exceeds(text, _MAX_JSON_DEPTH):
-        raise ResultFileError(f"{path}: JSON nested more than {_MAX_JSON_DEPTH} levels deep "
-                              f"(a dbbench result holds plans of at most {MAX_DEPTH} levels)")
+        raise ResultFileError(
+            f"{path}: JSON nested more than {_MAX_JSON_DEPTH} levels deep "
+            f"(a dbbench result holds plans of at most {MAX_DEPTH} levels)"
+        )
     try:
         doc = json.loads(text, parse_constant=no_constant, parse_int=bounded_int, parse_float=finite_float)
     except json.JSONDecodeError as exc:
-        raise ResultFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise ResultFileError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
-        raise ResultFileError(f"{path}: not a dbbench result (no \"schema\" field)")
+        raise ResultFileError(f'{path}: not a dbbench result (no "schema" field)')
     name, _, version = doc["schema"].partition("/")
     if name != f"dbbench.{kind}":
-        raise ResultFileError(f"{path}: schema {doc['schema']!r} is not a dbbench.{kind} result "
-                              "(write one with `dbbench explain --output` or `dbbench baseline save`)")
+        raise ResultFileError(
+            f"{path}: schema {doc['schema']!r} is not a dbbench.{kind} result "
+            "(write one with `dbbench explain --output` or `dbbench baseline save`)"
+        )
     if not version.isdigit() or int(version) > SCHEMA_VERSION:
-        raise ResultFileError(f"{path}: schema version {version!r} is newer than this dbbench understands "
-                              f"({SCHEMA_VERSION})")
+        raise ResultFileError(
+            f"{path}: schema version {version!r} is newer than this dbbench understands ({SCHEMA_VERSION})"
+        )
     entries = doc.get("results")
     if not isinstance(entries, list):
         raise ResultFileError(f"{path}: results: must be a list")
@@ -189,7 +243,7 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
         return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
     def check_plan(root, top: str) -> None:
-        stack = [(root, top, 1)]   # iterative: the depth is bounded here, not by the interpreter
+        stack = [(root, top, 1)]  # iterative: the depth is bounded here, not by the interpreter
         while stack:
             node, at, depth = stack.pop()
             if depth > MAX_DEPTH:
@@ -210,7 +264,9 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
             children = node.get("children", [])
             if not isinstance(children, list):
                 raise bad(f"{at}.children", "must be a list")
-            stack.extend((child, f"{at}.children[{k}]", depth + 1) for k, child in reversed(list(enumerate(children))))
+            stack.extend(
+                (child, f"{at}.children[{k}]", depth + 1) for k, child in reversed(list(enumerate(children)))
+            )
 
     for key in ("config", "datasets", "tool", "host", "baseline"):
         if doc.get(key) is not None and not isinstance(doc[key], dict):
@@ -219,8 +275,9 @@ def load(path: Path | str, kind: str = "explain") -> dict[str, Any]:
         if not isinstance(meta, dict):
             raise bad(f"datasets.{dialect}", "must be an object")
     servers = doc.get("servers", [])
-    if not isinstance(servers, list) or not all(isinstance(x, dict) and isinstance(x.get("dialect"), str)
-                                                for x in servers):
+    if not isinstance(servers, list) or not all(
+        isinstance(x, dict) and isinstance(x.get("dialect"), str) for x in servers
+    ):
         raise bad("servers", "must be a list of objects with a dialect")
     for x in servers:
         x.setdefault("version", None)

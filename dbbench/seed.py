@@ -34,6 +34,7 @@ Progress = Callable[[str, str, int], None]  # (dialect, step, rows done)
 
 def default_cache() -> Path:
     from dbbench.servers import default_home
+
     return default_home() / "datasets"
 
 
@@ -107,8 +108,10 @@ def fingerprint_all(target: Target, conn, tables: list[PreparedTable], namespace
 def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) -> list[Check]:
     """Row counts of every table (read from the fingerprint pass, which counted them) and each
     special cardinality of the dataset definition, by real queries."""
-    checks = [Check(f"rows in {table}", expected, int(fingerprints.get(table, "0:").split(":")[0]))
-              for table, expected in ds.expected_counts.items()]
+    checks = [
+        Check(f"rows in {table}", expected, int(fingerprints.get(table, "0:").split(":")[0]))
+        for table, expected in ds.expected_counts.items()
+    ]
     params = ds.params()
     with conn.cursor() as cur:
         for entry in ds.verify:
@@ -123,13 +126,21 @@ def refuse_foreign(target: Target, conn, namespace: str) -> None:
     """Raise :class:`NotOurs` when ``namespace`` exists without dbbench's marker (never touched)."""
     d = dialects.get(target.dialect)
     if d.namespace_state(conn, namespace) == "foreign":
-        raise NotOurs(f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
-                      "(no dbbench_meta marker); nothing was changed. Choose another name with "
-                      "--namespace or remove it yourself")
+        raise NotOurs(
+            f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
+            "(no dbbench_meta marker); nothing was changed. Choose another name with "
+            "--namespace or remove it yourself"
+        )
 
 
-def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namespace: str,
-                progress: Progress | None = None, cancel: threading.Event | None = None) -> SeedResult:
+def seed_target(
+    target: Target,
+    ds: Dataset,
+    tables: list[PreparedTable],
+    namespace: str,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> SeedResult:
     d = dialects.get(target.dialect)
     result = SeedResult(target.dialect, target.version_text, namespace)
     table_sql, index_sql = dialects.schema_statements(target.dialect)
@@ -157,14 +168,27 @@ def seed_target(target: Target, ds: Dataset, tables: list[PreparedTable], namesp
         result.fingerprints = step("fingerprint", lambda: fingerprint_all(target, conn, tables, namespace))
         result.checks = step("verify", lambda: run_checks(conn, ds, target.dialect, result.fingerprints))
         if result.ok:
-            d.write_meta(conn, namespace, {"state": "complete", "finished_at": datetime.now().isoformat(),
-                                           **{f"fingerprint.{k}": v for k, v in result.fingerprints.items()}})
+            d.write_meta(
+                conn,
+                namespace,
+                {
+                    "state": "complete",
+                    "finished_at": datetime.now().isoformat(),
+                    **{f"fingerprint.{k}": v for k, v in result.fingerprints.items()},
+                },
+            )
         step("commit", lambda: d.commit(conn))
     return result
 
 
-def seed(targets: list[Target], dataset: str | Dataset = defaults.DATASET, *, namespace: str = DEFAULT_NAMESPACE,
-         progress: Progress | None = None, cache_dir: Path | None = None) -> tuple[Dataset, list[SeedResult], float]:
+def seed(
+    targets: list[Target],
+    dataset: str | Dataset = defaults.DATASET,
+    *,
+    namespace: str = DEFAULT_NAMESPACE,
+    progress: Progress | None = None,
+    cache_dir: Path | None = None,
+) -> tuple[Dataset, list[SeedResult], float]:
     """Seed every target concurrently. Returns the dataset, one result per target, and the seconds
     spent preparing load files (near zero when the cache under ``cache_dir`` already has them)."""
     if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", namespace):

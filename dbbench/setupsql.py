@@ -41,7 +41,7 @@ class SetupError(DbbenchError):
 class Statement:
     text: str
     line: int
-    code: str    # the text with string literals and comments blanked: what the guard reads
+    code: str  # the text with string literals and comments blanked: what the guard reads
 
 
 @dataclass
@@ -55,7 +55,7 @@ class SetupResult:
     seconds: dict[str, float] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     fingerprints: dict[str, str] = field(default_factory=dict)
-    isolation: str = "none"        # the role the setup SQL ran as, or "none" (dbbench's own user)
+    isolation: str = "none"  # the role the setup SQL ran as, or "none" (dbbench's own user)
 
     @property
     def total_seconds(self) -> float:
@@ -128,14 +128,18 @@ def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statem
                 j += 1
             if j >= n:
                 raise SetupError(f"{source}: line {line}: unterminated {c}quoted{c} text")
-            literal = text[i:j + 1]
+            literal = text[i : j + 1]
             buf.append(literal)
             identifier = c == "`" or (c == '"' and syntax.double_quoted_identifiers)
             code.append(literal if identifier else "''")
             line += literal.count("\n")
             i = j + 1
             continue
-        if c == "$" and syntax.dollar_quotes and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+        if (
+            c == "$"
+            and syntax.dollar_quotes
+            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
+        ):
             m = re.match(r"\$(?:[A-Za-z_]\w*)?\$", text[i:])
             if m:
                 begin()
@@ -143,7 +147,7 @@ def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statem
                 j = text.find(tag, i + len(tag))
                 if j < 0:
                     raise SetupError(f"{source}: line {line}: unterminated {tag} quoted body")
-                literal = text[i:j + len(tag)]
+                literal = text[i : j + len(tag)]
                 buf.append(literal)
                 code.append("''")
                 line += literal.count("\n")
@@ -165,30 +169,57 @@ _Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
 _REFUSED = [
     (re.compile(r"^\s*USE\b", re.I), "switches database (USE)"),
     (re.compile(r"\bsearch_path\b", re.I), "changes search_path"),
-    (re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:SCHEMA|DATABASE)\b", re.I), "creates, drops or alters a schema/database"),
-    (re.compile(r"^\s*(?:BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|SAVEPOINT|RELEASE|END)\b(?!\s*\()", re.I),
-     "controls the transaction (dbbench does that)"),
+    (
+        re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:SCHEMA|DATABASE)\b", re.I),
+        "creates, drops or alters a schema/database",
+    ),
+    (
+        re.compile(
+            r"^\s*(?:BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|SAVEPOINT|RELEASE|END)\b(?!\s*\()", re.I
+        ),
+        "controls the transaction (dbbench does that)",
+    ),
     (re.compile(r"^\s*(?:GRANT|REVOKE)\b", re.I), "changes privileges"),
-    (re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:ROLE|USER|EXTENSION|TABLESPACE|SERVER|EVENT)\b", re.I),
-     "creates server-wide objects"),
-    (re.compile(r"^\s*(?:ALTER\s+SYSTEM|SET\s+(?:GLOBAL|PERSIST|PERSIST_ONLY)\b|SET\s+@@(?:global|persist))", re.I),
-     "changes server-wide settings"),
+    (
+        re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:ROLE|USER|EXTENSION|TABLESPACE|SERVER|EVENT)\b", re.I),
+        "creates server-wide objects",
+    ),
+    (
+        re.compile(
+            r"^\s*(?:ALTER\s+SYSTEM|SET\s+(?:GLOBAL|PERSIST|PERSIST_ONLY)\b|SET\s+@@(?:global|persist))", re.I
+        ),
+        "changes server-wide settings",
+    ),
     (re.compile(r"\bdbbench_meta\b", re.I), "touches dbbench's ownership marker"),
-    (re.compile(r"^\s*(?:VACUUM|CHECKPOINT|LOAD\s+DATA\s+INFILE|COPY\b[^;]*\b(?:FROM|TO)\s+(?:PROGRAM|''))", re.I),
-     "is not allowed in setup SQL"),
-    (re.compile(r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b|\bLOAD\s+(?:DATA|XML)\s+(?:(?:LOW_PRIORITY|CONCURRENT)\s+)?INFILE\b|"
-                r"\b(?:load_file|pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|lo_import|lo_export|"
-                r"pg_file_write|pg_file_rename|pg_file_unlink)\s*\(", re.I),
-     "reads or writes server-side files"),
-    (re.compile(r"\bPREPARE\s+\S+\s+FROM\b", re.I),
-     "runs dynamic SQL (PREPARE … FROM), whose target cannot be checked"),
+    (
+        re.compile(
+            r"^\s*(?:VACUUM|CHECKPOINT|LOAD\s+DATA\s+INFILE|COPY\b[^;]*\b(?:FROM|TO)\s+(?:PROGRAM|''))", re.I
+        ),
+        "is not allowed in setup SQL",
+    ),
+    (
+        re.compile(
+            r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b|\bLOAD\s+(?:DATA|XML)\s+(?:(?:LOW_PRIORITY|CONCURRENT)\s+)?INFILE\b|"
+            r"\b(?:load_file|pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|lo_import|lo_export|"
+            r"pg_file_write|pg_file_rename|pg_file_unlink)\s*\(",
+            re.I,
+        ),
+        "reads or writes server-side files",
+    ),
+    (
+        re.compile(r"\bPREPARE\s+\S+\s+FROM\b", re.I),
+        "runs dynamic SQL (PREPARE … FROM), whose target cannot be checked",
+    ),
     (re.compile(r"\bSET\s+SCHEMA\b", re.I), "moves an object to another schema"),
 ]
 _QUALIFIED_WRITE = re.compile(
     rf"\b(?:INTO|UPDATE|TABLE|VIEW|SEQUENCE|TRIGGER|PROCEDURE|FUNCTION|TYPE|DOMAIN|REFERENCES|TRUNCATE|COPY|"
-    rf"DELETE\s+FROM)\s+(?:ONLY\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*({_Q})", re.I)
-_QUALIFIED_ON = re.compile(rf"\b(?:INDEX|TRIGGER|POLICY|RULE)\b.*?\bON\s+(?:ONLY\s+)?({_Q})\s*\.\s*({_Q})",
-                           re.I | re.S)
+    rf"DELETE\s+FROM)\s+(?:ONLY\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*({_Q})",
+    re.I,
+)
+_QUALIFIED_ON = re.compile(
+    rf"\b(?:INDEX|TRIGGER|POLICY|RULE)\b.*?\bON\s+(?:ONLY\s+)?({_Q})\s*\.\s*({_Q})", re.I | re.S
+)
 _QUALIFIED_NAME = re.compile(rf"({_Q})\s*\.\s*({_Q})")
 # Statements whose every qualified name is a target: DROP / TRUNCATE / RENAME lists, CALL.
 _ALL_TARGETS = re.compile(r"^\s*(?:DROP|TRUNCATE|RENAME|CALL)\b", re.I)
@@ -198,14 +229,18 @@ _ALL_TARGETS = re.compile(r"^\s*(?:DROP|TRUNCATE|RENAME|CALL)\b", re.I)
 _TARGET_LISTS = [
     re.compile(rf"\bRENAME\s+(?:TO\s+|AS\s+)?((?:{_Q})\s*\.\s*(?:{_Q}))", re.I),
     re.compile(r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*(?!FROM\b)(.*?)\bFROM\b", re.I | re.S),
-    re.compile(r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*FROM\s+((?:(?!\bWHERE\b)[^()])*?)\bUSING\b",
-               re.I | re.S),
+    re.compile(
+        r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*FROM\s+((?:(?!\bWHERE\b)[^()])*?)\bUSING\b",
+        re.I | re.S,
+    ),
 ]
 # Table references a multi-table write may write through (its targets can be aliases of them).
 _WRITE_REFS = [
     re.compile(r"^\s*UPDATE\s+(?:(?:LOW_PRIORITY|IGNORE|ONLY)\s+)*(.*?)\bSET\b", re.I | re.S),
-    re.compile(r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*(?!FROM\b).*?\bFROM\b(.*?)(?:\bWHERE\b|$)",
-               re.I | re.S),
+    re.compile(
+        r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*(?!FROM\b).*?\bFROM\b(.*?)(?:\bWHERE\b|$)",
+        re.I | re.S,
+    ),
 ]
 _TABLE_REF = re.compile(rf"(?:^|,|\bJOIN\b)\s*({_Q})\s*\.\s*({_Q})", re.I)
 
@@ -234,8 +269,10 @@ def check_statement(stmt: Statement, namespace: str) -> str | None:
     for m in found:
         qualifier = _unquote(m.group(1))
         if qualifier not in (namespace, "pg_temp"):
-            return (f"writes to {m.group(1)}.{m.group(2)}, outside the namespace {namespace!r} "
-                    "(leave names unqualified)")
+            return (
+                f"writes to {m.group(1)}.{m.group(2)}, outside the namespace {namespace!r} "
+                "(leave names unqualified)"
+            )
     return None
 
 
@@ -259,8 +296,10 @@ def statements_for(file: Path, dialect: str, namespace: str, *, text_checks: boo
 
 # -- running -----------------------------------------------------------------------------------
 def _tables(conn, dialect: str, ns: str) -> list[str]:
-    sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
-           "AND table_type = 'BASE TABLE' AND table_name <> 'dbbench_meta' ORDER BY table_name")
+    sql = (
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
+        "AND table_type = 'BASE TABLE' AND table_name <> 'dbbench_meta' ORDER BY table_name"
+    )
     with conn.cursor() as cur:
         cur.execute(sql, (ns,))
         return [r[0] for r in cur.fetchall()]
@@ -289,8 +328,10 @@ def _kinds(rows) -> tuple[list[str], list[str]]:
 
 
 def _describe(conn, dialect: str, ns: str, table: str):
-    sql = (f"SELECT column_name, data_type, {dialects.get(dialect).COLUMN_TYPE} FROM information_schema.columns "
-           "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position")
+    sql = (
+        f"SELECT column_name, data_type, {dialects.get(dialect).COLUMN_TYPE} FROM information_schema.columns "
+        "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position"
+    )
     with conn.cursor() as cur:
         cur.execute(sql, (ns, table))
         return cur.fetchall()
@@ -299,9 +340,12 @@ def _describe(conn, dialect: str, ns: str, table: str):
 def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
     from dbbench.prepared import PreparedTable
     from dbbench.seed import fingerprint
+
     d = dialects.get(dialect)
     names, kinds = _kinds(_describe(conn, dialect, ns, table))
-    return fingerprint(conn, dialect, PreparedTable(d.quote(table), [d.quote(c) for c in names], kinds, 0, {}))
+    return fingerprint(
+        conn, dialect, PreparedTable(d.quote(table), [d.quote(c) for c in names], kinds, 0, {})
+    )
 
 
 def _run_statements(conn, dialect: str, file: Path, stmts: list[Statement]) -> None:
@@ -314,8 +358,9 @@ def _run_statements(conn, dialect: str, file: Path, stmts: list[Statement]) -> N
         except Exception as exc:
             if not d.is_driver_error(exc):
                 raise
-            raise SetupError(f"{file}: statement {k} (line {s.line}): the server reported: "
-                             f"{server_message(exc, 300)}") from None
+            raise SetupError(
+                f"{file}: statement {k} (line {s.line}): the server reported: {server_message(exc, 300)}"
+            ) from None
         if d.COMMIT_EACH_SETUP_STATEMENT:
             conn.commit()
 
@@ -335,13 +380,21 @@ def _finish(target: Target, conn, namespace: str, file: Path, result: SetupResul
     result.fingerprints = {t: _fingerprint(conn, target.dialect, namespace, t) for t in tables}
     result.rows = {t: int(fp.split(":")[0]) for t, fp in result.fingerprints.items()}
     result.seconds["fingerprint"] = clock() - start
-    d.write_meta(conn, namespace, {"state": "complete", "finished_at": datetime.now().isoformat(),
-                                   **{f"fingerprint.{k}": v for k, v in result.fingerprints.items()}})
+    d.write_meta(
+        conn,
+        namespace,
+        {
+            "state": "complete",
+            "finished_at": datetime.now().isoformat(),
+            **{f"fingerprint.{k}": v for k, v in result.fingerprints.items()},
+        },
+    )
     d.commit(conn)
 
 
-def setup_target(target: Target, catalog: Catalog, namespace: str, *, isolate: bool = True,
-                 text_checks: bool = True) -> SetupResult:
+def setup_target(
+    target: Target, catalog: Catalog, namespace: str, *, isolate: bool = True, text_checks: bool = True
+) -> SetupResult:
     """Rebuild ``namespace`` from the catalog's setup SQL on one target.
 
     ``isolate`` (the default): the statements run logged in as the namespace's own role
@@ -356,15 +409,29 @@ def setup_target(target: Target, catalog: Catalog, namespace: str, *, isolate: b
     d = dialects.get(target.dialect)
     file = catalog.setup.get(target.dialect)
     if file is None:
-        raise SetupError(f"{catalog.path}: no setup SQL for {target.label} (setup.{target.dialect}.sql or "
-                         f"setup.sql); use --only to skip that dialect")
+        raise SetupError(
+            f"{catalog.path}: no setup SQL for {target.label} (setup.{target.dialect}.sql or "
+            f"setup.sql); use --only to skip that dialect"
+        )
     stmts = statements_for(file, target.dialect, namespace, text_checks=text_checks)
-    result = SetupResult(target.dialect, target.version_text, namespace, str(file), catalog.setup_digest(target.dialect),
-                         len(stmts), isolation=isolation.role_name(namespace) if isolate else "none")
+    result = SetupResult(
+        target.dialect,
+        target.version_text,
+        namespace,
+        str(file),
+        catalog.setup_digest(target.dialect),
+        len(stmts),
+        isolation=isolation.role_name(namespace) if isolate else "none",
+    )
     clock = time.perf_counter
-    meta = {"dataset": catalog.dataset_name, "catalog": str(catalog.path), "setup_file": file.name,
-            "setup_sha256": result.sha256, "started_at": datetime.now().isoformat(),
-            "isolation": result.isolation}
+    meta = {
+        "dataset": catalog.dataset_name,
+        "catalog": str(catalog.path),
+        "setup_file": file.name,
+        "setup_sha256": result.sha256,
+        "started_at": datetime.now().isoformat(),
+        "isolation": result.isolation,
+    }
     if not isolate:
         with target.all_or_nothing() as conn:
             refuse_foreign(target, conn, namespace)
@@ -378,8 +445,10 @@ def setup_target(target: Target, catalog: Catalog, namespace: str, *, isolate: b
             result.seconds["setup SQL"] = clock() - start
             outside = d.outside_changes(conn, namespace, before)
             if outside:
-                raise SetupError(f"{file}: created, altered, dropped or wrote to relations outside "
-                                 f"{namespace!r}: {', '.join(outside[:5])}; rolled back, nothing was changed")
+                raise SetupError(
+                    f"{file}: created, altered, dropped or wrote to relations outside "
+                    f"{namespace!r}: {', '.join(outside[:5])}; rolled back, nothing was changed"
+                )
             _finish(target, conn, namespace, file, result)
         return result
     start = clock()
@@ -397,15 +466,23 @@ def setup_target(target: Target, catalog: Catalog, namespace: str, *, isolate: b
     outside = isolation.escaped(target, namespace)
     if outside:
         isolation.drop_escaped(target, namespace)
-        raise SetupError(f"{file}: created objects outside {namespace!r}: {', '.join(outside[:5])}; they were "
-                         f"dropped with the namespace's own objects (run the seed again once fixed)")
+        raise SetupError(
+            f"{file}: created objects outside {namespace!r}: {', '.join(outside[:5])}; they were "
+            f"dropped with the namespace's own objects (run the seed again once fixed)"
+        )
     with target.all_or_nothing() as conn:
         _finish(target, conn, namespace, file, result)
     return result
 
 
-def load(targets: list[Target], catalog: str | Path | Catalog, *, namespace: str = "dbbench", isolate: bool = True,
-         text_checks: bool = True) -> tuple[Catalog, list[SetupResult]]:
+def load(
+    targets: list[Target],
+    catalog: str | Path | Catalog,
+    *,
+    namespace: str = "dbbench",
+    isolate: bool = True,
+    text_checks: bool = True,
+) -> tuple[Catalog, list[SetupResult]]:
     """Run the catalog's setup SQL into ``namespace`` on every target (concurrently); see
     :func:`setup_target` for ``isolate`` and ``text_checks``."""
     if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", namespace):
@@ -415,12 +492,16 @@ def load(targets: list[Target], catalog: str | Path | Catalog, *, namespace: str
         raise SetupError(f"{cat.path}: the catalog has no setup SQL (setup.sql or setup.<dialect>.sql)")
     for t in targets:  # refuse before touching anything
         if t.dialect not in cat.setup:
-            raise SetupError(f"{cat.path}: no setup SQL for {t.label} (setup.{t.dialect}.sql or setup.sql); "
-                             "use --only to skip that dialect")
+            raise SetupError(
+                f"{cat.path}: no setup SQL for {t.label} (setup.{t.dialect}.sql or setup.sql); "
+                "use --only to skip that dialect"
+            )
         statements_for(cat.setup[t.dialect], t.dialect, namespace, text_checks=text_checks)
     with ThreadPoolExecutor(max_workers=len(targets) or 1) as pool:
-        futures = [pool.submit(setup_target, t, cat, namespace, isolate=isolate, text_checks=text_checks)
-                   for t in targets]
+        futures = [
+            pool.submit(setup_target, t, cat, namespace, isolate=isolate, text_checks=text_checks)
+            for t in targets
+        ]
         results = [f.result() for f in futures]
     return cat, results
 
@@ -428,6 +509,7 @@ def load(targets: list[Target], catalog: str | Path | Catalog, *, namespace: str
 def fingerprints_agree(results: list[SetupResult]) -> dict[str, bool]:
     """:func:`dbbench.seed.fingerprints_agree`, tables sorted by name (the servers' own orders differ)."""
     from dbbench.seed import fingerprints_agree as agree
+
     return dict(sorted(agree(results).items()))
 
 
@@ -437,6 +519,8 @@ def stale(catalog: Catalog, metas: dict[str, dict], namespace: str | None = None
     where = f" --namespace {namespace}" if namespace else ""
     for dialect, meta in metas.items():
         if dialect in catalog.setup and meta.get("setup_sha256") not in (None, catalog.setup_digest(dialect)):
-            out.append(f"{dialect}: {catalog.setup[dialect].name} changed since the namespace was built; "
-                       f"run `dbbench seed --catalog {catalog.path}{where}` to rebuild it")
+            out.append(
+                f"{dialect}: {catalog.setup[dialect].name} changed since the namespace was built; "
+                f"run `dbbench seed --catalog {catalog.path}{where}` to rebuild it"
+            )
     return out

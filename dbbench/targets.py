@@ -86,9 +86,11 @@ class Target:
 
         try:
             conn = mysql.loader_connection(self.url, self.connect_args)
-        except Exception as exc:    # the server went away since connect(): one line, no password
-            raise ConnectionFailed(f"cannot open the loader connection to {self.label} at "
-                                   f"{_host_port(self.url)}: {urls.scrub(str(exc), self.url)}") from None
+        except Exception as exc:  # the server went away since connect(): one line, no password
+            raise ConnectionFailed(
+                f"cannot open the loader connection to {self.label} at "
+                f"{_host_port(self.url)}: {urls.scrub(str(exc), self.url)}"
+            ) from None
         try:
             yield conn
         except BaseException:
@@ -100,8 +102,9 @@ class Target:
                 conn.close()
 
 
-def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "URL",
-            timeout: int = 10) -> Target:
+def connect(
+    url: str | URL, *, dialect: Dialect | None = None, source: str = "URL", timeout: int = 10
+) -> Target:
     """Connect to ``url``, read the server version and check it against the version policy."""
     if isinstance(url, URL):
         url = url.render_as_string(hide_password=False)
@@ -119,11 +122,13 @@ def connect(url: str | URL, *, dialect: Dialect | None = None, source: str = "UR
     except SQLAlchemyError as exc:
         engine.dispose()
         raise ConnectionFailed(describe_failure(exc, parsed, dialect)) from None
-    except TypeError as exc:        # PyMySQL refuses an unknown keyword, i.e. an unknown ?key= of the URL
+    except TypeError as exc:  # PyMySQL refuses an unknown keyword, i.e. an unknown ?key= of the URL
         engine.dispose()
         keys = ", ".join(sorted(parsed.query)) or "none"
-        raise ConnectionFailed(f"{DIALECT_LABEL[dialect]} at {_host_port(parsed)}: the driver does not accept a "
-                               f"query parameter of the {source} (given: {keys}): {exc}") from None
+        raise ConnectionFailed(
+            f"{DIALECT_LABEL[dialect]} at {_host_port(parsed)}: the driver does not accept a "
+            f"query parameter of the {source} (given: {keys}): {exc}"
+        ) from None
     version, text = _parse_version(raw_version, dialect, parsed)
     target = Target(dialect, parsed, engine, version, text, connect_args=connect_args)
     target.warnings.extend(_version_warnings(target))
@@ -204,8 +209,9 @@ def describe_failure(exc: SQLAlchemyError, url: URL, dialect: Dialect) -> str:
     return f"cannot use {where}: {urls.scrub(text, url)}"
 
 
-def open_targets(urls_given: dict[Dialect, str | None], only: Dialect | None = None,
-                 *, home=None) -> list[Target]:
+def open_targets(
+    urls_given: dict[Dialect, str | None], only: Dialect | None = None, *, home=None
+) -> list[Target]:
     """Connect to one target per dialect: the URL given, else the env var, else the local server.
 
     ``only`` skips the other dialect. Raises :class:`ConnectionFailed` naming the first target that

@@ -36,9 +36,7 @@ def parse(raw: str, dialect: Dialect, source: str) -> URL:
     try:
         url = make_url(raw.strip())
     except (ArgumentError, ValueError):  # ValueError: a port that is not a number
-        raise DbbenchError(
-            f"{source} is not a database URL (expected {example(dialect)})"
-        ) from None
+        raise DbbenchError(f"{source} is not a database URL (expected {example(dialect)})") from None
     if _misparsed(raw.strip(), url):
         # never echo any part: the "host" parsed here is a piece of the password
         raise DbbenchError(
@@ -50,21 +48,20 @@ def parse(raw: str, dialect: Dialect, source: str) -> URL:
     if backend == "postgres":
         backend = "postgresql"
     if backend != dialect:
-        raise DbbenchError(
-            f"{source} is a {backend!r} URL, expected {example(dialect)}"
-        )
+        raise DbbenchError(f"{source} is a {backend!r} URL, expected {example(dialect)}")
     if driver and driver != DRIVERS[dialect]:
-        raise DbbenchError(
-            f"{source} uses driver {driver!r}; dbbench supports {dialect}+{DRIVERS[dialect]}"
-        )
+        raise DbbenchError(f"{source} uses driver {driver!r}; dbbench supports {dialect}+{DRIVERS[dialect]}")
     if not url.host and not url.query.get("host") and not url.query.get("unix_socket"):
         raise DbbenchError(f"{source} has no host (expected {example(dialect)})")
     return url.set(drivername=f"{dialect}+{DRIVERS[dialect]}")
 
 
 # SQLAlchemy's split of a URL: the password ends at the *first* '@', the host at '/', ':' or '?'
-_SPLIT = re.compile(r"[\w+]+://(?:[^:/]*(?::[^@]*)?@)?(?:\[[^/?]+\]|[^/:?]+)?(?::[^/?]*)?"
-                    r"(?:/(?P<database>[^?]*))?(?:\?(?P<query>.*))?", re.DOTALL)
+_SPLIT = re.compile(
+    r"[\w+]+://(?:[^:/]*(?::[^@]*)?@)?(?:\[[^/?]+\]|[^/:?]+)?(?::[^/?]*)?"
+    r"(?:/(?P<database>[^?]*))?(?:\?(?P<query>.*))?",
+    re.DOTALL,
+)
 
 
 def _misparsed(raw: str, url: URL) -> bool:
@@ -75,8 +72,9 @@ def _misparsed(raw: str, url: URL) -> bool:
     match = _SPLIT.match(raw)
     if match and "@" in (match.group("database") or "") + (match.group("query") or ""):
         return True
-    swallowed = re.search(r"[?&](?:" + "|".join(sorted(SECRET_QUERY_KEYS)) + r")=", url.password or "",
-                          re.IGNORECASE)
+    swallowed = re.search(
+        r"[?&](?:" + "|".join(sorted(SECRET_QUERY_KEYS)) + r")=", url.password or "", re.IGNORECASE
+    )
     return bool(swallowed) or "" in url.query
 
 
@@ -87,8 +85,21 @@ def example(dialect: Dialect) -> str:
 
 
 # query parameters that carry a secret (libpq and the drivers accept a password in the query too)
-SECRET_QUERY_KEYS = frozenset({"password", "passwd", "pwd", "sslpassword", "sslkey_password", "secret", "token",
-                               "access_token", "auth_token", "api_key", "apikey"})
+SECRET_QUERY_KEYS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pwd",
+        "sslpassword",
+        "sslkey_password",
+        "secret",
+        "token",
+        "access_token",
+        "auth_token",
+        "api_key",
+        "apikey",
+    }
+)
 
 
 def redact(url: URL | str) -> str:

@@ -29,8 +29,9 @@ class Connect(Protocol):
 
 
 @contextlib.contextmanager
-def opened(urls: dict[Any, str | None], only: Any = None, *, home: Any = None,
-           warn: Warn | None = None) -> Iterator[list[Target]]:
+def opened(
+    urls: dict[Any, str | None], only: Any = None, *, home: Any = None, warn: Warn | None = None
+) -> Iterator[list[Target]]:
     """Connect to the targets (:func:`dbbench.targets.open_targets`), pass each target's warnings
     to ``warn``, and dispose of the targets when the block ends."""
     targets = open_targets(urls, only, home=home)
@@ -68,16 +69,30 @@ class Run:
     access_only: bool = False
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any], *, catalog: str | None = None, namespace: str | None = None,
-                    timeout_s: float | None = None, warmups: int | None = None, runs: int | None = None,
-                    command: str = "diff", isolate: bool = True) -> Run:
+    def from_config(
+        cls,
+        cfg: dict[str, Any],
+        *,
+        catalog: str | None = None,
+        namespace: str | None = None,
+        timeout_s: float | None = None,
+        warmups: int | None = None,
+        runs: int | None = None,
+        command: str = "diff",
+        isolate: bool = True,
+    ) -> Run:
         """The run a baseline's ``config`` describes, each value overridden when given (``diff``)."""
-        return cls(catalog=catalog or cfg.get("catalog") or defaults.CATALOG, shapes=tuple(cfg.get("shapes") or ()),
-                   namespace=namespace or cfg.get("namespace") or defaults.NAMESPACE,
-                   timeout_s=timeout_s or cfg.get("timeout_s") or defaults.TIMEOUT_S,
-                   warmups=cfg.get("warmups", defaults.WARMUPS) if warmups is None else warmups,
-                   runs=cfg.get("runs", defaults.RUNS) if runs is None else runs, natural=False,
-                   command=command, isolate=isolate)
+        return cls(
+            catalog=catalog or cfg.get("catalog") or defaults.CATALOG,
+            shapes=tuple(cfg.get("shapes") or ()),
+            namespace=namespace or cfg.get("namespace") or defaults.NAMESPACE,
+            timeout_s=timeout_s or cfg.get("timeout_s") or defaults.TIMEOUT_S,
+            warmups=cfg.get("warmups", defaults.WARMUPS) if warmups is None else warmups,
+            runs=cfg.get("runs", defaults.RUNS) if runs is None else runs,
+            natural=False,
+            command=command,
+            isolate=isolate,
+        )
 
     @property
     def only(self) -> list[str] | None:
@@ -88,13 +103,26 @@ class Run:
         return int(self.timeout_s * 1000)
 
     def config(self) -> dict[str, Any]:
-        return {"command": self.command, "catalog": str(self.catalog), "namespace": self.namespace,
-                "warmups": self.warmups, "runs": self.runs, "timeout_s": self.timeout_s, "natural": self.natural,
-                "shapes": list(self.shapes), "isolation": "namespace role" if self.isolate else "none"}
+        return {
+            "command": self.command,
+            "catalog": str(self.catalog),
+            "namespace": self.namespace,
+            "warmups": self.warmups,
+            "runs": self.runs,
+            "timeout_s": self.timeout_s,
+            "natural": self.natural,
+            "shapes": list(self.shapes),
+            "isolation": "namespace role" if self.isolate else "none",
+        }
 
 
-def measure(connect: Connect, run: Run, *, progress: Callable[[], AbstractContextManager[Any]] | None = None,
-            warn: Warn | None = None) -> dict[str, Any]:
+def measure(
+    connect: Connect,
+    run: Run,
+    *,
+    progress: Callable[[], AbstractContextManager[Any]] | None = None,
+    warn: Warn | None = None,
+) -> dict[str, Any]:
     """``dbbench explain``: run the catalog on the targets; the result document (dbbench.explain/1).
     ``progress`` makes the context manager whose value is passed to :func:`dbbench.explain.run`;
     ``warn`` gets the warnings about stale setup SQL and unfrozen statistics."""
@@ -104,18 +132,36 @@ def measure(connect: Connect, run: Run, *, progress: Callable[[], AbstractContex
     cat = catalogs.open_catalog(run.catalog, run.only)
     with connect() as targets:
         with progress() if progress else contextlib.nullcontext() as report:
-            _, res, metas = explain.run(targets, cat, namespace=run.namespace, warmups=run.warmups, runs=run.runs,
-                                        timeout_ms=run.timeout_ms, natural=run.natural, only=run.only,
-                                        progress=report, access_only=run.access_only, isolate=run.isolate)
-        for w in setupsql.stale(cat, metas, run.namespace) + explain.statistics_warnings(targets, run.namespace):
+            _, res, metas = explain.run(
+                targets,
+                cat,
+                namespace=run.namespace,
+                warmups=run.warmups,
+                runs=run.runs,
+                timeout_ms=run.timeout_ms,
+                natural=run.natural,
+                only=run.only,
+                progress=report,
+                access_only=run.access_only,
+                isolate=run.isolate,
+            )
+        for w in setupsql.stale(cat, metas, run.namespace) + explain.statistics_warnings(
+            targets, run.namespace
+        ):
             if warn is not None:
                 warn(f"warning: {w}")
         return results.explain_document(targets, res, metas, run.config())
 
 
-def check(connect: Connect, run: Run, *, dataset: str | None = None, cache_dir: Path | None = None,
-          progress: Callable[[], AbstractContextManager[Any]] | None = None,
-          warn: Warn | None = None) -> dict[str, Any]:
+def check(
+    connect: Connect,
+    run: Run,
+    *,
+    dataset: str | None = None,
+    cache_dir: Path | None = None,
+    progress: Callable[[], AbstractContextManager[Any]] | None = None,
+    warn: Warn | None = None,
+) -> dict[str, Any]:
     """``dbbench check``: seed a scratch dataset (``dataset``, else the catalog's own setup SQL when
     it has one, else the CI-size alpine dataset) into the scratch namespace (``run.namespace``; the
     default namespace means :data:`dbbench.defaults.CHECK_NAMESPACE`), then measure once. Raises
@@ -131,14 +177,26 @@ def check(connect: Connect, run: Run, *, dataset: str | None = None, cache_dir: 
         if own_setup:
             setupsql.load(targets, cat, namespace=namespace, isolate=run.isolate)
         else:
-            _, res, _ = seed.seed(targets, dataset or defaults.CHECK_DATASET, namespace=namespace, cache_dir=cache_dir)
+            _, res, _ = seed.seed(
+                targets, dataset or defaults.CHECK_DATASET, namespace=namespace, cache_dir=cache_dir
+            )
             bad = [f"{r.dialect}: {c.name}" for r in res for c in r.checks if not c.ok]
     if bad:
         raise ScratchDatasetFailed("scratch dataset verification failed: " + "; ".join(bad))
     # A catalog's own setup is the data it was written for: assert everything. The CI-size alpine
     # dataset is not, so only the access path is asserted there.
-    once = Run(catalog=run.catalog, shapes=run.shapes, namespace=namespace, timeout_s=run.timeout_s, warmups=0,
-               runs=1, natural=False, command="check", isolate=run.isolate, access_only=not own_setup)
+    once = Run(
+        catalog=run.catalog,
+        shapes=run.shapes,
+        namespace=namespace,
+        timeout_s=run.timeout_s,
+        warmups=0,
+        runs=1,
+        natural=False,
+        command="check",
+        isolate=run.isolate,
+        access_only=not own_setup,
+    )
     return measure(connect, once, progress=progress, warn=warn)
 
 
@@ -149,8 +207,15 @@ def stability(connect: Connect, run: Run, *, times: int) -> dict[tuple[str, str]
 
     cat = catalogs.open_catalog(run.catalog, run.only)
     with connect(warn=False) as targets:
-        return explain.stability(targets, cat, namespace=run.namespace, times=times, timeout_ms=run.timeout_ms,
-                                 only=run.only, isolate=run.isolate)
+        return explain.stability(
+            targets,
+            cat,
+            namespace=run.namespace,
+            times=times,
+            timeout_ms=run.timeout_ms,
+            only=run.only,
+            isolate=run.isolate,
+        )
 
 
 @dataclass
@@ -166,23 +231,37 @@ class Seeded:
     @property
     def problems(self) -> list[str]:
         """What does not verify: a cardinality off its definition, a fingerprint differing between dialects."""
-        bad = [f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}"
-               for r in self.results for c in r.checks if not c.ok]
-        return bad + [f"fingerprint of {t} differs between dialects" for t, ok in self.agree.items() if not ok]
+        bad = [
+            f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}"
+            for r in self.results
+            for c in r.checks
+            if not c.ok
+        ]
+        return bad + [
+            f"fingerprint of {t} differs between dialects" for t, ok in self.agree.items() if not ok
+        ]
 
     def document(self, targets: list[Target]) -> dict[str, Any]:
         from dbbench import results
+
         return results.seed_document(self.dataset, targets, self.results, self.generated, self.agree)
 
 
-def seed_dataset(targets: list[Target], dataset: str = defaults.DATASET, *, namespace: str = defaults.NAMESPACE,
-                 cache_dir: Path | None = None,
-                 progress: Callable[[], AbstractContextManager[Any]] | None = None) -> Seeded:
+def seed_dataset(
+    targets: list[Target],
+    dataset: str = defaults.DATASET,
+    *,
+    namespace: str = defaults.NAMESPACE,
+    cache_dir: Path | None = None,
+    progress: Callable[[], AbstractContextManager[Any]] | None = None,
+) -> Seeded:
     """``dbbench seed``: :func:`dbbench.seed.seed`, then the fingerprints compared across dialects."""
     from dbbench import seed
 
     with progress() if progress else contextlib.nullcontext() as report:
-        ds, res, generated = seed.seed(targets, dataset, namespace=namespace, progress=report, cache_dir=cache_dir)
+        ds, res, generated = seed.seed(
+            targets, dataset, namespace=namespace, progress=report, cache_dir=cache_dir
+        )
     return Seeded(ds, res, generated, seed.fingerprints_agree(res))
 
 
@@ -196,11 +275,13 @@ class SetUp:
 
     def document(self, targets: list[Target]) -> dict[str, Any]:
         from dbbench import results
+
         return results.setup_document(self.catalog, targets, self.results, self.agree)
 
 
-def seed_catalog(targets: list[Target], catalog: str | Path, *, namespace: str = defaults.NAMESPACE,
-                 isolate: bool = True) -> SetUp:
+def seed_catalog(
+    targets: list[Target], catalog: str | Path, *, namespace: str = defaults.NAMESPACE, isolate: bool = True
+) -> SetUp:
     """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setupsql.load`)."""
     from dbbench import setupsql
 

@@ -66,19 +66,33 @@ EOF_BLOCKS = b"\0" * (2 * BLOCK)
 # and package payloads (binaries, libraries) compress 2-5x; a gzip bomb inflates about 1000x.
 MAX_DECOMPRESSED_RATIO = 16
 MAX_DECOMPRESSED_FLOOR = 64 << 20
-_FIRST_SLICE, _MAX_SLICE = 512, 1 << 20      # compressed bytes fed to a decompressor at a time
+_FIRST_SLICE, _MAX_SLICE = 512, 1 << 20  # compressed bytes fed to a decompressor at a time
 SIGN_PREFIX = ".SIGN."
 # signature entry kind -> digest signed (apk-tools also knows DSA, long unused)
 SIGNATURE_DIGESTS: dict[str, type[hashes.HashAlgorithm]] = {
-    "RSA": hashes.SHA1, "RSA256": hashes.SHA256, "RSA512": hashes.SHA512}
+    "RSA": hashes.SHA1,
+    "RSA256": hashes.SHA256,
+    "RSA512": hashes.SHA512,
+}
 IDENTITY_KINDS = {"Q1": ("sha1", 20), "Q2": ("sha256", 32)}
 CHECKSUM_PAX_KEY = "APK-TOOLS.checksum.SHA1"
 REQUIRED_INDEX_KEYS = ("P", "V", "S", "I", "C")
 # APKINDEX field letter -> IndexRecord attribute, in the order apk-tools writes them
-_INDEX_FIELDS = (("C", "identity"), ("P", "name"), ("V", "version"), ("A", "arch"),
-                 ("S", "size"), ("I", "installed_size"), ("T", "description"), ("U", "url"),
-                 ("L", "license"), ("o", "origin"), ("m", "maintainer"), ("t", "build_time"),
-                 ("c", "commit"))
+_INDEX_FIELDS = (
+    ("C", "identity"),
+    ("P", "name"),
+    ("V", "version"),
+    ("A", "arch"),
+    ("S", "size"),
+    ("I", "installed_size"),
+    ("T", "description"),
+    ("U", "url"),
+    ("L", "license"),
+    ("o", "origin"),
+    ("m", "maintainer"),
+    ("t", "build_time"),
+    ("c", "commit"),
+)
 _INT_FIELDS = {"S", "I", "t"}
 
 PublicKeys = Mapping[str, bytes]
@@ -120,8 +134,7 @@ def parse_identity(text: str) -> Identity:
         raise ApkError(f"identity {text!r}: {kind} payload is not valid base64") from None
     name, size = IDENTITY_KINDS[kind]
     if len(digest) != size:
-        raise ApkError(f"identity {text!r}: {kind} must decode to {size} bytes ({name}), "
-                       f"got {len(digest)}")
+        raise ApkError(f"identity {text!r}: {kind} must decode to {size} bytes ({name}), got {len(digest)}")
     if base64.b64encode(digest).decode("ascii") != encoded:
         raise ApkError(f"identity {text!r}: {kind} payload is not canonical base64")
     return Identity(kind, digest)
@@ -183,13 +196,16 @@ def split_members(data: bytes, max_size: int | None = None) -> list[GzipMember]:
     return members
 
 
-def _next_member(data: bytes, view: memoryview, offset: int, number: int, budget: int,
-                 limit: int) -> GzipMember:
-    if data[offset:offset + 2] != GZIP_MAGIC:
+def _next_member(
+    data: bytes, view: memoryview, offset: int, number: int, budget: int, limit: int
+) -> GzipMember:
+    if data[offset : offset + 2] != GZIP_MAGIC:
         if number == 1:
             raise ApkError("not gzip: the data does not start with the gzip magic 1f 8b")
-        raise ApkError(f"{len(data) - offset} trailing bytes at offset {offset} after gzip member "
-                       f"{number - 1} are not a gzip member")
+        raise ApkError(
+            f"{len(data) - offset} trailing bytes at offset {offset} after gzip member "
+            f"{number - 1} are not a gzip member"
+        )
     inflater = zlib.decompressobj(wbits=31)
     parts: list[bytes] = []
     produced = 0
@@ -197,7 +213,7 @@ def _next_member(data: bytes, view: memoryview, offset: int, number: int, budget
     while not inflater.eof:
         if position >= len(data):
             raise ApkError(f"gzip member {number} at offset {offset} is truncated")
-        piece = view[position:position + step]
+        piece = view[position : position + step]
         position += len(piece)
         step = min(step * 2, _MAX_SLICE)
         try:
@@ -207,10 +223,12 @@ def _next_member(data: bytes, view: memoryview, offset: int, number: int, budget
             raise ApkError(f"gzip member {number} at offset {offset} is corrupt ({exc})") from None
         produced += len(out)
         if produced > budget:
-            raise ApkError(f"gzip member {number} at offset {offset}: the gzip members decompress to "
-                           f"more than {limit:,} bytes, the limit (max_size; default "
-                           f"{MAX_DECOMPRESSED_RATIO}x the compressed size, at least "
-                           f"{MAX_DECOMPRESSED_FLOOR >> 20} MiB)")
+            raise ApkError(
+                f"gzip member {number} at offset {offset}: the gzip members decompress to "
+                f"more than {limit:,} bytes, the limit (max_size; default "
+                f"{MAX_DECOMPRESSED_RATIO}x the compressed size, at least "
+                f"{MAX_DECOMPRESSED_FLOOR >> 20} MiB)"
+            )
         parts.append(out)
     end = position - len(inflater.unused_data)
     return GzipMember(offset, data[offset:end], b"".join(parts))
@@ -230,8 +248,9 @@ class TarEntry:
     pax: Mapping[str, str] = field(default_factory=dict)
 
 
-def tar_file(name: str, data: bytes, *, mtime: int, mode: int = 0o644,
-             pax: Mapping[str, str] | None = None) -> bytes:
+def tar_file(
+    name: str, data: bytes, *, mtime: int, mode: int = 0o644, pax: Mapping[str, str] | None = None
+) -> bytes:
     """A regular-file tar entry (header, content, zero padding to 512), owner root (numeric)."""
     info = _tarinfo(name, mtime, mode)
     info.size = len(data)
@@ -281,8 +300,10 @@ def tar_is_cut(content: bytes) -> bool:
 
 def _require_cut(member: GzipMember, what: str) -> None:
     if not tar_is_cut(member.content):
-        raise ApkError(f"{what} keeps its tar end-of-archive blocks, so a reader of the whole "
-                       "stream (apk) stops before the next member")
+        raise ApkError(
+            f"{what} keeps its tar end-of-archive blocks, so a reader of the whole "
+            "stream (apk) stops before the next member"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,10 +332,12 @@ def parse_signature_name(name: str) -> tuple[str, str] | None:
     """``(algorithm, key name)`` of a signature entry name, None when it is not ``.SIGN.*``."""
     if not name.startswith(SIGN_PREFIX):
         return None
-    algorithm, dot, key_name = name[len(SIGN_PREFIX):].partition(".")
+    algorithm, dot, key_name = name[len(SIGN_PREFIX) :].partition(".")
     if algorithm not in SIGNATURE_DIGESTS:
-        raise ApkError(f"signature entry {name!r} uses an unsupported algorithm {algorithm!r} "
-                       f"(known: {', '.join(SIGNATURE_DIGESTS)})")
+        raise ApkError(
+            f"signature entry {name!r} uses an unsupported algorithm {algorithm!r} "
+            f"(known: {', '.join(SIGNATURE_DIGESTS)})"
+        )
     if not dot or not key_name:
         raise ApkError(f"signature entry {name!r} names no key")
     return algorithm, key_name
@@ -323,14 +346,18 @@ def parse_signature_name(name: str) -> tuple[str, str] | None:
 def generate_private_key(bits: int = 2048) -> bytes:
     """A new RSA private key as unencrypted PKCS#8 PEM (what ``abuild-keygen`` makes)."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                             serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 def public_key_pem(private_key: bytes) -> bytes:
     """The SubjectPublicKeyInfo PEM (``-----BEGIN PUBLIC KEY-----``) that apk-tools reads."""
-    return _private_key(private_key).public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return (
+        _private_key(private_key)
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
 
 
 def load_public_key(pem: bytes, name: str) -> rsa.RSAPublicKey:
@@ -374,15 +401,18 @@ def verify(signature: Signature, signed: bytes, public_keys: PublicKeys) -> Sign
     if not public_keys:
         raise ApkError(f"cannot verify {signature.entry_name}: no public key given")
     if signature.key_name not in public_keys:
-        raise ApkError(f"untrusted signature: {signature.entry_name} names the key "
-                       f"{signature.key_name!r}, which is not any given public key "
-                       f"({', '.join(sorted(public_keys))}); apk looks the key up by that name")
+        raise ApkError(
+            f"untrusted signature: {signature.entry_name} names the key "
+            f"{signature.key_name!r}, which is not any given public key "
+            f"({', '.join(sorted(public_keys))}); apk looks the key up by that name"
+        )
     key = load_public_key(public_keys[signature.key_name], signature.key_name)
     try:
         key.verify(signature.value, signed, padding.PKCS1v15(), SIGNATURE_DIGESTS[signature.algorithm]())
     except InvalidSignature:
-        raise ApkError(f"bad signature: {signature.entry_name} does not verify with the public key "
-                       f"of that name") from None
+        raise ApkError(
+            f"bad signature: {signature.entry_name} does not verify with the public key of that name"
+        ) from None
     return replace(signature, verified_with=signature.key_name)
 
 
@@ -418,7 +448,7 @@ class PackageMeta:
     origin: str = ""
     maintainer: str = "httpbench <httpbench@example.invalid>"
     packager: str = "httpbench"
-    build_date: int = 1767225600          # 2026-01-01T00:00:00Z: fixed, so builds are deterministic
+    build_date: int = 1767225600  # 2026-01-01T00:00:00Z: fixed, so builds are deterministic
     commit: str = ""
 
 
@@ -440,7 +470,7 @@ class Package:
     pkginfo: tuple[tuple[str, str], ...] = field(repr=False)
     signatures: tuple[Signature, ...]
     control: bytes = field(repr=False)
-    control_offset: int = field(default=0, repr=False)   # where the control member starts in data
+    control_offset: int = field(default=0, repr=False)  # where the control member starts in data
 
     @property
     def size(self) -> int:
@@ -449,7 +479,7 @@ class Package:
     @property
     def data_members(self) -> bytes:
         """The compressed data member(s): every byte after the control member."""
-        return self.data[self.control_offset + len(self.control):]
+        return self.data[self.control_offset + len(self.control) :]
 
     @property
     def sha256(self) -> str:
@@ -473,11 +503,21 @@ def payload(size: int, seed: int) -> bytes:
 
 
 def pkginfo_text(meta: PackageMeta, installed_size: int, datahash: str) -> str:
-    pairs = [("pkgname", meta.name), ("pkgver", meta.version), ("pkgdesc", meta.description),
-             ("url", meta.url), ("builddate", str(meta.build_date)), ("packager", meta.packager),
-             ("size", str(installed_size)), ("arch", meta.arch), ("origin", meta.origin or meta.name),
-             ("commit", meta.commit), ("maintainer", meta.maintainer), ("license", meta.license),
-             ("datahash", datahash)]
+    pairs = [
+        ("pkgname", meta.name),
+        ("pkgver", meta.version),
+        ("pkgdesc", meta.description),
+        ("url", meta.url),
+        ("builddate", str(meta.build_date)),
+        ("packager", meta.packager),
+        ("size", str(installed_size)),
+        ("arch", meta.arch),
+        ("origin", meta.origin or meta.name),
+        ("commit", meta.commit),
+        ("maintainer", meta.maintainer),
+        ("license", meta.license),
+        ("datahash", datahash),
+    ]
     lines = ["# Generated by httpbench (APK v2 benchmark fixture)"]
     lines += [f"{k} = {v}" for k, v in pairs if v]
     return "\n".join(lines) + "\n"
@@ -500,24 +540,30 @@ def data_member(files: Mapping[str, bytes], *, mtime: int) -> bytes:
 
 def _parents(path: str) -> list[str]:
     parts = path.split("/")[:-1]
-    return ["/".join(parts[:i + 1]) for i in range(len(parts))]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _check_member_path(path: str) -> None:
-    if (not path or path.startswith(("/", ".")) or posixpath.normpath(path) != path
-            or ".." in path.split("/")):
+    if not path or path.startswith(("/", ".")) or posixpath.normpath(path) != path or ".." in path.split("/"):
         raise ApkError(f"bad file path in package: {path!r} (relative, normalized, not hidden)")
 
 
-def build_package(files: Mapping[str, bytes], meta: PackageMeta, *, private_key: bytes | None,
-                  key_name: str = "", algorithm: str = "RSA") -> Package:
+def build_package(
+    files: Mapping[str, bytes],
+    meta: PackageMeta,
+    *,
+    private_key: bytes | None,
+    key_name: str = "",
+    algorithm: str = "RSA",
+) -> Package:
     """Build a signed v2 package (unsigned when ``private_key`` is None), byte-for-byte
     deterministic for the same inputs and key, and read it back."""
     return read_package(_assemble(files, meta, private_key, key_name, algorithm))
 
 
-def _assemble(files: Mapping[str, bytes], meta: PackageMeta, private_key: bytes | None,
-              key_name: str, algorithm: str) -> bytes:
+def _assemble(
+    files: Mapping[str, bytes], meta: PackageMeta, private_key: bytes | None, key_name: str, algorithm: str
+) -> bytes:
     if not files:
         raise ApkError("a package needs at least one file")
     data = data_member(files, mtime=meta.build_date)
@@ -530,8 +576,15 @@ def _assemble(files: Mapping[str, bytes], meta: PackageMeta, private_key: bytes 
     return signed + control + data
 
 
-def build_sized_package(total_size: int, meta: PackageMeta, *, seed: int, private_key: bytes | None,
-                        key_name: str = "", path: str | None = None) -> Package:
+def build_sized_package(
+    total_size: int,
+    meta: PackageMeta,
+    *,
+    seed: int,
+    private_key: bytes | None,
+    key_name: str = "",
+    path: str | None = None,
+) -> Package:
     """A package of one pseudo-random payload file whose ``.apk`` is ``total_size`` bytes, or within
     a few bytes of it: read ``Package.size`` for the exact size.
 
@@ -540,7 +593,7 @@ def build_sized_package(total_size: int, meta: PackageMeta, *, seed: int, privat
     reachable at all. So the payload length is corrected by the size difference, then a dozen
     neighbouring lengths are tried; the closest build wins (the shorter payload on a tie)."""
     path = path or f"usr/share/{meta.name}/payload.bin"
-    source = payload(total_size + 8192, seed)          # shorter payloads are prefixes of this one
+    source = payload(total_size + 8192, seed)  # shorter payloads are prefixes of this one
     sizes: dict[int, int] = {}
 
     def size_for(length: int) -> int:
@@ -585,8 +638,10 @@ def read_package(data: bytes, max_size: int | None = None) -> Package:
     signatures = _signatures(first, "package")
     control_at = 1 if signatures else 0
     if len(members) < control_at + 2:
-        raise ApkError(f"package has {len(members)} gzip member(s): expected "
-                       f"{'signature, ' if signatures else ''}control and data")
+        raise ApkError(
+            f"package has {len(members)} gzip member(s): expected "
+            f"{'signature, ' if signatures else ''}control and data"
+        )
     control = members[control_at]
     if signatures:
         _require_cut(members[0], "package: signature member")
@@ -598,15 +653,25 @@ def read_package(data: bytes, max_size: int | None = None) -> Package:
     pairs = parse_pkginfo(_text(info.data, ".PKGINFO"))
     values = dict(reversed(pairs))
     datahash = values.get("datahash")
-    rest = data[members[control_at + 1].offset:]
+    rest = data[members[control_at + 1].offset :]
     if datahash is not None and hashlib.sha256(rest).hexdigest() != datahash.lower():
         raise ApkError("package: datahash in .PKGINFO does not match the SHA-256 of the data member")
     for key in ("pkgname", "pkgver"):
         if not values.get(key):
             raise ApkError(f"package: .PKGINFO has no {key}")
-    return Package(data, values["pkgname"], values["pkgver"], values.get("arch", ""),
-                   _int(values.get("size", "0"), ".PKGINFO size"), identity_of(control.raw).text,
-                   datahash, pairs, tuple(signatures), control.raw, control.offset)
+    return Package(
+        data,
+        values["pkgname"],
+        values["pkgver"],
+        values.get("arch", ""),
+        _int(values.get("size", "0"), ".PKGINFO size"),
+        identity_of(control.raw).text,
+        datahash,
+        pairs,
+        tuple(signatures),
+        control.raw,
+        control.offset,
+    )
 
 
 def verify_package(package: Package, public_keys: PublicKeys) -> Signature:
@@ -623,8 +688,10 @@ def verify_package(package: Package, public_keys: PublicKeys) -> Signature:
     chosen = next((s for s in package.signatures if s.key_name in public_keys), None)
     if chosen is None:
         entries = ", ".join(s.entry_name for s in package.signatures)
-        raise ApkError(f"package signature is untrusted: {entries} names no given public key "
-                       f"({', '.join(sorted(public_keys))}); apk looks the key up by that name")
+        raise ApkError(
+            f"package signature is untrusted: {entries} names no given public key "
+            f"({', '.join(sorted(public_keys))}); apk looks the key up by that name"
+        )
     if package.datahash is not None:
         try:
             return verify(chosen, package.control, public_keys)
@@ -633,8 +700,10 @@ def verify_package(package: Package, public_keys: PublicKeys) -> Signature:
     try:
         return verify(chosen, package.control + package.data_members, public_keys)
     except ApkError as exc:
-        raise ApkError(f"package: .PKGINFO has no datahash, so the signature must cover the control "
-                       f"and data members (as apk verifies such a package): {exc}") from None
+        raise ApkError(
+            f"package: .PKGINFO has no datahash, so the signature must cover the control "
+            f"and data members (as apk verifies such a package): {exc}"
+        ) from None
 
 
 # version suffixes in apk's order; a version without a suffix sorts between rc and cvs
@@ -651,8 +720,9 @@ def version_key(version: str) -> tuple:
     if m is None:
         return (0, version)
     numbers = tuple(int(part) for part in m.group(1).split("."))
-    suffixes = tuple((_SUFFIX_RANK.get(name, -1), int(num or 0))
-                     for name, num in re.findall(r"_([a-z]+)(\d*)", m.group(3))) + ((_NO_SUFFIX, 0),)
+    suffixes = tuple(
+        (_SUFFIX_RANK.get(name, -1), int(num or 0)) for name, num in re.findall(r"_([a-z]+)(\d*)", m.group(3))
+    ) + ((_NO_SUFFIX, 0),)
     return (1, numbers, m.group(2), suffixes, int(m.group(4) or 0))
 
 
@@ -669,19 +739,19 @@ def package_identity(data: bytes, max_size: int | None = None) -> str:
 class IndexRecord:
     """One APKINDEX record. ``other`` keeps any further ``K:value`` lines (D, p, i, k, …) in order."""
 
-    name: str                       # P
-    version: str                    # V
-    size: int                       # S: .apk file size
-    installed_size: int             # I
-    identity: str                   # C
-    arch: str = ""                  # A
-    description: str = ""           # T
-    url: str = ""                   # U
-    license: str = ""               # L
-    origin: str = ""                # o
-    maintainer: str = ""            # m
-    build_time: int | None = None   # t
-    commit: str = ""                # c
+    name: str  # P
+    version: str  # V
+    size: int  # S: .apk file size
+    installed_size: int  # I
+    identity: str  # C
+    arch: str = ""  # A
+    description: str = ""  # T
+    url: str = ""  # U
+    license: str = ""  # L
+    origin: str = ""  # o
+    maintainer: str = ""  # m
+    build_time: int | None = None  # t
+    commit: str = ""  # c
     other: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -724,11 +794,21 @@ class SignedIndex:
 def record_for(package: Package) -> IndexRecord:
     """The record ``apk index`` writes for a package."""
     build = package.info("builddate")
-    return IndexRecord(package.name, package.version, package.size, package.installed_size,
-                       package.identity, package.arch, package.info("pkgdesc") or "",
-                       package.info("url") or "", package.info("license") or "",
-                       package.info("origin") or "", package.info("maintainer") or "",
-                       int(build) if build and build.isdigit() else None, package.info("commit") or "")
+    return IndexRecord(
+        package.name,
+        package.version,
+        package.size,
+        package.installed_size,
+        package.identity,
+        package.arch,
+        package.info("pkgdesc") or "",
+        package.info("url") or "",
+        package.info("license") or "",
+        package.info("origin") or "",
+        package.info("maintainer") or "",
+        int(build) if build and build.isdigit() else None,
+        package.info("commit") or "",
+    )
 
 
 def index_text(records: Iterable[IndexRecord]) -> str:
@@ -736,18 +816,28 @@ def index_text(records: Iterable[IndexRecord]) -> str:
     return "".join(r.to_text() + "\n" for r in records)
 
 
-def build_index(records: Sequence[IndexRecord], *, private_key: bytes, key_name: str,
-                description: str = "", mtime: int = PackageMeta.build_date,
-                algorithm: str = "RSA") -> bytes:
+def build_index(
+    records: Sequence[IndexRecord],
+    *,
+    private_key: bytes,
+    key_name: str,
+    description: str = "",
+    mtime: int = PackageMeta.build_date,
+    algorithm: str = "RSA",
+) -> bytes:
     """A signed v2 ``APKINDEX.tar.gz``: signature member + index member (DESCRIPTION, APKINDEX)."""
-    tar = (tar_file("DESCRIPTION", description.encode(), mtime=mtime)
-           + tar_file("APKINDEX", index_text(records).encode(), mtime=mtime) + EOF_BLOCKS)
+    tar = (
+        tar_file("DESCRIPTION", description.encode(), mtime=mtime)
+        + tar_file("APKINDEX", index_text(records).encode(), mtime=mtime)
+        + EOF_BLOCKS
+    )
     index = gzip_member(tar)
     return signature_member(sign(index, private_key, key_name, algorithm), mtime=mtime) + index
 
 
-def parse_index(data: bytes, public_keys: PublicKeys | None = None,
-                max_size: int | None = None) -> SignedIndex:
+def parse_index(
+    data: bytes, public_keys: PublicKeys | None = None, max_size: int | None = None
+) -> SignedIndex:
     """Parse and check a signed v2 index; with ``public_keys`` the signature must verify.
     ``max_size``: the decompressed bound of :func:`split_members`."""
     members = split_members(data, max_size)
@@ -755,19 +845,23 @@ def parse_index(data: bytes, public_keys: PublicKeys | None = None,
     signatures = _signatures(first, "index")
     if not signatures:
         names = ", ".join(repr(e.name) for e in first[:3]) or "nothing"
-        raise ApkError(f"index: missing signature member (first gzip member holds {names}, "
-                       "not a .SIGN.* entry)")
+        raise ApkError(
+            f"index: missing signature member (first gzip member holds {names}, not a .SIGN.* entry)"
+        )
     if len(signatures) > 1:
-        raise ApkError(f"index: {len(signatures)} signature entries "
-                       f"({', '.join(s.entry_name for s in signatures)}), expected exactly one")
+        raise ApkError(
+            f"index: {len(signatures)} signature entries "
+            f"({', '.join(s.entry_name for s in signatures)}), expected exactly one"
+        )
     if len(members) < 2:
         raise ApkError("index: nothing follows the signature member (no APKINDEX)")
     _require_cut(members[0], "index: signature member")
-    signed = data[members[1].offset:]
+    signed = data[members[1].offset :]
     signature = verify(signatures[0], signed, public_keys) if public_keys is not None else signatures[0]
     entries = read_tar(b"".join(m.content for m in members[1:]), "index: index member")
-    return SignedIndex(signature, _description(entries), _index_records(entries),
-                       hashlib.sha256(data).hexdigest(), len(data))
+    return SignedIndex(
+        signature, _description(entries), _index_records(entries), hashlib.sha256(data).hexdigest(), len(data)
+    )
 
 
 def _description(entries: Sequence[TarEntry]) -> str | None:

@@ -47,13 +47,23 @@ def _get(client: httpx.Client, url: str) -> bytes:
     return response.content
 
 
-def flow(repository: str, arch: str, keys: dict[str, bytes], package: str, fetch: bool = True,
-         timeout: float = 30.0) -> dict:
+def flow(
+    repository: str,
+    arch: str,
+    keys: dict[str, bytes],
+    package: str,
+    fetch: bool = True,
+    timeout: float = 30.0,
+) -> dict:
     """Run update/search/policy(/fetch); returns what was found and the time of each step (ms)."""
     base = repository.rstrip("/") + "/" + arch
     steps: dict[str, float] = {}
-    with httpx.Client(timeout=timeout, follow_redirects=True, trust_env=False,
-                      headers={"User-Agent": "httpbench-apk-client"}) as client:
+    with httpx.Client(
+        timeout=timeout,
+        follow_redirects=True,
+        trust_env=False,
+        headers={"User-Agent": "httpbench-apk-client"},
+    ) as client:
         t0 = time.perf_counter()
         try:
             index = apk.parse_index(_get(client, f"{base}/APKINDEX.tar.gz"), keys)
@@ -62,17 +72,25 @@ def flow(repository: str, arch: str, keys: dict[str, bytes], package: str, fetch
         steps["update_ms"] = (time.perf_counter() - t0) * 1000
         matches = [r for r in index.records if r.name == package]
         if not matches:
-            raise HttpbenchError(f"apk-client: no package {package!r} in {redact(base)}/APKINDEX.tar.gz "
-                                 f"({len(index.records)} records)", 1)
+            raise HttpbenchError(
+                f"apk-client: no package {package!r} in {redact(base)}/APKINDEX.tar.gz "
+                f"({len(index.records)} records)",
+                1,
+            )
         versions = sorted({r.version for r in matches}, key=apk.version_key)
-        chosen = max(matches, key=lambda r: apk.version_key(r.version))   # what apk would install
-        result = {"records": len(index.records), "key": index.signature.key_name,
-                  "package": package, "versions": versions, "identity": chosen.identity}
+        chosen = max(matches, key=lambda r: apk.version_key(r.version))  # what apk would install
+        result = {
+            "records": len(index.records),
+            "key": index.signature.key_name,
+            "package": package,
+            "versions": versions,
+            "identity": chosen.identity,
+        }
         if fetch:
             t1 = time.perf_counter()
             url = f"{base}/{chosen.name}-{chosen.version}.apk"
             data = _get(client, url)
-            url = redact(url)                      # for the messages below: never the credentials
+            url = redact(url)  # for the messages below: never the credentials
             if len(data) != chosen.size:
                 raise HttpbenchError(f"apk-client: {url}: {len(data)} bytes, index says S:{chosen.size}", 1)
             try:
@@ -81,8 +99,9 @@ def flow(repository: str, arch: str, keys: dict[str, bytes], package: str, fetch
             except apk.ApkError as exc:
                 raise HttpbenchError(f"apk-client: {url}: {exc}", 1) from None
             if parsed.identity != chosen.identity:
-                raise HttpbenchError(f"apk-client: {url}: identity {parsed.identity} but the index "
-                                     f"says C:{chosen.identity}", 1)
+                raise HttpbenchError(
+                    f"apk-client: {url}: identity {parsed.identity} but the index says C:{chosen.identity}", 1
+                )
             steps["fetch_ms"] = (time.perf_counter() - t1) * 1000
             result["bytes"] = len(data)
         result["steps"] = steps
@@ -92,14 +111,21 @@ def flow(repository: str, arch: str, keys: dict[str, bytes], package: str, fetch
 @click.command("apk-client")
 @click.argument("repository")
 @click.option("--arch", default="x86_64", show_default=True)
-@click.option("--keys-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="Trusted public keys (*.pub), as /etc/apk/keys.")
+@click.option(
+    "--keys-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="Trusted public keys (*.pub), as /etc/apk/keys.",
+)
 @click.option("--package", "package", required=True, help="Exact package name to search and fetch.")
 @click.option("--no-fetch", is_flag=True, help="Stop after update/search/policy.")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=30.0, show_default=True)
 def command(repository: str, arch: str, keys_dir: Path, package: str, no_fetch: bool, timeout: float) -> None:
     """apk update + exact search + policy (+ fetch) against REPOSITORY (e.g. http://host/v3.23/main)."""
     result = flow(repository, arch, trusted_keys(keys_dir), package, not no_fetch, timeout)
-    click.echo(f"{result['package']} {' '.join(result['versions'])}  C:{result['identity']}  "
-               f"({result['records']} records, key {result['key']}"
-               + (f", {result['bytes']:,} bytes fetched" if "bytes" in result else "") + ")")
+    click.echo(
+        f"{result['package']} {' '.join(result['versions'])}  C:{result['identity']}  "
+        f"({result['records']} records, key {result['key']}"
+        + (f", {result['bytes']:,} bytes fetched" if "bytes" in result else "")
+        + ")"
+    )

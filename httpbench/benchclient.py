@@ -30,12 +30,22 @@ def _parse_wrk(text: str) -> tuple[float, float | None, int]:
     non2xx = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", text)
     if rps is None:
         raise HttpbenchError("could not read wrk's output")
-    return (float(rps.group(1)), float(p50.group(1)) * _UNITS[p50.group(2)] if p50 else None,
-            errors + (int(non2xx.group(1)) if non2xx else 0))
+    return (
+        float(rps.group(1)),
+        float(p50.group(1)) * _UNITS[p50.group(2)] if p50 else None,
+        errors + (int(non2xx.group(1)) if non2xx else 0),
+    )
 
 
-def run(requests: int, duration: float, concurrency: int, wrk_threads: int, size: int,
-        rounds: int = 3, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run(
+    requests: int,
+    duration: float,
+    concurrency: int,
+    wrk_threads: int,
+    size: int,
+    rounds: int = 3,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     wrk = shutil.which("wrk")
     if wrk is None:
         raise HttpbenchError("wrk not found (Debian: apt-get install -y wrk)")
@@ -53,36 +63,77 @@ def run(requests: int, duration: float, concurrency: int, wrk_threads: int, size
                 for tool in order:
                     if tool == "wrk":
                         proc = subprocess.run(
-                            [wrk, f"-t{wrk_threads}", f"-c{concurrency}", f"-d{duration:g}s", "--latency",
-                             "--timeout", "5s", f"{ng.url()}/bench.bin"],
-                            capture_output=True, text=True, timeout=duration + 30)
+                            [
+                                wrk,
+                                f"-t{wrk_threads}",
+                                f"-c{concurrency}",
+                                f"-d{duration:g}s",
+                                "--latency",
+                                "--timeout",
+                                "5s",
+                                f"{ng.url()}/bench.bin",
+                            ],
+                            capture_output=True,
+                            text=True,
+                            timeout=duration + 30,
+                        )
                         if proc.returncode != 0:
                             raise HttpbenchError(f"wrk failed: {proc.stderr.strip()[:200]}")
                         rps, p50, errs = _parse_wrk(proc.stdout)
                         wrk_runs.append({"rps": rps, "p50_ms": p50, "errors": errs})
-                        say(f"round {r + 1} wrk: {rps:,.0f} req/s, p50 {p50 if p50 is None else round(p50, 3)} ms")
+                        say(
+                            f"round {r + 1} wrk: {rps:,.0f} req/s, p50 {p50 if p50 is None else round(p50, 3)} ms"
+                        )
                     else:
-                        spec = engine.RoundSpec(target=target, scenario=scenario, expectation=exp, warmups=min(2000, requests),
-                                                requests=requests, concurrency=concurrency, timeout=5.0)
+                        spec = engine.RoundSpec(
+                            target=target,
+                            scenario=scenario,
+                            expectation=exp,
+                            warmups=min(2000, requests),
+                            requests=requests,
+                            concurrency=concurrency,
+                            timeout=5.0,
+                        )
                         res = runner.run(engine.run_round(spec, r + 1, 1, ["nginx"]))
-                        hb_runs.append({"rps": res.rps, "p50_ms": res.p50_ms, "p95_ms": res.p95_ms,
-                                        "p99_ms": res.p99_ms, "errors": res.failures,
-                                        "client_cpu_util": res.client_cpu_util,
-                                        "connect_p50_ms": res.connect_ms["p50"]})
+                        hb_runs.append(
+                            {
+                                "rps": res.rps,
+                                "p50_ms": res.p50_ms,
+                                "p95_ms": res.p95_ms,
+                                "p99_ms": res.p99_ms,
+                                "errors": res.failures,
+                                "client_cpu_util": res.client_cpu_util,
+                                "connect_p50_ms": res.connect_ms["p50"],
+                            }
+                        )
                         say(f"round {r + 1} httpbench: {res.rps:,.0f} req/s, p50 {res.p50_ms:.3f} ms")
     wrk_rps = median_or_none(x["rps"] for x in wrk_runs)
     hb_rps = median_or_none(x["rps"] for x in hb_runs)
     wrk_p50 = median_or_none(x["p50_ms"] for x in wrk_runs)
     hb_p50 = median_or_none(x["p50_ms"] for x in hb_runs)
-    return {"server": "nginx (1 worker, loopback)", "file_bytes": size, "concurrency": concurrency,
-            "wrk": {"threads": wrk_threads, "duration_s": duration, "runs": wrk_runs,
-                    "rps": wrk_rps, "p50_ms": wrk_p50},
-            "httpbench": {"requests": requests, "event_loop": engine.loop_name(), "runs": hb_runs,
-                          "rps": hb_rps, "p50_ms": hb_p50},
-            "cpu_count": os.cpu_count(),
-            "rps_ratio": hb_rps / wrk_rps if wrk_rps and hb_rps is not None else None,
-            "p50_ratio": hb_p50 / wrk_p50 if wrk_p50 and hb_p50 is not None else None,
-            "targets": {"rps_ratio_min": 0.8, "p50_ratio_max": 2.0}}
+    return {
+        "server": "nginx (1 worker, loopback)",
+        "file_bytes": size,
+        "concurrency": concurrency,
+        "wrk": {
+            "threads": wrk_threads,
+            "duration_s": duration,
+            "runs": wrk_runs,
+            "rps": wrk_rps,
+            "p50_ms": wrk_p50,
+        },
+        "httpbench": {
+            "requests": requests,
+            "event_loop": engine.loop_name(),
+            "runs": hb_runs,
+            "rps": hb_rps,
+            "p50_ms": hb_p50,
+        },
+        "cpu_count": os.cpu_count(),
+        "rps_ratio": hb_rps / wrk_rps if wrk_rps and hb_rps is not None else None,
+        "p50_ratio": hb_p50 / wrk_p50 if wrk_p50 and hb_p50 is not None else None,
+        "targets": {"rps_ratio_min": 0.8, "p50_ratio_max": 2.0},
+    }
 
 
 def render(result: dict[str, Any], as_json: bool = False) -> str:
@@ -91,15 +142,32 @@ def render(result: dict[str, Any], as_json: bool = False) -> str:
     from tabulate import tabulate
 
     w, h = result["wrk"], result["httpbench"]
-    rows = [["wrk", f"{w['rps']:,.0f}", f"{w['p50_ms']:.3f} ms" if w["p50_ms"] is not None else "—",
-             f"{w['threads']} thread(s), {w['duration_s']:g} s"],
-            ["httpbench", f"{h['rps']:,.0f}", f"{h['p50_ms']:.3f} ms" if h["p50_ms"] is not None else "—",
-             f"{h['event_loop']}, {h['requests']:,} requests"]]
+    rows = [
+        [
+            "wrk",
+            f"{w['rps']:,.0f}",
+            f"{w['p50_ms']:.3f} ms" if w["p50_ms"] is not None else "—",
+            f"{w['threads']} thread(s), {w['duration_s']:g} s",
+        ],
+        [
+            "httpbench",
+            f"{h['rps']:,.0f}",
+            f"{h['p50_ms']:.3f} ms" if h["p50_ms"] is not None else "—",
+            f"{h['event_loop']}, {h['requests']:,} requests",
+        ],
+    ]
     ok = (result["rps_ratio"] or 0) >= 0.8 and (result["p50_ratio"] or 99) <= 2.0
-    return "\n".join([
-        f"{result['server']}, {result['file_bytes']} B file, concurrency {result['concurrency']}, "
-        f"{result['cpu_count']} CPUs; medians of {len(w['runs'])} alternating rounds",
-        tabulate(rows, headers=["client", "req/s", "p50", "settings"], disable_numparse=True,
-                 colalign=("left", "right", "right", "left")),
-        f"httpbench/wrk req/s ratio {result['rps_ratio']:.3f}x (target >= 0.80x), "
-        f"p50 ratio {result['p50_ratio']:.3f}x (target <= 2.00x): {'OK' if ok else 'BELOW TARGET'}"])
+    return "\n".join(
+        [
+            f"{result['server']}, {result['file_bytes']} B file, concurrency {result['concurrency']}, "
+            f"{result['cpu_count']} CPUs; medians of {len(w['runs'])} alternating rounds",
+            tabulate(
+                rows,
+                headers=["client", "req/s", "p50", "settings"],
+                disable_numparse=True,
+                colalign=("left", "right", "right", "left"),
+            ),
+            f"httpbench/wrk req/s ratio {result['rps_ratio']:.3f}x (target >= 0.80x), "
+            f"p50 ratio {result['p50_ratio']:.3f}x (target <= 2.00x): {'OK' if ok else 'BELOW TARGET'}",
+        ]
+    )

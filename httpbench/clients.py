@@ -59,10 +59,15 @@ class ClientCommand:
     def argv(self, target: Target, tmp: str) -> list[str]:
         command = self.commands[target.name]
         if isinstance(command, list):
-            return [part.replace("{url}", target.url).replace("{tmp}", tmp)
-                    .replace("{target}", target.name) for part in command]
-        text = (command.replace("{url}", shlex.quote(target.url)).replace("{tmp}", shlex.quote(tmp))
-                .replace("{target}", shlex.quote(target.name)))
+            return [
+                part.replace("{url}", target.url).replace("{tmp}", tmp).replace("{target}", target.name)
+                for part in command
+            ]
+        text = (
+            command.replace("{url}", shlex.quote(target.url))
+            .replace("{tmp}", shlex.quote(tmp))
+            .replace("{target}", shlex.quote(target.name))
+        )
         return ["/bin/sh", "-c", text]
 
     def describe(self, name: str) -> str:
@@ -70,8 +75,9 @@ class ClientCommand:
         return redact(command if isinstance(command, str) else shlex.join(command))
 
 
-def parse_options(values: tuple[str, ...], targets: list[Target], label: str = "real client"
-                  ) -> list[ClientCommand]:
+def parse_options(
+    values: tuple[str, ...], targets: list[Target], label: str = "real client"
+) -> list[ClientCommand]:
     """``--client-command NAME=CMD`` per target, or one ``--client-command CMD`` for all targets
     (then it must use ``{url}`` or ``$HTTPBENCH_URL``). A command for only some targets is an
     error, never silently ignored."""
@@ -91,28 +97,36 @@ def parse_options(values: tuple[str, ...], targets: list[Target], label: str = "
         else:
             shared.append(value.strip())
     if shared and per:
-        raise HttpbenchError("--client-command: give NAME=COMMAND for every target, or one command "
-                             "for all targets, not both")
+        raise HttpbenchError(
+            "--client-command: give NAME=COMMAND for every target, or one command for all targets, not both"
+        )
     if len(shared) > 1:
-        raise HttpbenchError("--client-command: several commands without a target name "
-                             f"(prefix each with one of: {', '.join(names)})")
+        raise HttpbenchError(
+            "--client-command: several commands without a target name "
+            f"(prefix each with one of: {', '.join(names)})"
+        )
     if shared:
         if "{url}" not in shared[0] and "HTTPBENCH_URL" not in shared[0]:
-            raise HttpbenchError("--client-command: a command shared by all targets must use {url} "
-                                 "or $HTTPBENCH_URL, or it would time the same server twice")
+            raise HttpbenchError(
+                "--client-command: a command shared by all targets must use {url} "
+                "or $HTTPBENCH_URL, or it would time the same server twice"
+            )
         check_syntax(shared[0], "--client-command")
         return [ClientCommand(label, {n: shared[0] for n in names})]
     missing = [n for n in names if n not in per]
     if missing:
-        raise HttpbenchError(f"--client-command: no command for target(s) {', '.join(missing)} "
-                             "(every target needs one, or the comparison is meaningless)")
+        raise HttpbenchError(
+            f"--client-command: no command for target(s) {', '.join(missing)} "
+            "(every target needs one, or the comparison is meaningless)"
+        )
     for name in names:
         check_syntax(per[name], f"--client-command {name}")
     return [ClientCommand(label, per)]
 
 
-def run_process(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float
-                ) -> subprocess.CompletedProcess:
+def run_process(
+    argv: list[str], *, cwd: str, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess:
     """``subprocess.run(argv, capture_output=True, text=True, timeout=timeout)``, but the command
     runs in its own process group, and that whole group is killed when the sample ends (timeout,
     Ctrl-C, or a normal exit that left children behind). ``/bin/sh -c`` forks its commands, so
@@ -124,9 +138,17 @@ def run_process(argv: list[str], *, cwd: str, env: dict[str, str], timeout: floa
     proc = None
     try:
         with _sigint_deferred():
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, errors="replace",  # a client may print bytes
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",  # a client may print bytes
+                start_new_session=True,
+            )
         stdout, stderr = proc.communicate(timeout=timeout)
     except BaseException:
         if proc is not None:
@@ -173,6 +195,7 @@ def scrub(text: str, target: Target) -> str:
     if scheme.lower() == "basic":
         import base64
         import binascii
+
         try:
             pair = base64.b64decode(token, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
@@ -186,13 +209,19 @@ def scrub(text: str, target: Target) -> str:
 def check_syntax(command: str, what: str) -> None:
     """Refuse a shell command ``/bin/sh`` cannot parse (``sh -n``: nothing is run), before any
     timing, instead of recording a failed sample per round after the HTTP rounds."""
-    probe = (command.replace("{url}", "http://127.0.0.1/").replace("{tmp}", "/tmp")
-             .replace("{target}", "target"))
+    probe = (
+        command.replace("{url}", "http://127.0.0.1/").replace("{tmp}", "/tmp").replace("{target}", "target")
+    )
     try:
-        proc = subprocess.run(["/bin/sh", "-n", "-c", probe], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=10)
+        proc = subprocess.run(
+            ["/bin/sh", "-n", "-c", probe],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
-        return                      # cannot check here: the samples will say what is wrong
+        return  # cannot check here: the samples will say what is wrong
     if proc.returncode != 0:
         reason = _last_line(proc.stderr).removeprefix("/bin/sh: ").removeprefix("1: ")
         raise HttpbenchError(f"{what}: /bin/sh cannot parse the command ({reason or 'syntax error'})")
@@ -203,23 +232,33 @@ def _last_line(text: str) -> str:
     return redact(lines[-1][:300]) if lines else ""
 
 
-def run_sample(command: ClientCommand, target: Target, timeout: float,
-               env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_sample(
+    command: ClientCommand, target: Target, timeout: float, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """One timed subprocess in a fresh temporary directory; the directory is removed afterwards."""
     tmp = tempfile.mkdtemp(prefix="httpbench-client-")
     try:
-        sample_env = {**os.environ, **(env or {}), "HTTPBENCH_TARGET": target.name,
-                      "HTTPBENCH_URL": target.url, "HTTPBENCH_TMP": tmp}
+        sample_env = {
+            **os.environ,
+            **(env or {}),
+            "HTTPBENCH_TARGET": target.name,
+            "HTTPBENCH_URL": target.url,
+            "HTTPBENCH_TMP": tmp,
+        }
         sample_env.pop("HTTPBENCH_AUTHORIZATION", None)
-        if target.auth_header:          # the target's credentials, for the client only (never recorded)
+        if target.auth_header:  # the target's credentials, for the client only (never recorded)
             sample_env["HTTPBENCH_AUTHORIZATION"] = target.auth_header
         argv = command.argv(target, tmp)
         start = time.perf_counter()
         try:
             proc = run_process(argv, cwd=tmp, env=sample_env, timeout=timeout)
         except subprocess.TimeoutExpired:
-            return {"ms": (time.perf_counter() - start) * 1000.0, "ok": False, "exit_code": None,
-                    "error": f"timed out after {timeout:g} s"}
+            return {
+                "ms": (time.perf_counter() - start) * 1000.0,
+                "ok": False,
+                "exit_code": None,
+                "error": f"timed out after {timeout:g} s",
+            }
         except OSError as exc:
             return {"ms": None, "ok": False, "exit_code": None, "error": f"cannot start: {exc.strerror}"}
         elapsed = (time.perf_counter() - start) * 1000.0
@@ -231,9 +270,14 @@ def run_sample(command: ClientCommand, target: Target, timeout: float,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def alternate(label: str, index: int, names: list[str], rounds: int,
-              sample: Callable[[str], dict[str, Any]], progress: Callable[[str], None] | None
-              ) -> list[dict[str, Any]]:
+def alternate(
+    label: str,
+    index: int,
+    names: list[str],
+    rounds: int,
+    sample: Callable[[str], dict[str, Any]],
+    progress: Callable[[str], None] | None,
+) -> list[dict[str, Any]]:
     """``rounds`` rounds of one ``sample(target name)`` per target, the order rotated by
     (``index`` + round) as in the HTTP rounds; each sample is tagged with target, round and position."""
     samples = []
@@ -247,18 +291,30 @@ def alternate(label: str, index: int, names: list[str], rounds: int,
     return samples
 
 
-def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeout: float,
-        gate: Gate = DEFAULT_CLIENT_GATE, progress: Callable[[str], None] | None = None,
-        env: dict[str, str] | None = None, method: str = "seed", alpha: float = 0.05
-        ) -> tuple[dict[str, Any], list[str]]:
+def run(
+    commands: list[ClientCommand],
+    targets: list[Target],
+    rounds: int,
+    timeout: float,
+    gate: Gate = DEFAULT_CLIENT_GATE,
+    progress: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+    method: str = "seed",
+    alpha: float = 0.05,
+) -> tuple[dict[str, Any], list[str]]:
     """All client scenarios, ``rounds`` alternating rounds each. Returns the JSON section and the
     gate failures."""
     names = [t.name for t in targets]
     by_name = {t.name: t for t in targets}
-    section: dict[str, Any] = {"rounds": rounds, "timeout_s": timeout, "gate": gate.to_json(),
-                               "scenarios": {}}
+    section: dict[str, Any] = {
+        "rounds": rounds,
+        "timeout_s": timeout,
+        "gate": gate.to_json(),
+        "scenarios": {},
+    }
     failures: list[str] = []
     for c_idx, command in enumerate(commands):
+
         def sample(name: str, command: ClientCommand = command) -> dict[str, Any]:
             return run_sample(command, by_name[name], timeout, env)
 
@@ -267,14 +323,22 @@ def run(commands: list[ClientCommand], targets: list[Target], rounds: int, timeo
         for name in names:
             summary[name]["command"] = command.describe(name)
         add_failures(failures, fails)
-        section["scenarios"][command.label] = {"samples": samples, "summary": summary,
-                                               "comparisons": comparisons}
+        section["scenarios"][command.label] = {
+            "samples": samples,
+            "summary": summary,
+            "comparisons": comparisons,
+        }
     return section, failures
 
 
-def summarize(label: str, names: list[str], samples: list[dict[str, Any]], gate: Gate,
-              method: str = "seed", alpha: float = 0.05
-              ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[str]]:
+def summarize(
+    label: str,
+    names: list[str],
+    samples: list[dict[str, Any]],
+    gate: Gate,
+    method: str = "seed",
+    alpha: float = 0.05,
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[str]]:
     """Per target: sample counts and nearest-rank p50/p95 of the successful samples (``ms``); per
     candidate: p50/p95 ratios and the ``client`` gate. ``method`` seed: the p95 ratio against the
     gate; paired: the interval of the per-round candidate/baseline ratios (same round = a pair),
@@ -285,30 +349,49 @@ def summarize(label: str, names: list[str], samples: list[dict[str, Any]], gate:
         mine = [s for s in samples if s["target"] == name]
         ok = [s["ms"] for s in mine if s["ok"]]
         p50, p95 = percentiles(ok, (0.5, 0.95))
-        summary[name] = {"samples": len(mine), "ok": len(ok), "failures": len(mine) - len(ok),
-                         "p50_ms": p50, "p95_ms": p95}
+        summary[name] = {
+            "samples": len(mine),
+            "ok": len(ok),
+            "failures": len(mine) - len(ok),
+            "p50_ms": p50,
+            "p95_ms": p95,
+        }
     comparisons: dict[str, dict[str, Any]] = {}
     failures: list[str] = []
     base = names[0]
     for cand in names[1:]:
         p95_ratio = ratio(summary[cand]["p95_ms"], summary[base]["p95_ms"])
-        sample_fails = [f"client {label}: {n} had {summary[n]['failures']} failed sample(s)"
-                        for n in (base, cand) if summary[n]["failures"]]
+        sample_fails = [
+            f"client {label}: {n} had {summary[n]['failures']} failed sample(s)"
+            for n in (base, cand)
+            if summary[n]["failures"]
+        ]
         fails = list(sample_fails)
         if p95_ratio is None:
             fails.append(f"client {label}: {cand} p95 ratio cannot be computed")
         elif p95_ratio > gate.max_p95_ratio:
-            fails.append(f"client {label}: {cand} p95 {p95_ratio:.3f}x {base} > "
-                         f"{gate.max_p95_ratio:.2f}x (client gate)")
-        entry: dict[str, Any] = {"baseline": base, "p95_ratio": p95_ratio,
-                                 "p50_ratio": ratio(summary[cand]["p50_ms"], summary[base]["p50_ms"])}
+            fails.append(
+                f"client {label}: {cand} p95 {p95_ratio:.3f}x {base} > "
+                f"{gate.max_p95_ratio:.2f}x (client gate)"
+            )
+        entry: dict[str, Any] = {
+            "baseline": base,
+            "p95_ratio": p95_ratio,
+            "p50_ratio": ratio(summary[cand]["p50_ms"], summary[base]["p50_ms"]),
+        }
         if method == "paired":
             # the raw p95 ratio of a few process timings is noise; the paired interval decides
             fails = sample_fails
             rounds = sorted({s["round"] for s in samples})
             at = {(s["target"], s["round"]): s["ms"] if s["ok"] else None for s in samples}
-            d = paired_samples("sample time", [at.get((base, r)) for r in rounds],
-                               [at.get((cand, r)) for r in rounds], gate.max_p95_ratio, "above", alpha)
+            d = paired_samples(
+                "sample time",
+                [at.get((base, r)) for r in rounds],
+                [at.get((cand, r)) for r in rounds],
+                gate.max_p95_ratio,
+                "above",
+                alpha,
+            )
             entry["decision"] = d.to_json()
             if d.verdict == "fail":
                 fails.append(decision_message(f"client {label}: {cand}", d, "client"))
@@ -325,6 +408,9 @@ def summarize(label: str, names: list[str], samples: list[dict[str, Any]], gate:
 
 def undecided(section: dict[str, Any]) -> list[str]:
     """The inconclusive messages of a client section (paired method)."""
-    return [c["inconclusive"] for sc in section["scenarios"].values() for c in sc["comparisons"].values()
-            if c.get("inconclusive")]
-
+    return [
+        c["inconclusive"]
+        for sc in section["scenarios"].values()
+        for c in sc["comparisons"].values()
+        if c.get("inconclusive")
+    ]

@@ -28,8 +28,9 @@ def _workdir(given: Path | None) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def alpine(directory: Path | None, package_size: int, client_rounds: int,
-           say: Callable[[str], None]) -> Iterator[list[str]]:
+def alpine(
+    directory: Path | None, package_size: int, client_rounds: int, say: Callable[[str], None]
+) -> Iterator[list[str]]:
     """The Alpine fixture tree served by nginx (baseline) and caddy (candidate); yields the compare
     arguments. The real client is ``httpbench apk-client`` (apk's update/search/policy/fetch flow)."""
     from httpbench.fixtures.alpine import write_tree
@@ -43,14 +44,35 @@ def alpine(directory: Path | None, package_size: int, client_rounds: int,
         branch = pkg["path"].lstrip("/").split("/", 1)[0]
         (Path(served) / branch).symlink_to((tree / branch).resolve(), target_is_directory=True)
         with StaticNginx(served) as nginx, StaticCaddy(served) as caddy:
-            say(f"fixture {tree}: {pkg['path']} ({pkg['size']:,} bytes); nginx at {nginx.url}, "
-                f"caddy at {caddy.url}")
-            client = shlex.join([sys.executable, "-m", "httpbench", "apk-client", "--arch", arch,
-                                 "--keys-dir", str((tree / "keys").resolve()), "--package", pkg["name"]])
-            yield ["--target", f"nginx={nginx.url}", "--target", f"caddy={caddy.url}",
-                   *manifest["compare_options"],
-                   "--client-command", f"{client} {{url}}/{branch_repo}",
-                   "--client-rounds", str(client_rounds)]
+            say(
+                f"fixture {tree}: {pkg['path']} ({pkg['size']:,} bytes); nginx at {nginx.url}, "
+                f"caddy at {caddy.url}"
+            )
+            client = shlex.join(
+                [
+                    sys.executable,
+                    "-m",
+                    "httpbench",
+                    "apk-client",
+                    "--arch",
+                    arch,
+                    "--keys-dir",
+                    str((tree / "keys").resolve()),
+                    "--package",
+                    pkg["name"],
+                ]
+            )
+            yield [
+                "--target",
+                f"nginx={nginx.url}",
+                "--target",
+                f"caddy={caddy.url}",
+                *manifest["compare_options"],
+                "--client-command",
+                f"{client} {{url}}/{branch_repo}",
+                "--client-rounds",
+                str(client_rounds),
+            ]
 
 
 class _FixtureProcess(ServerProcess):
@@ -67,8 +89,18 @@ class _FixtureProcess(ServerProcess):
     def prepare(self) -> list[str]:
         self.ports = [free_port()]
         self.cdn_port = free_port()
-        return [sys.executable, "-m", "httpbench", "fixture", "huggingface", "--port", str(self.port),
-                "--cdn-port", str(self.cdn_port), *self.args]
+        return [
+            sys.executable,
+            "-m",
+            "httpbench",
+            "fixture",
+            "huggingface",
+            "--port",
+            str(self.port),
+            "--cdn-port",
+            str(self.cdn_port),
+            *self.args,
+        ]
 
 
 @contextlib.contextmanager
@@ -78,11 +110,26 @@ def huggingface(naive: bool, hf_client: bool, say: Callable[[str], None]) -> Ite
     Xet headers). ``naive`` puts the pass-through cache there instead, which the leak check rejects."""
     from httpbench.peers.hfcache import HfCache
 
-    with _FixtureProcess() as direct, _FixtureProcess("--mode", "redirect", "--xet") as upstream, \
-            HfCache(upstream.url, naive=naive) as cache:
+    with (
+        _FixtureProcess() as direct,
+        _FixtureProcess("--mode", "redirect", "--xet") as upstream,
+        HfCache(upstream.url, naive=naive) as cache,
+    ):
         cdn = f"127.0.0.2:{upstream.cdn_port}"
-        say(f"hub fixture (direct) at {direct.url}; hub-like upstream at {upstream.url} (CDN {cdn}); "
-            f"{cache.flavour} nginx proxy_cache at {cache.url}")
-        yield ["--target", f"fixture={direct.url}", "--target", f"nginx-cache={cache.url}",
-               "--profile", "huggingface", "--upstream-host", f"127.0.0.1:{upstream.port}",
-               "--upstream-host", cdn, *(("--hf-client",) if hf_client else ())]
+        say(
+            f"hub fixture (direct) at {direct.url}; hub-like upstream at {upstream.url} (CDN {cdn}); "
+            f"{cache.flavour} nginx proxy_cache at {cache.url}"
+        )
+        yield [
+            "--target",
+            f"fixture={direct.url}",
+            "--target",
+            f"nginx-cache={cache.url}",
+            "--profile",
+            "huggingface",
+            "--upstream-host",
+            f"127.0.0.1:{upstream.port}",
+            "--upstream-host",
+            cdn,
+            *(("--hf-client",) if hf_client else ()),
+        ]

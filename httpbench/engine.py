@@ -42,7 +42,7 @@ try:  # uvloop is the fast path; plain asyncio still works (and is recorded in t
 except ImportError:  # pragma: no cover - exercised only without uvloop
     uvloop = None  # type: ignore[assignment]
 
-CLIENT_BOUND_CPU = 0.85   # client CPU / wall above this: the client, not the target, may be the limit
+CLIENT_BOUND_CPU = 0.85  # client CPU / wall above this: the client, not the target, may be the limit
 _perf = time.perf_counter
 
 
@@ -71,8 +71,12 @@ def set_nodelay(transport: asyncio.BaseTransport) -> None:
 def build_request(target: Target, scenario: Scenario, expectation: Expectation) -> bytes:
     path = target.base_path + (scenario.path if scenario.path.startswith("/") else "/" + scenario.path)
     path = quote(path, safe=_TARGET_SAFE)
-    lines = [f"{scenario.method} {path} HTTP/1.1", f"Host: {target.host_header}",
-             "User-Agent: httpbench", "Accept: */*"]
+    lines = [
+        f"{scenario.method} {path} HTTP/1.1",
+        f"Host: {target.host_header}",
+        "User-Agent: httpbench",
+        "Accept: */*",
+    ]
     if target.auth_header:
         lines.append(f"Authorization: {target.auth_header}")
     for key, value in (*scenario.headers, *expectation.extra_headers):
@@ -121,7 +125,7 @@ class _Phase:
         self.t0 = 0.0
         self.issued = 0
         self.sent = 0
-        self.digests = 0          # bodies whose SHA-256 was checked
+        self.digests = 0  # bodies whose SHA-256 was checked
 
 
 class _Conn(asyncio.Protocol):
@@ -140,7 +144,7 @@ class _Conn(asyncio.Protocol):
         self.hasher: hashlib._Hash | None = None
         self.keep_alive = True
         self.lost = None
-        self.responses = 0        # requests sent on this connection (drives digest sampling)
+        self.responses = 0  # requests sent on this connection (drives digest sampling)
 
     # -- asyncio protocol -------------------------------------------------------------------------
     def connection_made(self, transport):
@@ -194,13 +198,13 @@ class _Conn(asyncio.Protocol):
         else:
             self.hasher = None
         self.t_start = _perf()
-        assert self.transport is not None      # sent only on a live connection
+        assert self.transport is not None  # sent only on a live connection
         self.transport.write(self.run.request)
 
     def _complete(self, t_end: float):
         run = self.run
         phase = run.phase
-        assert phase is not None               # a request is answered only during a phase
+        assert phase is not None  # a request is answered only during a phase
         self.inflight = False
         phase.busy -= 1
         exp = run.expectation
@@ -219,7 +223,9 @@ class _Conn(asyncio.Protocol):
             phase.ok += 1
             phase.body_bytes += self.nbytes
             if phase.timed:
-                start = self.t_intended if (self.t_intended and self.t_intended < self.t_start) else self.t_start
+                start = (
+                    self.t_intended if (self.t_intended and self.t_intended < self.t_start) else self.t_start
+                )
                 phase.samples.append(t_end - start)
                 if phase.rate:
                     phase.service.append(t_end - self.t_start)
@@ -231,20 +237,20 @@ class _Conn(asyncio.Protocol):
             self.parser = httptools.HttpResponseParser(self)
         if not self.keep_alive:
             assert self.transport is not None  # an answer just arrived on it
-            self.transport.close()       # connection_lost() reopens it and then continues
+            self.transport.close()  # connection_lost() reopens it and then continues
             return
         run.next(self)
 
     def _fail(self, kind: str):
         run = self.run
         if self.inflight:
-            assert run.phase is not None       # a request is in flight only during a phase
+            assert run.phase is not None  # a request is in flight only during a phase
             self.inflight = False
             run.phase.busy -= 1
             run.phase.failures[kind] += 1
         self.parser = httptools.HttpResponseParser(self)
         if self.transport is not None:
-            self.transport.abort()        # connection_lost() follows and reopens
+            self.transport.abort()  # connection_lost() follows and reopens
 
 
 @dataclass(kw_only=True)
@@ -259,8 +265,8 @@ class RoundSpec:
     rate: float | None = None
     keep_samples: bool = False
     verify_digest: bool = False
-    digest_every: int | None = None   # SHA-256 every Nth body per connection (and the first);
-                                      # None: every body below 1 MiB, every 8th above
+    digest_every: int | None = None  # SHA-256 every Nth body per connection (and the first);
+    # None: every body below 1 MiB, every 8th above
 
 
 BIG_BODY = 1 << 20
@@ -273,8 +279,11 @@ class _Round:
         self.request = build_request(spec.target, spec.scenario, spec.expectation)
         self.expectation = spec.expectation
         self.head = spec.scenario.method == "HEAD"
-        self.check_digest = bool(spec.expectation.sha256) and spec.scenario.has_body and (
-            spec.verify_digest or spec.scenario.sha256 is not None)
+        self.check_digest = (
+            bool(spec.expectation.sha256)
+            and spec.scenario.has_body
+            and (spec.verify_digest or spec.scenario.sha256 is not None)
+        )
         big = (spec.expectation.length or 0) >= BIG_BODY
         self.digest_every = spec.digest_every or (8 if big else 1)
         self.ssl = ssl.create_default_context() if spec.target.scheme == "https" else None
@@ -293,9 +302,11 @@ class _Round:
         start = _perf()
         try:
             await asyncio.wait_for(
-                self.loop.create_connection(lambda: conn, t.host, t.port, ssl=self.ssl,
-                                            server_hostname=t.host if self.ssl else None),
-                self.spec.timeout)
+                self.loop.create_connection(
+                    lambda: conn, t.host, t.port, ssl=self.ssl, server_hostname=t.host if self.ssl else None
+                ),
+                self.spec.timeout,
+            )
         except TimeoutError:
             self.connect_errors["connect_timeout"] += 1
             return None
@@ -331,7 +342,7 @@ class _Round:
     def _send_due(self, conn: _Conn, due: float):
         if conn.alive and conn.inflight is False:
             conn.send(due)
-        else:                               # lost while waiting: that request is not sent
+        else:  # lost while waiting: that request is not sent
             assert self.phase is not None
             self.phase.busy -= 1
             self.phase.failures["unsent"] += 1
@@ -421,7 +432,7 @@ async def run_round(spec: RoundSpec, round_no: int, position: int, order: list[s
     loop = asyncio.get_running_loop()
     rnd = _Round(spec, loop)
     phase, wall, cpu, connections = await rnd.run()
-    await asyncio.sleep(0)   # let transports close
+    await asyncio.sleep(0)  # let transports close
     failures = Counter(phase.failures)
     p50, p95, p99, pmax = percentiles(phase.samples)
     t50, t95 = percentiles(phase.ttfb, (0.5, 0.95))
@@ -433,19 +444,38 @@ async def run_round(spec: RoundSpec, round_no: int, position: int, order: list[s
     if rnd.connect_errors:
         kinds.update({f"connect:{k}": v for k, v in sorted(rnd.connect_errors.items())})
     result = RoundResult(
-        scenario=spec.scenario.name, target=spec.target.name, round=round_no, position=position,
-        order=order, mode="open" if spec.rate else "closed", requests=spec.requests, ok=phase.ok,
-        failures=sum(failures.values()), failure_kinds=kinds,
-        warmups=spec.warmups, warmup_failures=sum(warm.failures.values()) if warm else 0,
-        concurrency=spec.concurrency, connections=connections,
+        scenario=spec.scenario.name,
+        target=spec.target.name,
+        round=round_no,
+        position=position,
+        order=order,
+        mode="open" if spec.rate else "closed",
+        requests=spec.requests,
+        ok=phase.ok,
+        failures=sum(failures.values()),
+        failure_kinds=kinds,
+        warmups=spec.warmups,
+        warmup_failures=sum(warm.failures.values()) if warm else 0,
+        concurrency=spec.concurrency,
+        connections=connections,
         connect_ms={"p50": ms(c50), "max": ms(cmax), "count": len(rnd.connect_times)},
-        reconnects=rnd.reconnects, body_bytes=phase.body_bytes, wall_ms=wall * 1000.0,
+        reconnects=rnd.reconnects,
+        body_bytes=phase.body_bytes,
+        wall_ms=wall * 1000.0,
         rps=phase.ok / wall if wall > 0 else 0.0,
         mibps=phase.body_bytes / wall / 1048576.0 if wall > 0 else 0.0,
-        p50_ms=ms(p50), p95_ms=ms(p95), p99_ms=ms(p99), max_ms=ms(pmax),
-        ttfb_p50_ms=ms(t50), ttfb_p95_ms=ms(t95), client_cpu_s=cpu, client_cpu_util=util,
-        client_bound=util >= CLIENT_BOUND_CPU and phase.ok > 0, rate=spec.rate,
-        digests_checked=phase.digests)
+        p50_ms=ms(p50),
+        p95_ms=ms(p95),
+        p99_ms=ms(p99),
+        max_ms=ms(pmax),
+        ttfb_p50_ms=ms(t50),
+        ttfb_p95_ms=ms(t95),
+        client_cpu_s=cpu,
+        client_cpu_util=util,
+        client_bound=util >= CLIENT_BOUND_CPU and phase.ok > 0,
+        rate=spec.rate,
+        digests_checked=phase.digests,
+    )
     if spec.rate:
         s50, s95, s99 = percentiles(phase.service, (0.5, 0.95, 0.99))
         result.service_p50_ms, result.service_p95_ms, result.service_p99_ms = ms(s50), ms(s95), ms(s99)

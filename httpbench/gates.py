@@ -9,7 +9,7 @@ from httpbench.stats import median_or_none, ratio
 from verdict import Decision, decide
 from verdict.stats import min_pairs, paired_ratio_interval
 
-PAIRED_MIN_SAMPLES = 8    # default pairs of real-client / cold-fill samples under --method paired
+PAIRED_MIN_SAMPLES = 8  # default pairs of real-client / cold-fill samples under --method paired
 
 
 def add_failures(failures: list[str], new: list[str]) -> None:
@@ -41,13 +41,23 @@ def summarize(rounds: list[RoundResult]) -> dict[str, Any]:
 
 
 def compare(base: dict[str, Any], cand: dict[str, Any]) -> dict[str, float | None]:
-    return {"throughput": ratio(cand["rps"], base["rps"]), "mibps": ratio(cand["mibps"], base["mibps"]),
-            "p50": ratio(cand["p50_ms"], base["p50_ms"]), "p95": ratio(cand["p95_ms"], base["p95_ms"]),
-            "p99": ratio(cand["p99_ms"], base["p99_ms"])}
+    return {
+        "throughput": ratio(cand["rps"], base["rps"]),
+        "mibps": ratio(cand["mibps"], base["mibps"]),
+        "p50": ratio(cand["p50_ms"], base["p50_ms"]),
+        "p95": ratio(cand["p95_ms"], base["p95_ms"]),
+        "p99": ratio(cand["p99_ms"], base["p99_ms"]),
+    }
 
 
-def evaluate(scenario: Scenario, baseline: str, candidate: str, summaries: dict[str, dict[str, Any]],
-             ratios: dict[str, float | None], gate: Gate) -> list[str]:
+def evaluate(
+    scenario: Scenario,
+    baseline: str,
+    candidate: str,
+    summaries: dict[str, dict[str, Any]],
+    ratios: dict[str, float | None],
+    gate: Gate,
+) -> list[str]:
     """Gate-failure strings for one candidate on one scenario (empty list: passed)."""
     fails = []
     where = f"{scenario.name}: {candidate}"
@@ -55,15 +65,21 @@ def evaluate(scenario: Scenario, baseline: str, candidate: str, summaries: dict[
         s = summaries[name]
         if s["failures"]:
             kinds = ", ".join(f"{k} {v}" for k, v in sorted(s["failure_kinds"].items()))
-            fails.append(f"{scenario.name}: {name} had {s['failures']} failed of {s['requests']} "
-                         f"timed requests ({kinds})")
+            fails.append(
+                f"{scenario.name}: {name} had {s['failures']} failed of {s['requests']} "
+                f"timed requests ({kinds})"
+            )
     tp, p95 = ratios["throughput"], ratios["p95"]
     if tp is None:
-        fails.append(f"{where} throughput ratio cannot be computed (baseline {summaries[baseline]['rps']}, "
-                     f"candidate {summaries[candidate]['rps']} req/s)")
+        fails.append(
+            f"{where} throughput ratio cannot be computed (baseline {summaries[baseline]['rps']}, "
+            f"candidate {summaries[candidate]['rps']} req/s)"
+        )
     elif tp < gate.min_throughput_ratio:
-        fails.append(f"{where} throughput {tp:.3f}x {baseline} < {gate.min_throughput_ratio:.2f}x "
-                     f"({scenario.klass} gate)")
+        fails.append(
+            f"{where} throughput {tp:.3f}x {baseline} < {gate.min_throughput_ratio:.2f}x "
+            f"({scenario.klass} gate)"
+        )
     if p95 is None:
         fails.append(f"{where} p95 ratio cannot be computed (no successful samples)")
     elif p95 > gate.max_p95_ratio:
@@ -71,8 +87,9 @@ def evaluate(scenario: Scenario, baseline: str, candidate: str, summaries: dict[
     return fails
 
 
-def paired_messages(scenario: Scenario, baseline: str, candidate: str, decided: dict[str, Any]
-                    ) -> tuple[list[str], list[str]]:
+def paired_messages(
+    scenario: Scenario, baseline: str, candidate: str, decided: dict[str, Any]
+) -> tuple[list[str], list[str]]:
     """Gate-failure and inconclusive strings of one candidate on one scenario (paired method),
     each with its evidence: estimate, interval, pairs, confidence, threshold."""
     fails: list[str] = []
@@ -88,8 +105,10 @@ def paired_messages(scenario: Scenario, baseline: str, candidate: str, decided: 
             if d["verdict"] == "inconclusive":
                 unsure.append(f"{where} {d['metric']}: {d['reason']}")
             continue
-        evidence = (f"{d['metric']} {d['estimate']:.3f}x {baseline} [{d['low']:.3f}, {d['high']:.3f}] "
-                    f"({d['n']} pairs, {d['confidence']:.1%} interval)")
+        evidence = (
+            f"{d['metric']} {d['estimate']:.3f}x {baseline} [{d['low']:.3f}, {d['high']:.3f}] "
+            f"({d['n']} pairs, {d['confidence']:.1%} interval)"
+        )
         if d["verdict"] == "fail":
             fails.append(f"{where} {evidence} is past {gate}")
         elif d["verdict"] == "inconclusive":
@@ -100,14 +119,22 @@ def paired_messages(scenario: Scenario, baseline: str, candidate: str, decided: 
     return fails, unsure
 
 
-def paired_samples(metric: str, base: list[float | None], cand: list[float | None], threshold: float,
-                   worse: str, alpha: float) -> Decision:
+def paired_samples(
+    metric: str,
+    base: list[float | None],
+    cand: list[float | None],
+    threshold: float,
+    worse: str,
+    alpha: float,
+) -> Decision:
     """One decision on samples taken in pairs (real-client rounds, cold fills): the typical
     candidate/baseline ratio of each pair with its exact signed-rank interval, one look at alpha."""
     pairs = [(b, c) for b, c in zip(base, cand) if b and c]
     iv = paired_ratio_interval([b for b, _ in pairs], [c for _, c in pairs], alpha)
-    need = (f"too few sample pairs for a {1 - alpha:.1%} interval ({len(pairs)}; at least "
-            f"{min_pairs(alpha)}: raise the rounds)")
+    need = (
+        f"too few sample pairs for a {1 - alpha:.1%} interval ({len(pairs)}; at least "
+        f"{min_pairs(alpha)}: raise the rounds)"
+    )
     return decide(metric, iv, threshold, worse, need)
 
 
@@ -118,8 +145,10 @@ def decision_message(where: str, d: Decision, gate_name: str) -> str:
     iv = d.interval
     if iv is None:
         return f"{where} {d.metric}: {d.reason}"
-    evidence = (f"{d.metric} {iv.estimate:.3f}x [{iv.low:.3f}, {iv.high:.3f}] ({iv.n} pairs, "
-                f"{iv.confidence:.1%} interval)")
+    evidence = (
+        f"{d.metric} {iv.estimate:.3f}x [{iv.low:.3f}, {iv.high:.3f}] ({iv.n} pairs, "
+        f"{iv.confidence:.1%} interval)"
+    )
     if d.verdict == "fail":
         return f"{where} {evidence} is past {gate}"
     if d.verdict == "pass":

@@ -41,8 +41,10 @@ class Target:
         except ValueError:
             # never echo the exception: with an unencoded '/' or '?' in a password, Python takes part
             # of the password for the port and quotes it
-            raise HttpbenchError(f"target {name!r}: bad URL (the port is not a number 0-65535; "
-                                 "percent-encode '/', '?', '#' and '@' in credentials)") from None
+            raise HttpbenchError(
+                f"target {name!r}: bad URL (the port is not a number 0-65535; "
+                "percent-encode '/', '?', '#' and '@' in credentials)"
+            ) from None
         if parts.scheme not in ("http", "https"):
             raise HttpbenchError(f"target {name!r}: URL must start with http:// or https://")
         if not parts.hostname:
@@ -50,7 +52,7 @@ class Target:
         if parts.query or parts.fragment:
             raise HttpbenchError(f"target {name!r}: base URL must not have a query or fragment")
         userinfo = None
-        if parts.username is not None:      # percent-decoded, as curl and browsers do
+        if parts.username is not None:  # percent-decoded, as curl and browsers do
             userinfo = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
         host = parts.hostname
         port = port or (443 if parts.scheme == "https" else 80)
@@ -76,16 +78,20 @@ class Target:
             # a token goes into the header as is: only visible ASCII (RFC 6750), so that it can never
             # break the request (or an error message quoting the header) -- and is never echoed
             if not token or any(not 0x21 <= ord(c) <= 0x7E for c in token):
-                raise HttpbenchError(f"target {self.name!r}: the Bearer token must be visible ASCII "
-                                     "characters (no spaces, control characters or line breaks)")
+                raise HttpbenchError(
+                    f"target {self.name!r}: the Bearer token must be visible ASCII "
+                    "characters (no spaces, control characters or line breaks)"
+                )
             header = "Bearer " + token
         else:
             if ":" not in credentials:
                 raise HttpbenchError(
-                    f"target {self.name!r}: credentials must be 'user:password' or 'Bearer TOKEN'")
+                    f"target {self.name!r}: credentials must be 'user:password' or 'Bearer TOKEN'"
+                )
             if any(ord(c) < 0x20 or ord(c) == 0x7F for c in credentials):
-                raise HttpbenchError(f"target {self.name!r}: the credentials contain a control "
-                                     "character or line break")
+                raise HttpbenchError(
+                    f"target {self.name!r}: the credentials contain a control character or line break"
+                )
             header = "Basic " + base64.b64encode(credentials.encode()).decode("ascii")
         return Target(self.name, self.url, self.scheme, self.host, self.port, self.base_path, header)
 
@@ -101,13 +107,13 @@ class Scenario:
     path: str
     method: str = "GET"
     headers: tuple[tuple[str, str], ...] = ()
-    status: int | None = None          # None: 200, or 304 for conditional, 206 with a Range header
-    length: int | None = None          # expected body length; None: learned from the baseline
-    sha256: str | None = None          # expected body digest; checked on every response when set
+    status: int | None = None  # None: 200, or 304 for conditional, 206 with a Range header
+    length: int | None = None  # expected body length; None: learned from the baseline
+    sha256: str | None = None  # expected body digest; checked on every response when set
     klass: str = "metadata"
-    conditional: bool = False          # send If-None-Match with the target's own ETag
-    same_body: bool = True             # every target must serve the baseline's bytes (False: each
-                                       # target's own body, e.g. an index each repository signs)
+    conditional: bool = False  # send If-None-Match with the target's own ETag
+    same_body: bool = True  # every target must serve the baseline's bytes (False: each
+    # target's own body, e.g. an index each repository signs)
 
     @property
     def expected_status(self) -> int:
@@ -124,10 +130,18 @@ class Scenario:
         return self.method != "HEAD" and self.expected_status not in (204, 304)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "method": self.method, "path": self.path,
-                "headers": {k: v for k, v in self.headers}, "expected_status": self.expected_status,
-                "length": self.length, "sha256": self.sha256, "class": self.klass,
-                "conditional": self.conditional, "same_body": self.same_body}
+        return {
+            "name": self.name,
+            "method": self.method,
+            "path": self.path,
+            "headers": {k: v for k, v in self.headers},
+            "expected_status": self.expected_status,
+            "length": self.length,
+            "sha256": self.sha256,
+            "class": self.klass,
+            "conditional": self.conditional,
+            "same_body": self.same_body,
+        }
 
 
 @dataclass(frozen=True)
@@ -151,8 +165,12 @@ class Gate:
 
 # metadata/payload gate the HTTP scenarios; "client" gates real-client p95 (throughput unused);
 # "cold" gates cold-fill throughput (p95 unused).
-DEFAULT_GATES = {"metadata": Gate(0.80, 1.25), "payload": Gate(0.90, 1.15), "client": Gate(0.0, 1.25),
-                 "cold": Gate(0.90, math.inf)}
+DEFAULT_GATES = {
+    "metadata": Gate(0.80, 1.25),
+    "payload": Gate(0.90, 1.15),
+    "client": Gate(0.0, 1.25),
+    "cold": Gate(0.90, math.inf),
+}
 GATE_CLASSES = tuple(DEFAULT_GATES)
 
 
@@ -162,23 +180,23 @@ class RoundResult:
 
     scenario: str
     target: str
-    round: int                 # 1-based
-    position: int              # 1-based place of this target in the round's order
+    round: int  # 1-based
+    position: int  # 1-based place of this target in the round's order
     order: list[str]
-    mode: str                  # "closed" or "open"
-    requests: int              # timed requests attempted
+    mode: str  # "closed" or "open"
+    requests: int  # timed requests attempted
     ok: int
     failures: int
     failure_kinds: dict[str, int]
     warmups: int
     warmup_failures: int
     concurrency: int
-    connections: int           # connections that opened
-    connect_ms: dict[str, float | None]   # p50/max of the connect times, outside the samples
+    connections: int  # connections that opened
+    connect_ms: dict[str, float | None]  # p50/max of the connect times, outside the samples
     reconnects: int
     body_bytes: int
     wall_ms: float
-    rps: float                 # successful requests / wall
+    rps: float  # successful requests / wall
     mibps: float
     p50_ms: float | None
     p95_ms: float | None
@@ -187,11 +205,11 @@ class RoundResult:
     ttfb_p50_ms: float | None
     ttfb_p95_ms: float | None
     client_cpu_s: float
-    client_cpu_util: float     # client CPU seconds / wall seconds (1.0 = one core saturated)
+    client_cpu_util: float  # client CPU seconds / wall seconds (1.0 = one core saturated)
     client_bound: bool
-    digests_checked: int = 0   # timed bodies whose SHA-256 was verified (see digest_every)
+    digests_checked: int = 0  # timed bodies whose SHA-256 was verified (see digest_every)
     rate: float | None = None  # open loop: intended requests per second
-    service_p50_ms: float | None = None   # open loop: from the actual send (uncorrected)
+    service_p50_ms: float | None = None  # open loop: from the actual send (uncorrected)
     service_p95_ms: float | None = None
     service_p99_ms: float | None = None
     samples_ms: list[float] | None = None
@@ -206,8 +224,18 @@ class RoundResult:
         return out
 
 
-SUMMARY_FIELDS = ("rps", "mibps", "wall_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms",
-                  "ttfb_p50_ms", "ttfb_p95_ms", "client_cpu_util")
+SUMMARY_FIELDS = (
+    "rps",
+    "mibps",
+    "wall_ms",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "max_ms",
+    "ttfb_p50_ms",
+    "ttfb_p95_ms",
+    "client_cpu_util",
+)
 
 
 def finite_or_none(value: Any) -> Any:

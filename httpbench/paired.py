@@ -44,8 +44,8 @@ from verdict.stats import min_pairs, paired_ratio_interval
 
 Progress = Callable[[str], None]
 MAX_REQUESTS_PER_ROUND = 2_000_000
-MIN_ROUND_MS = 100.0            # rounds shorter than this are timer and start-up noise (docs/statistics.md)
-MIN_REQUESTS = 64               # requests per round when --requests is not given (then sized by time)
+MIN_ROUND_MS = 100.0  # rounds shorter than this are timer and start-up noise (docs/statistics.md)
+MIN_REQUESTS = 64  # requests per round when --requests is not given (then sized by time)
 SELF_SUFFIX = "-self"
 
 
@@ -53,11 +53,11 @@ SELF_SUFFIX = "-self"
 class Plan:
     """The knobs of the paired method."""
 
-    alpha: float = 0.05            # error rate of a verdict (over all looks)
-    budget_s: float = 60.0         # seconds of paired rounds for all scenarios together
-    min_round_ms: float = MIN_ROUND_MS   # a timed round lasts at least this long (0: count only)
+    alpha: float = 0.05  # error rate of a verdict (over all looks)
+    budget_s: float = 60.0  # seconds of paired rounds for all scenarios together
+    min_round_ms: float = MIN_ROUND_MS  # a timed round lasts at least this long (0: count only)
     max_looks: int = 6
-    growth: float = 1.5            # pairs at the next look = previous x growth
+    growth: float = 1.5  # pairs at the next look = previous x growth
     fixed_pairs: int | None = None  # exactly this many pairs, one look at alpha
 
     @property
@@ -77,9 +77,15 @@ class Plan:
         return self.alpha if self.fixed_pairs else self.alpha / self.max_looks
 
     def to_json(self) -> dict[str, Any]:
-        return {"alpha": self.alpha, "look_alpha": self.look_alpha, "budget_s": self.budget_s,
-                "min_round_ms": self.min_round_ms, "max_looks": len(self.looks), "looks": self.looks,
-                "fixed_pairs": self.fixed_pairs}
+        return {
+            "alpha": self.alpha,
+            "look_alpha": self.look_alpha,
+            "budget_s": self.budget_s,
+            "min_round_ms": self.min_round_ms,
+            "max_looks": len(self.looks),
+            "looks": self.looks,
+            "fixed_pairs": self.fixed_pairs,
+        }
 
 
 @dataclass(kw_only=True)
@@ -96,8 +102,9 @@ class Settings:
     digest_every: int | None
 
 
-def gate_decisions(scenario: Scenario, gate: Gate, base: list[RoundResult], cand: list[RoundResult],
-                   alpha: float) -> list[Decision]:
+def gate_decisions(
+    scenario: Scenario, gate: Gate, base: list[RoundResult], cand: list[RoundResult], alpha: float
+) -> list[Decision]:
     """The throughput and p95 decisions of one candidate on one scenario, from its pairs."""
     out = []
     failed = [r for r in (*base, *cand) if r.failures]
@@ -107,16 +114,25 @@ def gate_decisions(scenario: Scenario, gate: Gate, base: list[RoundResult], cand
             for k, v in r.failure_kinds.items():
                 kinds[k] = kinds.get(k, 0) + v
         text = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-        out.append(Decision("correctness", FAIL, 0.0, "above", None,
-                            f"{sum(r.failures for r in failed)} timed request(s) failed their checks ({text})"))
+        out.append(
+            Decision(
+                "correctness",
+                FAIL,
+                0.0,
+                "above",
+                None,
+                f"{sum(r.failures for r in failed)} timed request(s) failed their checks ({text})",
+            )
+        )
     need = f"too few pairs for a {1 - alpha:.1%} interval ({len(base)}; at least {min_pairs(alpha)})"
     if gate.min_throughput_ratio > 0:
         iv = paired_ratio_interval([r.rps for r in base], [r.rps for r in cand], alpha)
         out.append(decide("throughput", iv, gate.min_throughput_ratio, "below", need))
     if math.isfinite(gate.max_p95_ratio):
         # rounds without a p95 (no sample) are None: paired_ratio_interval skips those pairs
-        iv = paired_ratio_interval(cast(list[float], [r.p95_ms for r in base]),
-                                   cast(list[float], [r.p95_ms for r in cand]), alpha)
+        iv = paired_ratio_interval(
+            cast(list[float], [r.p95_ms for r in base]), cast(list[float], [r.p95_ms for r in cand]), alpha
+        )
         out.append(decide("p95", iv, gate.max_p95_ratio, "above", need))
     return out
 
@@ -124,13 +140,24 @@ def gate_decisions(scenario: Scenario, gate: Gate, base: list[RoundResult], cand
 class ScenarioRun:
     """The paired rounds of one scenario for a list of targets (the first is the baseline)."""
 
-    def __init__(self, runner: asyncio.Runner, targets: list[Target], scenario: Scenario, s_idx: int,
-                 expectations: dict, settings: Settings, gate: Gate, plan: Plan,
-                 progress: Progress | None, label: str = "", aliases: dict[str, str] | None = None):
+    def __init__(
+        self,
+        runner: asyncio.Runner,
+        targets: list[Target],
+        scenario: Scenario,
+        s_idx: int,
+        expectations: dict,
+        settings: Settings,
+        gate: Gate,
+        plan: Plan,
+        progress: Progress | None,
+        label: str = "",
+        aliases: dict[str, str] | None = None,
+    ):
         self.runner, self.targets, self.scenario, self.s_idx = runner, targets, scenario, s_idx
         self.expectations, self.settings, self.gate, self.plan = expectations, settings, gate, plan
         self.progress, self.label = progress, label
-        self.aliases = aliases or {}          # slot name -> the target whose expectations it shares
+        self.aliases = aliases or {}  # slot name -> the target whose expectations it shares
         self.rounds: list[RoundResult] = []
         self.calibration: dict[str, Any] = {}
         self.looks: list[dict[str, Any]] = []
@@ -145,10 +172,19 @@ class ScenarioRun:
     def _spec(self, target: Target, requests: int, warmups: int) -> engine.RoundSpec:
         s = self.settings
         exp = self.expectations[(self.scenario.name, self.aliases.get(target.name, target.name))]
-        return engine.RoundSpec(target=target, scenario=self.scenario, expectation=exp, warmups=warmups,
-                                requests=requests, concurrency=s.concurrency, timeout=s.timeout, rate=s.rate,
-                                keep_samples=s.keep_samples, verify_digest=s.verify_digest,
-                                digest_every=s.digest_every)
+        return engine.RoundSpec(
+            target=target,
+            scenario=self.scenario,
+            expectation=exp,
+            warmups=warmups,
+            requests=requests,
+            concurrency=s.concurrency,
+            timeout=s.timeout,
+            rate=s.rate,
+            keep_samples=s.keep_samples,
+            verify_digest=s.verify_digest,
+            digest_every=s.digest_every,
+        )
 
     def calibrate(self) -> int:
         """Requests per round: at least ``requests``, and enough for ``min_round_ms`` at the
@@ -168,7 +204,10 @@ class ScenarioRun:
                     rps = r.rps
                     if r.wall_ms / 1000.0 >= want / 2 or r.ok == 0:
                         break
-                    n = min(MAX_REQUESTS_PER_ROUND, max(n * 2, math.ceil(n * want / max(r.wall_ms / 1000.0, 1e-4))))
+                    n = min(
+                        MAX_REQUESTS_PER_ROUND,
+                        max(n * 2, math.ceil(n * want / max(r.wall_ms / 1000.0, 1e-4))),
+                    )
                 rates[target.name] = rps
             fastest = max(rates.values()) if rates else 0.0
             count = max(count, min(MAX_REQUESTS_PER_ROUND, math.ceil(fastest * want * 1.1)))
@@ -188,16 +227,21 @@ class ScenarioRun:
             while pairs < goal:
                 order = [names[(self.s_idx + pairs + i) % len(names)] for i in range(len(names))]
                 for pos, name in enumerate(order, 1):
-                    r = self.runner.run(engine.run_round(self._spec(by_name[name], requests,
-                                                                    self.settings.warmups),
-                                                         pairs + 1, pos, order))
+                    r = self.runner.run(
+                        engine.run_round(
+                            self._spec(by_name[name], requests, self.settings.warmups), pairs + 1, pos, order
+                        )
+                    )
                     self.rounds.append(r)
                 pairs += 1
             self.decisions = self._decide()
             verdicts = {c: combine(d.verdict for d in ds) for c, ds in self.decisions.items()}
             self.looks.append({"pairs": pairs, "verdicts": verdicts})
-            self._say(f"look {look_no} at {pairs} pairs: " + ", ".join(
-                f"{c} {v}" for c, v in verdicts.items()) + self._brief())
+            self._say(
+                f"look {look_no} at {pairs} pairs: "
+                + ", ".join(f"{c} {v}" for c, v in verdicts.items())
+                + self._brief()
+            )
             if all(v != INCONCLUSIVE for v in verdicts.values()):
                 self.stopped = "decided"
                 break
@@ -216,8 +260,9 @@ class ScenarioRun:
         for ds in self.decisions.values():
             for d in ds:
                 if d.interval is not None:
-                    parts.append(f"{d.metric} {d.interval.estimate:.3f}x "
-                                 f"[{d.interval.low:.3f}, {d.interval.high:.3f}]")
+                    parts.append(
+                        f"{d.metric} {d.interval.estimate:.3f}x [{d.interval.low:.3f}, {d.interval.high:.3f}]"
+                    )
         return f" ({'; '.join(parts)})" if parts else ""
 
     def _decide(self) -> dict[str, list[Decision]]:
@@ -225,9 +270,12 @@ class ScenarioRun:
         by_pair: dict[str, list[RoundResult]] = {}
         for r in self.rounds:
             by_pair.setdefault(r.target, []).append(r)
-        return {t.name: gate_decisions(self.scenario, self.gate, by_pair.get(base, []),
-                                       by_pair.get(t.name, []), self.plan.look_alpha)
-                for t in self.targets[1:]}
+        return {
+            t.name: gate_decisions(
+                self.scenario, self.gate, by_pair.get(base, []), by_pair.get(t.name, []), self.plan.look_alpha
+            )
+            for t in self.targets[1:]
+        }
 
     def record(self) -> dict[str, Any]:
         base = self.targets[0].name
@@ -238,13 +286,23 @@ class ScenarioRun:
         for cand, ds in self.decisions.items():
             pairs = list(zip(by_target.get(base, []), by_target.get(cand, [])))
             candidates[cand] = {
-                "verdict": combine(d.verdict for d in ds), "decisions": [d.to_json() for d in ds],
-                "pair_ratios": {"throughput": [_ratio(c.rps, b.rps) for b, c in pairs],
-                                "p95": [_ratio(c.p95_ms, b.p95_ms) for b, c in pairs]}}
-        return {"requests_per_round": self.calibration.get("requests_per_round"),
-                "calibration": self.calibration, "pairs": len(by_target.get(base, [])),
-                "looks": self.looks, "stopped": self.stopped, "elapsed_s": round(self.elapsed_s, 3),
-                "gate": self.gate.to_json(), "candidates": candidates}
+                "verdict": combine(d.verdict for d in ds),
+                "decisions": [d.to_json() for d in ds],
+                "pair_ratios": {
+                    "throughput": [_ratio(c.rps, b.rps) for b, c in pairs],
+                    "p95": [_ratio(c.p95_ms, b.p95_ms) for b, c in pairs],
+                },
+            }
+        return {
+            "requests_per_round": self.calibration.get("requests_per_round"),
+            "calibration": self.calibration,
+            "pairs": len(by_target.get(base, [])),
+            "looks": self.looks,
+            "stopped": self.stopped,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "gate": self.gate.to_json(),
+            "candidates": candidates,
+        }
 
 
 def _ratio(c: float | None, b: float | None) -> float | None:
@@ -259,9 +317,17 @@ def self_copy(target: Target, taken: set[str]) -> Target:
     return dataclasses.replace(target, name=name)
 
 
-def run(targets: list[Target], scenarios: list[Scenario], expectations: dict, settings: Settings,
-        gates: dict[str, Gate], default_gates: dict[str, Gate], plan: Plan, self_control: bool,
-        progress: Progress | None) -> tuple[list[RoundResult], dict[str, Any]]:
+def run(
+    targets: list[Target],
+    scenarios: list[Scenario],
+    expectations: dict,
+    settings: Settings,
+    gates: dict[str, Gate],
+    default_gates: dict[str, Gate],
+    plan: Plan,
+    self_control: bool,
+    progress: Progress | None,
+) -> tuple[list[RoundResult], dict[str, Any]]:
     """Every scenario's self-control (when asked) and paired comparison. Returns the comparison's
     rounds and the ``paired`` section of the result (per scenario)."""
     rounds: list[RoundResult] = []
@@ -275,8 +341,19 @@ def run(targets: list[Target], scenarios: list[Scenario], expectations: dict, se
             aa_verdict = None
             if self_control:
                 copy = self_copy(targets[0], {t.name for t in targets})
-                aa = ScenarioRun(runner, [targets[0], copy], scenario, s_idx, expectations, settings, gate, plan,
-                                 progress, label="self-control ", aliases={copy.name: targets[0].name})
+                aa = ScenarioRun(
+                    runner,
+                    [targets[0], copy],
+                    scenario,
+                    s_idx,
+                    expectations,
+                    settings,
+                    gate,
+                    plan,
+                    progress,
+                    label="self-control ",
+                    aliases={copy.name: targets[0].name},
+                )
                 aa.run(allowance)
                 aa_rec = aa.record()
                 aa_rec["rounds"] = [r.to_json() for r in aa.rounds]
@@ -292,8 +369,10 @@ def run(targets: list[Target], scenarios: list[Scenario], expectations: dict, se
                     if cand["verdict"] != INCONCLUSIVE:
                         cand["verdict_before_self_control"] = cand["verdict"]
                         cand["verdict"] = INCONCLUSIVE
-                        cand["self_control_note"] = ("the A/A self-control failed on this scenario: the "
-                                                     "set-up itself is biased, so no verdict is trusted")
+                        cand["self_control_note"] = (
+                            "the A/A self-control failed on this scenario: the "
+                            "set-up itself is biased, so no verdict is trusted"
+                        )
             rounds += run_.rounds
             section[scenario.name] = record
     return rounds, section

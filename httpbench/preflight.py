@@ -33,9 +33,15 @@ class BodyTooLarge(httpx.RequestError):
     """A response body larger than the bytes allowed: reading stopped there."""
 
 
-def request_within(client: httpx.Client, method: str, url: str, headers: dict[str, str] | None = None,
-                   content: bytes | None = None, limit: float | None = None,
-                   max_bytes: int | None = None) -> httpx.Response:
+def request_within(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    headers: dict[str, str] | None = None,
+    content: bytes | None = None,
+    limit: float | None = None,
+    max_bytes: int | None = None,
+) -> httpx.Response:
     """One request whose body must be complete within ``limit`` seconds (default: the client's read
     timeout) and hold at most ``max_bytes`` bytes (default :data:`MAX_BODY_BYTES`). httpx bounds
     each read, not the whole answer, so a body trickled a byte at a time would never end; past the
@@ -52,27 +58,38 @@ def request_within(client: httpx.Client, method: str, url: str, headers: dict[st
     deadline = time.monotonic() + limit
     with client.stream(method, url, headers=headers, content=content) as resp:
         declared = resp.headers.get("content-length", "")
-        bodyless = method.upper() == "HEAD" or resp.status_code in (204, 304)   # length of no body
+        bodyless = method.upper() == "HEAD" or resp.status_code in (204, 304)  # length of no body
         if not bodyless and declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
-            raise BodyTooLarge(f"Content-Length {int(declared):,} is more than the {max_bytes:,} bytes "
-                               "allowed", request=resp.request)
+            raise BodyTooLarge(
+                f"Content-Length {int(declared):,} is more than the {max_bytes:,} bytes allowed",
+                request=resp.request,
+            )
         chunks = []
         size = 0
         for chunk in resp.iter_raw():
             size += len(chunk)
             if size > max_bytes:
-                raise BodyTooLarge(f"body is more than the {max_bytes:,} bytes allowed (reading "
-                                   "stopped there)", request=resp.request)
+                raise BodyTooLarge(
+                    f"body is more than the {max_bytes:,} bytes allowed (reading stopped there)",
+                    request=resp.request,
+                )
             chunks.append(chunk)
             if time.monotonic() > deadline:
                 raise httpx.ReadTimeout("the body did not complete within the timeout", request=resp.request)
-        resp._content = b"".join(chunks)       # httpx keeps a read body here (raw, as sent)
+        resp._content = b"".join(chunks)  # httpx keeps a read body here (raw, as sent)
     return resp
 
 
-def send(client: httpx.Client, target: Target, method: str, path: str,
-         headers: dict[str, str] | None = None, content: bytes | None = None,
-         max_bytes: int | None = None, expected_length: int | None = None) -> httpx.Response:
+def send(
+    client: httpx.Client,
+    target: Target,
+    method: str,
+    path: str,
+    headers: dict[str, str] | None = None,
+    content: bytes | None = None,
+    max_bytes: int | None = None,
+    expected_length: int | None = None,
+) -> httpx.Response:
     """One preflight request (no redirects followed, credentials attached); every transport error
     becomes a one-line :class:`HttpbenchError` naming the target and the request.
 
@@ -84,14 +101,20 @@ def send(client: httpx.Client, target: Target, method: str, path: str,
         max_bytes = expected_length + BODY_MARGIN
     where = f"target {target.name!r} {method} {path}"
     sent = {"User-Agent": "httpbench-preflight", "Accept": "*/*", "Accept-Encoding": "identity"}
-    for key, value in (headers or {}).items():     # the caller's spelling replaces the default's
+    for key, value in (headers or {}).items():  # the caller's spelling replaces the default's
         sent = {k: v for k, v in sent.items() if k.lower() != key.lower()}
         sent[key] = value
     if target.auth_header:
         sent["Authorization"] = target.auth_header
     try:
-        return request_within(client, method, target.url + (path if path.startswith("/") else "/" + path),
-                              sent, content, max_bytes=max_bytes)
+        return request_within(
+            client,
+            method,
+            target.url + (path if path.startswith("/") else "/" + path),
+            sent,
+            content,
+            max_bytes=max_bytes,
+        )
     except BodyTooLarge as exc:
         expected = "" if expected_length is None else f"; expected {expected_length:,} bytes"
         raise HttpbenchError(f"preflight: {where}: {exc}{expected}") from None
@@ -108,12 +131,19 @@ def send(client: httpx.Client, target: Target, method: str, path: str,
         raise HttpbenchError(f"preflight: {where}: {type(exc).__name__}: {exc}") from None
 
 
-def _request(client: httpx.Client, target: Target, scenario: Scenario, extra=(),
-             expected: int | None = None) -> httpx.Response:
+def _request(
+    client: httpx.Client, target: Target, scenario: Scenario, extra=(), expected: int | None = None
+) -> httpx.Response:
     """``expected``: the body length a correct answer has, when known (reading stops
     :data:`BODY_MARGIN` bytes past it)."""
-    return send(client, target, scenario.method, scenario.path, {**dict(scenario.headers), **dict(extra)},
-                expected_length=expected)
+    return send(
+        client,
+        target,
+        scenario.method,
+        scenario.path,
+        {**dict(scenario.headers), **dict(extra)},
+        expected_length=expected,
+    )
 
 
 def new_client(timeout: float) -> httpx.Client:
@@ -122,9 +152,9 @@ def new_client(timeout: float) -> httpx.Client:
     return httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False)
 
 
-def check(targets: list[Target], scenarios: list[Scenario], timeout: float,
-          client: httpx.Client | None = None
-          ) -> tuple[dict[tuple[str, str], Expectation], list[dict[str, Any]]]:
+def check(
+    targets: list[Target], scenarios: list[Scenario], timeout: float, client: httpx.Client | None = None
+) -> tuple[dict[tuple[str, str], Expectation], list[dict[str, Any]]]:
     """Returns expectations keyed by (scenario, target) and a JSON-ready preflight record.
     ``client``: a :func:`new_client` to reuse (its connections); default: a new one, closed after."""
     expectations: dict[tuple[str, str], Expectation] = {}
@@ -141,33 +171,47 @@ def check(targets: list[Target], scenarios: list[Scenario], timeout: float,
                     etag = first.headers.get("etag")
                     modified = first.headers.get("last-modified")
                     if first.status_code != 200 or not (etag or modified):
-                        raise HttpbenchError(f"preflight: {where}: conditional scenario needs a 200 "
-                                             f"GET with an ETag or Last-Modified, got {first.status_code}"
-                                             f"{'' if etag or modified else ' with neither'}")
+                        raise HttpbenchError(
+                            f"preflight: {where}: conditional scenario needs a 200 "
+                            f"GET with an ETag or Last-Modified, got {first.status_code}"
+                            f"{'' if etag or modified else ' with neither'}"
+                        )
                     extra = (("If-None-Match", etag),) if etag else ()
                     if modified:
                         extra += (("If-Modified-Since", modified),)
-                expected = (0 if not scenario.has_body else scenario.length if scenario.length is not None
-                            else reference[0] if reference is not None and scenario.same_body else None)
+                expected = (
+                    0
+                    if not scenario.has_body
+                    else scenario.length
+                    if scenario.length is not None
+                    else reference[0]
+                    if reference is not None and scenario.same_body
+                    else None
+                )
                 resp = _request(client, target, scenario, extra, expected)
                 body = resp.content
                 want = scenario.expected_status
                 if resp.status_code != want:
                     hint = " (redirect: Location header)" if "location" in resp.headers else ""
-                    raise HttpbenchError(f"preflight: {where}: {scenario.method} {scenario.path} "
-                                         f"returned {resp.status_code}, expected {want}{hint}")
+                    raise HttpbenchError(
+                        f"preflight: {where}: {scenario.method} {scenario.path} "
+                        f"returned {resp.status_code}, expected {want}{hint}"
+                    )
                 digest = hashlib.sha256(body).hexdigest()
                 if not scenario.has_body:
                     if body:
-                        raise HttpbenchError(f"preflight: {where}: {scenario.method} answer with "
-                                             f"status {want} must have an empty body, got {len(body)} bytes")
+                        raise HttpbenchError(
+                            f"preflight: {where}: {scenario.method} answer with "
+                            f"status {want} must have an empty body, got {len(body)} bytes"
+                        )
                     length, sha = 0, None
                 else:
                     length, sha = len(body), digest
                     declared = resp.headers.get("content-length")
                     if declared is not None and declared.isdigit() and int(declared) != length:
-                        raise HttpbenchError(f"preflight: {where}: Content-Length {declared} but "
-                                             f"{length} body bytes")
+                        raise HttpbenchError(
+                            f"preflight: {where}: Content-Length {declared} but {length} body bytes"
+                        )
                     rng = next((v for k, v in scenario.headers if k.lower() == "range"), None)
                     if rng and want == 206:
                         m = _RANGE.match(rng)
@@ -175,29 +219,43 @@ def check(targets: list[Target], scenarios: list[Scenario], timeout: float,
                             lo, hi = int(m.group(1)), int(m.group(2))
                             cr = resp.headers.get("content-range", "")
                             if not cr.startswith(f"bytes {lo}-"):
-                                raise HttpbenchError(f"preflight: {where}: Range {rng!r} answered with "
-                                                     f"Content-Range {cr or 'missing'!r}")
+                                raise HttpbenchError(
+                                    f"preflight: {where}: Range {rng!r} answered with "
+                                    f"Content-Range {cr or 'missing'!r}"
+                                )
                             if not (cr.startswith(f"bytes {lo}-{hi}/") or length < hi - lo + 1):
-                                raise HttpbenchError(f"preflight: {where}: Content-Range {cr!r} does "
-                                                     f"not match {rng!r}")
+                                raise HttpbenchError(
+                                    f"preflight: {where}: Content-Range {cr!r} does not match {rng!r}"
+                                )
                             if length > hi - lo + 1:
-                                raise HttpbenchError(f"preflight: {where}: Range {rng!r} returned "
-                                                     f"{length} bytes")
+                                raise HttpbenchError(
+                                    f"preflight: {where}: Range {rng!r} returned {length} bytes"
+                                )
                     if scenario.length is not None and length != scenario.length:
-                        raise HttpbenchError(f"preflight: {where}: body is {length} bytes, expected "
-                                             f"{scenario.length}")
+                        raise HttpbenchError(
+                            f"preflight: {where}: body is {length} bytes, expected {scenario.length}"
+                        )
                     if scenario.sha256 is not None and digest != scenario.sha256.lower():
-                        raise HttpbenchError(f"preflight: {where}: body SHA-256 differs from the "
-                                             f"scenario's sha256")
+                        raise HttpbenchError(
+                            f"preflight: {where}: body SHA-256 differs from the scenario's sha256"
+                        )
                     if reference is None:
                         reference = (length, digest)
                     elif scenario.same_body and reference != (length, digest):
                         raise HttpbenchError(
                             f"preflight: {where}: body differs from the baseline's "
-                            f"({length} bytes vs {reference[0]}; same content is required)")
+                            f"({length} bytes vs {reference[0]}; same content is required)"
+                        )
                 expectations[(scenario.name, target.name)] = Expectation(want, length, sha, extra)
-                records.append({"scenario": scenario.name, "target": target.name,
-                                "status": resp.status_code, "body_bytes": length,
-                                "sha256": sha, "etag": etag,
-                                "content_range": resp.headers.get("content-range")})
+                records.append(
+                    {
+                        "scenario": scenario.name,
+                        "target": target.name,
+                        "status": resp.status_code,
+                        "body_bytes": length,
+                        "sha256": sha,
+                        "etag": etag,
+                        "content_range": resp.headers.get("content-range"),
+                    }
+                )
     return expectations, records

@@ -26,17 +26,54 @@ from urllib.parse import parse_qsl, urlsplit
 from httpbench.errors import HttpbenchError
 from httpbench.model import DEFAULT_GATES, GATE_CLASSES, METHODS, SCENARIO_CLASSES, Gate, Scenario
 
-_KEYS = {"name", "method", "path", "status", "length", "sha256", "class", "header", "headers",
-         "conditional", "same_body"}
+_KEYS = {
+    "name",
+    "method",
+    "path",
+    "status",
+    "length",
+    "sha256",
+    "class",
+    "header",
+    "headers",
+    "conditional",
+    "same_body",
+}
 
 
 _TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 # query keys that carry a credential (signed URLs, OAuth tokens, API keys): never recorded in results
-_CREDENTIAL_QUERY_KEYS = frozenset({"access_token", "token", "auth_token", "id_token", "api_key", "apikey", "key",
-                                    "password", "passwd", "secret", "client_secret", "signature", "sig",
-                                    "x_amz_signature", "x_amz_credential", "x_goog_signature"})
-_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key",
-                                 "x-auth-token", "private-token"})
+_CREDENTIAL_QUERY_KEYS = frozenset(
+    {
+        "access_token",
+        "token",
+        "auth_token",
+        "id_token",
+        "api_key",
+        "apikey",
+        "key",
+        "password",
+        "passwd",
+        "secret",
+        "client_secret",
+        "signature",
+        "sig",
+        "x_amz_signature",
+        "x_amz_credential",
+        "x_goog_signature",
+    }
+)
+_CREDENTIAL_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "x-api-key",
+        "api-key",
+        "x-auth-token",
+        "private-token",
+    }
+)
 
 
 def _bool(value: Any, where: str, key: str) -> bool:
@@ -74,11 +111,18 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
         raise HttpbenchError(f"{where}: path must start with '/'")
     if any(ch in path for ch in " \r\n\t"):
         raise HttpbenchError(f"{where}: path must not contain whitespace (percent-encode it)")
-    secret = sorted({k for k, _ in parse_qsl(urlsplit(path).query, keep_blank_values=True)
-                     if k.lower().replace("-", "_") in _CREDENTIAL_QUERY_KEYS})
+    secret = sorted(
+        {
+            k
+            for k, _ in parse_qsl(urlsplit(path).query, keep_blank_values=True)
+            if k.lower().replace("-", "_") in _CREDENTIAL_QUERY_KEYS
+        }
+    )
     if secret:
-        raise HttpbenchError(f"{where}: the path's query carries credentials ({', '.join(secret)}), which results "
-                             "record with the path: pass them with --auth instead")
+        raise HttpbenchError(
+            f"{where}: the path's query carries credentials ({', '.join(secret)}), which results "
+            "record with the path: pass them with --auth instead"
+        )
     method = str(fields.get("method", "GET")).upper()
     if method not in METHODS:
         raise HttpbenchError(f"{where}: method must be one of {', '.join(METHODS)}")
@@ -105,26 +149,36 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
         headers.append((key.strip(), value.strip()))
     for key, value in headers:
         # a field name is an RFC 9110 token; a value has no control character but tab
-        if not key or any(c not in _TCHAR for c in key) or any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F
-                                                               for c in value):
+        if (
+            not key
+            or any(c not in _TCHAR for c in key)
+            or any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value)
+        ):
             raise HttpbenchError(f"{where}: bad header name or value {key[:40]!r}")
         if key.lower() in ("host", "content-length", "transfer-encoding"):
             raise HttpbenchError(f"{where}: header {key} is set by httpbench")
         if key.lower() in _CREDENTIAL_HEADERS:
-            raise HttpbenchError(f"{where}: header {key} carries credentials, which scenarios would record: "
-                                 "use --auth NAME=env:VAR (never written)")
+            raise HttpbenchError(
+                f"{where}: header {key} carries credentials, which scenarios would record: "
+                "use --auth NAME=env:VAR (never written)"
+            )
     sha = fields.get("sha256")
     if sha is not None:
         sha = str(sha).lower()
         if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
             raise HttpbenchError(f"{where}: sha256 must be 64 hex digits")
     scenario = Scenario(
-        name=str(fields.get("name") or f"{method} {path}"), path=path, method=method,
+        name=str(fields.get("name") or f"{method} {path}"),
+        path=path,
+        method=method,
         headers=tuple(headers),
         status=_int(fields["status"], "status", where) if fields.get("status") is not None else None,
         length=_int(fields["length"], "length", where) if fields.get("length") is not None else None,
-        sha256=sha, klass=klass, conditional=_bool(fields.get("conditional", False), where, "conditional"),
-        same_body=_bool(fields.get("same_body", True), where, "same_body"))
+        sha256=sha,
+        klass=klass,
+        conditional=_bool(fields.get("conditional", False), where, "conditional"),
+        same_body=_bool(fields.get("same_body", True), where, "same_body"),
+    )
     if scenario.conditional and method != "GET":
         raise HttpbenchError(f"{where}: conditional scenarios use GET")
     return scenario
@@ -138,8 +192,13 @@ def _masked(parts: list[str]) -> list[str]:
         key = part.split("=", 1)[0].strip().lower() if "=" in part else None
         in_header = key == "header" or (key is None and in_header)
         name, colon, _ = part.split("=", 1)[1].partition(":") if key == "header" else ("", "", "")
-        out.append((f"header={name.strip()}: ***" if colon else "header=***") if key == "header"
-                   else "***" if in_header else part)
+        out.append(
+            (f"header={name.strip()}: ***" if colon else "header=***")
+            if key == "header"
+            else "***"
+            if in_header
+            else part
+        )
     return out
 
 
@@ -181,7 +240,9 @@ def load_file(path: str) -> tuple[list[Scenario], dict[str, Gate]]:
         raise HttpbenchError(f"scenarios file {path}: use [[scenario]] tables")
     for i, item in enumerate(items):
         if not isinstance(item, dict):
-            raise HttpbenchError(f"{path} scenario {i + 1}: must be a [[scenario]] table, got {type(item).__name__}")
+            raise HttpbenchError(
+                f"{path} scenario {i + 1}: must be a [[scenario]] table, got {type(item).__name__}"
+            )
     scenarios = [make(dict(item), f"{path} scenario {i + 1}") for i, item in enumerate(items)]
     raw_gates = data.get("gates") or {}
     if not isinstance(raw_gates, dict):
@@ -189,7 +250,9 @@ def load_file(path: str) -> tuple[list[Scenario], dict[str, Gate]]:
     gates = {}
     for klass, table in raw_gates.items():
         if not isinstance(table, dict):
-            raise HttpbenchError(f"{path} gates.{klass}: must be a table of min_throughput_ratio / max_p95_ratio")
+            raise HttpbenchError(
+                f"{path} gates.{klass}: must be a table of min_throughput_ratio / max_p95_ratio"
+            )
         gates[klass] = gate_from(klass, table, f"{path} gates.{klass}")
     return scenarios, gates
 
@@ -201,8 +264,10 @@ def gate_from(klass: str, table: dict[str, Any], where: str) -> Gate:
     unknown = set(table) - {"min_throughput_ratio", "max_p95_ratio"}
     if unknown:
         raise HttpbenchError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    values = [table.get("min_throughput_ratio", base.min_throughput_ratio),
-              table.get("max_p95_ratio", base.max_p95_ratio)]
+    values = [
+        table.get("min_throughput_ratio", base.min_throughput_ratio),
+        table.get("max_p95_ratio", base.max_p95_ratio),
+    ]
     try:
         if any(isinstance(v, bool) or not isinstance(v, (int, float, str)) for v in values):
             raise TypeError(where)
@@ -221,8 +286,9 @@ def parse_gate_option(text: str) -> tuple[str, Gate]:
     parts = text.split(":")
     if len(parts) != 3:
         raise HttpbenchError(f"--gate {text!r}: expected CLASS:MIN_THROUGHPUT_RATIO:MAX_P95_RATIO")
-    return parts[0], gate_from(parts[0], {"min_throughput_ratio": parts[1], "max_p95_ratio": parts[2]},
-                               f"--gate {text!r}")
+    return parts[0], gate_from(
+        parts[0], {"min_throughput_ratio": parts[1], "max_p95_ratio": parts[2]}, f"--gate {text!r}"
+    )
 
 
 def unique(scenarios: list[Scenario]) -> list[Scenario]:

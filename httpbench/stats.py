@@ -13,7 +13,7 @@ __all__ = ["median_or_none", "nearest_rank", "percentiles", "ratio"]
 
 def percentiles(values: Iterable[float], qs: Sequence[float] = (0.5, 0.95, 0.99, 1.0)) -> list[float | None]:
     """Nearest-rank percentiles (:func:`verdict.stats.nearest_rank`) of the values, one per ``q``."""
-    ordered = sorted(values)           # sorted once: nearest_rank's own sort is then linear
+    ordered = sorted(values)  # sorted once: nearest_rank's own sort is then linear
     return [nearest_rank(ordered, q) for q in qs]
 
 

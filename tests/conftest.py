@@ -35,11 +35,18 @@ class CliResult:
         return self.stdout + self.stderr
 
 
-def run_program(program: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
+def run_program(
+    program: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> CliResult:
     """Run ``python -m PROGRAM ARGS`` as a real process (real exit code, real stderr)."""
-    proc = subprocess.run([sys.executable, "-m", program, *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=Path(__file__).resolve().parent.parent,
-                          env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [sys.executable, "-m", program, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=Path(__file__).resolve().parent.parent,
+        env={**os.environ, **(env or {})},
+    )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -87,12 +94,25 @@ def seeded_targets(dataset: str, namespace: str) -> Iterator[list]:
             t.dispose()
 
 
-def shape_toml(name: str, cardinality: str, *, params: str, sql: str, postgresql: str, mysql: str,
-               expect_rows: int | None = None, sep: str = "") -> str:
+def shape_toml(
+    name: str,
+    cardinality: str,
+    *,
+    params: str,
+    sql: str,
+    postgresql: str,
+    mysql: str,
+    expect_rows: int | None = None,
+    sep: str = "",
+) -> str:
     """A catalog shape file (``sql/catalog`` format); ``sep`` goes between its sections."""
     head = f'name = "{name}"\ncardinality = "{cardinality}"\n'
     if expect_rows is not None:
         head += f"expect_rows = {expect_rows}\n"
-    sections = [f"[params]\n{params}\n", f'[query]\nsql = "{sql}"\n', f"[postgresql]\n{postgresql}\n",
-                f"[mysql]\n{mysql}\n"]
+    sections = [
+        f"[params]\n{params}\n",
+        f'[query]\nsql = "{sql}"\n',
+        f"[postgresql]\n{postgresql}\n",
+        f"[mysql]\n{mysql}\n",
+    ]
     return sep.join([head, *sections])

@@ -34,13 +34,21 @@ def deep_pg_plan(depth: int) -> list:
 
 
 def deep_mysql_tree(depth: int) -> str:
-    return "\n".join("    " * i + "-> Filter: (x = 1)  (cost=1 rows=1) (actual time=0.1..0.1 rows=1 loops=1)"
-                     for i in range(depth)) + "\n"
+    return (
+        "\n".join(
+            "    " * i + "-> Filter: (x = 1)  (cost=1 rows=1) (actual time=0.1..0.1 rows=1 loops=1)"
+            for i in range(depth)
+        )
+        + "\n"
+    )
 
 
 @pytest.mark.servers
 def test_plans_nested_3000_deep_are_a_one_line_error():
-    for parse, doc in ((postgresql.parse_plan, deep_pg_plan(3000)), (mysql.parse_plan, deep_mysql_tree(3000))):
+    for parse, doc in (
+        (postgresql.parse_plan, deep_pg_plan(3000)),
+        (mysql.parse_plan, deep_mysql_tree(3000)),
+    ):
         with pytest.raises(DbbenchError) as info:
             parse(doc)
         assert "nested more than" in str(info.value) and str(MAX_DEPTH) in str(info.value)
@@ -65,6 +73,7 @@ def test_mysql_json_accesses_walk_a_5000_deep_document_without_recursion():
 @pytest.fixture()
 def pg_conn(local_urls):
     import psycopg
+
     with psycopg.connect(local_urls["postgresql"].replace("postgresql+psycopg://", "postgresql://")) as conn:
         yield conn
 
@@ -82,8 +91,10 @@ def test_a_deeply_nested_query_on_the_real_postgresql_is_a_one_line_error(pg_con
 
 
 def result_doc(samples="[1.0, 2.0]", p50="1.0", plan="null") -> str:
-    return ('{"schema": "dbbench.explain/1", "results": [{"shape": "s", "dialect": "postgresql", "ok": true, '
-            f'"remediated": {{"samples_ms": {samples}, "p50_ms": {p50}, "p95_ms": 2.0, "plan": {plan}}}}}]}}')
+    return (
+        '{"schema": "dbbench.explain/1", "results": [{"shape": "s", "dialect": "postgresql", "ok": true, '
+        f'"remediated": {{"samples_ms": {samples}, "p50_ms": {p50}, "p95_ms": 2.0, "plan": {plan}}}}}]}}'
+    )
 
 
 def deep_plan_json(depth: int) -> str:
@@ -92,21 +103,32 @@ def deep_plan_json(depth: int) -> str:
 
 
 # -- results.load ---------------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "needle"), [
-    (result_doc(samples="[" + "1" * 5000 + "]"), "too many digits"),
-    (result_doc(samples="[" + "1" * 400 + ".5]"), "too many digits"),
-    (result_doc(samples="[1e309]"), "not a finite number"),
-    (result_doc(samples="[-1e400, 2.0]"), "not a finite number"),
-    (result_doc(p50="1e309"), "not a finite number"),
-    (result_doc(samples="[true, false]"), "results[0].remediated.samples_ms"),
-    (result_doc(p50="true"), "results[0].remediated.p50_ms"),
-    ('{"schema": "dbbench.explain/1", "x": ' + "[" * 100_000 + "]" * 100_000 + ', "results": []}',
-     "nested more than"),
-    ('{"schema": "dbbench.explain/1", "x": ' + "{\"a\": " * 5_000 + "1" + "}" * 5_000 + ', "results": []}',
-     "nested more than"),
-    (result_doc(plan=deep_plan_json(3000)), "nested more than"),
-    (result_doc(plan=deep_plan_json(MAX_DEPTH + 1)), "results[0].remediated.plan"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (result_doc(samples="[" + "1" * 5000 + "]"), "too many digits"),
+        (result_doc(samples="[" + "1" * 400 + ".5]"), "too many digits"),
+        (result_doc(samples="[1e309]"), "not a finite number"),
+        (result_doc(samples="[-1e400, 2.0]"), "not a finite number"),
+        (result_doc(p50="1e309"), "not a finite number"),
+        (result_doc(samples="[true, false]"), "results[0].remediated.samples_ms"),
+        (result_doc(p50="true"), "results[0].remediated.p50_ms"),
+        (
+            '{"schema": "dbbench.explain/1", "x": ' + "[" * 100_000 + "]" * 100_000 + ', "results": []}',
+            "nested more than",
+        ),
+        (
+            '{"schema": "dbbench.explain/1", "x": '
+            + '{"a": ' * 5_000
+            + "1"
+            + "}" * 5_000
+            + ', "results": []}',
+            "nested more than",
+        ),
+        (result_doc(plan=deep_plan_json(3000)), "nested more than"),
+        (result_doc(plan=deep_plan_json(MAX_DEPTH + 1)), "results[0].remediated.plan"),
+    ],
+)
 def test_hostile_result_files_are_one_line_errors(tmp_path, text, needle):
     path = tmp_path / "r.json"
     path.write_text(text)
@@ -142,22 +164,25 @@ def test_dbbench_report_and_diff_on_a_hostile_file_print_one_line(tmp_path):
 
 
 # -- scenario files ---------------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "needle"), [
-    ("scenario = [1]\n", "scenario 1"),
-    ("scenario = [[1, 2]]\n", "scenario 1"),
-    ("gates = 1\n", "gates"),
-    ("gates = [1]\n", "gates"),
-    ("[gates]\npayload = 1\n", "gates.payload"),
-    ("[[scenario]]\npath = '/x'\nheader = 1\n", "header"),
-    ("[[scenario]]\npath = '/x'\nheader = [1]\n", "header"),
-    ("[[scenario]]\npath = '/x'\nheaders = {a = {b = 1}}\n", "headers"),
-    ("[[scenario]]\npath = '/x'\nname = [1]\n", "name"),
-    ("[[scenario]]\npath = ['/x']\n", "path"),
-    ("[[scenario]]\npath = '/x'\nstatus = 1e400\n", "status"),
-    ("[[scenario]]\npath = '/x'\nstatus = true\n", "status"),
-    ("[gates.payload]\nmin_throughput_ratio = inf\n", "gates.payload"),
-    ("[gates.payload]\nmax_p95_ratio = true\n", "gates.payload"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("scenario = [1]\n", "scenario 1"),
+        ("scenario = [[1, 2]]\n", "scenario 1"),
+        ("gates = 1\n", "gates"),
+        ("gates = [1]\n", "gates"),
+        ("[gates]\npayload = 1\n", "gates.payload"),
+        ("[[scenario]]\npath = '/x'\nheader = 1\n", "header"),
+        ("[[scenario]]\npath = '/x'\nheader = [1]\n", "header"),
+        ("[[scenario]]\npath = '/x'\nheaders = {a = {b = 1}}\n", "headers"),
+        ("[[scenario]]\npath = '/x'\nname = [1]\n", "name"),
+        ("[[scenario]]\npath = ['/x']\n", "path"),
+        ("[[scenario]]\npath = '/x'\nstatus = 1e400\n", "status"),
+        ("[[scenario]]\npath = '/x'\nstatus = true\n", "status"),
+        ("[gates.payload]\nmin_throughput_ratio = inf\n", "gates.payload"),
+        ("[gates.payload]\nmax_p95_ratio = true\n", "gates.payload"),
+    ],
+)
 def test_malformed_scenario_files_are_one_line_errors_naming_file_and_key(tmp_path, text, needle):
     path = tmp_path / "s.toml"
     path.write_text(text)
@@ -172,8 +197,15 @@ def test_malformed_scenario_files_are_one_line_errors_naming_file_and_key(tmp_pa
 def test_httpbench_compare_with_a_malformed_scenario_file_is_one_line(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text("scenario = [1]\n")
-    run = run_httpbench("compare", "--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9",
-                        "--scenarios", str(path))
+    run = run_httpbench(
+        "compare",
+        "--target",
+        "a=http://127.0.0.1:9",
+        "--target",
+        "b=http://127.0.0.1:9",
+        "--scenarios",
+        str(path),
+    )
     assert run.code == 2, run.output
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in run.output, run.stderr
@@ -195,13 +227,13 @@ NOBODY = 65534
 def test_prepare_keeps_the_mode_of_an_existing_shared_directory(open_dir):
     shared = open_dir / "tmp"
     shared.mkdir()
-    shared.chmod(0o1777)                         # what /tmp is: --home /tmp must not break it
+    shared.chmod(0o1777)  # what /tmp is: --home /tmp must not break it
     home = Home(shared, "x")
     home.prepare(0)
     assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
     for created in (shared / "instances", home.instance_dir, home.downloads):
         assert created.is_dir()
-        if os.geteuid() == 0:                    # created here: traversable by the service user
+        if os.geteuid() == 0:  # created here: traversable by the service user
             assert stat.S_IMODE(created.stat().st_mode) == 0o755
 
 
@@ -212,7 +244,7 @@ def test_prepare_refuses_a_home_directory_owned_by_another_user(open_dir):
     shared.chmod(0o1777)
     planted = shared / "instances"
     planted.mkdir()
-    os.chown(planted, NOBODY, NOBODY)            # another user got there first
+    os.chown(planted, NOBODY, NOBODY)  # another user got there first
     with pytest.raises(PrerequisiteError) as info:
         Home(shared, "x").prepare(0)
     assert str(planted) in str(info.value) and "another user" in str(info.value)
@@ -260,13 +292,14 @@ def test_saving_state_never_writes_through_a_planted_link(open_dir):
 
 def test_the_initdb_password_file_is_never_written_through_a_planted_link(open_dir):
     from dbbench.servers.postgres import PostgresServer
+
     home = Home(open_dir, "x")
     home.instance_dir.mkdir(parents=True)
     victim = open_dir / "victim"
     victim.write_text("precious\n")
     (home.instance_dir / ".pg-password").symlink_to(victim)
     server = PostgresServer(home)
-    server.install_dir = open_dir / "no-postgresql-here"      # initdb is missing: fails after the write
+    server.install_dir = open_dir / "no-postgresql-here"  # initdb is missing: fails after the write
     with pytest.raises(PrerequisiteError):
         server._initdb("s3cret-password", None, lambda _: None)
     assert victim.read_text() == "precious\n"
@@ -282,8 +315,17 @@ def run_httpbench_main(monkeypatch, capsys, failure: BaseException, tmp_path) ->
 
     monkeypatch.setattr(scenarios, "load_file", broken)
     with pytest.raises(SystemExit) as info:
-        cli.main(["compare", "--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9",
-                  "--scenarios", str(tmp_path / "s.toml")])
+        cli.main(
+            [
+                "compare",
+                "--target",
+                "a=http://127.0.0.1:9",
+                "--target",
+                "b=http://127.0.0.1:9",
+                "--scenarios",
+                str(tmp_path / "s.toml"),
+            ]
+        )
     return int(info.value.code), capsys.readouterr().err
 
 
@@ -295,8 +337,9 @@ def test_a_bug_in_httpbench_shows_its_traceback(monkeypatch, capsys, tmp_path):
 
 
 def test_an_os_error_from_the_environment_stays_one_line(monkeypatch, capsys, tmp_path):
-    code, stderr = run_httpbench_main(monkeypatch, capsys, PermissionError(13, "Permission denied", "/x/s.toml"),
-                                      tmp_path)
+    code, stderr = run_httpbench_main(
+        monkeypatch, capsys, PermissionError(13, "Permission denied", "/x/s.toml"), tmp_path
+    )
     assert code == 2
     assert stderr.strip().splitlines() == ["httpbench: error: /x/s.toml: Permission denied"], stderr
 
@@ -315,8 +358,10 @@ def test_dbbench_explain_checks_every_output_path_before_running_the_catalog(tmp
         started = time.monotonic()
         run = run_cli("explain", "--only", "postgresql", option, str(bad))
         one_line(run, "dbbench: error: ", option, str(bad), "does not exist")
-        assert run.stdout == "" and time.monotonic() - started < 15, run.stdout   # nothing was measured
-    run = run_cli("explain", "--only", "postgresql", "--output", "/proc/self/x.json")   # a real refusal, as root
+        assert run.stdout == "" and time.monotonic() - started < 15, run.stdout  # nothing was measured
+    run = run_cli(
+        "explain", "--only", "postgresql", "--output", "/proc/self/x.json"
+    )  # a real refusal, as root
     one_line(run, "dbbench: error: ", "--output /proc/self/x.json: cannot be written")
     assert run.stdout == ""
 
@@ -324,7 +369,7 @@ def test_dbbench_explain_checks_every_output_path_before_running_the_catalog(tmp
 @pytest.mark.servers
 def test_dbbench_diff_report_and_baseline_check_output_paths_first(tmp_path):
     bad = tmp_path / "no-such-dir" / "x"
-    missing_result = tmp_path / "absent.json"       # would be the first error if outputs were checked late
+    missing_result = tmp_path / "absent.json"  # would be the first error if outputs were checked late
     for option in ("--markdown", "--output", "--save-result", "--junit", "--github-summary"):
         run = run_cli("diff", str(missing_result), option, str(bad))
         one_line(run, "dbbench: error: ", option, str(bad))
@@ -338,6 +383,7 @@ def test_dbbench_diff_report_and_baseline_check_output_paths_first(tmp_path):
 
 def test_a_writable_output_path_is_left_as_it_was(tmp_path):
     from verdict.outputs import unwritable
+
     existing = tmp_path / "kept.json"
     existing.write_text("old\n")
     assert unwritable(existing) is None and existing.read_text() == "old\n"
@@ -351,9 +397,27 @@ def test_httpbench_compare_checks_output_paths_before_any_round(tmp_path):
     bad = tmp_path / "no-such-dir" / "x"
     for option in ("--output", "--junit", "--github-summary"):
         # the targets are down: checked late, the error would be about them instead
-        run = run_httpbench("compare", "--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9",
-                            "--scenario", "/f", option, str(bad))
+        run = run_httpbench(
+            "compare",
+            "--target",
+            "a=http://127.0.0.1:9",
+            "--target",
+            "b=http://127.0.0.1:9",
+            "--scenario",
+            "/f",
+            option,
+            str(bad),
+        )
         one_line(run, "httpbench: error: ", option, str(bad.parent))
-    run = run_httpbench("compare", "--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9",
-                        "--scenario", "/f", "--junit", "/proc/self/x.xml")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        "a=http://127.0.0.1:9",
+        "--target",
+        "b=http://127.0.0.1:9",
+        "--scenario",
+        "/f",
+        "--junit",
+        "/proc/self/x.xml",
+    )
     one_line(run, "httpbench: error: ", "--junit /proc/self/x.xml: cannot be written")

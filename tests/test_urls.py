@@ -10,13 +10,16 @@ def test_bare_scheme_gets_our_driver():
     assert urls.parse("mysql://u:p@h:1/", "mysql", "x").drivername == "mysql+pymysql"
 
 
-@pytest.mark.parametrize("raw, fragment", [
-    ("not a url", "is not a database URL"),
-    ("mysql+pymysql://u:p@h:1/", "is a 'mysql' URL"),
-    ("postgresql+asyncpg://u:p@h:1/db", "uses driver 'asyncpg'"),
-    ("postgresql://", "has no host"),
-    ("postgresql://u:p@h:abc/db", "is not a database URL"),
-])
+@pytest.mark.parametrize(
+    "raw, fragment",
+    [
+        ("not a url", "is not a database URL"),
+        ("mysql+pymysql://u:p@h:1/", "is a 'mysql' URL"),
+        ("postgresql+asyncpg://u:p@h:1/db", "uses driver 'asyncpg'"),
+        ("postgresql://", "has no host"),
+        ("postgresql://u:p@h:abc/db", "is not a database URL"),
+    ],
+)
 def test_bad_urls_are_refused_with_the_reason(raw, fragment):
     with pytest.raises(DbbenchError, match=fragment):
         urls.parse(raw, "postgresql", "--pg-url")
@@ -47,8 +50,10 @@ def test_a_password_in_the_query_is_redacted_and_scrubbed():
     url = "postgresql+psycopg://u@h:5432/db?password=S3cr3t-q&sslmode=require"
     shown = redact(url)
     assert "S3cr3t-q" not in shown and "password=***" in shown and "sslmode=require" in shown
-    assert scrub("connection failed: password S3cr3t-q rejected", make_url(url)) == \
-        "connection failed: password *** rejected"
+    assert (
+        scrub("connection failed: password S3cr3t-q rejected", make_url(url))
+        == "connection failed: password *** rejected"
+    )
 
 
 def test_recorded_commands_lose_every_credential():
@@ -57,10 +62,14 @@ def test_recorded_commands_lose_every_credential():
     assert redact("curl http://user:p@ss@host/x") == "curl http://host/x"
     assert redact("curl -u alice:s3cret http://h/") == "curl -u *** http://h/"
     assert redact("curl --user=bob:pw http://h") == "curl --user=*** http://h"
-    assert redact("curl -H 'Authorization: Basic YWxpY2U6czNjcmV0' http://h") == \
-        "curl -H 'Authorization: ***' http://h"
-    assert redact("apk --repository http://h/v3/main add x; echo a@b.c") == \
-        "apk --repository http://h/v3/main add x; echo a@b.c"
+    assert (
+        redact("curl -H 'Authorization: Basic YWxpY2U6czNjcmV0' http://h")
+        == "curl -H 'Authorization: ***' http://h"
+    )
+    assert (
+        redact("apk --repository http://h/v3/main add x; echo a@b.c")
+        == "apk --repository http://h/v3/main add x; echo a@b.c"
+    )
 
 
 def test_a_client_that_prints_its_credentials_does_not_get_them_recorded():
@@ -68,15 +77,25 @@ def test_a_client_that_prints_its_credentials_does_not_get_them_recorded():
     from httpbench.model import Target
 
     target = Target.parse("t", "http://127.0.0.1:9")[0].with_credentials("alice:s3cr3t-pw")
-    cmd = ClientCommand("c", {"t": 'echo "auth $HTTPBENCH_AUTHORIZATION / alice:s3cr3t-pw / s3cr3t-pw" >&2; exit 3'})
+    cmd = ClientCommand(
+        "c", {"t": 'echo "auth $HTTPBENCH_AUTHORIZATION / alice:s3cr3t-pw / s3cr3t-pw" >&2; exit 3'}
+    )
     sample = run_sample(cmd, target, 10)
     assert sample["ok"] is False and sample["error"].startswith("auth ***")
     for secret in ("s3cr3t-pw", "YWxpY2U6czNjcjN0LXB3"):
         assert secret not in sample["error"]
 
 
-@pytest.mark.parametrize("header", ["authorization\t: Basic YWxpY2U6czNjcmV0", "Cookie: session=abc123",
-                                    "Proxy-Authorization: Basic eA==", "X-Api-Key: k3y", "Authorization : x"])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "authorization\t: Basic YWxpY2U6czNjcmV0",
+        "Cookie: session=abc123",
+        "Proxy-Authorization: Basic eA==",
+        "X-Api-Key: k3y",
+        "Authorization : x",
+    ],
+)
 def test_scenario_headers_never_carry_credentials(header):
     from httpbench.errors import HttpbenchError
     from httpbench.scenarios import make
@@ -86,8 +105,10 @@ def test_scenario_headers_never_carry_credentials(header):
     assert "YWxpY2U6czNjcmV0" not in str(err.value) and "abc123" not in str(err.value)
 
 
-@pytest.mark.parametrize("path", ["/f?access_token=t0k3n", "/f?a=1&api_key=t0k3n", "/f?X-Amz-Signature=t0k3n",
-                                  "/f?sig=t0k3n&se=2030"])
+@pytest.mark.parametrize(
+    "path",
+    ["/f?access_token=t0k3n", "/f?a=1&api_key=t0k3n", "/f?X-Amz-Signature=t0k3n", "/f?sig=t0k3n&se=2030"],
+)
 def test_scenario_paths_never_carry_credentials_in_their_query(path):
     from httpbench.errors import HttpbenchError
     from httpbench.scenarios import make
@@ -100,9 +121,16 @@ def test_scenario_paths_never_carry_credentials_in_their_query(path):
 
 def test_one_dialect_order_everywhere():
     from dbbench import dialects, servers, targets
-    tables = {"DIALECT_LABEL": urls.DIALECT_LABEL, "DRIVERS": urls.DRIVERS, "ENV_VARS": urls.ENV_VARS,
-              "URL_OPTIONS": urls.URL_OPTIONS, "dialects.MODULES": dialects.MODULES,
-              "servers.KINDS": servers.KINDS, "targets.REFERENCE_LINE": targets.REFERENCE_LINE}
+
+    tables = {
+        "DIALECT_LABEL": urls.DIALECT_LABEL,
+        "DRIVERS": urls.DRIVERS,
+        "ENV_VARS": urls.ENV_VARS,
+        "URL_OPTIONS": urls.URL_OPTIONS,
+        "dialects.MODULES": dialects.MODULES,
+        "servers.KINDS": servers.KINDS,
+        "targets.REFERENCE_LINE": targets.REFERENCE_LINE,
+    }
     assert urls.DIALECTS == ("postgresql", "mysql")
     for name, table in tables.items():
         assert tuple(table) == urls.DIALECTS, name

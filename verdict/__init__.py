@@ -12,5 +12,17 @@
 from verdict.decide import EXIT_CODES, FAIL, INCONCLUSIVE, PASS, Decision, combine, decide, exit_code
 from verdict.stats import Interval, nearest_rank, rank_sum_interval, signed_rank_interval
 
-__all__ = ["EXIT_CODES", "FAIL", "INCONCLUSIVE", "PASS", "Decision", "Interval", "combine", "decide",
-           "exit_code", "nearest_rank", "rank_sum_interval", "signed_rank_interval"]
+__all__ = [
+    "EXIT_CODES",
+    "FAIL",
+    "INCONCLUSIVE",
+    "PASS",
+    "Decision",
+    "Interval",
+    "combine",
+    "decide",
+    "exit_code",
+    "nearest_rank",
+    "rank_sum_interval",
+    "signed_rank_interval",
+]

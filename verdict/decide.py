@@ -31,7 +31,7 @@ class Decision:
     metric: str
     verdict: str
     threshold: float
-    worse: str                       # "above" (e.g. a p95 ratio) or "below" (e.g. a throughput ratio)
+    worse: str  # "above" (e.g. a p95 ratio) or "below" (e.g. a throughput ratio)
     interval: Interval | None
     reason: str
 
@@ -41,15 +41,28 @@ class Decision:
 
     def to_json(self) -> dict:
         iv = self.interval
-        return {"metric": self.metric, "verdict": self.verdict, "threshold": self.threshold,
-                "worse": self.worse, "estimate": iv.estimate if iv else None,
-                "low": iv.low if iv else None, "high": iv.high if iv else None,
-                "n": iv.n if iv else None, "confidence": round(iv.confidence, 6) if iv else None,
-                "method": iv.method if iv else None, "reason": self.reason}
+        return {
+            "metric": self.metric,
+            "verdict": self.verdict,
+            "threshold": self.threshold,
+            "worse": self.worse,
+            "estimate": iv.estimate if iv else None,
+            "low": iv.low if iv else None,
+            "high": iv.high if iv else None,
+            "n": iv.n if iv else None,
+            "confidence": round(iv.confidence, 6) if iv else None,
+            "method": iv.method if iv else None,
+            "reason": self.reason,
+        }
 
 
-def decide(metric: str, interval: Interval | None, threshold: float, worse: str,
-           too_few: str = "too few samples for an interval") -> Decision:
+def decide(
+    metric: str,
+    interval: Interval | None,
+    threshold: float,
+    worse: str,
+    too_few: str = "too few samples for an interval",
+) -> Decision:
     """The verdict of ``interval`` against ``threshold``; ``worse`` is the side that regresses."""
     if worse not in ("above", "below"):
         raise ValueError("worse must be 'above' or 'below'")
@@ -64,13 +77,31 @@ def decide(metric: str, interval: Interval | None, threshold: float, worse: str,
         side = "≥"
     span = f"[{lo:.3g}, {hi:.3g}]"
     if bad:
-        return Decision(metric, FAIL, threshold, worse, interval,
-                        f"the whole interval {span} is past the threshold {side} {threshold:g}")
+        return Decision(
+            metric,
+            FAIL,
+            threshold,
+            worse,
+            interval,
+            f"the whole interval {span} is past the threshold {side} {threshold:g}",
+        )
     if good:
-        return Decision(metric, PASS, threshold, worse, interval,
-                        f"the whole interval {span} is within {side} {threshold:g}")
-    return Decision(metric, INCONCLUSIVE, threshold, worse, interval,
-                    f"the interval {span} straddles {threshold:g}: noise larger than the margin")
+        return Decision(
+            metric,
+            PASS,
+            threshold,
+            worse,
+            interval,
+            f"the whole interval {span} is within {side} {threshold:g}",
+        )
+    return Decision(
+        metric,
+        INCONCLUSIVE,
+        threshold,
+        worse,
+        interval,
+        f"the interval {span} straddles {threshold:g}: noise larger than the margin",
+    )
 
 
 def combine(verdicts: Iterable[str]) -> str:

@@ -15,8 +15,9 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path | str, data: str | bytes, mode: int | None = None, *,
-                 owner: tuple[int, int] | None = None) -> None:
+def write_atomic(
+    path: Path | str, data: str | bytes, mode: int | None = None, *, owner: tuple[int, int] | None = None
+) -> None:
     """Write ``data`` (text as UTF-8) to ``path`` atomically.
 
     A temporary file is created exclusively (``O_EXCL | O_NOFOLLOW``: a planted file or symbolic

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from statistics import NormalDist
 
-_EXACT_SIGNED_MAX_N = 100       # exact null distribution up to here, normal approximation above
+_EXACT_SIGNED_MAX_N = 100  # exact null distribution up to here, normal approximation above
 _EXACT_RANK_SUM_MAX_MN = 10_000
 
 
@@ -36,7 +36,7 @@ def nearest_rank(values: Sequence[float], q: float) -> float | None:
     if not 0 < q <= 1:
         raise ValueError("q must be in (0, 1]")
     ordered = sorted(values)
-    rank = math.ceil(q * n - 1e-9)   # guard float noise such as 0.95 * 100 = 95.00000000000001
+    rank = math.ceil(q * n - 1e-9)  # guard float noise such as 0.95 * 100 = 95.00000000000001
     return ordered[max(rank, 1) - 1]
 
 
@@ -47,16 +47,22 @@ class Interval:
     estimate: float
     low: float
     high: float
-    n: int                 # pairs (paired) or the smaller sample's size (two samples)
-    confidence: float      # the exact coverage reached (at least the requested one)
+    n: int  # pairs (paired) or the smaller sample's size (two samples)
+    confidence: float  # the exact coverage reached (at least the requested one)
     method: str
 
     def map(self, fn) -> Interval:
         return Interval(fn(self.estimate), fn(self.low), fn(self.high), self.n, self.confidence, self.method)
 
     def to_json(self) -> dict:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high, "n": self.n,
-                "confidence": round(self.confidence, 6), "method": self.method}
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "confidence": round(self.confidence, 6),
+            "method": self.method,
+        }
 
 
 # -- null distributions ----------------------------------------------------------------------------
@@ -64,13 +70,13 @@ class Interval:
 def _signed_rank_cdf(n: int) -> tuple[float, ...]:
     """P(T+ <= t) for t = 0 .. n(n+1)/2, T+ the Wilcoxon signed-rank statistic of n pairs."""
     top = n * (n + 1) // 2
-    counts = [1] + [0] * top          # coefficients of prod (1 + q^i)
+    counts = [1] + [0] * top  # coefficients of prod (1 + q^i)
     reach = 0
     for i in range(1, n + 1):
         reach += i
         for t in range(reach, i - 1, -1):
             counts[t] += counts[t - i]
-    total = 2.0 ** n
+    total = 2.0**n
     out, acc = [], 0
     for c in counts:
         acc += c
@@ -109,7 +115,7 @@ def _lower_rank(cdf: Sequence[float] | None, count: int, alpha: float, mean: flo
             k += 1
         return k
     z = NormalDist().inv_cdf(1 - alpha / 2)
-    k = math.floor(mean - z * sd - 0.5) + 1     # continuity-corrected
+    k = math.floor(mean - z * sd - 0.5) + 1  # continuity-corrected
     return max(0, min(k, count // 2))
 
 
@@ -152,20 +158,27 @@ def rank_sum_interval(x: Sequence[float], y: Sequence[float], alpha: float = 0.0
     k = _lower_rank(cdf, count, alpha, mean, sd)
     if k < 1:
         return None
-    return Interval(_median(diffs), diffs[k - 1], diffs[count - k], min(m, n), _coverage(cdf, k, alpha),
-                    "mann-whitney")
+    return Interval(
+        _median(diffs), diffs[k - 1], diffs[count - k], min(m, n), _coverage(cdf, k, alpha), "mann-whitney"
+    )
 
 
-def paired_ratio_interval(baseline: Sequence[float], candidate: Sequence[float],
-                          alpha: float = 0.05) -> Interval | None:
+def paired_ratio_interval(
+    baseline: Sequence[float], candidate: Sequence[float], alpha: float = 0.05
+) -> Interval | None:
     """Interval of the typical candidate/baseline ratio of paired positive measurements."""
-    logs = [math.log(c / b) for b, c in zip(baseline, candidate)
-            if b is not None and c is not None and b > 0 and c > 0]
+    logs = [
+        math.log(c / b)
+        for b, c in zip(baseline, candidate)
+        if b is not None and c is not None and b > 0 and c > 0
+    ]
     iv = signed_rank_interval(logs, alpha)
     return iv.map(math.exp) if iv else None
 
 
-def ratio_interval(baseline: Sequence[float], candidate: Sequence[float], alpha: float = 0.05) -> Interval | None:
+def ratio_interval(
+    baseline: Sequence[float], candidate: Sequence[float], alpha: float = 0.05
+) -> Interval | None:
     """Interval of the typical candidate/baseline ratio of two independent positive samples."""
     lb = [math.log(v) for v in baseline if v is not None and v > 0]
     lc = [math.log(v) for v in candidate if v is not None and v > 0]

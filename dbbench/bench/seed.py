@@ -42,7 +42,9 @@ def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
     conn = raw.driver_connection
     try:
         if d.namespace_state(conn, FLOOR_NAMESPACE) == "foreign":
-            raise seed.NotOurs(f"{target.label} {d.NAMESPACE_KIND} {FLOOR_NAMESPACE!r} exists and is not dbbench's")
+            raise seed.NotOurs(
+                f"{target.label} {d.NAMESPACE_KIND} {FLOOR_NAMESPACE!r} exists and is not dbbench's"
+            )
         d.begin_reload(conn, FLOOR_NAMESPACE, {"dataset": "floor"})
         d.execute(conn, table_sql)
         d.commit(conn)
@@ -63,13 +65,15 @@ def _drop(target: Target, namespace: str) -> None:
         d = dialects.get(target.dialect)
         conn: Any = raw.driver_connection
         d.drop_namespace(conn, namespace)
-        d.drop_role(conn, namespace, role_name(namespace))   # if a run made one
+        d.drop_role(conn, namespace, role_name(namespace))  # if a run made one
         conn.commit()
     finally:
         raw.close()
 
 
-def run(targets: list[Target], dataset: str, cache_dir: Path, repeat: int = 1) -> tuple[list[BenchRow], float, float]:
+def run(
+    targets: list[Target], dataset: str, cache_dir: Path, repeat: int = 1
+) -> tuple[list[BenchRow], float, float]:
     """Returns per-server rows (best of ``repeat``), and the floor and seed walls for all servers."""
     ds = datasets.load(dataset)
     tables, _, _ = prepared.prepare(ds, [t.dialect for t in targets], cache_dir)

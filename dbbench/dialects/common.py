@@ -44,8 +44,9 @@ def canonical(column: str, kind: str, forms: dict[str, str], null: str) -> str:
     return f"COALESCE({forms.get(kind, forms['text']).format(c=column)}, {null})"
 
 
-def namespace_state(conn, exists: tuple[str, tuple[str, ...]], marker: tuple[str, tuple[str, ...]],
-                    meta_sql: str) -> str:
+def namespace_state(
+    conn, exists: tuple[str, tuple[str, ...]], marker: tuple[str, tuple[str, ...]], meta_sql: str
+) -> str:
     """absent | foreign | incomplete | complete: the query ``exists`` finds the namespace, ``marker``
     its ``dbbench_meta`` table (a row whose first value is not NULL), ``meta_sql`` reads that."""
     with conn.cursor() as cur:

@@ -14,30 +14,30 @@ if TYPE_CHECKING:
     from dbbench.plan import PlanNode
     from dbbench.prepared import PreparedTable
 
-Connection = Any    # a raw DB-API connection of the dialect's driver
+Connection = Any  # a raw DB-API connection of the dialect's driver
 
 
 @dataclass(frozen=True)
 class SqlSyntax:
     """How a dialect's scripts are split into statements (:func:`dbbench.setupsql.split_sql`)."""
 
-    delimiter_lines: bool = False           # the mysql client's ``DELIMITER //`` lines
-    hash_comments: bool = False             # ``# comment`` to the end of the line
-    backslash_escapes: bool = False         # ``\'`` inside '…' and "…" text
+    delimiter_lines: bool = False  # the mysql client's ``DELIMITER //`` lines
+    hash_comments: bool = False  # ``# comment`` to the end of the line
+    backslash_escapes: bool = False  # ``\'`` inside '…' and "…" text
     double_quoted_identifiers: bool = False  # "name" is an identifier (else text)
-    dollar_quotes: bool = False             # ``$tag$ … $tag$`` bodies
+    dollar_quotes: bool = False  # ``$tag$ … $tag$`` bodies
 
 
 class Dialect(Protocol):
     """The functions and constants of one dialect module."""
 
-    NAMESPACE_KIND: str                 # what a namespace is called there: "schema" / "database"
-    META: str                           # dbbench's ownership marker table in the namespace
+    NAMESPACE_KIND: str  # what a namespace is called there: "schema" / "database"
+    META: str  # dbbench's ownership marker table in the namespace
     LOAD_COMMITTED_BEFORE_VERIFY: bool  # whether other sessions see the seeded rows before the end
-    ROLE_PRIVILEGE: str                 # what dbbench's user needs to create the namespace role
-    SETUP_SYNTAX: SqlSyntax             # how setup SQL is split into statements
-    COMMIT_EACH_SETUP_STATEMENT: bool   # setup SQL: commit after each statement, else one transaction
-    COLUMN_TYPE: str                    # information_schema.columns: the column telling tinyint(1) apart
+    ROLE_PRIVILEGE: str  # what dbbench's user needs to create the namespace role
+    SETUP_SYNTAX: SqlSyntax  # how setup SQL is split into statements
+    COMMIT_EACH_SETUP_STATEMENT: bool  # setup SQL: commit after each statement, else one transaction
+    COLUMN_TYPE: str  # information_schema.columns: the column telling tinyint(1) apart
 
     # -- names and DB-API helpers --------------------------------------------------------------
     def quote(self, name: str, /) -> str: ...
@@ -72,8 +72,15 @@ class Dialect(Protocol):
 
     # -- EXPLAIN -------------------------------------------------------------------------------
     def parse_plan(self, raw: Any, /) -> tuple[PlanNode, float]: ...
-    def run_explain(self, conn: Connection, sql: str, params: dict[str, Any], timeout_ms: int,
-                    settings: dict[str, Any] | None = None, /) -> tuple[Any, PlanNode, float]: ...
+    def run_explain(
+        self,
+        conn: Connection,
+        sql: str,
+        params: dict[str, Any],
+        timeout_ms: int,
+        settings: dict[str, Any] | None = None,
+        /,
+    ) -> tuple[Any, PlanNode, float]: ...
     def query_row(self, conn: Connection, sql: str, params: dict[str, Any], /) -> dict[str, Any] | None: ...
 
     # -- the namespace role (dbbench.isolation) ------------------------------------------------

@@ -23,8 +23,9 @@ def _nullable(fn: Callable) -> Callable:
     return lambda v: "\\N" if v is None else fn(v)
 
 
-def converters(kinds: list[str], encode_bytes: Callable[[bytes], str],
-               nullable: list[bool]) -> list[Callable]:
+def converters(
+    kinds: list[str], encode_bytes: Callable[[bytes], str], nullable: list[bool]
+) -> list[Callable]:
     by_kind: dict[str, Callable[[Any], str]] = {
         "bytes": encode_bytes,
         "datetime": lambda v: v.isoformat(" "),

@@ -24,9 +24,11 @@ def quote(name: str) -> str:
 
 def namespace_state(conn, ns: str) -> str:
     return common.namespace_state(
-        conn, ("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (ns,)),
+        conn,
+        ("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (ns,)),
         ("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s", (ns, META)),
-        f"SELECT `key`, value FROM {quote(ns)}.{META}")
+        f"SELECT `key`, value FROM {quote(ns)}.{META}",
+    )
 
 
 def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
@@ -55,8 +57,11 @@ def use(conn, ns: str) -> None:
 def write_meta(conn, ns: str, meta: dict[str, str]) -> None:
     with conn.cursor() as cur:
         for key, value in meta.items():
-            cur.execute(f"INSERT INTO {quote(ns)}.{META} (`key`, value) VALUES (%s, %s) "
-                        "ON DUPLICATE KEY UPDATE value = VALUES(value)", (key, value))
+            cur.execute(
+                f"INSERT INTO {quote(ns)}.{META} (`key`, value) VALUES (%s, %s) "
+                "ON DUPLICATE KEY UPDATE value = VALUES(value)",
+                (key, value),
+            )
 
 
 def read_meta(conn, ns: str) -> dict[str, str]:
@@ -101,11 +106,13 @@ class _PreparedFileResult(pymysql.connections.MySQLResult):
         name = asked.decode("utf-8", "replace") if isinstance(asked, bytes) else str(asked)
         if name != getattr(self.connection, "allowed", None):
             conn = self.connection
-            conn.write_packet(b"")                  # no data: the protocol goes on, nothing is read
+            conn.write_packet(b"")  # no data: the protocol goes on, nothing is read
             conn._read_packet()
             raise pymysql.err.OperationalError(
-                3948, f"refused the server's request for the client file {name!r}: dbbench sends only "
-                      "the prepared file it is loading")
+                3948,
+                f"refused the server's request for the client file {name!r}: dbbench sends only "
+                "the prepared file it is loading",
+            )
         super()._read_load_local_packet(first_packet)
 
 
@@ -123,8 +130,10 @@ def bulk_load(conn, table) -> None:
     binary = table.binary_columns
     targets = [f"@{c}" if c in binary else c for c in table.columns]
     sets = [f"{c} = UNHEX(@{c})" for c in table.columns if c in binary]
-    sql = (f"LOAD DATA LOCAL INFILE %s INTO TABLE {table.name} CHARACTER SET utf8mb4 "
-           f"({', '.join(targets)})" + (f" SET {', '.join(sets)}" if sets else ""))
+    sql = (
+        f"LOAD DATA LOCAL INFILE %s INTO TABLE {table.name} CHARACTER SET utf8mb4 "
+        f"({', '.join(targets)})" + (f" SET {', '.join(sets)}" if sets else "")
+    )
     path = str(table.files["mysql"])
     with conn.cursor() as cur:
         conn.allowed = path
@@ -167,8 +176,11 @@ def restore_statistics(conn, ns: str) -> bool:
     import pymysql
 
     with conn.cursor() as cur:
-        cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
-                    "AND table_type = 'BASE TABLE'", (ns,))
+        cur.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
+            "AND table_type = 'BASE TABLE'",
+            (ns,),
+        )
         tables = [f"{quote(ns)}.{quote(r[0])}" for r in cur.fetchall()]
         if not tables:
             return True
@@ -182,13 +194,20 @@ def restore_statistics(conn, ns: str) -> bool:
 def statistics_frozen(conn, ns: str) -> dict[str, bool]:
     """Table -> whether automatic statistics recalculation is off (STATS_AUTO_RECALC=0)."""
     with conn.cursor() as cur:
-        cur.execute("SELECT table_name, create_options FROM information_schema.tables "
-                    "WHERE table_schema = %s AND table_type = 'BASE TABLE' AND table_name <> %s", (ns, META))
+        cur.execute(
+            "SELECT table_name, create_options FROM information_schema.tables "
+            "WHERE table_schema = %s AND table_type = 'BASE TABLE' AND table_name <> %s",
+            (ns, META),
+        )
         return {name: "stats_auto_recalc=0" in (opts or "").lower() for name, opts in cur.fetchall()}
 
 
-_CANONICAL = {"bytes": "LOWER(HEX({c}))", "datetime": "DATE_FORMAT({c}, '%Y-%m-%d %H:%i:%s.%f')",
-              "bool": "CAST({c} AS SIGNED)", "text": "{c}"}
+_CANONICAL = {
+    "bytes": "LOWER(HEX({c}))",
+    "datetime": "DATE_FORMAT({c}, '%Y-%m-%d %H:%i:%s.%f')",
+    "bool": "CAST({c} AS SIGNED)",
+    "text": "{c}",
+}
 
 
 def canonical(column: str, kind: str) -> str:
@@ -196,8 +215,10 @@ def canonical(column: str, kind: str) -> str:
 
 
 def fingerprint_sql(table: str, row_text: str) -> str:
-    return (f"SELECT COUNT(*), COALESCE(SUM(CAST(CONV(SUBSTR(SHA2({row_text}, 256), 1, 15), 16, 10) AS UNSIGNED)), 0) "
-            f"FROM {table}")
+    return (
+        f"SELECT COUNT(*), COALESCE(SUM(CAST(CONV(SUBSTR(SHA2({row_text}, 256), 1, 15), 16, 10) AS UNSIGNED)), 0) "
+        f"FROM {table}"
+    )
 
 
 def concat(parts: list[str]) -> str:
@@ -206,14 +227,14 @@ def concat(parts: list[str]) -> str:
 
 # -- setup SQL (dbbench.setupsql) ---------------------------------------------------------------
 SETUP_SYNTAX = SqlSyntax(delimiter_lines=True, hash_comments=True, backslash_escapes=True)
-COMMIT_EACH_SETUP_STATEMENT = True     # its DDL commits implicitly anyway
-COLUMN_TYPE = "column_type"            # tinyint(1) is a bool
+COMMIT_EACH_SETUP_STATEMENT = True  # its DDL commits implicitly anyway
+COLUMN_TYPE = "column_type"  # tinyint(1) is a bool
 
 
 def run_setup_statement(conn, text: str) -> None:
     with conn.cursor() as cur:
         cur.execute(text)
-        while cur.nextset():            # a CALL returns a result set per SELECT in the procedure
+        while cur.nextset():  # a CALL returns a result set per SELECT in the procedure
             pass
 
 
@@ -236,17 +257,32 @@ _ACCESS = [
     (_re.compile(r"^(?:Covering )?[Ii]ndex scan on (\S+) using (\S+)"), "index_scan"),
     (_re.compile(r"^Table scan on (\S+)"), "full_scan"),
 ]
-_OPS = [("Rows fetched before execution", "const"), ("Zero rows", "const"), ("Sort", "sort"),
-        ("Temporary table", "temp_table"), ("Materialize", "temp_table"), ("Filter", "filter"),
-        ("Limit", "limit"), ("Nested loop", "join"), ("Inner hash join", "join"), ("Left hash join", "join"),
-        ("Hash antijoin", "join"), ("Hash semijoin", "join"), ("Select #", "subquery"), ("Window", "window"),
-        ("Aggregate", "aggregate"), ("Group aggregate", "aggregate"), ("Stream results", "stream")]
+_OPS = [
+    ("Rows fetched before execution", "const"),
+    ("Zero rows", "const"),
+    ("Sort", "sort"),
+    ("Temporary table", "temp_table"),
+    ("Materialize", "temp_table"),
+    ("Filter", "filter"),
+    ("Limit", "limit"),
+    ("Nested loop", "join"),
+    ("Inner hash join", "join"),
+    ("Left hash join", "join"),
+    ("Hash antijoin", "join"),
+    ("Hash semijoin", "join"),
+    ("Select #", "subquery"),
+    ("Window", "window"),
+    ("Aggregate", "aggregate"),
+    ("Group aggregate", "aggregate"),
+    ("Stream results", "stream"),
+]
 _ACTUAL = _re.compile(r"\(actual time=([-\d.e+]+)\.\.([-\d.e+]+) rows=([-\d.e+]+) loops=([\d.e+]+)\)")
 _TABLE_REF = _re.compile(
     r"(?:\b(?:FROM|JOIN|STRAIGHT_JOIN)|^\s*UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*)\s+"
     r"`?([A-Za-z_]\w*)`?(?:\s+(?:AS\s+)?(?!(?:WHERE|JOIN|ON|FORCE|USE|IGNORE|"
     r"STRAIGHT_JOIN|LEFT|RIGHT|INNER|CROSS|ORDER|GROUP|LIMIT|FOR|USING|NATURAL|SET)\b)`?([A-Za-z_]\w*)`?)?",
-    _re.I)
+    _re.I,
+)
 
 
 def alias_map(sql: str) -> dict[str, str]:
@@ -273,8 +309,16 @@ def parse_plan(text: str, aliases: dict[str, str] | None = None):
             continue
         depth = len(line) - len(stripped)
         body = stripped[3:]
-        cut = [i for i in (body.find("  (cost="), body.find(" (cost="), body.find(" (actual time="),
-                           body.find(" (never executed)")) if i >= 0]
+        cut = [
+            i
+            for i in (
+                body.find("  (cost="),
+                body.find(" (cost="),
+                body.find(" (actual time="),
+                body.find(" (never executed)"),
+            )
+            if i >= 0
+        ]
         label = body[: min(cut)].strip() if cut else body.strip()
         node = PlanNode(kind="operator", label=label)
         for pattern, kind in _ACCESS:
@@ -291,7 +335,11 @@ def parse_plan(text: str, aliases: dict[str, str] | None = None):
                     break
         m = _ACTUAL.search(body)
         if m:
-            node.actual_ms, node.actual_rows, node.loops = float(m.group(2)), float(m.group(3)), float(m.group(4))
+            node.actual_ms, node.actual_rows, node.loops = (
+                float(m.group(2)),
+                float(m.group(3)),
+                float(m.group(4)),
+            )
         est = _re.search(r"\(cost=[^)]*rows=([\d.e+]+)\)", body)
         if est:
             node.est_rows = float(est.group(1))
@@ -313,7 +361,7 @@ def parse_plan(text: str, aliases: dict[str, str] | None = None):
 def json_accesses(doc: dict, aliases: dict[str, str]) -> list[tuple[str, str | None, str]]:
     """(table, key, access_type) of every table in ``EXPLAIN FORMAT=JSON`` (version 1 names aliases)."""
     found = []
-    stack = [doc]                   # iterative: a hostile server's nesting cannot exhaust the stack
+    stack = [doc]  # iterative: a hostile server's nesting cannot exhaust the stack
     while stack:
         x = stack.pop()
         if isinstance(x, dict):
@@ -333,7 +381,7 @@ def _json_version_1(cur) -> None:
 
     import pymysql
 
-    with contextlib.suppress(pymysql.err.Error):   # 8.0: no such variable, and version 1 is the format
+    with contextlib.suppress(pymysql.err.Error):  # 8.0: no such variable, and version 1 is the format
         cur.execute("SET SESSION explain_json_format_version = 1")
 
 
@@ -356,7 +404,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT @@SESSION.max_execution_time")
-            previous = int(cur.fetchone()[0])   # the caller's setting, restored afterwards
+            previous = int(cur.fetchone()[0])  # the caller's setting, restored afterwards
             cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
             if in_tx:
                 cur.execute("SAVEPOINT dbbench_explain")
@@ -366,9 +414,12 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
             text = cur.fetchone()[0]
             if "not executable by iterator executor" in text:
                 from dbbench.errors import DbbenchError
-                raise DbbenchError("MySQL cannot EXPLAIN ANALYZE a single-table UPDATE/DELETE "
-                                   "(<not executable by iterator executor>); time the selecting statement "
-                                   "and prove the write separately")
+
+                raise DbbenchError(
+                    "MySQL cannot EXPLAIN ANALYZE a single-table UPDATE/DELETE "
+                    "(<not executable by iterator executor>); time the selecting statement "
+                    "and prove the write separately"
+                )
             tree, ms = parse_plan(text, aliases)
             raw = {"tree": text}
             if any(n.kind == "const" for n in tree.walk()):
@@ -376,15 +427,22 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
                 cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
                 text_json = cur.fetchone()[0]
                 from dbbench.plan import MAX_DEPTH, PlanTooDeep, text_depth_exceeds
+
                 if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
                     raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
                 doc = _json.loads(text_json)
                 raw["json"] = doc
                 for n in [n for n in tree.walk() if n.kind == "const"]:
-                    n.children += [PlanNode(kind="const", label=f"{access} on {t}" + (f" using {key}" if key else ""),
-                                            table=t, index=key)
-                                   for t, key, access in json_accesses(doc, aliases)
-                                   if access in ("const", "eq_ref", "system")]
+                    n.children += [
+                        PlanNode(
+                            kind="const",
+                            label=f"{access} on {t}" + (f" using {key}" if key else ""),
+                            table=t,
+                            index=key,
+                        )
+                        for t, key, access in json_accesses(doc, aliases)
+                        if access in ("const", "eq_ref", "system")
+                    ]
         return raw, tree, ms
     except pymysql.err.OperationalError as exc:
         if exc.args and exc.args[0] in TIMEOUT_ERRORS:
@@ -447,11 +505,15 @@ def open_role(conn, ns: str, role: str, password: str) -> None:
         cur.execute("SELECT host FROM mysql.user WHERE user = %s", (role,))
         hosts = [r[0] for r in cur.fetchall()]
         if hosts and (hosts != ["%"] or not _only_namespace_grants(_grants(conn, role), role, pattern)):
-            raise NotOurs(f"a MySQL user named {role!r} exists and is not dbbench's namespace user; nothing was "
-                          "changed. Choose another --namespace or remove the user yourself")
+            raise NotOurs(
+                f"a MySQL user named {role!r} exists and is not dbbench's namespace user; nothing was "
+                "changed. Choose another --namespace or remove the user yourself"
+            )
         if not hosts:
-            cur.execute(f"CREATE USER {_account(role, True)} IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS 16 ACCOUNT LOCK",
-                        (password,))
+            cur.execute(
+                f"CREATE USER {_account(role, True)} IDENTIFIED BY %s WITH MAX_USER_CONNECTIONS 16 ACCOUNT LOCK",
+                (password,),
+            )
         cur.execute(f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM {_account(role)}")
         cur.execute(f"GRANT ALL PRIVILEGES ON {quote(pattern)}.* TO {_account(role)}")
         cur.execute(f"ALTER USER {_account(role, True)} IDENTIFIED BY %s ACCOUNT UNLOCK", (password,))
@@ -470,7 +532,10 @@ def close_role(conn, role: str) -> None:
     with conn.cursor() as cur:
         cur.execute("SELECT 1 FROM mysql.user WHERE user = %s AND host = '%%'", (role,))
         if cur.fetchone():
-            cur.execute(f"ALTER USER {_account(role, True)} IDENTIFIED BY %s ACCOUNT LOCK", (secrets.token_urlsafe(24),))
+            cur.execute(
+                f"ALTER USER {_account(role, True)} IDENTIFIED BY %s ACCOUNT LOCK",
+                (secrets.token_urlsafe(24),),
+            )
 
 
 def owned_outside(conn, ns: str, role: str) -> list[str]:
@@ -487,5 +552,6 @@ def drop_role(conn, ns: str, role: str) -> None:
     with conn.cursor() as cur:
         cur.execute("SELECT host FROM mysql.user WHERE user = %s", (role,))
         if [r[0] for r in cur.fetchall()] == ["%"] and _only_namespace_grants(
-                _grants(conn, role), role, _grant_pattern(conn, ns)):
+            _grants(conn, role), role, _grant_pattern(conn, ns)
+        ):
             cur.execute(f"DROP USER {_account(role)}")

@@ -24,9 +24,12 @@ def quote(name: str) -> str:
 
 def namespace_state(conn, ns: str) -> str:
     """absent | foreign | incomplete | complete: who owns ``ns`` and whether its data is whole."""
-    return common.namespace_state(conn, ("SELECT 1 FROM pg_namespace WHERE nspname = %s", (ns,)),
-                                  ("SELECT to_regclass(%s)", (f"{quote(ns)}.{META}",)),
-                                  f"SELECT key, value FROM {quote(ns)}.{META}")
+    return common.namespace_state(
+        conn,
+        ("SELECT 1 FROM pg_namespace WHERE nspname = %s", (ns,)),
+        ("SELECT to_regclass(%s)", (f"{quote(ns)}.{META}",)),
+        f"SELECT key, value FROM {quote(ns)}.{META}",
+    )
 
 
 def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
@@ -56,7 +59,9 @@ def write_meta(conn, ns: str, meta: dict[str, str]) -> None:
         for key, value in meta.items():
             cur.execute(
                 f"INSERT INTO {quote(ns)}.{META} (key, value) VALUES (%s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (key, value))
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                (key, value),
+            )
 
 
 def read_meta(conn, ns: str) -> dict[str, str]:
@@ -75,8 +80,11 @@ def encode(rows, kinds: list[str]) -> str:
 
 def bulk_load(conn, table) -> None:
     """COPY FROM STDIN, streaming the prepared file (works against any server, local or not)."""
-    with conn.cursor() as cur, open(table.files["postgresql"], "rb") as fh, \
-            cur.copy(f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN") as copy:
+    with (
+        conn.cursor() as cur,
+        open(table.files["postgresql"], "rb") as fh,
+        cur.copy(f"COPY {table.name} ({', '.join(table.columns)}) FROM STDIN") as copy,
+    ):
         while chunk := fh.read(1 << 20):
             copy.write(chunk)
 
@@ -107,13 +115,20 @@ def restore_statistics(conn, ns: str) -> bool:
 def statistics_frozen(conn, ns: str) -> dict[str, bool]:
     """Table -> whether autovacuum (and so autoanalyze) is off for it."""
     with conn.cursor() as cur:
-        cur.execute("SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                    "WHERE n.nspname = %s AND c.relkind = 'r' AND c.relname <> %s", (ns, META))
+        cur.execute(
+            "SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind = 'r' AND c.relname <> %s",
+            (ns, META),
+        )
         return {name: "autovacuum_enabled=false" in (opts or []) for name, opts in cur.fetchall()}
 
 
-_CANONICAL = {"bytes": "encode({c}, 'hex')", "datetime": "to_char({c}, 'YYYY-MM-DD HH24:MI:SS.US')",
-              "bool": "({c})::int::text", "text": "({c})::text"}
+_CANONICAL = {
+    "bytes": "encode({c}, 'hex')",
+    "datetime": "to_char({c}, 'YYYY-MM-DD HH24:MI:SS.US')",
+    "bool": "({c})::int::text",
+    "text": "({c})::text",
+}
 
 
 def canonical(column: str, kind: str) -> str:
@@ -123,8 +138,10 @@ def canonical(column: str, kind: str) -> str:
 
 def fingerprint_sql(table: str, row_text: str) -> str:
     """Order-independent: row count and the sum of 60-bit prefixes of each row's SHA-256."""
-    return (f"SELECT COUNT(*), COALESCE(SUM(('x' || substr(encode(sha256(convert_to({row_text}, 'UTF8')), 'hex'), 1, 15))::bit(60)::bigint), 0) "
-            f"FROM {table}")
+    return (
+        f"SELECT COUNT(*), COALESCE(SUM(('x' || substr(encode(sha256(convert_to({row_text}, 'UTF8')), 'hex'), 1, 15))::bit(60)::bigint), 0) "
+        f"FROM {table}"
+    )
 
 
 def concat(parts: list[str]) -> str:
@@ -143,15 +160,20 @@ def run_setup_statement(conn, text: str) -> None:
         cur.execute(text)
 
 
-_OUTSIDE = ("n.nspname <> %(ns)s AND n.nspname <> 'pg_catalog' AND n.nspname NOT LIKE 'pg\\_temp\\_%%' "
-            "AND n.nspname NOT LIKE 'pg\\_toast%%'")
+_OUTSIDE = (
+    "n.nspname <> %(ns)s AND n.nspname <> 'pg_catalog' AND n.nspname NOT LIKE 'pg\\_temp\\_%%' "
+    "AND n.nspname NOT LIKE 'pg\\_toast%%'"
+)
 
 
 def outside_relations(conn, ns: str) -> dict[int, str]:
     """Every relation outside ``ns`` (and the system schemas) before the setup runs."""
     with conn.cursor() as cur:
-        cur.execute("SELECT c.oid, n.nspname || '.' || c.relname FROM pg_class c "
-                    f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {_OUTSIDE}", {"ns": ns})
+        cur.execute(
+            "SELECT c.oid, n.nspname || '.' || c.relname FROM pg_class c "
+            f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {_OUTSIDE}",
+            {"ns": ns},
+        )
         return dict(cur.fetchall())
 
 
@@ -163,7 +185,9 @@ def outside_changes(conn, ns: str, before: dict[int, str]) -> list[str]:
     with conn.cursor() as cur:
         cur.execute(
             "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            f"WHERE c.xmin::text = (txid_current() %% 4294967296)::text AND {_OUTSIDE}", {"ns": ns})
+            f"WHERE c.xmin::text = (txid_current() %% 4294967296)::text AND {_OUTSIDE}",
+            {"ns": ns},
+        )
         found = [r[0] for r in cur.fetchall()]
         cur.execute(
             "SELECT l.relation, n.nspname || '.' || c.relname, "
@@ -171,21 +195,31 @@ def outside_changes(conn, ns: str, before: dict[int, str]) -> list[str]:
             "FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation "
             "LEFT JOIN pg_namespace n ON n.oid = c.relnamespace "
             "WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND l.granted "
-            "AND l.mode NOT IN ('AccessShareLock', 'RowShareLock')", {"ns": ns})
+            "AND l.mode NOT IN ('AccessShareLock', 'RowShareLock')",
+            {"ns": ns},
+        )
         for oid, name, outside_now in cur.fetchall():
             if oid in before:
-                found.append(before[oid])       # existed outside: written to, altered or dropped
+                found.append(before[oid])  # existed outside: written to, altered or dropped
             elif outside_now:
-                found.append(name)              # created outside (or moved there)
+                found.append(name)  # created outside (or moved there)
     return sorted(set(found))
 
 
 # -- EXPLAIN ------------------------------------------------------------------------------------
 TIMEOUT_SQLSTATE = "57014"
 
-_KINDS = {"Seq Scan": "full_scan", "Sort": "sort", "Incremental Sort": "sort", "LockRows": "lock",
-          "Limit": "limit", "Nested Loop": "join", "Hash Join": "join", "Merge Join": "join",
-          "Result": "result"}
+_KINDS = {
+    "Seq Scan": "full_scan",
+    "Sort": "sort",
+    "Incremental Sort": "sort",
+    "LockRows": "lock",
+    "Limit": "limit",
+    "Nested Loop": "join",
+    "Hash Join": "join",
+    "Merge Join": "join",
+    "Result": "result",
+}
 
 
 def parse_plan(doc) -> tuple[PlanNode, float]:
@@ -209,11 +243,23 @@ def parse_plan(doc) -> tuple[PlanNode, float]:
             kind = _KINDS.get(ntype, ntype.lower().replace(" ", "_"))
         shown = ntype + (" Backward" if p.get("Scan Direction") == "Backward" else "")
         own = None if combiner else table
-        label = shown + (f" on {own}" if own else "") + (f" using {p['Index Name']}" if p.get("Index Name") else "")
-        n = PlanNode(kind=kind, label=label, table=own, alias=None if combiner else alias, index=p.get("Index Name"),
-                     est_rows=p.get("Plan Rows"), actual_rows=p.get("Actual Rows"), loops=p.get("Actual Loops"),
-                     actual_ms=p.get("Actual Total Time"),
-                     in_subquery=p.get("Parent Relationship") in ("SubPlan", "InitPlan"))
+        label = (
+            shown
+            + (f" on {own}" if own else "")
+            + (f" using {p['Index Name']}" if p.get("Index Name") else "")
+        )
+        n = PlanNode(
+            kind=kind,
+            label=label,
+            table=own,
+            alias=None if combiner else alias,
+            index=p.get("Index Name"),
+            est_rows=p.get("Plan Rows"),
+            actual_rows=p.get("Actual Rows"),
+            loops=p.get("Actual Loops"),
+            actual_ms=p.get("Actual Total Time"),
+            in_subquery=p.get("Parent Relationship") in ("SubPlan", "InitPlan"),
+        )
         n.children = [node(c, table, alias) for c in p.get("Plans", [])]
         return n
 
@@ -292,30 +338,48 @@ def open_role(conn, ns: str, role: str, password: str) -> None:
 
     r = sql.Identifier(role)
     with conn.cursor() as cur:
-        cur.execute("SELECT oid, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s", (role,))
+        cur.execute(
+            "SELECT oid, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s", (role,)
+        )
         row = cur.fetchone()
         if row is None:
             cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(r))
-            cur.execute(sql.SQL("COMMENT ON ROLE {} IS {}").format(
-                r, sql.Literal(f"{_ROLE_MARK} for schema {ns}: runs its catalog SQL")))
+            cur.execute(
+                sql.SQL("COMMENT ON ROLE {} IS {}").format(
+                    r, sql.Literal(f"{_ROLE_MARK} for schema {ns}: runs its catalog SQL")
+                )
+            )
         elif not str(row[1] or "").startswith(_ROLE_MARK):
-            raise NotOurs(f"a role named {role!r} exists and is not dbbench's; nothing was changed. Choose "
-                          "another --namespace or remove the role yourself")
+            raise NotOurs(
+                f"a role named {role!r} exists and is not dbbench's; nothing was changed. Choose "
+                "another --namespace or remove the role yourself"
+            )
         else:
-            cur.execute("SELECT b.rolname FROM pg_auth_members m JOIN pg_roles b ON b.oid = m.roleid "
-                        "WHERE m.member = %s", (row[0],))
+            cur.execute(
+                "SELECT b.rolname FROM pg_auth_members m JOIN pg_roles b ON b.oid = m.roleid "
+                "WHERE m.member = %s",
+                (row[0],),
+            )
             for (granted,) in cur.fetchall():
                 cur.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(granted), r))
         verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
-        cur.execute(sql.SQL("ALTER ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION "
-                            "NOBYPASSRLS CONNECTION LIMIT 16 PASSWORD {}").format(r, sql.Literal(verifier)))
+        cur.execute(
+            sql.SQL(
+                "ALTER ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION "
+                "NOBYPASSRLS CONNECTION LIMIT 16 PASSWORD {}"
+            ).format(r, sql.Literal(verifier))
+        )
         cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-        if not cur.fetchone()[0]:       # dbbench's own user must reach the tables the role creates
+        if not cur.fetchone()[0]:  # dbbench's own user must reach the tables the role creates
             cur.execute(sql.SQL("GRANT {} TO current_user").format(r))
         s = sql.Identifier(ns)
         cur.execute(sql.SQL("GRANT USAGE, CREATE ON SCHEMA {} TO {}").format(s, r))
-        cur.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER "
-                            "ON ALL TABLES IN SCHEMA {} TO {}").format(s, r))
+        cur.execute(
+            sql.SQL(
+                "GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER "
+                "ON ALL TABLES IN SCHEMA {} TO {}"
+            ).format(s, r)
+        )
         cur.execute(sql.SQL("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(s, r))
         cur.execute(sql.SQL("REVOKE ALL ON {}.{} FROM {}").format(s, sql.Identifier(META), r))
         cur.execute(sql.SQL("GRANT SELECT ON {}.{} TO {}").format(s, sql.Identifier(META), r))

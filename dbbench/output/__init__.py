@@ -41,9 +41,11 @@ def fmt_factor(factor: float) -> str:
 def md_table(headers: list[str], rows: list[list[Any]], align: str = "") -> str:
     """A Markdown table in the published write-up's style (``| --- | ---: |``); ``align`` holds one
     letter per column, ``l`` or ``r``."""
+
     def cell(text: Any) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ")
-    sep = ["---:" if (align[i:i + 1] == "r") else "---" for i in range(len(headers))]
+
+    sep = ["---:" if (align[i : i + 1] == "r") else "---" for i in range(len(headers))]
     lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "| " + " | ".join(sep) + " |"]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -82,9 +84,15 @@ def junit(suite: str, cases: Iterable[Case]) -> str:
     """The JUnit XML document of one test suite (every dbbench ``--junit`` file)."""
     cases = list(cases)
     root = ET.Element("testsuites")
-    ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(cases)),
-                       failures=str(sum(c.failure is not None for c in cases)), errors="0",
-                       skipped=str(sum(c.skipped is not None for c in cases)))
+    ts = ET.SubElement(
+        root,
+        "testsuite",
+        name=suite,
+        tests=str(len(cases)),
+        failures=str(sum(c.failure is not None for c in cases)),
+        errors="0",
+        skipped=str(sum(c.skipped is not None for c in cases)),
+    )
     for c in cases:
         case = ET.SubElement(ts, "testcase", classname=c.classname, name=c.name, time=c.time)
         if c.failure is not None:

@@ -16,15 +16,38 @@ from dbbench.urls import DIALECT_LABEL
 def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:
     """``dbbench seed --catalog``: rows per table and dialect, fingerprints, and the setup steps."""
     labels = [DIALECT_LABEL[r.dialect] for r in res]
-    rows = [[t, *[f"{r.rows[t]:,}" if t in r.rows else "—" for r in res],
-             ("equal" if ok else "different") if len(res) > 1 else ""] for t, ok in agree.items()]
-    out = [tabulate(rows, headers=["table", *[f"{lb} rows" for lb in labels], "fingerprints across dialects"],
-                    colalign=("left", *["right"] * len(labels), "left"))]
+    rows = [
+        [
+            t,
+            *[f"{r.rows[t]:,}" if t in r.rows else "—" for r in res],
+            ("equal" if ok else "different") if len(res) > 1 else "",
+        ]
+        for t, ok in agree.items()
+    ]
+    out = [
+        tabulate(
+            rows,
+            headers=["table", *[f"{lb} rows" for lb in labels], "fingerprints across dialects"],
+            colalign=("left", *["right"] * len(labels), "left"),
+        )
+    ]
     out.append("")
-    out.append(tabulate([[DIALECT_LABEL[r.dialect], r.namespace, Path(r.file).name, r.statements,
-                          f"{r.total_seconds:.2f} s", ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items())]
-                         for r in res],
-                        headers=["server", "namespace", "setup file", "statements", "time", "steps (s)"]))
+    out.append(
+        tabulate(
+            [
+                [
+                    DIALECT_LABEL[r.dialect],
+                    r.namespace,
+                    Path(r.file).name,
+                    r.statements,
+                    f"{r.total_seconds:.2f} s",
+                    ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items()),
+                ]
+                for r in res
+            ],
+            headers=["server", "namespace", "setup file", "statements", "time", "steps (s)"],
+        )
+    )
     return "\n".join(out)
 
 
@@ -36,13 +59,24 @@ def render_seed(res: list[Any], agree: dict[str, bool], generated: float) -> str
     for i, name in enumerate(names):
         cells = [r.checks[i].actual for r in res]
         ok = all(r.checks[i].ok for r in res)
-        rows.append([name, f"{res[0].checks[i].expected:,}", *[f"{c:,}" for c in cells], "ok" if ok else "MISMATCH"])
-    out = [tabulate(rows, headers=["cardinality", "expected", *labels, "verdict"], colalign=("left", "right"))]
+        rows.append(
+            [name, f"{res[0].checks[i].expected:,}", *[f"{c:,}" for c in cells], "ok" if ok else "MISMATCH"]
+        )
+    out = [
+        tabulate(rows, headers=["cardinality", "expected", *labels, "verdict"], colalign=("left", "right"))
+    ]
     fp = [[t, *[r.fingerprints[t] for r in res], "equal" if agree[t] else "DIFFERENT"] for t in agree]
     out.append("")
     out.append(tabulate(fp, headers=["table", *[f"{lb} fingerprint" for lb in labels], "across dialects"]))
-    timing = [[lb, f"{r.total_seconds:.2f} s", f"{r.rows / r.total_seconds:,.0f}",
-               ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items())] for lb, r in zip(labels, res)]
+    timing = [
+        [
+            lb,
+            f"{r.total_seconds:.2f} s",
+            f"{r.rows / r.total_seconds:,.0f}",
+            ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items()),
+        ]
+        for lb, r in zip(labels, res)
+    ]
     out.append("")
     out.append(tabulate(timing, headers=["server", "seed time", "rows/s", "steps (s)"]))
     out.append(f"(load files prepared in {generated:.2f} s; servers loaded concurrently)")
@@ -54,31 +88,54 @@ def render_validate(cat: Any, setup: dict[str, int]) -> str:
     rows = []
     for shape in cat.shapes:
         for d, v in shape.variants.items():
-            rows.append([shape.name, DIALECT_LABEL[d], f"{v.expect_table} using {v.expect_index}",
-                         ", ".join(v.forbid) or "—", "yes" if v.natural else ""])
+            rows.append(
+                [
+                    shape.name,
+                    DIALECT_LABEL[d],
+                    f"{v.expect_table} using {v.expect_index}",
+                    ", ".join(v.forbid) or "—",
+                    "yes" if v.natural else "",
+                ]
+            )
     where = "; ".join(f"{DIALECT_LABEL[d]}: {cat.setup[d].name} ({n} statements)" for d, n in setup.items())
-    return (tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"])
-            + f"\n\n{cat.path}: {len(cat.shapes)} shapes valid; "
-            + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)"))
+    return (
+        tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"])
+        + f"\n\n{cat.path}: {len(cat.shapes)} shapes valid; "
+        + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)")
+    )
 
 
 def render_info(targets: list[Any]) -> str:
-    return tabulate([[t.label, t.version_text, t.safe_url] for t in targets], headers=["dialect", "version", "url"])
+    return tabulate(
+        [[t.label, t.version_text, t.safe_url] for t in targets], headers=["dialect", "version", "url"]
+    )
 
 
 def render_status(rows: list[Any], as_json: bool) -> str:
     """``dbbench servers up`` / ``status``: one row per local server, or the rows as JSON."""
     if as_json:
         return json.dumps([asdict(r) for r in rows], indent=2)
-    table = [[r.server, r.state, r.version or "", r.port or "", r.pid or "", r.data_dir or "",
-              r.url or ""] for r in rows]
+    table = [
+        [r.server, r.state, r.version or "", r.port or "", r.pid or "", r.data_dir or "", r.url or ""]
+        for r in rows
+    ]
     return tabulate(table, headers=["server", "state", "version", "port", "pid", "data dir", "url"])
 
 
 def render_bench_seed(rows: list[Any], floor_wall: float, seed_wall: float) -> str:
     """``dbbench bench seed``: seed time next to the servers' raw bulk-load floor."""
-    table = [[DIALECT_LABEL[r.dialect], f"{r.rows:,}", f"{r.floor_seconds:.2f} s", f"{r.seed_seconds:.2f} s",
-              f"{r.ratio:.2f}x", f"{r.rows / r.seed_seconds:,.0f}"] for r in rows]
-    table.append(["both (wall)", "", f"{floor_wall:.2f} s", f"{seed_wall:.2f} s",
-                  f"{seed_wall / floor_wall:.2f}x", ""])
+    table = [
+        [
+            DIALECT_LABEL[r.dialect],
+            f"{r.rows:,}",
+            f"{r.floor_seconds:.2f} s",
+            f"{r.seed_seconds:.2f} s",
+            f"{r.ratio:.2f}x",
+            f"{r.rows / r.seed_seconds:,.0f}",
+        ]
+        for r in rows
+    ]
+    table.append(
+        ["both (wall)", "", f"{floor_wall:.2f} s", f"{seed_wall:.2f} s", f"{seed_wall / floor_wall:.2f}x", ""]
+    )
     return tabulate(table, headers=["server", "rows", "floor", "seed", "seed/floor", "seed rows/s"])

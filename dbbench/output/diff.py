@@ -16,10 +16,22 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
         if markdown and s.regressed:
             status = f"**{status}**"
         b50, n50 = entry_p50(s.base), entry_p50(s.result)
-        rows.append([s.shape, DIALECT_LABEL[s.dialect], entry_access(s.base), entry_access(s.result),
-                     "—" if b50 is None else f"{fmt_ms(b50)} ms", "—" if n50 is None else f"{fmt_ms(n50)} ms",
-                     status])
-    return ["Shape", "Dialect", "Baseline access", "Result access", "Baseline p50", "Result p50", "Verdict"], rows, "llllrrl"
+        rows.append(
+            [
+                s.shape,
+                DIALECT_LABEL[s.dialect],
+                entry_access(s.base),
+                entry_access(s.result),
+                "—" if b50 is None else f"{fmt_ms(b50)} ms",
+                "—" if n50 is None else f"{fmt_ms(n50)} ms",
+                status,
+            ]
+        )
+    return (
+        ["Shape", "Dialect", "Baseline access", "Result access", "Baseline p50", "Result p50", "Verdict"],
+        rows,
+        "llllrrl",
+    )
 
 
 def _headline(report: DiffReport) -> str:
@@ -32,40 +44,56 @@ def _counts(report: DiffReport) -> str:
     unchanged = sum(1 for s in report.shapes if s.status == "unchanged")
     if unsure and not reg:
         which = "; ".join(f"{s.shape} ({DIALECT_LABEL[s.dialect]})" for s in unsure)
-        return (f"{len(unsure)} inconclusive: {which}; no regressions; "
-                f"{unchanged} of {len(report.shapes)} unchanged")
+        return (
+            f"{len(unsure)} inconclusive: {which}; no regressions; "
+            f"{unchanged} of {len(report.shapes)} unchanged"
+        )
     if reg:
         names: dict[str, list[str]] = {}
         for s in reg:
             names.setdefault(s.shape, []).append(DIALECT_LABEL[s.dialect])
         which = "; ".join(f"{k} ({', '.join(v)})" for k, v in names.items())
-        return (f"{len(reg)} regression{'s' if len(reg) != 1 else ''}: {which}; "
-                f"{unchanged} of {len(report.shapes)} unchanged")
+        return (
+            f"{len(reg)} regression{'s' if len(reg) != 1 else ''}: {which}; "
+            f"{unchanged} of {len(report.shapes)} unchanged"
+        )
     return f"no regressions; {unchanged} of {len(report.shapes)} unchanged"
 
 
 def _thresholds_line(t: Thresholds) -> str:
-    return (f"rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); "
-            f"slower: the {1 - t.alpha:.0%} interval of the sample ratio wholly past {1 + t.slower:g}x and the "
-            f"p50 moved > {t.noise_ms:g} ms; scan-kind changes on the same index of tables of "
-            f"<= {t.few_rows:g} rows are equivalent")
+    return (
+        f"rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); "
+        f"slower: the {1 - t.alpha:.0%} interval of the sample ratio wholly past {1 + t.slower:g}x and the "
+        f"p50 moved > {t.noise_ms:g} ms; scan-kind changes on the same index of tables of "
+        f"<= {t.few_rows:g} rows are equivalent"
+    )
 
 
 def _sources(report: DiffReport) -> str:
     def describe(name: str, doc: dict) -> str:
-        servers = ", ".join(f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s.get('version')}" for s in doc.get("servers", []))
+        servers = ", ".join(
+            f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s.get('version')}"
+            for s in doc.get("servers", [])
+        )
         when = (doc.get("baseline") or {}).get("saved_at") or doc.get("generated_at") or "?"
         return f"`{name}` ({when}; {servers})"
+
     return f"baseline {describe(report.baseline, report.base_doc)} vs result {describe(report.result, report.result_doc)}"
 
 
 def to_text(report: DiffReport) -> str:
-    out = [f"dbbench diff: {_headline(report)}", _sources(report).replace("`", ""),
-           f"thresholds: {_thresholds_line(report.thresholds)}", ""]
+    out = [
+        f"dbbench diff: {_headline(report)}",
+        _sources(report).replace("`", ""),
+        f"thresholds: {_thresholds_line(report.thresholds)}",
+        "",
+    ]
     out.append(table(*_rows(report, False), "simple"))
-    for title, pick in (("Regressions", lambda s: s.regressed),
-                        ("Inconclusive", lambda s: s.verdict == INCONCLUSIVE),
-                        ("Other changes", lambda s: s.verdict == PASS and s.findings)):
+    for title, pick in (
+        ("Regressions", lambda s: s.regressed),
+        ("Inconclusive", lambda s: s.verdict == INCONCLUSIVE),
+        ("Other changes", lambda s: s.verdict == PASS and s.findings),
+    ):
         chosen = [s for s in report.shapes if pick(s)]
         if not chosen:
             continue
@@ -84,27 +112,71 @@ def _extra_sections(report: DiffReport, markdown: bool) -> list[str]:
     fmt = "markdown" if markdown else "simple"
     gap = [""] if markdown else []
     if report.stability:
-        rows = [[k[0], DIALECT_LABEL[k[1]], "stable" if len(set(v)) == 1 else f"UNSTABLE ({len(set(v))} plans)",
-                 " | ".join(sorted(set(v))) if len(set(v)) > 1 else v[0]] for k, v in report.stability.items()]
+        rows = [
+            [
+                k[0],
+                DIALECT_LABEL[k[1]],
+                "stable" if len(set(v)) == 1 else f"UNSTABLE ({len(set(v))} plans)",
+                " | ".join(sorted(set(v))) if len(set(v)) > 1 else v[0],
+            ]
+            for k, v in report.stability.items()
+        ]
         n = max(len(v) for v in report.stability.values())
-        out += ["", f"{'#### ' if markdown else ''}Plan stability ({n} re-ANALYZE + re-plan rounds)", *gap,
-                table(["Shape", "Dialect", "Plan", "Plans seen"], rows, "llll", fmt)]
+        out += [
+            "",
+            f"{'#### ' if markdown else ''}Plan stability ({n} re-ANALYZE + re-plan rounds)",
+            *gap,
+            table(["Shape", "Dialect", "Plan", "Plans seen"], rows, "llll", fmt),
+        ]
     if report.self_control:
-        rows = [[k[0], DIALECT_LABEL[k[1]], v.verdict, "agree" if v.plans_agree else "DIFFER", v.timing,
-                 f"{v.ratio.estimate:.2f}x [{v.ratio.low:.2f}, {v.ratio.high:.2f}]" if v.ratio else "too few samples"]
-                for k, v in report.self_control.items()]
-        title = f"{'#### ' if markdown else ''}Self-control (this run against a second run now: the noise floor)"
-        out += ["", title, *gap, table(["Shape", "Dialect", "A/A verdict", "A/A plans", "A/A timing",
-                                        "A/A time ratio [95% interval]"], rows, "llllll", fmt)]
+        rows = [
+            [
+                k[0],
+                DIALECT_LABEL[k[1]],
+                v.verdict,
+                "agree" if v.plans_agree else "DIFFER",
+                v.timing,
+                f"{v.ratio.estimate:.2f}x [{v.ratio.low:.2f}, {v.ratio.high:.2f}]"
+                if v.ratio
+                else "too few samples",
+            ]
+            for k, v in report.self_control.items()
+        ]
+        title = (
+            f"{'#### ' if markdown else ''}Self-control (this run against a second run now: the noise floor)"
+        )
+        out += [
+            "",
+            title,
+            *gap,
+            table(
+                [
+                    "Shape",
+                    "Dialect",
+                    "A/A verdict",
+                    "A/A plans",
+                    "A/A timing",
+                    "A/A time ratio [95% interval]",
+                ],
+                rows,
+                "llllll",
+                fmt,
+            ),
+        ]
     return out
 
 
 def to_markdown(report: DiffReport, plans: bool = True) -> str:
     """Markdown for a pull-request comment or a GitHub step summary."""
     mark = {FAIL: "❌", INCONCLUSIVE: "⚠️", PASS: "✅"}[report.verdict]
-    out = [f"### {mark} dbbench diff: {_headline(report)}", "",
-           _sources(report) + ".  ", f"Thresholds: {_thresholds_line(report.thresholds)}.", "",
-           md_table(*_rows(report, True))]
+    out = [
+        f"### {mark} dbbench diff: {_headline(report)}",
+        "",
+        _sources(report) + ".  ",
+        f"Thresholds: {_thresholds_line(report.thresholds)}.",
+        "",
+        md_table(*_rows(report, True)),
+    ]
     reg = report.regressions
     if reg:
         out += ["", "#### Regressions", ""]
@@ -115,13 +187,17 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
     if unsure:
         out += ["", "#### Inconclusive", ""]
         for s in unsure:
-            out.append(f"- ⚠️ **{s.shape}** [{DIALECT_LABEL[s.dialect]}]: "
-                       + "; ".join(f.message for f in s.findings if f.inconclusive))
+            out.append(
+                f"- ⚠️ **{s.shape}** [{DIALECT_LABEL[s.dialect]}]: "
+                + "; ".join(f.message for f in s.findings if f.inconclusive)
+            )
     others = [s for s in report.shapes if s.verdict == PASS and s.findings]
     if others:
         out += ["", "#### Other changes", ""]
         for s in others:
-            out.append(f"- {s.shape} [{DIALECT_LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings))
+            out.append(
+                f"- {s.shape} [{DIALECT_LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings)
+            )
     out += _extra_sections(report, markdown=True)
     if report.notes:
         out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]
@@ -130,9 +206,24 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
             b, n = entry_tree(s.base), entry_tree(s.result)
             if b is None and n is None:
                 continue
-            out += ["", f"<details><summary>Plans: {s.shape} [{DIALECT_LABEL[s.dialect]}]</summary>", "",
-                    "Baseline:", "", "```", b.render() if b else "(none)", "```", "",
-                    "Result:", "", "```", n.render() if n else "(none)", "```", "", "</details>"]
+            out += [
+                "",
+                f"<details><summary>Plans: {s.shape} [{DIALECT_LABEL[s.dialect]}]</summary>",
+                "",
+                "Baseline:",
+                "",
+                "```",
+                b.render() if b else "(none)",
+                "```",
+                "",
+                "Result:",
+                "",
+                "```",
+                n.render() if n else "(none)",
+                "```",
+                "",
+                "</details>",
+            ]
     return "\n".join(out) + "\n"
 
 

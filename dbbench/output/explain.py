@@ -17,7 +17,7 @@ from dbbench.plan import PlanNode
 from dbbench.results import remediation_rows
 from dbbench.urls import DIALECT_LABEL
 
-DIALECT_ORDER = ("mysql", "postgresql")   # the published write-up's column order
+DIALECT_ORDER = ("mysql", "postgresql")  # the published write-up's column order
 
 
 def dialects_of(doc: dict) -> list[str]:
@@ -50,13 +50,26 @@ def shape_rows(doc: dict) -> tuple[list[str], list[list[str]], str]:
         judged = [(d, r) for d, r in zip(dialects, rs) if r is not None and r["verdict"] is not None]
         same = {r["verdict"]["expected"] for _, r in judged}
         if len(judged) > 1 and all(r["ok"] for _, r in judged) and len(same) == 1:
-            verdicts.append(f"ok: {same.pop()}")   # every dialect, one path: say it once
+            verdicts.append(f"ok: {same.pop()}")  # every dialect, one path: say it once
         for d, r in judged if not verdicts else []:
             mark = "ok" if r["ok"] else "FAIL"
-            verdicts.append(f"{DIALECT_LABEL[d]} {mark}: {r['verdict']['expected'] if r['ok'] else r['verdict']['actual']}")
-        rows.append([shape, first["cardinality"], *[_pair(r["remediated"]) if r else "—" for r in rs],
-                     "; ".join(verdicts)])
-    headers = ["Query shape", "Cardinality", *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects], "Access path"]
+            verdicts.append(
+                f"{DIALECT_LABEL[d]} {mark}: {r['verdict']['expected'] if r['ok'] else r['verdict']['actual']}"
+            )
+        rows.append(
+            [
+                shape,
+                first["cardinality"],
+                *[_pair(r["remediated"]) if r else "—" for r in rs],
+                "; ".join(verdicts),
+            ]
+        )
+    headers = [
+        "Query shape",
+        "Cardinality",
+        *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects],
+        "Access path",
+    ]
     return headers, rows, "ll" + "r" * len(dialects) + "l"
 
 
@@ -73,13 +86,22 @@ def seed_rows(doc: dict) -> tuple[list[str], list[list[str]], str]:
         rs = [by.get((shape, d)) for d in dialects]
         first = next(r for r in rs if r)
         words = first.get("access_path") or "; ".join(
-            dict.fromkeys(r["verdict"]["expected"] for r in rs if r and r["verdict"]))
-        bad = [f"{DIALECT_LABEL[d]}: {r['verdict']['actual']}" for d, r in zip(dialects, rs)
-               if r and not r["ok"] and r["verdict"]]
+            dict.fromkeys(r["verdict"]["expected"] for r in rs if r and r["verdict"])
+        )
+        bad = [
+            f"{DIALECT_LABEL[d]}: {r['verdict']['actual']}"
+            for d, r in zip(dialects, rs)
+            if r and not r["ok"] and r["verdict"]
+        ]
         if bad:
             words += " — FAIL " + "; ".join(bad)
         rows.append([shape, first["cardinality"], *[_pair(r["remediated"]) if r else "—" for r in rs], words])
-    headers = ["Query shape", "Cardinality", *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects], "Bounded access path"]
+    headers = [
+        "Query shape",
+        "Cardinality",
+        *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects],
+        "Bounded access path",
+    ]
     return headers, rows, "ll" + "r" * len(dialects) + "l"
 
 
@@ -92,9 +114,17 @@ def remediation_rows_table(doc: dict) -> tuple[list[str], list[list[str]], str]:
     for item in doc.get("remediation") or remediation_rows(doc["results"]):
         before = "timeout" if item["natural_timeout"] else f"{fmt_ms(item['before_p50_ms'])} ms"
         sp = item["speedup"]
-        change = "—" if sp is None else (f"{fmt_factor(sp)} faster" if sp >= 1 else f"{fmt_factor(1 / sp)} slower")
-        rows.append([f"{DIALECT_LABEL[item['dialect']]} {item['shape']}: {item['change']}", before,
-                     f"{fmt_ms(item['final_p50_ms'])} ms", change])
+        change = (
+            "—" if sp is None else (f"{fmt_factor(sp)} faster" if sp >= 1 else f"{fmt_factor(1 / sp)} slower")
+        )
+        rows.append(
+            [
+                f"{DIALECT_LABEL[item['dialect']]} {item['shape']}: {item['change']}",
+                before,
+                f"{fmt_ms(item['final_p50_ms'])} ms",
+                change,
+            ]
+        )
     return ["Remediated plan", "Before", "Final p50", "Change"], rows, "lrrr"
 
 
@@ -116,8 +146,10 @@ def failures(doc: dict) -> list[str]:
         if r["ok"]:
             continue
         v = r["verdict"] or {"expected": "?", "actual": "?", "problems": []}
-        lines.append(f"FAIL {r['shape']} [{DIALECT_LABEL[r['dialect']]}]: expected {v['expected']}; "
-                     f"actual: {v['actual']}; " + "; ".join(v["problems"]))
+        lines.append(
+            f"FAIL {r['shape']} [{DIALECT_LABEL[r['dialect']]}]: expected {v['expected']}; "
+            f"actual: {v['actual']}; " + "; ".join(v["problems"])
+        )
         tree = plan_tree(r["remediated"])
         if tree is not None:
             lines.append(tree.render(1))
@@ -138,9 +170,15 @@ def junit_xml(doc: dict, suite: str = "dbbench") -> str:
             tree = plan_tree(rem)
             if tree is not None:
                 body.append(tree.render())
-            case.failure, case.failure_type, case.detail = "; ".join(v["problems"]), "PlanAssertion", "\n".join(body)
+            case.failure, case.failure_type, case.detail = (
+                "; ".join(v["problems"]),
+                "PlanAssertion",
+                "\n".join(body),
+            )
         else:
-            case.system_out = f"{v['expected']}; p50 {fmt_ms(rem['p50_ms'])} ms, p95 {fmt_ms(rem['p95_ms'])} ms"
+            case.system_out = (
+                f"{v['expected']}; p50 {fmt_ms(rem['p50_ms'])} ms, p95 {fmt_ms(rem['p95_ms'])} ms"
+            )
         cases.append(case)
     return junit(suite, cases)
 
@@ -148,8 +186,9 @@ def junit_xml(doc: dict, suite: str = "dbbench") -> str:
 def github_summary(doc: dict, title: str) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY``: verdict line, the shape table, failures with plans."""
     bad = [r for r in doc["results"] if not r["ok"]]
-    head = (f"### {title}: {len(doc['results']) - len(bad)} of {len(doc['results'])} checks hold"
-            + ("" if not bad else f", **{len(bad)} failed**"))
+    head = f"### {title}: {len(doc['results']) - len(bad)} of {len(doc['results'])} checks hold" + (
+        "" if not bad else f", **{len(bad)} failed**"
+    )
     out = [head, "", shape_table(doc, "markdown")]
     if bad:
         out += ["", "```", *failures(doc), "```"]
@@ -167,7 +206,9 @@ def _sample_counts(doc: dict) -> tuple[int | None, int | None]:
 
 
 def intro(doc: dict) -> list[str]:
-    servers = ", ".join(f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s['version']}" for s in doc.get("servers", []))
+    servers = ", ".join(
+        f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s['version']}" for s in doc.get("servers", [])
+    )
     datasets = doc.get("datasets") or {}
     names = sorted({str(d.get("name")) for d in datasets.values() if d.get("name")})
     cfg = doc.get("config") or {}
@@ -175,17 +216,23 @@ def intro(doc: dict) -> list[str]:
     lines = []
     where = f" in namespace `{cfg['namespace']}`" if cfg.get("namespace") else ""
     catalog = f"catalog `{cfg['catalog']}`, " if cfg.get("catalog") else ""
-    lines.append(f"Servers: {servers or 'unknown'}; {catalog}dataset {', '.join(f'`{n}`' for n in names) or 'unknown'}"
-                 f"{where}; generated {doc.get('generated_at', '?')} by dbbench {doc.get('tool', {}).get('version', '?')}.")
+    lines.append(
+        f"Servers: {servers or 'unknown'}; {catalog}dataset {', '.join(f'`{n}`' for n in names) or 'unknown'}"
+        f"{where}; generated {doc.get('generated_at', '?')} by dbbench {doc.get('tool', {}).get('version', '?')}."
+    )
     if runs:
         lines.append("")
         if warmups:
-            lines.append(f"Each row below is database executor time from {runs} consecutive warmed `EXPLAIN ANALYZE` "
-                         f"runs after {warmups} untimed warm-ups. The p50 and p95 use nearest-rank selection over "
-                         f"those {runs} samples.")
+            lines.append(
+                f"Each row below is database executor time from {runs} consecutive warmed `EXPLAIN ANALYZE` "
+                f"runs after {warmups} untimed warm-ups. The p50 and p95 use nearest-rank selection over "
+                f"those {runs} samples."
+            )
         else:
-            lines.append(f"Each row below is database executor time from {runs} `EXPLAIN ANALYZE` "
-                         f"run{'s' if runs != 1 else ''} without warm-up (nearest-rank p50 and p95).")
+            lines.append(
+                f"Each row below is database executor time from {runs} `EXPLAIN ANALYZE` "
+                f"run{'s' if runs != 1 else ''} without warm-up (nearest-rank p50 and p95)."
+            )
     return lines
 
 
@@ -199,6 +246,8 @@ def markdown(doc: dict, source: Path | None = None) -> str:
         out += ["", "Failed assertions:", "", "```", *failures(doc), "```"]
     if source is not None:
         digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
-        out += ["", f"All individual samples and plans are in `{Path(source).name}`. Its SHA-256 is `{digest}`."]
+        out += [
+            "",
+            f"All individual samples and plans are in `{Path(source).name}`. Its SHA-256 is `{digest}`.",
+        ]
     return "\n".join(out) + "\n"
-

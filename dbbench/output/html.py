@@ -29,7 +29,7 @@ def _ticks(lo: float, hi: float) -> list[float]:
         first -= 1
     if last - math.log10(hi) < 0.15:
         last += 1
-    return [10.0 ** e for e in range(first, last + 1)]
+    return [10.0**e for e in range(first, last + 1)]
 
 
 def _tick_label(v: float) -> str:
@@ -55,7 +55,7 @@ def samples_svg(doc: dict, width: int = 900) -> str:
                     rows.append((shape, d, spelling, m))
     values = [v for *_, m in rows for v in m["samples_ms"] if v and v > 0]
     if not values:
-        return '<p>No timed samples.</p>'
+        return "<p>No timed samples.</p>"
     lo, hi = min(values), max(values)
     ticks = _ticks(lo, hi)
     left, right, top, row_h = 330, 20, 30, 18
@@ -68,31 +68,49 @@ def samples_svg(doc: dict, width: int = 900) -> str:
         return left + (math.log10(max(v, ticks[0])) - a) / span * plot_w
 
     esc = _html.escape
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11" role="img" '
-             f'aria-label="Per-sample EXPLAIN ANALYZE executor times">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11" role="img" '
+        f'aria-label="Per-sample EXPLAIN ANALYZE executor times">'
+    ]
     for t in ticks:
-        parts.append(f'<line x1="{x(t):.1f}" y1="{top - 8}" x2="{x(t):.1f}" y2="{height - 24}" stroke="#ddd"/>')
-        parts.append(f'<text x="{x(t):.1f}" y="{height - 10}" text-anchor="middle" fill="#555">{esc(_tick_label(t))}</text>')
-    parts.append(f'<text x="{left}" y="14" fill="#333">executor time per sample (log scale); '
-                 f'| p50, ¦ p95; ● remediated, ○ natural</text>')
+        parts.append(
+            f'<line x1="{x(t):.1f}" y1="{top - 8}" x2="{x(t):.1f}" y2="{height - 24}" stroke="#ddd"/>'
+        )
+        parts.append(
+            f'<text x="{x(t):.1f}" y="{height - 10}" text-anchor="middle" fill="#555">{esc(_tick_label(t))}</text>'
+        )
+    parts.append(
+        f'<text x="{left}" y="14" fill="#333">executor time per sample (log scale); '
+        f"| p50, ¦ p95; ● remediated, ○ natural</text>"
+    )
     for i, (shape, d, spelling, m) in enumerate(rows):
         y = top + i * row_h + row_h / 2
         if i % 2 == 0:
-            parts.append(f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>')
+            parts.append(
+                f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>'
+            )
         label = f"{shape} · {DIALECT_LABEL[d]}" + (" (natural)" if spelling == "natural" else "")
-        parts.append(f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#222">{esc(label)}</text>')
+        parts.append(
+            f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#222">{esc(label)}</text>'
+        )
         color = _COLORS[d]
         for k, v in enumerate(m["samples_ms"], start=1):
             fill = color if spelling == "remediated" else "none"
-            parts.append(f'<circle cx="{x(v):.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{color}" '
-                         f'fill-opacity="0.6"><title>{esc(label)}: sample {k} = {v:g} ms</title></circle>')
+            parts.append(
+                f'<circle cx="{x(v):.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{color}" '
+                f'fill-opacity="0.6"><title>{esc(label)}: sample {k} = {v:g} ms</title></circle>'
+            )
         if m.get("p50_ms"):
-            parts.append(f'<line x1="{x(m["p50_ms"]):.1f}" y1="{y - 7:.1f}" x2="{x(m["p50_ms"]):.1f}" '
-                         f'y2="{y + 7:.1f}" stroke="#000" stroke-width="2"><title>p50 {m["p50_ms"]:g} ms</title></line>')
+            parts.append(
+                f'<line x1="{x(m["p50_ms"]):.1f}" y1="{y - 7:.1f}" x2="{x(m["p50_ms"]):.1f}" '
+                f'y2="{y + 7:.1f}" stroke="#000" stroke-width="2"><title>p50 {m["p50_ms"]:g} ms</title></line>'
+            )
         if m.get("p95_ms"):
-            parts.append(f'<line x1="{x(m["p95_ms"]):.1f}" y1="{y - 7:.1f}" x2="{x(m["p95_ms"]):.1f}" '
-                         f'y2="{y + 7:.1f}" stroke="#000" stroke-dasharray="2,2"><title>p95 {m["p95_ms"]:g} ms</title></line>')
+            parts.append(
+                f'<line x1="{x(m["p95_ms"]):.1f}" y1="{y - 7:.1f}" x2="{x(m["p95_ms"]):.1f}" '
+                f'y2="{y + 7:.1f}" stroke="#000" stroke-dasharray="2,2"><title>p95 {m["p95_ms"]:g} ms</title></line>'
+            )
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -101,8 +119,9 @@ def _html_table(headers: list[str], rows: list[list[str]], align: str) -> str:
     esc = _html.escape
 
     def td(tag: str, text: str, i: int) -> str:
-        style = ' style="text-align:right"' if align[i:i + 1] == "r" else ""
+        style = ' style="text-align:right"' if align[i : i + 1] == "r" else ""
         return f"<{tag}{style}>{esc(str(text))}</{tag}>"
+
     head = "<tr>" + "".join(td("th", h, i) for i, h in enumerate(headers)) + "</tr>"
     body = "\n".join("<tr>" + "".join(td("td", c, i) for i, c in enumerate(row)) + "</tr>" for row in rows)
     return f"<table>\n<thead>{head}</thead>\n<tbody>\n{body}\n</tbody>\n</table>"
@@ -113,11 +132,17 @@ def html(doc: dict, source: Path | None = None, title: str | None = None) -> str
     esc = _html.escape
     title = title or "dbbench explain report"
     lines = [ln for ln in intro(doc) if ln]
-    parts = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{esc(title)}</title>",
-             "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-             "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:4px 8px;font-size:13px}"
-             "th{background:#f0f3f6}pre{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}"
-             ".fail{color:#b00020;font-weight:bold}</style>", "</head><body>", f"<h1>{esc(title)}</h1>"]
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title>",
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+        "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:4px 8px;font-size:13px}"
+        "th{background:#f0f3f6}pre{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}"
+        ".fail{color:#b00020;font-weight:bold}</style>",
+        "</head><body>",
+        f"<h1>{esc(title)}</h1>",
+    ]
     parts += [f"<p>{esc(ln).replace('`', '')}</p>" for ln in lines]
     parts.append("<h2>Query shapes</h2>")
     parts.append(_html_table(*seed_rows(doc)))

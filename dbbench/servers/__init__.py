@@ -27,7 +27,7 @@ class ServerStatus:
     """One row of `dbbench servers status`; ``url`` is redacted."""
 
     server: str
-    state: str            # running | stopped | not installed
+    state: str  # running | stopped | not installed
     version: str | None
     port: int | None
     pid: int | None
@@ -43,8 +43,13 @@ def _quiet(_: str) -> None:
     pass
 
 
-def up(which: Iterable[Dialect] | None = None, *, home: Home | None = None,
-       ports: dict[str, int | None] | None = None, say: Say = _quiet) -> list[ServerStatus]:
+def up(
+    which: Iterable[Dialect] | None = None,
+    *,
+    home: Home | None = None,
+    ports: dict[str, int | None] | None = None,
+    say: Say = _quiet,
+) -> list[ServerStatus]:
     """Install (first time only) and start the local servers; a no-op for those already running."""
     home = home or Home()
     state = home.load()
@@ -81,20 +86,31 @@ def status(which: Iterable[Dialect] | None = None, *, home: Home | None = None) 
     for server in _servers(home, which):
         st = state.servers.get(server.key)
         if st is None or not server.installed():
-            rows.append(ServerStatus(server.label, "not installed" if not server.installed() else "stopped",
-                                     None, None, None, None, None))
+            rows.append(
+                ServerStatus(
+                    server.label,
+                    "not installed" if not server.installed() else "stopped",
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                )
+            )
             continue
         running = server.running(st)
         version = server.live_version(st, state.password) if running else st.version
-        rows.append(ServerStatus(
-            server=server.label,
-            state="running" if running else "stopped",
-            version=version,
-            port=st.port,
-            pid=st.pid if running else None,
-            data_dir=st.data_dir,
-            url=urls.redact(server.url(st, state.password)),
-        ))
+        rows.append(
+            ServerStatus(
+                server=server.label,
+                state="running" if running else "stopped",
+                version=version,
+                port=st.port,
+                pid=st.pid if running else None,
+                data_dir=st.data_dir,
+                url=urls.redact(server.url(st, state.password)),
+            )
+        )
     return rows
 
 

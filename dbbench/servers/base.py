@@ -115,8 +115,10 @@ class Home:
         for d in ours:
             owner = d.stat().st_uid
             if owner not in (os.geteuid(), 0):
-                raise PrerequisiteError(f"{d} is owned by another user (uid {owner}); dbbench will not keep "
-                                        "servers or passwords there: set DBBENCH_HOME elsewhere")
+                raise PrerequisiteError(
+                    f"{d} is owned by another user (uid {owner}); dbbench will not keep "
+                    "servers or passwords there: set DBBENCH_HOME elsewhere"
+                )
         if os.geteuid() == 0:
             for d in created:
                 d.chmod(0o755)
@@ -153,11 +155,15 @@ def make_dirs(path: Path) -> list[Path]:
 
 def _refuse_foreign(path: Path, info: os.stat_result) -> None:
     if not stat.S_ISREG(info.st_mode):
-        raise PrerequisiteError(f"{path} is not a regular file; dbbench keeps its state and passwords in "
-                                "regular files only (remove it)")
+        raise PrerequisiteError(
+            f"{path} is not a regular file; dbbench keeps its state and passwords in "
+            "regular files only (remove it)"
+        )
     if info.st_uid != os.geteuid():
-        raise PrerequisiteError(f"{path} is owned by another user (uid {info.st_uid}), so its contents are "
-                                "not dbbench's; remove it or set DBBENCH_HOME elsewhere")
+        raise PrerequisiteError(
+            f"{path} is owned by another user (uid {info.st_uid}), so its contents are "
+            "not dbbench's; remove it or set DBBENCH_HOME elsewhere"
+        )
 
 
 def read_private(path: Path) -> str:
@@ -167,8 +173,10 @@ def read_private(path: Path) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise PrerequisiteError(f"{path} is a symbolic link; dbbench does not follow links for its "
-                                    "state and passwords (remove it)") from None
+            raise PrerequisiteError(
+                f"{path} is a symbolic link; dbbench does not follow links for its "
+                "state and passwords (remove it)"
+            ) from None
         raise
     with os.fdopen(fd, "rb") as fh:
         _refuse_foreign(path, os.fstat(fh.fileno()))
@@ -200,8 +208,10 @@ def service_account(say: Say) -> tuple[int, int] | None:
         entry = pwd.getpwnam(SERVICE_USER)
     except KeyError:
         say(f"creating system user {SERVICE_USER!r} to run the database servers")
-        run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-             SERVICE_USER], what=f"create system user {SERVICE_USER!r}")
+        run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVICE_USER],
+            what=f"create system user {SERVICE_USER!r}",
+        )
         entry = pwd.getpwnam(SERVICE_USER)
     return entry.pw_uid, entry.pw_gid
 
@@ -216,8 +226,9 @@ def chown_tree(path: Path, account: tuple[int, int] | None) -> None:
 
 
 # -- subprocesses ------------------------------------------------------------------------------
-def run(cmd: list[str], *, what: str, hint: str = "", timeout: float = 1800,
-        **kwargs) -> subprocess.CompletedProcess:
+def run(
+    cmd: list[str], *, what: str, hint: str = "", timeout: float = 1800, **kwargs
+) -> subprocess.CompletedProcess:
     """Run a command to completion; on failure raise a one-line PrerequisiteError."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs)
@@ -291,8 +302,14 @@ def require_port(port: int, label: str, option: str) -> None:
         )
 
 
-def wait_until(check: Callable[[], bool], *, timeout: float, alive: Callable[[], bool],
-               what: str, log: Path | None = None) -> None:
+def wait_until(
+    check: Callable[[], bool],
+    *,
+    timeout: float,
+    alive: Callable[[], bool],
+    what: str,
+    log: Path | None = None,
+) -> None:
     """Poll ``check`` until it holds; fail early when ``alive`` says the process died."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -340,8 +357,14 @@ class LocalServer:
     def running(self, st: ServerState | None) -> bool:
         raise NotImplementedError
 
-    def start(self, state: InstanceState, st: ServerState | None, port: int,
-              account: tuple[int, int] | None, say: Say) -> ServerState:
+    def start(
+        self,
+        state: InstanceState,
+        st: ServerState | None,
+        port: int,
+        account: tuple[int, int] | None,
+        say: Say,
+    ) -> ServerState:
         """Start on ``port`` (``st``: what was recorded before, if anything) and wait until ready."""
         raise NotImplementedError
 

@@ -68,9 +68,7 @@ def debian_mirror() -> str:
             match = re.match(r"\s*deb\s+(?:\[[^]]*\]\s+)?(\S+)", line)
             if match:
                 return match.group(1)
-    raise PrerequisiteError(
-        "cannot find a Debian mirror in /etc/apt sources; set DBBENCH_DEBIAN_MIRROR"
-    )
+    raise PrerequisiteError("cannot find a Debian mirror in /etc/apt sources; set DBBENCH_DEBIAN_MIRROR")
 
 
 class MySQLServer(LocalServer):
@@ -84,7 +82,7 @@ class MySQLServer(LocalServer):
     def __init__(self, home: Home):
         super().__init__(home)
         self.root_dir = home.root / "mysql-root"
-        self.inner_dir = f"/var/lib/dbbench/{home.instance}"      # as mysqld sees it
+        self.inner_dir = f"/var/lib/dbbench/{home.instance}"  # as mysqld sees it
         self.outer_dir = self.root_dir / self.inner_dir.lstrip("/")  # as we see it
         self.data_dir = self.outer_dir / "data"
         self.log_file = self.outer_dir / "error.log"
@@ -107,21 +105,32 @@ class MySQLServer(LocalServer):
         self.home.prepare(self.install_bytes)
         if shutil.which("debootstrap") is None:
             say("installing debootstrap")
-            run(["apt-get", "install", "-y", "-q", "debootstrap"], what="install debootstrap",
+            run(
+                ["apt-get", "install", "-y", "-q", "debootstrap"],
+                what="install debootstrap",
                 hint="are Debian's package mirrors reachable?",
-                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+                env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+            )
         partial = self.root_dir.with_name(self.root_dir.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         say(f"building a Debian {SUITE} minbase chroot for MySQL (about a minute)")
-        run(["debootstrap", "--variant=minbase", SUITE, str(partial), debian_mirror()],
-            what=f"debootstrap Debian {SUITE}", hint="are Debian's package mirrors reachable?")
-        env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-               "LC_ALL": "C"}
+        run(
+            ["debootstrap", "--variant=minbase", SUITE, str(partial), debian_mirror()],
+            what=f"debootstrap Debian {SUITE}",
+            hint="are Debian's package mirrors reachable?",
+        )
+        env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
         say(f"installing {PACKAGE} in the chroot")
-        run(["chroot", str(partial), "apt-get", "-q", "-o", "Acquire::Check-Valid-Until=false",
-             "update"], what="update apt inside the chroot", env=env)
-        run(["chroot", str(partial), "apt-get", "install", "-y", "-q", "--no-install-recommends",
-             PACKAGE], what=f"install {PACKAGE} inside the chroot", env=env)
+        run(
+            ["chroot", str(partial), "apt-get", "-q", "-o", "Acquire::Check-Valid-Until=false", "update"],
+            what="update apt inside the chroot",
+            env=env,
+        )
+        run(
+            ["chroot", str(partial), "apt-get", "install", "-y", "-q", "--no-install-recommends", PACKAGE],
+            what=f"install {PACKAGE} inside the chroot",
+            env=env,
+        )
         run(["chroot", str(partial), "apt-get", "clean"], what="clean apt caches", env=env)
         (partial / ".dbbench-complete").write_text(self._binary_version(partial) + "\n")
         os.replace(partial, self.root_dir)
@@ -139,28 +148,52 @@ class MySQLServer(LocalServer):
         uid, gid = account
         return ["chroot", f"--userspec={uid}:{gid}", str(self.root_dir)]
 
-    def start(self, state: InstanceState, st: ServerState | None, port: int,
-              account: tuple[int, int] | None, say: Say) -> ServerState:
-        assert account is not None              # root, or require() has refused already
+    def start(
+        self,
+        state: InstanceState,
+        st: ServerState | None,
+        port: int,
+        account: tuple[int, int] | None,
+        say: Say,
+    ) -> ServerState:
+        assert account is not None  # root, or require() has refused already
         common = [f"--datadir={self.inner_dir}/data", f"--log-error={self.inner_dir}/error.log"]
         if not (self.data_dir / "mysql").exists():
             say("initializing a MySQL data directory")
             shutil.rmtree(self.outer_dir, ignore_errors=True)
             self.outer_dir.mkdir(parents=True)
             os.chown(self.outer_dir, *account)
-            run(self._chroot(account) + ["mysqld", "--no-defaults", "--initialize-insecure", *common],
-                what="initialize the MySQL data directory", hint=f"see {self.log_file}")
+            run(
+                self._chroot(account) + ["mysqld", "--no-defaults", "--initialize-insecure", *common],
+                what="initialize the MySQL data directory",
+                hint=f"see {self.log_file}",
+            )
         cmd = self._chroot(account) + [
-            "mysqld", "--no-defaults", *common, f"--port={port}",
-            f"--socket={self.inner_dir}/mysqld.sock", f"--pid-file={self.inner_dir}/mysqld.pid",
+            "mysqld",
+            "--no-defaults",
+            *common,
+            f"--port={port}",
+            f"--socket={self.inner_dir}/mysqld.sock",
+            f"--pid-file={self.inner_dir}/mysqld.pid",
             *SETTINGS,
         ]
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True, cwd="/")
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd="/",
+        )
         st = ServerState(port=port, pid=proc.pid, data_dir=str(self.data_dir))
         try:
-            wait_until(lambda: self._ready(st, state.password), timeout=120,
-                       alive=lambda: proc.poll() is None, what="MySQL", log=self.log_file)
+            wait_until(
+                lambda: self._ready(st, state.password),
+                timeout=120,
+                alive=lambda: proc.poll() is None,
+                what="MySQL",
+                log=self.log_file,
+            )
         except BaseException:
             stop_pid(proc.pid, signal.SIGTERM, grace=20)  # never leave a half-started server
             raise
@@ -168,8 +201,9 @@ class MySQLServer(LocalServer):
         return st
 
     def _connect(self, st: ServerState, user: str, password: str):
-        return pymysql.connect(host="127.0.0.1", port=st.port, user=user, password=password,
-                               connect_timeout=3, autocommit=True)
+        return pymysql.connect(
+            host="127.0.0.1", port=st.port, user=user, password=password, connect_timeout=3, autocommit=True
+        )
 
     def _ready(self, st: ServerState, password: str) -> bool:
         """Ready = our account logs in. On the first start, create it and lock root down."""
@@ -180,8 +214,13 @@ class MySQLServer(LocalServer):
             if exc.args[0] not in (1045, 1130):  # access denied / host not allowed yet
                 return False  # not accepting connections yet
         try:  # a fresh data directory has root@localhost without password: reachable by socket
-            conn = pymysql.connect(unix_socket=str(self.outer_dir / "mysqld.sock"), user="root",
-                                   password="", connect_timeout=3, autocommit=True)
+            conn = pymysql.connect(
+                unix_socket=str(self.outer_dir / "mysqld.sock"),
+                user="root",
+                password="",
+                connect_timeout=3,
+                autocommit=True,
+            )
         except pymysql.err.OperationalError:
             return False
         with conn, conn.cursor() as cur:

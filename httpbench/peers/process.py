@@ -68,8 +68,14 @@ class ServerProcess:
             self.stop()
             raise
         with open(self.workdir / "stderr.log", "wb") as log:
-            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         env={**os.environ, **self.environment()}, cwd=self.dir)
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env={**os.environ, **self.environment()},
+                cwd=self.dir,
+            )
         self._wait_listening()
         return self
 

@@ -19,14 +19,15 @@ from httpbench.peers.process import ServerProcess, free_port
 
 def caddy_binary() -> str | None:
     return shutil.which("caddy") or next(
-        (p for p in ("/usr/bin/caddy", "/usr/local/bin/caddy") if os.access(p, os.X_OK)), None)
+        (p for p in ("/usr/bin/caddy", "/usr/local/bin/caddy") if os.access(p, os.X_OK)), None
+    )
 
 
 def _root(root: str | Path) -> Path:
     path = Path(root).resolve()
     if not path.is_dir():
         raise HttpbenchError(f"{path} is not a directory")
-    config_path(path)               # refuse a name the configuration would interpret, before starting
+    config_path(path)  # refuse a name the configuration would interpret, before starting
     return path
 
 
@@ -59,12 +60,16 @@ class StaticCaddy(ServerProcess):
         conf.write_text(
             "{\n\tadmin off\n\tauto_https off\n"
             f"\tstorage file_system {{\n\t\troot {self.dir}/data\n\t}}\n\tlog {{\n\t\tlevel ERROR\n\t}}\n}}\n"
-            f"http://127.0.0.1:{self.port} {{\n\troot * {config_path(self.root)}\n\tfile_server\n}}\n")
+            f"http://127.0.0.1:{self.port} {{\n\troot * {config_path(self.root)}\n\tfile_server\n}}\n"
+        )
         return [binary, "run", "--config", str(conf), "--adapter", "caddyfile"]
 
     def environment(self) -> dict[str, str]:
-        return {"HOME": str(self.dir), "XDG_DATA_HOME": str(self.workdir / "data"),
-                "XDG_CONFIG_HOME": str(self.workdir / "config")}
+        return {
+            "HOME": str(self.dir),
+            "XDG_DATA_HOME": str(self.workdir / "data"),
+            "XDG_CONFIG_HOME": str(self.workdir / "config"),
+        }
 
 
 PEERS = {"nginx": StaticNginx, "caddy": StaticCaddy}

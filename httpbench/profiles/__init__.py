@@ -69,7 +69,7 @@ class Section:
     records: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     gate_failures: list[str] = field(default_factory=list)
-    inconclusive: list[str] = field(default_factory=list)   # gates the paired method could not decide
+    inconclusive: list[str] = field(default_factory=list)  # gates the paired method could not decide
 
 
 class Context:
@@ -79,26 +79,40 @@ class Context:
     target's credentials, and turns every transport error into a one-line :class:`HttpbenchError`.
     """
 
-    def __init__(self, targets: list[Target], timeout: float,
-                 progress: Callable[[str], None] | None = None, gates: dict[str, Gate] | None = None,
-                 method: str = "seed", alpha: float = 0.05):
+    def __init__(
+        self,
+        targets: list[Target],
+        timeout: float,
+        progress: Callable[[str], None] | None = None,
+        gates: dict[str, Gate] | None = None,
+        method: str = "seed",
+        alpha: float = 0.05,
+    ):
         from httpbench.model import DEFAULT_GATES
 
-        self.method, self.alpha = method, alpha    # how gates are decided (see httpbench.paired)
+        self.method, self.alpha = method, alpha  # how gates are decided (see httpbench.paired)
         self.targets = targets
         self.timeout = timeout
-        self.gates = dict(gates or DEFAULT_GATES)   # the run's gates (e.g. "cold", "client")
+        self.gates = dict(gates or DEFAULT_GATES)  # the run's gates (e.g. "cold", "client")
         self._progress = progress
         from httpbench.preflight import new_client
+
         self.client = new_client(timeout)
 
     def progress(self, line: str) -> None:
         if self._progress:
             self._progress(line)
 
-    def fetch(self, target: Target, path: str, method: str = "GET",
-              headers: dict[str, str] | None = None, content: bytes | None = None) -> httpx.Response:
+    def fetch(
+        self,
+        target: Target,
+        path: str,
+        method: str = "GET",
+        headers: dict[str, str] | None = None,
+        content: bytes | None = None,
+    ) -> httpx.Response:
         from httpbench.preflight import send
+
         return send(self.client, target, method, path, headers or {}, content)
 
     def close(self) -> None:
@@ -113,7 +127,7 @@ class Profile:
     description: ClassVar[str]
     options: ClassVar[tuple[Option, ...]] = ()
     defaults: ClassVar[Defaults]
-    gates: ClassVar[dict[str, Gate]] = {}        # extra/overriding gates, e.g. {"client": Gate(0, 1.25)}
+    gates: ClassVar[dict[str, Gate]] = {}  # extra/overriding gates, e.g. {"client": Gate(0, 1.25)}
     # option defaults under --method paired (sample counts that leave room for an interval)
     paired_defaults: ClassVar[dict[str, Any]] = {}
 

@@ -7,9 +7,16 @@ import pytest
 from dbbench import DbbenchError, PlanAssertionError, assert_plan, connect
 
 SCHEMA = {
-    "postgresql": ["DROP SCHEMA IF EXISTS dbbench_t_shop CASCADE", "CREATE SCHEMA dbbench_t_shop",
-                   "SET search_path TO dbbench_t_shop"],
-    "mysql": ["DROP DATABASE IF EXISTS dbbench_t_shop", "CREATE DATABASE dbbench_t_shop", "USE dbbench_t_shop"],
+    "postgresql": [
+        "DROP SCHEMA IF EXISTS dbbench_t_shop CASCADE",
+        "CREATE SCHEMA dbbench_t_shop",
+        "SET search_path TO dbbench_t_shop",
+    ],
+    "mysql": [
+        "DROP DATABASE IF EXISTS dbbench_t_shop",
+        "CREATE DATABASE dbbench_t_shop",
+        "USE dbbench_t_shop",
+    ],
 }
 
 
@@ -38,16 +45,27 @@ def shop(request, local_urls):
 
 def test_assert_plan_passes_on_the_designed_index(shop):
     _dialect, conn = shop
-    result = assert_plan(conn, "SELECT id, total FROM orders WHERE customer_id = :c", {"c": 42},
-                         uses_index="ix_orders_customer", forbid=["full_scan"])
+    result = assert_plan(
+        conn,
+        "SELECT id, total FROM orders WHERE customer_id = :c",
+        {"c": 42},
+        uses_index="ix_orders_customer",
+        forbid=["full_scan"],
+    )
     assert result.tree.actual_rows == 10
 
 
 def test_assert_plan_failure_shows_the_plan(shop):
     _dialect, conn = shop
     with pytest.raises(PlanAssertionError) as info:
-        assert_plan(conn, "SELECT id FROM orders WHERE total = :t ORDER BY total", {"t": 7},
-                    uses_index="ix_orders_customer", table="orders", forbid=["full_scan"])
+        assert_plan(
+            conn,
+            "SELECT id FROM orders WHERE total = :t ORDER BY total",
+            {"t": 7},
+            uses_index="ix_orders_customer",
+            table="orders",
+            forbid=["full_scan"],
+        )
     message = str(info.value)
     assert "expected orders using ix_orders_customer" in message
     assert "forbidden full scan of orders" in message
@@ -71,20 +89,35 @@ def test_writes_are_rolled_back_or_refused_clearly(shop):
 
 def test_the_issues_call_with_the_servers_own_feature_names(shop):
     _dialect, conn = shop
-    assert_plan(conn, "SELECT id, total FROM orders WHERE customer_id = :c ORDER BY customer_id", {"c": 42},
-                uses_index="ix_orders_customer", forbid=["seq_scan", "filesort"])
+    assert_plan(
+        conn,
+        "SELECT id, total FROM orders WHERE customer_id = :c ORDER BY customer_id",
+        {"c": 42},
+        uses_index="ix_orders_customer",
+        forbid=["seq_scan", "filesort"],
+    )
     with pytest.raises(ValueError, match="'hash_join' is not one of"):
-        assert_plan(conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42},
-                    uses_index="ix_orders_customer", forbid=["hash_join"])
+        assert_plan(
+            conn,
+            "SELECT id FROM orders WHERE customer_id = :c",
+            {"c": 42},
+            uses_index="ix_orders_customer",
+            forbid=["hash_join"],
+        )
 
 
 def test_uncommitted_rows_of_the_caller_survive_the_plan_check(shop):
     _dialect, conn = shop
     with conn.cursor() as cur:
-        cur.execute("INSERT INTO orders VALUES (900001, 42, 5)")   # the test's own, uncommitted
-    result = assert_plan(conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42},
-                         uses_index="ix_orders_customer", forbid=["full_scan"])
-    assert result.tree.actual_rows == 11                              # the plan saw it
+        cur.execute("INSERT INTO orders VALUES (900001, 42, 5)")  # the test's own, uncommitted
+    result = assert_plan(
+        conn,
+        "SELECT id FROM orders WHERE customer_id = :c",
+        {"c": 42},
+        uses_index="ix_orders_customer",
+        forbid=["full_scan"],
+    )
+    assert result.tree.actual_rows == 11  # the plan saw it
     with conn.cursor() as cur:
         cur.execute("SELECT COUNT(*) FROM orders WHERE id = 900001")
         still_there = cur.fetchone()[0]
@@ -93,7 +126,7 @@ def test_uncommitted_rows_of_the_caller_survive_the_plan_check(shop):
         cur.execute("SELECT COUNT(*) FROM orders WHERE id = 900001")
         after_rollback = cur.fetchone()[0]
     conn.rollback()
-    assert (still_there, after_rollback) == (1, 0)                   # kept, and never committed
+    assert (still_there, after_rollback) == (1, 0)  # kept, and never committed
 
 
 def test_an_autocommit_connection_does_not_commit_the_explained_write(shop, local_urls):
@@ -103,16 +136,17 @@ def test_an_autocommit_connection_does_not_commit_the_explained_write(shop, loca
 
     url = sa.engine.make_url(local_urls[dialect])
     if dialect == "postgresql":
-        engine = sa.create_engine(url, isolation_level="AUTOCOMMIT",
-                                  connect_args={"options": "-c search_path=dbbench_t_shop"})
+        engine = sa.create_engine(
+            url, isolation_level="AUTOCOMMIT", connect_args={"options": "-c search_path=dbbench_t_shop"}
+        )
         sql = "DELETE FROM orders WHERE customer_id = :c"
     else:
         engine = sa.create_engine(url.set(database="dbbench_t_shop"), isolation_level="AUTOCOMMIT")
-        sql = "DELETE o FROM orders AS o WHERE o.customer_id = :c"   # MySQL: multi-table form
+        sql = "DELETE o FROM orders AS o WHERE o.customer_id = :c"  # MySQL: multi-table form
     try:
-        with engine.connect() as ac:                      # a SQLAlchemy connection in AUTOCOMMIT
+        with engine.connect() as ac:  # a SQLAlchemy connection in AUTOCOMMIT
             assert_plan(ac, sql, {"c": 42}, uses_index="ix_orders_customer")
-            raw = ac.connection.driver_connection          # the driver's own autocommit connection
+            raw = ac.connection.driver_connection  # the driver's own autocommit connection
             assert_plan(raw, sql, {"c": 43}, uses_index="ix_orders_customer")
     finally:
         engine.dispose()
@@ -133,7 +167,7 @@ def test_aliased_tables_resolve_in_bitmap_scans_and_multi_table_updates(shop):
         with conn.cursor() as cur:
             cur.execute("RESET enable_seqscan")
         conn.commit()
-        assert any(n.label == "BitmapOr" for n in result.tree.walk())   # the indexes sit under BitmapOr
+        assert any(n.label == "BitmapOr" for n in result.tree.walk())  # the indexes sit under BitmapOr
         scans = [n for n in result.tree.walk() if n.index]
         assert {(n.table, n.alias) for n in scans} == {("orders", "o")}
     else:
@@ -148,12 +182,16 @@ def test_aliased_tables_resolve_in_bitmap_scans_and_multi_table_updates(shop):
 
 def test_the_callers_session_settings_are_left_as_they_were(shop):
     dialect, conn = shop
-    setting = {"postgresql": "SHOW statement_timeout", "mysql": "SELECT @@SESSION.max_execution_time"}[dialect]
+    setting = {"postgresql": "SHOW statement_timeout", "mysql": "SELECT @@SESSION.max_execution_time"}[
+        dialect
+    ]
     with conn.cursor() as cur:
         cur.execute(setting)
         before = cur.fetchone()[0]
     conn.rollback()
-    assert_plan(conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42}, uses_index="ix_orders_customer")
+    assert_plan(
+        conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42}, uses_index="ix_orders_customer"
+    )
     with conn.cursor() as cur:
         cur.execute(setting)
         after = cur.fetchone()[0]

@@ -15,11 +15,15 @@ from tests.conftest import shape_toml
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
 
-GOOD = shape_toml("orders of a customer", "10 of 30,000", params="customer_id = 42",
-                  sql="SELECT id FROM orders WHERE customer_id = :customer_id",
-                  postgresql='expect = { table = "orders", index = "ix_orders_customer" }\nforbid = ["seq_scan", "filesort"]',
-                  mysql='expect = { table = "orders", index = "ix_orders_customer" }\n'
-                        'forbid = ["table_scan", "sort", "full_scan:orders"]')
+GOOD = shape_toml(
+    "orders of a customer",
+    "10 of 30,000",
+    params="customer_id = 42",
+    sql="SELECT id FROM orders WHERE customer_id = :customer_id",
+    postgresql='expect = { table = "orders", index = "ix_orders_customer" }\nforbid = ["seq_scan", "filesort"]',
+    mysql='expect = { table = "orders", index = "ix_orders_customer" }\n'
+    'forbid = ["table_scan", "sort", "full_scan:orders"]',
+)
 
 
 def test_example_catalog_is_valid_and_carries_its_setup():
@@ -27,7 +31,10 @@ def test_example_catalog_is_valid_and_carries_its_setup():
     assert cat.name == "shop" and cat.dataset_name == "setup:shop"
     assert [s.name for s in cat.shapes][:2] == ["customer by email", "recent orders of a customer"]
     assert set(cat.setup) == {"postgresql", "mysql"}
-    assert cat.shapes[1].variants["postgresql"].forbid == ["full_scan", "sort"]  # seq_scan, sort spelled natively
+    assert cat.shapes[1].variants["postgresql"].forbid == [
+        "full_scan",
+        "sort",
+    ]  # seq_scan, sort spelled natively
 
 
 def test_forbid_aliases_are_normalized(tmp_path):
@@ -42,12 +49,18 @@ def test_forbid_aliases_are_normalized(tmp_path):
 
 
 def test_every_problem_is_reported_with_file_entry_and_field(tmp_path):
-    (tmp_path / "a.toml").write_text(GOOD.replace('cardinality = "10 of 30,000"\n', "")
-                                     .replace(':customer_id"', ':customer"')
-                                     .replace('forbid = ["seq_scan", "filesort"]', 'forbid = ["seq_scan", "nested_loop"]\nexpct = 1'))
-    (tmp_path / "b.toml").write_text(GOOD.replace('expect = { table = "orders", index = "ix_orders_customer" }\nforbid = ["table_scan"',
-                                                  'expect = { table = "orders" }\nforbid = ["table_scan"'))
-    (tmp_path / "c.toml").write_text(GOOD)   # same name as a.toml
+    (tmp_path / "a.toml").write_text(
+        GOOD.replace('cardinality = "10 of 30,000"\n', "")
+        .replace(':customer_id"', ':customer"')
+        .replace('forbid = ["seq_scan", "filesort"]', 'forbid = ["seq_scan", "nested_loop"]\nexpct = 1')
+    )
+    (tmp_path / "b.toml").write_text(
+        GOOD.replace(
+            'expect = { table = "orders", index = "ix_orders_customer" }\nforbid = ["table_scan"',
+            'expect = { table = "orders" }\nforbid = ["table_scan"',
+        )
+    )
+    (tmp_path / "c.toml").write_text(GOOD)  # same name as a.toml
     (tmp_path / "d.toml").write_text("name = 'x'\ncardinality = [1\n")
     with pytest.raises(CatalogError) as info:
         catalog.open_catalog(tmp_path)
@@ -55,10 +68,17 @@ def test_every_problem_is_reported_with_file_entry_and_field(tmp_path):
     a, b, d = (str(tmp_path / f) for f in ("a.toml", "b.toml", "d.toml"))
     entry = "entry 'orders of a customer'"
     assert f"{a}: {entry}: cardinality: required text is missing" in problems
-    assert f"{a}: {entry}: [postgresql] expct: unknown field (expected one of expect, forbid, natural, natural_label, settings, sql)" in problems
-    assert any(p.startswith(f"{a}: {entry}: [postgresql] forbid: 'nested_loop' is not one of") for p in problems)
-    assert f"{a}: {entry}: [postgresql] sql: parameter :customer is not in [params] or a setup query" in problems
-    assert f"{b}: {entry}: [mysql] expect: needs {{ table = \"…\", index = \"…\" }}" in problems
+    assert (
+        f"{a}: {entry}: [postgresql] expct: unknown field (expected one of expect, forbid, natural, natural_label, settings, sql)"
+        in problems
+    )
+    assert any(
+        p.startswith(f"{a}: {entry}: [postgresql] forbid: 'nested_loop' is not one of") for p in problems
+    )
+    assert (
+        f"{a}: {entry}: [postgresql] sql: parameter :customer is not in [params] or a setup query" in problems
+    )
+    assert f'{b}: {entry}: [mysql] expect: needs {{ table = "…", index = "…" }}' in problems
     assert any(p.startswith(f"{d}: not valid TOML") for p in problems)
     assert any("c.toml: entry 'orders of a customer': name: already used by" in p for p in problems)
 
@@ -84,80 +104,113 @@ SELECT 2"""
     assert "$body$ SELECT 1; $body$" in stmts[2].text and "SELECT 1" not in stmts[2].code
     mysql = "CREATE TABLE t (a int);\nDELIMITER //\nCREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END//\nDELIMITER ;\nCALL p();\n"
     stmts = split_sql(mysql, "mysql")
-    assert [s.text for s in stmts] == ["CREATE TABLE t (a int)", "CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END",
-                                       "CALL p()"]
+    assert [s.text for s in stmts] == [
+        "CREATE TABLE t (a int)",
+        "CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END",
+        "CALL p()",
+    ]
     assert [s.line for s in stmts] == [1, 3, 5]
     with pytest.raises(SetupError, match="line 1: unterminated"):
         split_sql("SELECT 'open", "mysql")
 
 
-@pytest.mark.parametrize("sql, why", [
-    ("USE production", "switches database"),
-    ("SET search_path TO public", "search_path"),
-    ("CREATE SCHEMA other", "schema/database"),
-    ("DROP DATABASE shop_live", "schema/database"),
-    ("COMMIT", "transaction"),
-    ("GRANT SELECT ON orders TO app", "privileges"),
-    ("CREATE EXTENSION pg_trgm", "server-wide"),
-    ("SET GLOBAL max_connections = 10", "server-wide settings"),
-    ("DELETE FROM dbbench_meta", "ownership marker"),
-    ("INSERT INTO shop_live.orders SELECT * FROM orders", "writes to shop_live.orders"),
-    ('CREATE INDEX ix ON "public"."orders" (id)', 'writes to "public"."orders"'),
-    ("ALTER TABLE `shop_live`.orders ADD COLUMN x int", "writes to `shop_live`.orders"),
-    ("TRUNCATE public.orders", "writes to public.orders"),
-])
+@pytest.mark.parametrize(
+    "sql, why",
+    [
+        ("USE production", "switches database"),
+        ("SET search_path TO public", "search_path"),
+        ("CREATE SCHEMA other", "schema/database"),
+        ("DROP DATABASE shop_live", "schema/database"),
+        ("COMMIT", "transaction"),
+        ("GRANT SELECT ON orders TO app", "privileges"),
+        ("CREATE EXTENSION pg_trgm", "server-wide"),
+        ("SET GLOBAL max_connections = 10", "server-wide settings"),
+        ("DELETE FROM dbbench_meta", "ownership marker"),
+        ("INSERT INTO shop_live.orders SELECT * FROM orders", "writes to shop_live.orders"),
+        ('CREATE INDEX ix ON "public"."orders" (id)', 'writes to "public"."orders"'),
+        ("ALTER TABLE `shop_live`.orders ADD COLUMN x int", "writes to `shop_live`.orders"),
+        ("TRUNCATE public.orders", "writes to public.orders"),
+    ],
+)
 def test_the_guard_refuses_what_could_touch_anything_else(sql, why):
     stmt = split_sql(sql, "postgresql" if '"' in sql else "mysql")[0]
     assert why in (check_statement(stmt, "dbbench_shop") or "")
 
 
-@pytest.mark.parametrize("sql", [
-    "CREATE TABLE orders (id int PRIMARY KEY, customer_id int REFERENCES customers (id))",
-    "INSERT INTO dbbench_shop.orders SELECT * FROM orders",
-    "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id",
-    "INSERT INTO orders SELECT * FROM public.orders_template",   # reading elsewhere is fine
-    "SET SESSION cte_max_recursion_depth = 100000",
-    "INSERT INTO t VALUES ('USE other; x.y')",
-    "CREATE INDEX ix ON orders (customer_id)",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE orders (id int PRIMARY KEY, customer_id int REFERENCES customers (id))",
+        "INSERT INTO dbbench_shop.orders SELECT * FROM orders",
+        "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id",
+        "INSERT INTO orders SELECT * FROM public.orders_template",  # reading elsewhere is fine
+        "SET SESSION cte_max_recursion_depth = 100000",
+        "INSERT INTO t VALUES ('USE other; x.y')",
+        "CREATE INDEX ix ON orders (customer_id)",
+    ],
+)
 def test_the_guard_allows_ordinary_setup(sql):
     assert check_statement(split_sql(sql, "mysql")[0], "dbbench_shop") is None
 
 
-@pytest.mark.parametrize("sql, dialect, why", [
-    # every name of a list, not only the first
-    ("DROP TABLE IF EXISTS scratch, shop_live.orders", "mysql", "shop_live.orders, outside the namespace"),
-    ("TRUNCATE scratch, public.orders", "postgresql", "public.orders, outside the namespace"),
-    ("DROP INDEX public.ix_orders_customer", "postgresql", "public.ix_orders_customer, outside the namespace"),
-    ("RENAME TABLE scratch TO shop_live.stolen", "mysql", "shop_live.stolen, outside the namespace"),
-    ("ALTER TABLE scratch RENAME TO shop_live.moved", "mysql", "shop_live.moved, outside the namespace"),
-    ("ALTER TABLE scratch SET SCHEMA public", "postgresql", "moves an object to another schema"),
-    # MySQL multi-table writes name their targets before FROM / SET
-    ("DELETE x FROM shop_live.orders AS x WHERE x.id = 1", "mysql", "shop_live.orders, outside the namespace"),
-    ("DELETE FROM orders, shop_live.orders USING orders JOIN shop_live.orders ON 1 = 1", "mysql",
-     "shop_live.orders, outside the namespace"),
-    ("UPDATE orders JOIN shop_live.orders AS x ON x.id = orders.id SET x.status = 'gone'", "mysql",
-     "shop_live.orders, outside the namespace"),
-    # what cannot be checked, or reaches the server's files
-    ("PREPARE s FROM 'DELETE FROM shop_live.orders'", "mysql", "dynamic SQL"),
-    ("CALL shop_live.purge_orders()", "mysql", "outside the namespace"),
-    ("SELECT id FROM orders INTO OUTFILE '/tmp/orders.txt'", "mysql", "server-side file"),
-    ("SELECT pg_read_file('/etc/passwd')", "postgresql", "server-side file"),
-    ("SELECT LOAD_FILE('/etc/passwd')", "mysql", "server-side file"),
-])
+@pytest.mark.parametrize(
+    "sql, dialect, why",
+    [
+        # every name of a list, not only the first
+        (
+            "DROP TABLE IF EXISTS scratch, shop_live.orders",
+            "mysql",
+            "shop_live.orders, outside the namespace",
+        ),
+        ("TRUNCATE scratch, public.orders", "postgresql", "public.orders, outside the namespace"),
+        (
+            "DROP INDEX public.ix_orders_customer",
+            "postgresql",
+            "public.ix_orders_customer, outside the namespace",
+        ),
+        ("RENAME TABLE scratch TO shop_live.stolen", "mysql", "shop_live.stolen, outside the namespace"),
+        ("ALTER TABLE scratch RENAME TO shop_live.moved", "mysql", "shop_live.moved, outside the namespace"),
+        ("ALTER TABLE scratch SET SCHEMA public", "postgresql", "moves an object to another schema"),
+        # MySQL multi-table writes name their targets before FROM / SET
+        (
+            "DELETE x FROM shop_live.orders AS x WHERE x.id = 1",
+            "mysql",
+            "shop_live.orders, outside the namespace",
+        ),
+        (
+            "DELETE FROM orders, shop_live.orders USING orders JOIN shop_live.orders ON 1 = 1",
+            "mysql",
+            "shop_live.orders, outside the namespace",
+        ),
+        (
+            "UPDATE orders JOIN shop_live.orders AS x ON x.id = orders.id SET x.status = 'gone'",
+            "mysql",
+            "shop_live.orders, outside the namespace",
+        ),
+        # what cannot be checked, or reaches the server's files
+        ("PREPARE s FROM 'DELETE FROM shop_live.orders'", "mysql", "dynamic SQL"),
+        ("CALL shop_live.purge_orders()", "mysql", "outside the namespace"),
+        ("SELECT id FROM orders INTO OUTFILE '/tmp/orders.txt'", "mysql", "server-side file"),
+        ("SELECT pg_read_file('/etc/passwd')", "postgresql", "server-side file"),
+        ("SELECT LOAD_FILE('/etc/passwd')", "mysql", "server-side file"),
+    ],
+)
 def test_the_guard_sees_every_target_of_a_statement(sql, dialect, why):
     assert why in (check_statement(split_sql(sql, dialect)[0], "dbbench_shop") or "")
 
 
-@pytest.mark.parametrize("sql", [
-    "DROP TABLE IF EXISTS scratch, old_orders",
-    "DELETE FROM orders WHERE orders.id IN (SELECT o.id FROM public.orders_template o)",
-    "DELETE o FROM orders AS o JOIN customers AS c ON c.id = o.customer_id WHERE c.name = 'x'",
-    "UPDATE orders AS o JOIN customers AS c ON c.id = o.customer_id SET o.status = c.name",
-    "ALTER TABLE orders RENAME COLUMN status TO state",
-    "DROP INDEX ix_orders_customer ON orders",
-    "SELECT lower(o.status), o.id FROM orders o",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DROP TABLE IF EXISTS scratch, old_orders",
+        "DELETE FROM orders WHERE orders.id IN (SELECT o.id FROM public.orders_template o)",
+        "DELETE o FROM orders AS o JOIN customers AS c ON c.id = o.customer_id WHERE c.name = 'x'",
+        "UPDATE orders AS o JOIN customers AS c ON c.id = o.customer_id SET o.status = c.name",
+        "ALTER TABLE orders RENAME COLUMN status TO state",
+        "DROP INDEX ix_orders_customer ON orders",
+        "SELECT lower(o.status), o.id FROM orders o",
+    ],
+)
 def test_the_guard_still_allows_ordinary_statements(sql):
     assert check_statement(split_sql(sql, "mysql")[0], "dbbench_shop") is None
 
@@ -167,7 +220,9 @@ def test_a_refused_statement_names_file_statement_and_line(tmp_path):
     f.write_text("CREATE TABLE a (id int);\n\n-- oops\nINSERT INTO live.a VALUES (1);\n")
     with pytest.raises(SetupError) as info:
         statements_for(f, "postgresql", "dbbench")
-    assert str(info.value).startswith(f"{f}: statement 2 (line 4) writes to live.a, outside the namespace 'dbbench'")
+    assert str(info.value).startswith(
+        f"{f}: statement 2 (line 4) writes to live.a, outside the namespace 'dbbench'"
+    )
 
 
 def test_a_setup_file_that_is_not_utf8_is_a_catalog_error(tmp_path):

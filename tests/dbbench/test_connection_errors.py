@@ -36,26 +36,39 @@ def _with_password(url: str, password: str) -> str:
 @pytest.mark.parametrize("dialect, option", [("postgresql", "--pg-url"), ("mysql", "--mysql-url")])
 def test_wrong_password(local_urls, dialect, option):
     url = _with_password(local_urls[dialect], SECRET)
-    _one_line_error(run_cli("info", "--only", dialect, option, url),
-                    "rejected user 'dbbench'", "wrong password")
+    _one_line_error(
+        run_cli("info", "--only", dialect, option, url), "rejected user 'dbbench'", "wrong password"
+    )
 
 
-@pytest.mark.parametrize("dialect, option, scheme", [
-    ("postgresql", "--pg-url", "postgresql+psycopg"), ("mysql", "--mysql-url", "mysql+pymysql")])
+@pytest.mark.parametrize(
+    "dialect, option, scheme",
+    [("postgresql", "--pg-url", "postgresql+psycopg"), ("mysql", "--mysql-url", "mysql+pymysql")],
+)
 @pytest.mark.servers
 def test_closed_port(dialect, option, scheme):
     port = _closed_port()
     url = f"{scheme}://dbbench:{SECRET}@127.0.0.1:{port}/x"
-    _one_line_error(run_cli("info", "--only", dialect, option, url),
-                    "cannot connect to", f"127.0.0.1:{port}", "connection refused")
+    _one_line_error(
+        run_cli("info", "--only", dialect, option, url),
+        "cannot connect to",
+        f"127.0.0.1:{port}",
+        "connection refused",
+    )
 
 
-@pytest.mark.parametrize("url, fragment", [
-    ("definitely not a url", "--pg-url is not a database URL"),
-    (f"mysql+pymysql://root:{SECRET}@127.0.0.1:3306/", "--pg-url is a 'mysql' URL"),
-    (f"postgresql+asyncpg://u:{SECRET}@127.0.0.1/db", "uses driver 'asyncpg'"),
-    (f"postgresql+psycopg://u:{SECRET}@127.0.0.1:abc/db", "--pg-url is not a database URL"),   # port not a number
-])
+@pytest.mark.parametrize(
+    "url, fragment",
+    [
+        ("definitely not a url", "--pg-url is not a database URL"),
+        (f"mysql+pymysql://root:{SECRET}@127.0.0.1:3306/", "--pg-url is a 'mysql' URL"),
+        (f"postgresql+asyncpg://u:{SECRET}@127.0.0.1/db", "uses driver 'asyncpg'"),
+        (
+            f"postgresql+psycopg://u:{SECRET}@127.0.0.1:abc/db",
+            "--pg-url is not a database URL",
+        ),  # port not a number
+    ],
+)
 @pytest.mark.servers
 def test_bad_url(url, fragment):
     _one_line_error(run_cli("info", "--only", "postgresql", "--pg-url", url), fragment)

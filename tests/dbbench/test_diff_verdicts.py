@@ -21,7 +21,7 @@ def _samples(center: float, n: int, rng: random.Random, spread: float = 0.05) ->
 def test_timing_fails_only_when_the_interval_is_past_the_threshold():
     rng = random.Random(3)
     base = _samples(2.0, 7, rng)
-    slow = _samples(8.0, 7, rng)                        # 4x slower, far beyond noise
+    slow = _samples(8.0, 7, rng)  # 4x slower, far beyond noise
     f = diff.timing(base, slow, sorted(base)[3], sorted(slow)[3], T)
     assert f.regression and not f.inconclusive and "is past 2x" in f.message
     same = _samples(2.0, 7, rng)
@@ -29,13 +29,13 @@ def test_timing_fails_only_when_the_interval_is_past_the_threshold():
 
 
 def test_a_change_below_noise_ms_is_no_finding_even_when_doubled():
-    f = diff.timing([0.01] * 7, [0.05] * 7, 0.01, 0.05, T)   # 5x, but 0.04 ms
+    f = diff.timing([0.01] * 7, [0.05] * 7, 0.01, 0.05, T)  # 5x, but 0.04 ms
     assert f is None
 
 
 def test_noisy_samples_straddling_the_threshold_are_inconclusive_and_ask_for_more_runs():
     base = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02]
-    new = [1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0]                # somewhere between 1x and 4x
+    new = [1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0]  # somewhere between 1x and 4x
     f = diff.timing(base, new, 1.0, 2.2, T)
     assert f.inconclusive and not f.regression
     assert "too few to decide" in f.message and "--runs 21" in f.message
@@ -47,8 +47,15 @@ def test_too_few_samples_are_inconclusive():
 
 
 def _access(kind: str, index: str, rows: float) -> PlanNode:
-    return PlanNode(kind=kind, label=f"{kind} on stage using {index}", table="stage", index=index,
-                    est_rows=rows, actual_rows=rows, loops=1)
+    return PlanNode(
+        kind=kind,
+        label=f"{kind} on stage using {index}",
+        table="stage",
+        index=index,
+        est_rows=rows,
+        actual_rows=rows,
+        loops=1,
+    )
 
 
 def _limit(child: PlanNode) -> PlanNode:
@@ -56,32 +63,57 @@ def _limit(child: PlanNode) -> PlanNode:
 
 
 def test_scan_kind_on_the_same_index_of_a_tiny_table_is_equivalent():
-    found = diff.compare_plans(_limit(_access("index_range", "ix_stage_cleanup", 2)),
-                               _limit(_access("index_scan", "ix_stage_cleanup", 2)), T)
+    found = diff.compare_plans(
+        _limit(_access("index_range", "ix_stage_cleanup", 2)),
+        _limit(_access("index_scan", "ix_stage_cleanup", 2)),
+        T,
+    )
     assert len(found) == 1 and not found[0].regression and "equivalent" in found[0].message
 
 
 def test_scan_kind_on_a_large_table_and_a_lost_index_stay_regressions():
-    big = diff.compare_plans(_limit(_access("index_range", "ix_a", 50_000)),
-                             _limit(_access("index_scan", "ix_a", 50_000)), T)
+    big = diff.compare_plans(
+        _limit(_access("index_range", "ix_a", 50_000)), _limit(_access("index_scan", "ix_a", 50_000)), T
+    )
     assert [f.regression for f in big] == [True]
-    lost = diff.compare_plans(_limit(_access("index_range", "ix_stage_cleanup", 2)),
-                              _limit(PlanNode(kind="full_scan", label="Table scan on stage", table="stage",
-                                              est_rows=2, actual_rows=2, loops=1)), T)
+    lost = diff.compare_plans(
+        _limit(_access("index_range", "ix_stage_cleanup", 2)),
+        _limit(
+            PlanNode(
+                kind="full_scan",
+                label="Table scan on stage",
+                table="stage",
+                est_rows=2,
+                actual_rows=2,
+                loops=1,
+            )
+        ),
+        T,
+    )
     assert any(f.kind == "index_lost" and f.regression for f in lost)
 
 
 def _doc(samples: list[float]) -> dict:
     p50 = sorted(samples)[len(samples) // 2]
-    return {"results": [{"shape": "s", "dialect": "mysql", "ok": True,
-                         "remediated": {"p50_ms": p50, "samples_ms": samples, "plan": None}}]}
+    return {
+        "results": [
+            {
+                "shape": "s",
+                "dialect": "mysql",
+                "ok": True,
+                "remediated": {"p50_ms": p50, "samples_ms": samples, "plan": None},
+            }
+        ]
+    }
 
 
 def test_the_report_carries_the_verdict_into_json_markdown_and_junit():
     base = _doc([1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02])
-    cases = {"pass": _doc([1.0, 1.05, 0.97, 1.02, 0.99, 1.01, 1.03]),
-             "fail": _doc([9.0, 9.5, 8.8, 9.2, 9.1, 9.3, 8.9]),
-             "inconclusive": _doc([1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0])}
+    cases = {
+        "pass": _doc([1.0, 1.05, 0.97, 1.02, 0.99, 1.01, 1.03]),
+        "fail": _doc([9.0, 9.5, 8.8, 9.2, 9.1, 9.3, 8.9]),
+        "inconclusive": _doc([1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0]),
+    }
     for verdict, new in cases.items():
         report = diff.compare(base, new)
         assert report.verdict == verdict and report.to_dict()["verdict"] == verdict
@@ -98,10 +130,26 @@ def test_a_flip_that_re_analyze_alone_reproduces_is_equivalent():
     from dbbench.explain import plan_signature
 
     old, new = _limit(_access("index_range", "ix_a", 50_000)), _limit(_access("index_scan", "ix_a", 50_000))
-    base = {"results": [{"shape": "s", "dialect": "mysql", "ok": True,
-                         "remediated": {"p50_ms": 1.0, "samples_ms": [1.0] * 7, "plan": old.to_dict()}}]}
-    result = {"results": [{"shape": "s", "dialect": "mysql", "ok": True,
-                           "remediated": {"p50_ms": 1.0, "samples_ms": [1.0] * 7, "plan": new.to_dict()}}]}
+    base = {
+        "results": [
+            {
+                "shape": "s",
+                "dialect": "mysql",
+                "ok": True,
+                "remediated": {"p50_ms": 1.0, "samples_ms": [1.0] * 7, "plan": old.to_dict()},
+            }
+        ]
+    }
+    result = {
+        "results": [
+            {
+                "shape": "s",
+                "dialect": "mysql",
+                "ok": True,
+                "remediated": {"p50_ms": 1.0, "samples_ms": [1.0] * 7, "plan": new.to_dict()},
+            }
+        ]
+    }
     assert diff.compare(base, result).verdict == "fail"
     flips = {("s", "mysql"): [plan_signature(old), plan_signature(new), plan_signature(old)]}
     report = diff.compare(base, result, stability=flips)
@@ -112,15 +160,37 @@ def test_a_flip_that_re_analyze_alone_reproduces_is_equivalent():
 
 
 def _one(plan: PlanNode, samples: list[float]) -> dict:
-    return {"results": [{"shape": "s", "dialect": "mysql", "ok": True,
-                         "remediated": {"p50_ms": sorted(samples)[len(samples) // 2], "samples_ms": samples,
-                                        "plan": plan.to_dict()}}]}
+    return {
+        "results": [
+            {
+                "shape": "s",
+                "dialect": "mysql",
+                "ok": True,
+                "remediated": {
+                    "p50_ms": sorted(samples)[len(samples) // 2],
+                    "samples_ms": samples,
+                    "plan": plan.to_dict(),
+                },
+            }
+        ]
+    }
 
 
 def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
     rng = random.Random(7)
-    good, lost = _limit(_access("index_range", "ix_a", 50_000)), _limit(PlanNode(
-        kind="full_scan", label="Table scan on stage", table="stage", est_rows=50_000, actual_rows=50_000, loops=1))
+    good, lost = (
+        _limit(_access("index_range", "ix_a", 50_000)),
+        _limit(
+            PlanNode(
+                kind="full_scan",
+                label="Table scan on stage",
+                table="stage",
+                est_rows=50_000,
+                actual_rows=50_000,
+                loops=1,
+            )
+        ),
+    )
     base, lost_now = _one(good, _samples(2.0, 7, rng)), _one(lost, _samples(9.0, 7, rng))
     assert diff.compare(base, lost_now).verdict == "fail"
     # A/A with the same plan but noisy timings (1x .. 4x): the lost index stays a failure; the
@@ -136,7 +206,7 @@ def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
     assert slower.inconclusive and not slower.regression and "A/A self-control" in slower.message
     # A/A whose two runs chose different plans: the plan is not reproducible now, so the plan
     # findings are at most inconclusive (exit 3), never a pass.
-    lost_fast = _one(lost, _samples(2.0, 7, rng))             # the plan changed, the time did not
+    lost_fast = _one(lost, _samples(2.0, 7, rng))  # the plan changed, the time did not
     report = diff.compare(base, lost_fast)
     assert report.verdict == "fail"
     diff.apply_self_control(report, diff.compare(lost_fast, _one(good, _samples(2.0, 7, rng))))
@@ -153,10 +223,15 @@ def test_the_command_exits_0_1_and_3_with_the_verdict_in_every_output(tmp_path):
     from tests.conftest import run_cli
 
     plan = _limit(_access("index_range", "ix_a", 50_000))
-    base = {"schema": "dbbench.explain/1", "results": _one(plan, [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02])["results"]}
-    cases = {"pass": ([1.0, 1.02, 0.97, 1.04, 0.99, 1.01, 1.03], 0),
-             "inconclusive": ([1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0], 3),
-             "fail": ([8.0, 8.4, 7.9, 8.8, 8.1, 8.3, 8.2], 1)}
+    base = {
+        "schema": "dbbench.explain/1",
+        "results": _one(plan, [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02])["results"],
+    }
+    cases = {
+        "pass": ([1.0, 1.02, 0.97, 1.04, 0.99, 1.01, 1.03], 0),
+        "inconclusive": ([1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0], 3),
+        "fail": ([8.0, 8.4, 7.9, 8.8, 8.1, 8.3, 8.2], 1),
+    }
     (tmp_path / "base.json").write_text(json.dumps(base))
     for verdict, (samples, code) in cases.items():
         result = {"schema": "dbbench.explain/1", "results": _one(plan, samples)["results"]}
@@ -164,8 +239,16 @@ def test_the_command_exits_0_1_and_3_with_the_verdict_in_every_output(tmp_path):
         f.write_text(json.dumps(result))
         run = run_cli("diff", str(tmp_path / "base.json"), str(f), "--markdown", str(md), "--junit", str(xml))
         assert run.code == code, (verdict, run.output)
-        assert run.stdout.startswith(f"dbbench diff: {verdict}: ") and f"dbbench diff: {verdict}: " in md.read_text()
+        assert (
+            run.stdout.startswith(f"dbbench diff: {verdict}: ")
+            and f"dbbench diff: {verdict}: " in md.read_text()
+        )
         case = ET.parse(xml).getroot().find("testsuite/testcase")
-        assert (case.find("failure") is not None, case.find("skipped") is not None) == \
-            (verdict == "fail", verdict == "inconclusive")
-    assert "rerun with --runs 21" in run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "inconclusive.json")).stdout
+        assert (case.find("failure") is not None, case.find("skipped") is not None) == (
+            verdict == "fail",
+            verdict == "inconclusive",
+        )
+    assert (
+        "rerun with --runs 21"
+        in run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "inconclusive.json")).stdout
+    )

@@ -25,7 +25,10 @@ def seeded(local_servers):
 
 def _fingerprints(targets, ns):
     from dbbench import dataset, prepared
-    tables, _, _ = prepared.prepare(dataset.load("alpine-100k"), ["postgresql", "mysql"], seed.default_cache())
+
+    tables, _, _ = prepared.prepare(
+        dataset.load("alpine-100k"), ["postgresql", "mysql"], seed.default_cache()
+    )
     out = {}
     for t in targets:
         raw = t.engine.raw_connection()
@@ -44,18 +47,24 @@ def test_all_nine_shapes_hold_on_both_dialects_and_data_is_unchanged(seeded, tmp
     assert result.code == 0, result.output
     doc = json.loads(out.read_text())
     assert {(r["shape"], r["dialect"]) for r in doc["results"] if r["ok"]} == {
-        (s.name, d) for s in catalog.load() for d in ("postgresql", "mysql")}
+        (s.name, d) for s in catalog.load() for d in ("postgresql", "mysql")
+    }
     assert len({r["shape"] for r in doc["results"]}) == 9
     for r in doc["results"]:
         assert len(r["remediated"]["samples_ms"]) == 7
         assert r["remediated"]["p50_ms"] == sorted(r["remediated"]["samples_ms"])[3]
         assert r["remediated"]["p95_ms"] == max(r["remediated"]["samples_ms"])
-        tree = PlanNode.from_dict(r["remediated"]["plan"])   # the normalized plan reads back as a tree
+        tree = PlanNode.from_dict(r["remediated"]["plan"])  # the normalized plan reads back as a tree
         assert r["verdict"]["expected"].split(" using ")[-1] in {n.index for n in tree.walk()}
     assert len(doc["remediation"]) == 7
     for r in doc["results"]:
         if r["shape"] == "orphan group stage scan":  # the delete cascades, and is rolled back
-            assert r["cascade"] == {"before": 2000, "deleted_parents": 1, "after_delete": 0, "after_rollback": 2000}
+            assert r["cascade"] == {
+                "before": 2000,
+                "deleted_parents": 1,
+                "after_delete": 0,
+                "after_rollback": 2000,
+            }
     assert "wrote" in result.stdout and "SHA-256" in result.stdout
     assert "Remediated plan" in result.stdout and "exact asset path" in result.stdout
     # locking shapes ran in rolled-back transactions: nothing changed
@@ -63,8 +72,20 @@ def test_all_nine_shapes_hold_on_both_dialects_and_data_is_unchanged(seeded, tmp
 
 
 def test_markdown_output(seeded):
-    result = run_cli("explain", "--namespace", NS, "--format", "markdown", "--no-natural", "--runs", "1",
-                     "--warmups", "0", "--shape", "relation lookup")
+    result = run_cli(
+        "explain",
+        "--namespace",
+        NS,
+        "--format",
+        "markdown",
+        "--no-natural",
+        "--runs",
+        "1",
+        "--warmups",
+        "0",
+        "--shape",
+        "relation lookup",
+    )
     assert result.code == 0, result.output
     assert "| Query shape" in result.stdout and "|---" in result.stdout.replace(" ", "").replace(":", "")
 
@@ -80,7 +101,9 @@ def test_dropping_an_expected_index_fails_naming_the_shape(local_servers):
             d = dialects.get(t.dialect)
             d.use(conn, ns)
             with conn.cursor() as cur:
-                cur.execute("DROP INDEX ix_relation_lookup" + (" ON package_relation" if t.dialect == "mysql" else ""))
+                cur.execute(
+                    "DROP INDEX ix_relation_lookup" + (" ON package_relation" if t.dialect == "mysql" else "")
+                )
             conn.commit()
             raw.close()
     finally:
@@ -100,15 +123,25 @@ def test_check_passes_and_fails_on_a_lost_index(local_servers, tmp_path):
     cat = tmp_path / "catalog"
     shutil.copytree(catalog.CATALOG_DIR / "alpine", cat)
     entry = cat / "05-relation-lookup.toml"
-    entry.write_text(entry.read_text().replace('index = "ix_relation_lookup"', 'index = "ix_relation_lookup_v2"'))
+    entry.write_text(
+        entry.read_text().replace('index = "ix_relation_lookup"', 'index = "ix_relation_lookup_v2"')
+    )
     junit = tmp_path / "check.xml"
     bad = run_cli("check", "--catalog", str(cat), "--junit", str(junit))
     assert bad.code == 1
-    assert "FAIL relation lookup [PostgreSQL]: expected package_relation using ix_relation_lookup_v2" in bad.stderr
+    assert (
+        "FAIL relation lookup [PostgreSQL]: expected package_relation using ix_relation_lookup_v2"
+        in bad.stderr
+    )
     suite = ET.parse(junit).getroot().find("testsuite")
     assert (suite.get("tests"), suite.get("failures")) == ("18", "2")
-    failed = {(c.get("classname"), c.get("name")) for c in suite.iter("testcase") if c.find("failure") is not None}
-    assert failed == {("dbbench.check.postgresql", "relation lookup"), ("dbbench.check.mysql", "relation lookup")}
+    failed = {
+        (c.get("classname"), c.get("name")) for c in suite.iter("testcase") if c.find("failure") is not None
+    }
+    assert failed == {
+        ("dbbench.check.postgresql", "relation lookup"),
+        ("dbbench.check.mysql", "relation lookup"),
+    }
     failure = next(c.find("failure") for c in suite.iter("testcase") if c.find("failure") is not None)
     assert "ix_relation_lookup_v2" in failure.get("message") and "->" in failure.text
 
@@ -121,13 +154,16 @@ def test_not_seeded_is_a_clear_error(local_servers):
 
 
 def test_malformed_catalog_names_file_and_field(local_servers, tmp_path):
-    (tmp_path / "bad.toml").write_text('name = "x"\ncardinality = "1"\n[postgresql]\nsql = "SELECT 1"\n'
-                                       'expect = { table = "t" }\n')
+    (tmp_path / "bad.toml").write_text(
+        'name = "x"\ncardinality = "1"\n[postgresql]\nsql = "SELECT 1"\nexpect = { table = "t" }\n'
+    )
     result = run_cli("explain", "--catalog", str(tmp_path))
     assert result.code == 2
     assert "bad.toml: entry 'x': [postgresql] expect: needs" in result.stderr
-    (tmp_path / "bad.toml").write_text('name = "x"\ncardinality = "1"\n[mysql]\nsql = "SELECT :nope"\n'
-                                       'expect = { table = "t", index = "i" }\nforbid = ["hash_join"]\n')
+    (tmp_path / "bad.toml").write_text(
+        'name = "x"\ncardinality = "1"\n[mysql]\nsql = "SELECT :nope"\n'
+        'expect = { table = "t", index = "i" }\nforbid = ["hash_join"]\n'
+    )
     result = run_cli("explain", "--catalog", str(tmp_path))
     assert result.code == 2 and "'hash_join' is not one of" in result.stderr
     assert "[mysql] sql: parameter :nope is not in [params]" in result.stderr  # every problem, not the first
@@ -136,8 +172,22 @@ def test_malformed_catalog_names_file_and_field(local_servers, tmp_path):
 def test_timeout_is_reported_not_hung(seeded, tmp_path):
     (tmp_path / "slow.toml").write_text(
         'name = "slow"\ncardinality = "n/a"\n[postgresql]\nsql = "SELECT pg_sleep(2)"\n'
-        'expect = { table = "package", index = "package_pkey" }\n')
-    result = run_cli("explain", "--only", "postgresql", "--catalog", str(tmp_path), "--namespace", NS,
-                     "--timeout", "0.3", "--runs", "1", "--warmups", "0")
+        'expect = { table = "package", index = "package_pkey" }\n'
+    )
+    result = run_cli(
+        "explain",
+        "--only",
+        "postgresql",
+        "--catalog",
+        str(tmp_path),
+        "--namespace",
+        NS,
+        "--timeout",
+        "0.3",
+        "--runs",
+        "1",
+        "--warmups",
+        "0",
+    )
     assert result.code == 1
     assert "timeout" in result.output and "statement_timeout of 300 ms reached" in result.stderr

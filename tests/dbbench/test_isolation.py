@@ -24,19 +24,21 @@ NS = "dbbench_t_iso"
 PG_VICTIM = "public.dbbench_t_victim"
 MY_VICTIM = "dbbench_t_victimdb"
 PWNED = Path("/tmp/dbbench_t_pwned")
-BASE = {"postgresql": "CREATE TABLE t (id int PRIMARY KEY);\nINSERT INTO t VALUES (1);\n",
-        "mysql": "CREATE TABLE t (id int PRIMARY KEY);\nINSERT INTO t VALUES (1);\n"}
+BASE = {
+    "postgresql": "CREATE TABLE t (id int PRIMARY KEY);\nINSERT INTO t VALUES (1);\n",
+    "mysql": "CREATE TABLE t (id int PRIMARY KEY);\nINSERT INTO t VALUES (1);\n",
+}
 
 PG_ESCAPES = {
     "hidden COMMIT in an E'' string": "SELECT E'\\''; COMMIT; DROP TABLE public.dbbench_t_victim; "
-                                      "CREATE ROLE dbbench_t_evil SUPERUSER LOGIN; SELECT 1 --'",
+    "CREATE ROLE dbbench_t_evil SUPERUSER LOGIN; SELECT 1 --'",
     "standard_conforming_strings off": "SET standard_conforming_strings = off;\nSELECT '\\''; COMMIT; "
-                                       "DROP TABLE public.dbbench_t_victim; SELECT 1 --'",
+    "DROP TABLE public.dbbench_t_victim; SELECT 1 --'",
     "CREATE GROUP SUPERUSER": "CREATE GROUP dbbench_t_evil SUPERUSER",
     "unqualified UPDATE pg_authid": "UPDATE pg_authid SET rolsuper = true WHERE rolname = current_user",
     "COPY FROM a server file": "COPY t FROM E'/etc/passwd'",
     "COPY TO PROGRAM in DO/EXECUTE": "DO $$ BEGIN EXECUTE 'COPY (SELECT 1) TO PROGRAM ''touch /tmp/dbbench_t_pwned'''; "
-                                     "END $$",
+    "END $$",
     "LOAD a library": "LOAD '/tmp/dbbench_t_missing.so'",
     "ABORT then DROP": "ABORT;\nDROP TABLE public.dbbench_t_victim",
     "quoted pg_read_file": "SELECT \"pg_read_file\"('/etc/passwd')",
@@ -52,13 +54,13 @@ MY_ESCAPES = {
     "REPLACE without INTO": f"REPLACE {MY_VICTIM}.t VALUES (99)",
     "UPDATE … STRAIGHT_JOIN": f"UPDATE t STRAIGHT_JOIN {MY_VICTIM}.t AS v SET v.id = v.id + 100",
     "WITH … multi-table UPDATE": f"WITH c AS (SELECT 1 AS x) UPDATE t, {MY_VICTIM}.t AS v SET v.id = v.id + 100",
-    "ANSI_QUOTES names": f"SET SESSION sql_mode = 'ANSI_QUOTES';\nINSERT INTO \"{MY_VICTIM}\".\"t\" VALUES (98)",
+    "ANSI_QUOTES names": f'SET SESSION sql_mode = \'ANSI_QUOTES\';\nINSERT INTO "{MY_VICTIM}"."t" VALUES (98)',
     "NO_BACKSLASH_ESCAPES": f"SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES';\nSELECT 'a\\\\';\n"
-                            f"DELETE FROM {MY_VICTIM}.t",
+    f"DELETE FROM {MY_VICTIM}.t",
     "procedure under DELIMITER, then CALL": "DELIMITER //\nCREATE PROCEDURE p() BEGIN DELETE FROM "
-                                            f"{MY_VICTIM}.t; END //\nDELIMITER ;\nCALL p()",
+    f"{MY_VICTIM}.t; END //\nDELIMITER ;\nCALL p()",
     "GRANT in a procedure": "DELIMITER //\nCREATE PROCEDURE g() BEGIN GRANT ALL ON *.* TO CURRENT_USER(); END //\n"
-                            "DELIMITER ;\nCALL g()",
+    "DELIMITER ;\nCALL g()",
     "SET PASSWORD FOR root": "SET PASSWORD FOR 'root'@'localhost' = 'dbbench_t_owned'",
     "RENAME USER": "RENAME USER 'dbbench'@'localhost' TO 'dbbench_t_evil'@'localhost'",
     "SHUTDOWN": "SHUTDOWN",
@@ -98,11 +100,24 @@ def _sql(target, statements: list[str]):
 
 @pytest.fixture(scope="module")
 def victims(admins):
-    _sql(admins["postgresql"], [f"DROP TABLE IF EXISTS {PG_VICTIM}", f"CREATE TABLE {PG_VICTIM} (id int)",
-                                f"INSERT INTO {PG_VICTIM} VALUES (1), (2), (3)",
-                                "DROP ROLE IF EXISTS dbbench_t_evil"])
-    _sql(admins["mysql"], [f"DROP DATABASE IF EXISTS {MY_VICTIM}", f"CREATE DATABASE {MY_VICTIM}",
-                           f"CREATE TABLE {MY_VICTIM}.t (id int)", f"INSERT INTO {MY_VICTIM}.t VALUES (1), (2), (3)"])
+    _sql(
+        admins["postgresql"],
+        [
+            f"DROP TABLE IF EXISTS {PG_VICTIM}",
+            f"CREATE TABLE {PG_VICTIM} (id int)",
+            f"INSERT INTO {PG_VICTIM} VALUES (1), (2), (3)",
+            "DROP ROLE IF EXISTS dbbench_t_evil",
+        ],
+    )
+    _sql(
+        admins["mysql"],
+        [
+            f"DROP DATABASE IF EXISTS {MY_VICTIM}",
+            f"CREATE DATABASE {MY_VICTIM}",
+            f"CREATE TABLE {MY_VICTIM}.t (id int)",
+            f"INSERT INTO {MY_VICTIM}.t VALUES (1), (2), (3)",
+        ],
+    )
     yield
     _sql(admins["postgresql"], [f"DROP TABLE IF EXISTS {PG_VICTIM}"])
     _sql(admins["mysql"], [f"DROP DATABASE IF EXISTS {MY_VICTIM}"])
@@ -111,8 +126,10 @@ def victims(admins):
 def _catalog(tmp_path: Path, dialect: str, escape: str) -> Path:
     cat = tmp_path / "cat"
     cat.mkdir(exist_ok=True)
-    (cat / "a.toml").write_text(f'name = "a"\ncardinality = "1"\n[{dialect}]\nsql = "SELECT id FROM t WHERE id = 1"\n'
-                                f'expect = {{ table = "t", index = "{"t_pkey" if dialect == "postgresql" else "PRIMARY"}" }}\n')
+    (cat / "a.toml").write_text(
+        f'name = "a"\ncardinality = "1"\n[{dialect}]\nsql = "SELECT id FROM t WHERE id = 1"\n'
+        f'expect = {{ table = "t", index = "{"t_pkey" if dialect == "postgresql" else "PRIMARY"}" }}\n'
+    )
     (cat / f"setup.{dialect}.sql").write_text(BASE[dialect] + escape + ";\n")
     return cat
 
@@ -120,15 +137,18 @@ def _catalog(tmp_path: Path, dialect: str, escape: str) -> Path:
 def _pg_untouched(admin) -> None:
     assert _sql(admin, [f"SELECT array_agg(id ORDER BY id) FROM {PG_VICTIM}"]) == [([1, 2, 3],)]
     assert _sql(admin, ["SELECT count(*) FROM pg_roles WHERE rolname = 'dbbench_t_evil'"]) == [(0,)]
-    assert _sql(admin, ["SELECT rolsuper, rolcreaterole FROM pg_roles WHERE rolname = {}".format(repr(
-        isolation.role_name(NS)))]) == [(False, False)]
+    assert _sql(
+        admin, [f"SELECT rolsuper, rolcreaterole FROM pg_roles WHERE rolname = {isolation.role_name(NS)!r}"]
+    ) == [(False, False)]
     assert not PWNED.exists()
 
 
 def _my_untouched(admin) -> None:
     assert _sql(admin, [f"SELECT GROUP_CONCAT(id ORDER BY id) FROM {MY_VICTIM}.t"]) == [("1,2,3",)]
     assert _sql(admin, ["SELECT COUNT(*) FROM mysql.user WHERE user = 'dbbench_t_evil'"]) == [(0,)]
-    assert _sql(admin, ["SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'dbbench_t_evil'"]) == [(0,)]
+    assert _sql(
+        admin, ["SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'dbbench_t_evil'"]
+    ) == [(0,)]
     grants = _sql(admin, [f"SHOW GRANTS FOR '{isolation.role_name(NS)}'@'%'"])
     assert all("*.*" not in g[0] or "USAGE" in g[0] for g in grants), grants
     assert "dbbench_t_victimdb" not in str(grants)
@@ -143,21 +163,32 @@ def test_postgresql_refuses_what_reaches_outside_the_namespace(admins, victims, 
     except setupsql.SetupError as exc:
         refused = str(exc)
     _pg_untouched(admins["postgresql"])
-    if name != "ABORT then DROP" or refused:       # ABORT ends the role's own transaction only
+    if name != "ABORT then DROP" or refused:  # ABORT ends the role's own transaction only
         assert refused and "the server reported:" in refused, refused
-        assert any(w in refused for w in ("permission denied", "must be owner", "must be superuser",
-                                          "not allowed", "must have")), refused
+        assert any(
+            w in refused
+            for w in ("permission denied", "must be owner", "must be superuser", "not allowed", "must have")
+        ), refused
 
 
 def test_postgresql_objects_planted_in_public_fail_the_setup_and_are_dropped(admins, victims, tmp_path):
     """PostgreSQL 12 lets every role create in ``public``: the post-check catches and drops it."""
-    cat = _catalog(tmp_path, "postgresql", "CREATE TABLE public.dbbench_t_planted (id int);\n"
-                                           "CREATE FUNCTION public.dbbench_t_fn() RETURNS int LANGUAGE sql AS 'SELECT 1'")
-    with pytest.raises(setupsql.SetupError, match=r"created objects outside 'dbbench_t_iso': "
-                                                  r"public\.dbbench_t_fn\(\), public\.dbbench_t_planted"):
+    cat = _catalog(
+        tmp_path,
+        "postgresql",
+        "CREATE TABLE public.dbbench_t_planted (id int);\n"
+        "CREATE FUNCTION public.dbbench_t_fn() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    )
+    with pytest.raises(
+        setupsql.SetupError,
+        match=r"created objects outside 'dbbench_t_iso': "
+        r"public\.dbbench_t_fn\(\), public\.dbbench_t_planted",
+    ):
         setupsql.load([admins["postgresql"]], cat, namespace=NS, text_checks=False)
-    assert _sql(admins["postgresql"], ["SELECT to_regclass('public.dbbench_t_planted') IS NULL, "
-                                       "to_regproc('public.dbbench_t_fn') IS NULL"]) == [(True, True)]
+    assert _sql(
+        admins["postgresql"],
+        ["SELECT to_regclass('public.dbbench_t_planted') IS NULL, to_regproc('public.dbbench_t_fn') IS NULL"],
+    ) == [(True, True)]
     _pg_untouched(admins["postgresql"])
 
 
@@ -170,38 +201,69 @@ def test_mysql_refuses_what_reaches_outside_the_namespace(admins, victims, tmp_p
         cat = _catalog(tmp_path, "mysql", MY_ESCAPES[name].format(admin_thread=thread, state=state))
         with pytest.raises(setupsql.SetupError, match="the server reported:") as exc:
             setupsql.load([admin], cat, namespace=NS, text_checks=False)
-        assert conn.exec_driver_sql("SELECT 1").scalar() == 1          # not killed
-    assert any(w in str(exc.value) for w in ("denied", "privilege", "not owner", "disabled", "refused",
-                                             "PLUGIN", "plugin")), exc.value
+        assert conn.exec_driver_sql("SELECT 1").scalar() == 1  # not killed
+    assert any(
+        w in str(exc.value)
+        for w in ("denied", "privilege", "not owner", "disabled", "refused", "PLUGIN", "plugin")
+    ), exc.value
     _my_untouched(admin)
-    assert _sql(admin, [f"SELECT COUNT(*) FROM {NS}.t"]) == [(1,)]     # nothing of the state file arrived
+    assert _sql(admin, [f"SELECT COUNT(*) FROM {NS}.t"]) == [(1,)]  # nothing of the state file arrived
 
 
 def test_shapes_run_as_the_namespace_role_too(admins, victims, tmp_path):
     """A shape is catalog SQL as well: reading outside the namespace is refused by the server."""
-    for dialect, sql, index in (("postgresql", f"SELECT id FROM {PG_VICTIM} WHERE id = 1", "t_pkey"),
-                                ("mysql", f"SELECT id FROM {MY_VICTIM}.t WHERE id = 1", "PRIMARY")):
+    for dialect, sql, index in (
+        ("postgresql", f"SELECT id FROM {PG_VICTIM} WHERE id = 1", "t_pkey"),
+        ("mysql", f"SELECT id FROM {MY_VICTIM}.t WHERE id = 1", "PRIMARY"),
+    ):
         cat = tmp_path / dialect
         cat.mkdir()
         (cat / f"setup.{dialect}.sql").write_text(BASE[dialect])
-        (cat / "a.toml").write_text(f'name = "a"\ncardinality = "1"\n[{dialect}]\nsql = "{sql}"\n'
-                                    f'expect = {{ table = "t", index = "{index}" }}\n')
+        (cat / "a.toml").write_text(
+            f'name = "a"\ncardinality = "1"\n[{dialect}]\nsql = "{sql}"\n'
+            f'expect = {{ table = "t", index = "{index}" }}\n'
+        )
         assert run_cli("seed", "--only", dialect, "--catalog", str(cat), "--namespace", NS).code == 0
-        result = run_cli("explain", "--only", dialect, "--catalog", str(cat), "--namespace", NS, "--runs", "1",
-                         "--warmups", "0")
+        result = run_cli(
+            "explain",
+            "--only",
+            dialect,
+            "--catalog",
+            str(cat),
+            "--namespace",
+            NS,
+            "--runs",
+            "1",
+            "--warmups",
+            "0",
+        )
         assert result.code == 2 and "Traceback" not in result.output, result.output
         assert "denied" in result.stderr, result.output
-        result = run_cli("explain", "--only", dialect, "--catalog", str(cat), "--namespace", NS, "--runs", "1",
-                         "--warmups", "0", "--no-isolation")
-        assert "denied" not in result.output, result.output              # dbbench's own user may read it
+        result = run_cli(
+            "explain",
+            "--only",
+            dialect,
+            "--catalog",
+            str(cat),
+            "--namespace",
+            NS,
+            "--runs",
+            "1",
+            "--warmups",
+            "0",
+            "--no-isolation",
+        )
+        assert "denied" not in result.output, result.output  # dbbench's own user may read it
 
 
 def test_the_role_is_locked_between_runs(admins, victims, tmp_path):
     role = isolation.role_name(NS)
     cat = _catalog(tmp_path, "postgresql", "SELECT 1")
     setupsql.load([admins["postgresql"]], cat, namespace=NS)
-    assert _sql(admins["postgresql"], [f"SELECT rolcanlogin, rolpassword IS NULL FROM pg_authid "
-                                       f"WHERE rolname = '{role}'"]) == [(False, True)]
+    assert _sql(
+        admins["postgresql"],
+        [f"SELECT rolcanlogin, rolpassword IS NULL FROM pg_authid WHERE rolname = '{role}'"],
+    ) == [(False, True)]
     cat = _catalog(tmp_path, "mysql", "SELECT 1")
     setupsql.load([admins["mysql"]], cat, namespace=NS)
     assert _sql(admins["mysql"], [f"SELECT account_locked FROM mysql.user WHERE user = '{role}'"]) == [("Y",)]
@@ -212,8 +274,14 @@ def test_a_role_of_that_name_that_is_not_ours_is_refused_and_untouched(admins, t
     role = isolation.role_name(ns)
     pg, my = admins["postgresql"], admins["mysql"]
     _sql(pg, [f"DROP ROLE IF EXISTS {role}", f"CREATE ROLE {role} LOGIN PASSWORD 'theirs'"])
-    _sql(my, [f"DROP USER IF EXISTS '{role}'@'%'", f"CREATE USER '{role}'@'%' IDENTIFIED BY 'theirs'",
-              f"GRANT SELECT ON mysql.* TO '{role}'@'%'"])
+    _sql(
+        my,
+        [
+            f"DROP USER IF EXISTS '{role}'@'%'",
+            f"CREATE USER '{role}'@'%' IDENTIFIED BY 'theirs'",
+            f"GRANT SELECT ON mysql.* TO '{role}'@'%'",
+        ],
+    )
     try:
         for target in (pg, my):
             cat = _catalog(tmp_path, target.dialect, "SELECT 1")
@@ -230,23 +298,52 @@ def test_without_the_privilege_to_create_roles_isolation_needs_an_explicit_flag(
     """dbbench's user may own a namespace but not create roles: one line naming --no-isolation."""
     ns, user, password = "dbbench_t_plainns", "dbbench_t_plain", "plain-pass-9"
     pg, my = admins["postgresql"], admins["mysql"]
-    drop_user = (f"DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{user}') THEN "
-                 f"DROP OWNED BY {user}; DROP ROLE {user}; END IF; END $$")
-    _sql(pg, [f"DROP SCHEMA IF EXISTS {ns} CASCADE", drop_user,
-              f"CREATE ROLE {user} LOGIN PASSWORD '{password}'", f"GRANT CREATE ON DATABASE dbbench TO {user}"])
-    _sql(my, [f"DROP USER IF EXISTS '{user}'@'%'", f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'",
-              f"GRANT ALL ON `{ns}`.* TO '{user}'@'%'"])
-    urls = {"postgresql": f"postgresql+psycopg://{user}:{password}@127.0.0.1:{pg.url.port}/dbbench",
-            "mysql": f"mysql+pymysql://{user}:{password}@127.0.0.1:{my.url.port}/"}
+    drop_user = (
+        f"DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{user}') THEN "
+        f"DROP OWNED BY {user}; DROP ROLE {user}; END IF; END $$"
+    )
+    _sql(
+        pg,
+        [
+            f"DROP SCHEMA IF EXISTS {ns} CASCADE",
+            drop_user,
+            f"CREATE ROLE {user} LOGIN PASSWORD '{password}'",
+            f"GRANT CREATE ON DATABASE dbbench TO {user}",
+        ],
+    )
+    _sql(
+        my,
+        [
+            f"DROP USER IF EXISTS '{user}'@'%'",
+            f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'",
+            f"GRANT ALL ON `{ns}`.* TO '{user}'@'%'",
+        ],
+    )
+    urls = {
+        "postgresql": f"postgresql+psycopg://{user}:{password}@127.0.0.1:{pg.url.port}/dbbench",
+        "mysql": f"mysql+pymysql://{user}:{password}@127.0.0.1:{my.url.port}/",
+    }
     try:
         for dialect, option in (("postgresql", "--pg-url"), ("mysql", "--mysql-url")):
             cat = _catalog(tmp_path, dialect, "SELECT 1")
-            args = ["seed", "--only", dialect, option, urls[dialect], "--catalog", str(cat), "--namespace", ns]
+            args = [
+                "seed",
+                "--only",
+                dialect,
+                option,
+                urls[dialect],
+                "--catalog",
+                str(cat),
+                "--namespace",
+                ns,
+            ]
             result = run_cli(*args)
             assert result.code == 2 and "Traceback" not in result.output, result.output
             lines = [ln for ln in result.stderr.splitlines() if "warning:" not in ln]
             line = lines[0]
-            assert len(lines) == 1 and "cannot prepare the namespace role" in line and "--no-isolation" in line, line
+            assert (
+                len(lines) == 1 and "cannot prepare the namespace role" in line and "--no-isolation" in line
+            ), line
             assert password not in result.output
             result = run_cli(*args, "--no-isolation")
             assert result.code == 0, result.output
@@ -262,7 +359,7 @@ def test_no_dbbench_connection_but_the_loader_may_send_client_files(admins, vict
     try:
         with raw.driver_connection.cursor() as cur, pytest.raises(pymysql.err.OperationalError) as exc:
             cur.execute(f"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE {MY_VICTIM}.t")
-        assert exc.value.args[0] in (2068, 3948)          # the client offered no local files
+        assert exc.value.args[0] in (2068, 3948)  # the client offered no local files
     finally:
         raw.close()
     _my_untouched(admin)
@@ -276,12 +373,16 @@ def test_the_loader_sends_only_the_file_it_is_loading(admins, victims, tmp_path)
         with conn.cursor() as cur:
             conn.allowed = str(prepared)
             cur.execute(f"CREATE TEMPORARY TABLE {MY_VICTIM}.tmp_rows (id int)")
-            with pytest.raises(pymysql.err.OperationalError, match="refused the server's request for the client "
-                                                                   "file '/etc/hostname'"):
+            with pytest.raises(
+                pymysql.err.OperationalError,
+                match="refused the server's request for the client file '/etc/hostname'",
+            ):
                 cur.execute(f"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE {MY_VICTIM}.tmp_rows")
             cur.execute(f"SELECT COUNT(*) FROM {MY_VICTIM}.tmp_rows")
             assert cur.fetchone()[0] == 0
-            cur.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE {MY_VICTIM}.tmp_rows", (str(prepared),))   # still usable
+            cur.execute(
+                f"LOAD DATA LOCAL INFILE %s INTO TABLE {MY_VICTIM}.tmp_rows", (str(prepared),)
+            )  # still usable
             cur.execute(f"SELECT GROUP_CONCAT(id ORDER BY id) FROM {MY_VICTIM}.tmp_rows")
             assert cur.fetchone()[0] == "7,8"
             conn.allowed = None
@@ -309,5 +410,7 @@ def test_a_url_asking_for_local_infile_gets_no_client_files(admins, victims):
 def test_an_unknown_mysql_url_parameter_is_one_line(admins):
     from dbbench.errors import ConnectionFailed
 
-    with pytest.raises(ConnectionFailed, match=r"does not accept a query parameter of the URL \(given: foo\)"):
+    with pytest.raises(
+        ConnectionFailed, match=r"does not accept a query parameter of the URL \(given: foo\)"
+    ):
         connect(admins["mysql"].url.update_query_dict({"foo": "bar"}), dialect="mysql")

@@ -16,27 +16,30 @@ PLANS = Path(__file__).parent / "fixtures" / "plans"
 
 def test_nearest_rank_with_seven_samples():
     samples = [7.0, 1.0, 6.0, 2.0, 5.0, 3.0, 4.0]
-    assert nearest_rank(samples, 0.50) == 4.0   # ceil(3.5) = 4th smallest
-    assert nearest_rank(samples, 0.95) == 7.0   # ceil(6.65) = 7th
+    assert nearest_rank(samples, 0.50) == 4.0  # ceil(3.5) = 4th smallest
+    assert nearest_rank(samples, 0.95) == 7.0  # ceil(6.65) = 7th
     assert nearest_rank(samples, 0.10) == 1.0
 
 
 def test_nearest_rank_edges():
     assert nearest_rank([], 0.5) is None
     assert nearest_rank([3.0], 0.95) == 3.0
-    assert nearest_rank(list(range(1, 251)), 0.95) == 238   # the seed runner's 250-request rank
+    assert nearest_rank(list(range(1, 251)), 0.95) == 238  # the seed runner's 250-request rank
     with pytest.raises(ValueError):
         nearest_rank([1.0], 0)
 
 
 def test_one_nearest_rank_for_both_tools():
     from dbbench import stats
+
     assert stats.nearest_rank is nearest_rank
 
 
 def test_mysql_97_tree_with_nested_loop():
-    sql = ("SELECT p.id FROM package_relation r JOIN package p ON p.repository_id = r.repository_id "
-           "AND p.id = r.package_id WHERE r.repository_id = 1")
+    sql = (
+        "SELECT p.id FROM package_relation r JOIN package p ON p.repository_id = r.repository_id "
+        "AND p.id = r.package_id WHERE r.repository_id = 1"
+    )
     tree, ms = mysql.parse_plan((PLANS / "mysql97-relation-lookup.txt").read_text(), mysql.alias_map(sql))
     assert ms == pytest.approx(1.19)
     assert tree.kind == "limit" and tree.actual_rows == 100
@@ -58,7 +61,12 @@ def test_mysql_80_style_range_scan():
     tree, ms = mysql.parse_plan((PLANS / "mysql80-namespace-page.txt").read_text())
     assert ms == pytest.approx(5.261)
     scan = tree.children[0]
-    assert (scan.kind, scan.table, scan.index, scan.est_rows) == ("index_range", "package", "ix_package_namespace", 9120)
+    assert (scan.kind, scan.table, scan.index, scan.est_rows) == (
+        "index_range",
+        "package",
+        "ix_package_namespace",
+        9120,
+    )
     assert check(tree, "package", "ix_package_namespace", ["full_scan", "sort"]).ok
 
 
@@ -75,8 +83,9 @@ def test_mysql_80_style_filesort_and_scan_are_caught():
 
 
 def test_mysql_sort_inside_a_correlated_probe_is_not_a_filesort():
-    tree, _ = mysql.parse_plan((PLANS / "mysql97-cleanup.txt").read_text(),
-                               {"s": "snapshot", "n": "snapshot", "st": "suite_state"})
+    tree, _ = mysql.parse_plan(
+        (PLANS / "mysql97-cleanup.txt").read_text(), {"s": "snapshot", "n": "snapshot", "st": "suite_state"}
+    )
     sorts = [n for n in tree.walk() if n.kind == "sort"]
     assert sorts and all(n.in_subquery for n in sorts)
     assert check(tree, "snapshot", "ix_snapshot_cleanup", ["full_scan:snapshot", "sort"]).ok
@@ -99,7 +108,14 @@ def test_postgres_subplans_are_probes():
 
 
 def test_alias_map_ignores_keywords():
-    sql = ("SELECT 1 FROM suite_state s FORCE INDEX (ix) STRAIGHT_JOIN repository r ON r.id = s.repository_id "
-           "JOIN snapshot WHERE x")
-    assert mysql.alias_map(sql) == {"suite_state": "suite_state", "s": "suite_state", "repository": "repository",
-                                   "r": "repository", "snapshot": "snapshot"}
+    sql = (
+        "SELECT 1 FROM suite_state s FORCE INDEX (ix) STRAIGHT_JOIN repository r ON r.id = s.repository_id "
+        "JOIN snapshot WHERE x"
+    )
+    assert mysql.alias_map(sql) == {
+        "suite_state": "suite_state",
+        "s": "suite_state",
+        "repository": "repository",
+        "r": "repository",
+        "snapshot": "snapshot",
+    }

@@ -85,9 +85,13 @@ def _snapshot_of(target, ns: str):
     q = dialects.get(target.dialect).quote
     with conn.cursor() as cur:
         if target.dialect == "postgresql":
-            cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1", (ns,))
+            cur.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1", (ns,)
+            )
         else:
-            cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1", (ns,))
+            cur.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1", (ns,)
+            )
         tables = [r[0] for r in cur.fetchall()]
         cur.execute(f"SELECT id, note FROM {q(ns)}.precious ORDER BY id")
         rows = cur.fetchall()
@@ -120,7 +124,7 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
         # Each loader stops at its own relation load. PostgreSQL waits until MySQL has begun its
         # reload: otherwise its interrupt can cancel MySQL before MySQL touched anything (its
         # loader connection is slower to open), and there would be nothing incomplete to see.
-        if dialect == "mysql" and step.startswith("load"):     # its schema step (the reload) is done
+        if dialect == "mysql" and step.startswith("load"):  # its schema step (the reload) is done
             mysql_reloading.set()
         if step == "load package_relation":
             if dialect == "postgresql":
@@ -139,7 +143,10 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
     pg = next(t for t in targets if t.dialect == "postgresql")
     raw, conn = _driver(pg)
     dialects.get("postgresql").use(conn, ns)
-    assert seed.fingerprint(conn, "postgresql", _table("package", "alpine-ci")) == done[0].fingerprints["package"]
+    assert (
+        seed.fingerprint(conn, "postgresql", _table("package", "alpine-ci"))
+        == done[0].fingerprints["package"]
+    )
     conn.rollback()
     raw.close()
     _, again, _ = seed.seed(targets, "alpine-ci", namespace=ns)  # the next seed replaces the incomplete one
@@ -148,6 +155,7 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
 
 def _table(name: str, dataset_name: str):
     from dbbench import dataset, prepared
+
     tables, _, _ = prepared.prepare(dataset.load(dataset_name), ["postgresql"], seed.default_cache())
     return next(t for t in tables if t.name == name)
 
@@ -155,8 +163,10 @@ def _table(name: str, dataset_name: str):
 @pytest.mark.servers
 def test_verification_mismatch_exits_1(tmp_path):
     bad = tmp_path / "wrong.toml"
-    bad.write_text('extends = "alpine-ci"\nname = "wrong"\n[[verify]]\nname = "stages"\nexpect = 5\n'
-                   'sql = "SELECT COUNT(*) FROM group_snapshot_stage"\n')
+    bad.write_text(
+        'extends = "alpine-ci"\nname = "wrong"\n[[verify]]\nname = "stages"\nexpect = 5\n'
+        'sql = "SELECT COUNT(*) FROM group_snapshot_stage"\n'
+    )
     result = run_cli("seed", "--dataset", str(bad), "--namespace", "dbbench_t_wrong")
     assert result.code == 1, result.output
     assert "verification failed" in result.stderr and "stages = 2, expected 5" in result.stderr

@@ -109,8 +109,14 @@ def test_port_in_use_is_refused_in_one_line(scratch_instance):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = run_cli("servers", "up", "postgresql", "--pg-port", str(port),
-                         env={"DBBENCH_INSTANCE": scratch_instance.instance})
+        result = run_cli(
+            "servers",
+            "up",
+            "postgresql",
+            "--pg-port",
+            str(port),
+            env={"DBBENCH_INSTANCE": scratch_instance.instance},
+        )
     assert result.code == 2
     assert result.stderr.strip().count("\n") == 0
     assert f"port {port} on 127.0.0.1 is in use" in result.stderr

@@ -33,8 +33,9 @@ def _mysql_rows(target) -> dict[str, int]:
     try:
         with raw.driver_connection.cursor() as cur:
             cur.execute("SET SESSION information_schema_stats_expiry = 0")
-            cur.execute("SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = %s",
-                        (NS,))
+            cur.execute(
+                "SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = %s", (NS,)
+            )
             return {name: rows for name, rows in cur.fetchall() if name != "dbbench_meta"}
     finally:
         raw.close()
@@ -72,10 +73,20 @@ def test_a_rolled_back_cascade_leaves_the_row_estimates_and_the_plan_as_they_wer
     plans = []
     for i in range(3):
         out = tmp_path / f"e{i}.json"
-        run = run_cli("explain", "--only", "mysql", "--namespace", NS, "--shape", SHAPE, "--no-natural",
-                      "--output", str(out))
+        run = run_cli(
+            "explain",
+            "--only",
+            "mysql",
+            "--namespace",
+            NS,
+            "--shape",
+            SHAPE,
+            "--no-natural",
+            "--output",
+            str(out),
+        )
         assert run.code == 0, run.output
-        assert _mysql_rows(seeded["mysql"]) == before          # without the fix: stage 2 -> 0
+        assert _mysql_rows(seeded["mysql"]) == before  # without the fix: stage 2 -> 0
         plans.append(_stage_access(out))
     assert plans[0] == plans[1] == plans[2] and plans[0]
 
@@ -86,8 +97,19 @@ def test_diff_with_stability_and_self_control_on_unchanged_data(seeded, tmp_path
     assert run.code == 0, run.output
     # The plans are what this test is about: timings on a shared machine are left out of the
     # verdict (--noise-ms larger than any query here), so the exit code does not depend on load.
-    run = run_cli("diff", str(base), "--namespace", NS, "--stability", "2", "--self-control", "--noise-ms", "1000",
-                  "--output", str(out))
+    run = run_cli(
+        "diff",
+        str(base),
+        "--namespace",
+        NS,
+        "--stability",
+        "2",
+        "--self-control",
+        "--noise-ms",
+        "1000",
+        "--output",
+        str(out),
+    )
     assert run.code == 0, run.output
     assert "Plan stability (2 re-ANALYZE + re-plan rounds)" in run.stdout and "Self-control" in run.stdout
     assert "A/A time ratio [95% interval]" in run.stdout
@@ -102,10 +124,14 @@ def test_diff_with_stability_and_self_control_on_unchanged_data(seeded, tmp_path
 
 
 def test_a_namespace_seeded_before_the_fix_is_named_with_advice_to_seed_again(seeded):
-    on = {"postgresql": f"ALTER TABLE {NS}.repository SET (autovacuum_enabled = true)",
-          "mysql": f"ALTER TABLE {NS}.repository STATS_AUTO_RECALC = 1"}
-    off = {"postgresql": f"ALTER TABLE {NS}.repository SET (autovacuum_enabled = false)",
-           "mysql": f"ALTER TABLE {NS}.repository STATS_AUTO_RECALC = 0"}
+    on = {
+        "postgresql": f"ALTER TABLE {NS}.repository SET (autovacuum_enabled = true)",
+        "mysql": f"ALTER TABLE {NS}.repository STATS_AUTO_RECALC = 1",
+    }
+    off = {
+        "postgresql": f"ALTER TABLE {NS}.repository SET (autovacuum_enabled = false)",
+        "mysql": f"ALTER TABLE {NS}.repository STATS_AUTO_RECALC = 0",
+    }
 
     def alter(sql: dict[str, str]) -> None:
         for dialect, target in seeded.items():
@@ -119,15 +145,37 @@ def test_a_namespace_seeded_before_the_fix_is_named_with_advice_to_seed_again(se
 
     alter(on)
     try:
-        run = run_cli("explain", "--namespace", NS, "--shape", "exact asset path", "--no-natural", "--runs", "1",
-                      "--warmups", "0")
+        run = run_cli(
+            "explain",
+            "--namespace",
+            NS,
+            "--shape",
+            "exact asset path",
+            "--no-natural",
+            "--runs",
+            "1",
+            "--warmups",
+            "0",
+        )
         assert run.code == 0, run.output
         for label in ("PostgreSQL", "MySQL"):
-            assert (f"warning: {label} {'schema' if label == 'PostgreSQL' else 'database'} '{NS}' predates frozen "
-                    "statistics (automatic statistics are on for repository)") in run.stderr
+            assert (
+                f"warning: {label} {'schema' if label == 'PostgreSQL' else 'database'} '{NS}' predates frozen "
+                "statistics (automatic statistics are on for repository)"
+            ) in run.stderr
         assert "seed it again" in run.stderr
     finally:
         alter(off)
-    run = run_cli("explain", "--namespace", NS, "--shape", "exact asset path", "--no-natural", "--runs", "1",
-                  "--warmups", "0")
+    run = run_cli(
+        "explain",
+        "--namespace",
+        NS,
+        "--shape",
+        "exact asset path",
+        "--no-natural",
+        "--runs",
+        "1",
+        "--warmups",
+        "0",
+    )
     assert run.code == 0 and "predates" not in run.stderr, run.output

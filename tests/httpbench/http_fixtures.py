@@ -40,8 +40,8 @@ class Route:
     fault_every: int = 1
     fault_after: int = 0
     headers: dict[str, str] = field(default_factory=dict)
-    gzip: bool = False          # answer gzip-encoded when the request accepts gzip
-    last_modified: str | None = None   # validators: Last-Modified, and ETag unless no_etag
+    gzip: bool = False  # answer gzip-encoded when the request accepts gzip
+    last_modified: str | None = None  # validators: Last-Modified, and ETag unless no_etag
     no_etag: bool = False
     count: int = 0
     faults: int = 0
@@ -68,15 +68,18 @@ class FixtureServer:
     def start(self) -> FixtureServer:
         self._thread.start()
         fut = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024), self.loop)
+            asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=1024), self.loop
+        )
         self.server = fut.result(5)
         self.port = self.server.sockets[0].getsockname()[1]
         return self
 
     def stop_listening(self) -> None:
         """Refuse new connections from now on (open ones stay)."""
+
         async def _close():
             self.server.close()
+
         asyncio.run_coroutine_threadsafe(_close(), self.loop).result(5)
 
     def stop(self) -> None:
@@ -86,9 +89,10 @@ class FixtureServer:
                 w.transport.abort()
             current = asyncio.current_task()
             pending = [t for t in asyncio.all_tasks() if t is not current]
-            for task in pending:            # handlers still waiting (a hang fault, a slow client)
+            for task in pending:  # handlers still waiting (a hang fault, a slow client)
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+
         asyncio.run_coroutine_threadsafe(_close(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
@@ -125,7 +129,9 @@ class FixtureServer:
     async def _respond(self, method: str, path: str, headers: dict[str, str], writer) -> bool:
         route = self.routes.get(path)
         if route is None:
-            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nContent-Type: text/plain\r\n\r\nnot found")
+            writer.write(
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nContent-Type: text/plain\r\n\r\nnot found"
+            )
             return True
         route.count += 1
         n = route.count
@@ -144,8 +150,11 @@ class FixtureServer:
             extra["ETag"] = route.etag
         if route.last_modified:
             extra["Last-Modified"] = route.last_modified
-        fresh = (headers.get("if-none-match") == route.etag if "if-none-match" in headers
-                 else bool(route.last_modified) and headers.get("if-modified-since") == route.last_modified)
+        fresh = (
+            headers.get("if-none-match") == route.etag
+            if "if-none-match" in headers
+            else bool(route.last_modified) and headers.get("if-modified-since") == route.last_modified
+        )
         if fresh and fault is None:
             status, body = 304, b""
         elif "range" in headers and status == 200:
@@ -153,7 +162,7 @@ class FixtureServer:
             if m:
                 lo, hi = int(m.group(1)), min(int(m.group(2)), len(body) - 1)
                 extra["Content-Range"] = f"bytes {lo}-{hi}/{len(body)}"
-                status, body = 206, body[lo:hi + 1]
+                status, body = 206, body[lo : hi + 1]
         if fault == "wrong_bytes" and body:
             body = bytes([body[0] ^ 0xFF]) + body[1:]
         elif fault == "wrong_length":
@@ -174,7 +183,7 @@ class FixtureServer:
             for i in range(len(body)):
                 if writer.transport.is_closing():
                     return False
-                writer.write(body[i:i + 1])
+                writer.write(body[i : i + 1])
                 await writer.drain()
                 await asyncio.sleep(0.2)
             return True

@@ -38,8 +38,9 @@ class _Handler(socketserver.BaseRequestHandler):
         kind = head.split(b" ", 2)[1].split(b"/")[1]
         try:
             if kind == b"small":
-                sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-                             % len(SMALL) + SMALL)
+                sock.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(SMALL) + SMALL
+                )
             elif kind == b"endless":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
                 frame = b"%x\r\n" % len(CHUNK) + CHUNK + b"\r\n"
@@ -47,14 +48,15 @@ class _Handler(socketserver.BaseRequestHandler):
                     sock.sendall(frame)
                     time.sleep(0.002)
             elif kind == b"declared":
-                sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-                             % (10 << 30))
+                sock.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (10 << 30)
+                )
                 while True:
                     sock.sendall(CHUNK)
                     time.sleep(0.002)
             else:
                 sock.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        except OSError:                      # the client hung up: what a bounded reader does
+        except OSError:  # the client hung up: what a bounded reader does
             return
 
 
@@ -83,23 +85,27 @@ def test_an_endless_body_stops_at_max_bytes_in_memory_and_time(hostile):
     tracemalloc.start()
     started = time.monotonic()
     try:
-        with preflight.new_client(20.0) as client, \
-                pytest.raises(preflight.BodyTooLarge, match=r"more than the 1,048,576 bytes allowed"):
+        with (
+            preflight.new_client(20.0) as client,
+            pytest.raises(preflight.BodyTooLarge, match=r"more than the 1,048,576 bytes allowed"),
+        ):
             preflight.request_within(client, "GET", f"{hostile}/endless/f", max_bytes=1 << 20)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - started < 5            # not the 20 s time limit
+    assert time.monotonic() - started < 5  # not the 20 s time limit
     assert peak < 8 << 20
-    assert issubclass(preflight.BodyTooLarge, httpx.HTTPError)   # for callers catching httpx errors
+    assert issubclass(preflight.BodyTooLarge, httpx.HTTPError)  # for callers catching httpx errors
 
 
 def test_an_announced_oversized_body_is_refused_before_reading(hostile):
     started = time.monotonic()
     with preflight.new_client(20.0) as client, pytest.raises(HttpbenchError) as info:
         preflight.send(client, _target("t", f"{hostile}/declared"), "GET", "/f")
-    assert str(info.value) == ("preflight: target 't' GET /f: Content-Length 10,737,418,240 is "
-                               "more than the 268,435,456 bytes allowed")
+    assert str(info.value) == (
+        "preflight: target 't' GET /f: Content-Length 10,737,418,240 is "
+        "more than the 268,435,456 bytes allowed"
+    )
     assert time.monotonic() - started < 5
 
 
@@ -111,14 +117,18 @@ def test_the_preflight_reads_only_a_margin_past_the_expected_length(hostile):
     started = time.monotonic()
     with pytest.raises(HttpbenchError) as info:
         preflight.check([_target("base", f"{hostile}/endless")], [Scenario("f", "/f", length=1000)], 10.0)
-    assert str(info.value) == ("preflight: target 'base' GET /f: body is more than the 66,536 bytes "
-                               "allowed (reading stopped there); expected 1,000 bytes")
+    assert str(info.value) == (
+        "preflight: target 'base' GET /f: body is more than the 66,536 bytes "
+        "allowed (reading stopped there); expected 1,000 bytes"
+    )
     targets = [_target("base", f"{hostile}/small"), _target("cand", f"{hostile}/endless")]
     with pytest.raises(HttpbenchError) as info:
         preflight.check(targets, [Scenario("f", "/f")], 10.0)
-    assert str(info.value) == ("preflight: target 'cand' GET /f: body is more than the 66,536 bytes "
-                               "allowed (reading stopped there); expected 1,000 bytes")
-    assert time.monotonic() - started < 8            # each would have run into its 10 s timeout
+    assert str(info.value) == (
+        "preflight: target 'cand' GET /f: body is more than the 66,536 bytes "
+        "allowed (reading stopped there); expected 1,000 bytes"
+    )
+    assert time.monotonic() - started < 8  # each would have run into its 10 s timeout
     # a correct answer is not affected
     expectations, _ = preflight.check(targets[:1], [Scenario("f", "/f", length=1000)], 10.0)
     assert expectations[("f", "base")].length == 1000

@@ -38,13 +38,25 @@ def one_line_error(run, *needles):
 @pytest.mark.servers
 def test_equal_targets_pass_the_gates(pair, tmp_path):
     a, b = pair
-    for srv in pair:                       # latency dominated by a fixed 5 ms: a stable ratio of ~1
+    for srv in pair:  # latency dominated by a fixed 5 ms: a stable ratio of ~1
         srv.routes["/f"].delay = 0.005
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
-                        "--scenario", "name=file,path=/f,class=payload", "--enforce-gates",
-                        # wide bounds: equal targets must pass even on a busy host (noise, not a bug)
-                        "--gate", "payload:0.5:2.0", "--output", str(out), *FAST)
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"base={a.url}",
+        "--target",
+        f"cand={b.url}",
+        "--scenario",
+        "name=file,path=/f,class=payload",
+        "--enforce-gates",
+        # wide bounds: equal targets must pass even on a busy host (noise, not a bug)
+        "--gate",
+        "payload:0.5:2.0",
+        "--output",
+        str(out),
+        *FAST,
+    )
     assert run.code == 0, run.output
     doc = strict_json(out)
     assert doc["gate_failures"] == []
@@ -59,8 +71,19 @@ def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
     a.routes["/f"].delay = 0.005
     b.routes["/f"].delay = 0.015
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
-                        "--scenario", "/f", "--enforce-gates", "--output", str(out), *FAST)
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"base={a.url}",
+        "--target",
+        f"cand={b.url}",
+        "--scenario",
+        "/f",
+        "--enforce-gates",
+        "--output",
+        str(out),
+        *FAST,
+    )
     assert run.code == 1, run.output
     one_line_error(run, "gate failure")
     doc = strict_json(out)
@@ -68,8 +91,24 @@ def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
     assert any("p95" in g for g in doc["gate_failures"])
     assert doc["comparisons"]["GET /f"]["cand"]["ratios"]["throughput"] < 0.5
     # without --enforce-gates the same result is reported but does not fail the run
-    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
-                        "--scenario", "/f", "--requests", "12", "--warmups", "0", "--method", "seed", "--rounds", "1", "-q")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"base={a.url}",
+        "--target",
+        f"cand={b.url}",
+        "--scenario",
+        "/f",
+        "--requests",
+        "12",
+        "--warmups",
+        "0",
+        "--method",
+        "seed",
+        "--rounds",
+        "1",
+        "-q",
+    )
     assert run.code == 0, run.output
     assert "Gate failures:" in run.stdout
 
@@ -78,10 +117,31 @@ def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
 def test_rounds_alternate_and_every_measurement_is_in_the_json(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"x={a.url}", "--target", f"y={b.url}",
-                        "--scenario", "/f", "--scenario", "name=head,method=HEAD,path=/f",
-                        "--method", "seed", "--rounds", "4", "--requests", "10", "--warmups", "0", "--concurrency", "2",
-                        "--output", str(out), "-q", "--markdown")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"x={a.url}",
+        "--target",
+        f"y={b.url}",
+        "--scenario",
+        "/f",
+        "--scenario",
+        "name=head,method=HEAD,path=/f",
+        "--method",
+        "seed",
+        "--rounds",
+        "4",
+        "--requests",
+        "10",
+        "--warmups",
+        "0",
+        "--concurrency",
+        "2",
+        "--output",
+        str(out),
+        "-q",
+        "--markdown",
+    )
     assert run.code == 0, run.output
     doc = strict_json(out)
     rounds = doc["rounds"]
@@ -107,9 +167,28 @@ def faulty_run(pair, tmp_path, fault: str, every: int, *, requests: int, concurr
     route = b.routes["/f"]
     route.fault, route.fault_every, route.fault_after = fault, every, 1
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
-                        "--warmups", "0", "--requests", str(requests), "--concurrency", str(concurrency),
-                        "--method", "seed", "--rounds", str(rounds), "--output", str(out), "-q")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"a={a.url}",
+        "--target",
+        f"b={b.url}",
+        "--scenario",
+        "/f",
+        "--warmups",
+        "0",
+        "--requests",
+        str(requests),
+        "--concurrency",
+        str(concurrency),
+        "--method",
+        "seed",
+        "--rounds",
+        str(rounds),
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 1
     return run, out, route
 
@@ -129,13 +208,32 @@ def test_failures_are_counted_reported_and_fail_the_run(pair, tmp_path):
 def test_a_zero_baseline_gives_null_ratios_not_infinity(pair, tmp_path):
     a, b = pair
     route = a.routes["/f"]
-    route.fault, route.fault_after = "status_500", 1        # preflight passes, then every answer fails
+    route.fault, route.fault_after = "status_500", 1  # preflight passes, then every answer fails
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
-                        "--warmups", "0", "--requests", "8", "--concurrency", "2", "--method", "seed", "--rounds", "2",
-                        "--output", str(out), "-q")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"a={a.url}",
+        "--target",
+        f"b={b.url}",
+        "--scenario",
+        "/f",
+        "--warmups",
+        "0",
+        "--requests",
+        "8",
+        "--concurrency",
+        "2",
+        "--method",
+        "seed",
+        "--rounds",
+        "2",
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 1
-    doc = strict_json(out)                                  # strict: no Infinity / NaN
+    doc = strict_json(out)  # strict: no Infinity / NaN
     ratios = doc["comparisons"]["GET /f"]["b"]["ratios"]
     assert ratios["throughput"] is None and ratios["p95"] is None
     assert doc["summaries"]["GET /f"]["a"]["rps"] == 0.0
@@ -150,10 +248,30 @@ def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
     token = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
     with FixtureServer({"/f": Route(BODY)}) as a, FixtureServer({"/f": Route(BODY)}) as b:
         out = tmp_path / "r.json"
-        run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
-                            "--auth", "a=env:HB_TEST_CRED", "--auth", f"b=file:{secret_file}",
-                            "--scenario", "/f", "--requests", "8", "--warmups", "2", "--method", "seed", "--rounds", "2",
-                            "--output", str(out), env={"HB_TEST_CRED": f"alice:{PASSWORD}"})
+        run = run_httpbench(
+            "compare",
+            "--target",
+            f"a={a.url}",
+            "--target",
+            f"b={b.url}",
+            "--auth",
+            "a=env:HB_TEST_CRED",
+            "--auth",
+            f"b=file:{secret_file}",
+            "--scenario",
+            "/f",
+            "--requests",
+            "8",
+            "--warmups",
+            "2",
+            "--method",
+            "seed",
+            "--rounds",
+            "2",
+            "--output",
+            str(out),
+            env={"HB_TEST_CRED": f"alice:{PASSWORD}"},
+        )
         assert run.code == 0, run.output
         text = out.read_text()
         for blob in (text, run.stdout, run.stderr):
@@ -161,17 +279,42 @@ def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
         assert [t["authenticated"] for t in json.loads(text)["config"]["targets"]] == [True, True]
         # userinfo in a URL is used, warned about without echoing it, and never written
         port = a.port
-        run = run_httpbench("compare", "--target", f"a=http://carol:{PASSWORD}@127.0.0.1:{port}",
-                            "--target", f"b={b.url}", "--scenario", "/f", "--requests", "4",
-                            "--warmups", "0", "--method", "seed", "--rounds", "1", "--output", str(out))
+        run = run_httpbench(
+            "compare",
+            "--target",
+            f"a=http://carol:{PASSWORD}@127.0.0.1:{port}",
+            "--target",
+            f"b={b.url}",
+            "--scenario",
+            "/f",
+            "--requests",
+            "4",
+            "--warmups",
+            "0",
+            "--method",
+            "seed",
+            "--rounds",
+            "1",
+            "--output",
+            str(out),
+        )
         assert run.code == 0, run.output
         text = out.read_text()
         assert PASSWORD not in text + run.output and "carol" not in text + run.output
         assert json.loads(text)["config"]["targets"][0]["url"] == f"http://127.0.0.1:{port}"
         assert "warning" in run.stderr
     # a literal secret on the command line is refused without being echoed
-    run = run_httpbench("compare", "--target", "a=http://127.0.0.1:1", "--target", "b=http://127.0.0.1:2",
-                        "--auth", f"a=alice:{PASSWORD}", "--scenario", "/f")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        "a=http://127.0.0.1:1",
+        "--target",
+        "b=http://127.0.0.1:2",
+        "--auth",
+        f"a=alice:{PASSWORD}",
+        "--scenario",
+        "/f",
+    )
     assert run.code == 2
     one_line_error(run, "env:")
     assert PASSWORD not in run.output
@@ -188,29 +331,57 @@ def test_one_line_errors_and_exit_2(pair, tmp_path):
         (("--target", f"a={a.url}", "--target", "b=http://127.0.0.1:99999", "--scenario", "/f"), "bad URL"),
         (("--target", f"a={a.url}", "--scenario", "/f"), "at least two"),
         (("--target", f"a={a.url}", "--target", f"b={b.url}"), "no scenarios"),
-        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "name=x,method=PUT,path=/f"),
-         "method"),
-        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--requests", "-3"),
-         "--requests"),
-        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenarios", str(tmp_path / "none.toml")),
-         "cannot read"),
+        (
+            ("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "name=x,method=PUT,path=/f"),
+            "method",
+        ),
+        (
+            ("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--requests", "-3"),
+            "--requests",
+        ),
+        (
+            ("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenarios", str(tmp_path / "none.toml")),
+            "cannot read",
+        ),
         (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--bogus"), "bogus"),
-        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--output", str(tmp_path)),
-         "is a directory"),
+        (
+            (
+                "--target",
+                f"a={a.url}",
+                "--target",
+                f"b={b.url}",
+                "--scenario",
+                "/f",
+                "--output",
+                str(tmp_path),
+            ),
+            "is a directory",
+        ),
     ]
     for args, needle in cases:
         run = run_httpbench("compare", *args, "-q")
         assert run.code == 2, (args, run.output)
         one_line_error(run, needle)
-    assert b.routes["/f"].count == 0       # every usage error is found before any request
+    assert b.routes["/f"].count == 0  # every usage error is found before any request
 
 
 @pytest.mark.servers
 def test_a_slow_target_beyond_the_timeout_is_a_one_line_error(pair):
     a, b = pair
     b.routes["/f"].delay = 2.0
-    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f",
-                        "--timeout", "0.3", "-q", timeout=20)
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"a={a.url}",
+        "--target",
+        f"b={b.url}",
+        "--scenario",
+        "/f",
+        "--timeout",
+        "0.3",
+        "-q",
+        timeout=20,
+    )
     assert run.code == 2
     one_line_error(run, "timeout")
 
@@ -244,8 +415,26 @@ min_throughput_ratio = 0.01
 max_p95_ratio = 100
 """)
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}", "--scenarios", str(f),
-                        "--requests", "10", "--warmups", "0", "--method", "seed", "--rounds", "1", "--output", str(out), "-q")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"a={a.url}",
+        "--target",
+        f"b={b.url}",
+        "--scenarios",
+        str(f),
+        "--requests",
+        "10",
+        "--warmups",
+        "0",
+        "--method",
+        "seed",
+        "--rounds",
+        "1",
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 0, run.output
     doc = strict_json(out)
     assert doc["config"]["gates"]["payload"] == {"min_throughput_ratio": 0.01, "max_p95_ratio": 100.0}
@@ -266,18 +455,37 @@ def test_large_bodies_are_digest_checked_by_sampling(tmp_path, every):
     sha = __import__("hashlib").sha256(big).hexdigest()
     with FixtureServer({"/f": Route(big)}) as a, FixtureServer({"/f": Route(big)}) as b:
         route = b.routes["/f"]
-        route.fault, route.fault_after = "wrong_bytes", 1      # every timed response is corrupted
+        route.fault, route.fault_after = "wrong_bytes", 1  # every timed response is corrupted
         out = tmp_path / "r.json"
-        run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
-                            "--scenario", f"name=big,path=/f,class=payload,sha256={sha}",
-                            "--warmups", "0", "--requests", "16", "--concurrency", "2", "--method", "seed", "--rounds", "1",
-                            "--output", str(out), "-q", *(("--digest-every", every) if every else ()))
+        run = run_httpbench(
+            "compare",
+            "--target",
+            f"a={a.url}",
+            "--target",
+            f"b={b.url}",
+            "--scenario",
+            f"name=big,path=/f,class=payload,sha256={sha}",
+            "--warmups",
+            "0",
+            "--requests",
+            "16",
+            "--concurrency",
+            "2",
+            "--method",
+            "seed",
+            "--rounds",
+            "1",
+            "--output",
+            str(out),
+            "-q",
+            *(("--digest-every", every) if every else ()),
+        )
         assert run.code == 1
         doc = strict_json(out)
         rounds = {r["target"]: r for r in doc["rounds"]}
         checked = rounds["b"]["digests_checked"]
-        assert rounds["b"]["failure_kinds"] == {"sha256": checked}      # every check caught it
-        if every is None:   # 2 connections sharing 16 requests: their 1st, 8th and 16th bodies
+        assert rounds["b"]["failure_kinds"] == {"sha256": checked}  # every check caught it
+        if every is None:  # 2 connections sharing 16 requests: their 1st, 8th and 16th bodies
             assert 2 <= checked <= 5
         else:
             assert checked == 16
@@ -309,16 +517,27 @@ def test_preflight_sees_the_bytes_the_timing_client_sees():
     from httpbench.model import Target
     from httpbench.scenarios import parse_option
 
-    with FixtureServer({"/j": Route(BODY * 4, gzip=True)}) as a, \
-            FixtureServer({"/j": Route(BODY * 4, gzip=True)}) as b:
-        scenarios = [parse_option("name=plain,path=/j"),
-                     parse_option("name=gzip,path=/j,header=Accept-Encoding: gzip")]
-        cfg = compare.Config(targets=[Target.parse("a", a.url)[0], Target.parse("b", b.url)[0]], scenarios=scenarios,
-                             warmups=0, requests=10, concurrency=2, rounds=1, method="seed")
+    with (
+        FixtureServer({"/j": Route(BODY * 4, gzip=True)}) as a,
+        FixtureServer({"/j": Route(BODY * 4, gzip=True)}) as b,
+    ):
+        scenarios = [
+            parse_option("name=plain,path=/j"),
+            parse_option("name=gzip,path=/j,header=Accept-Encoding: gzip"),
+        ]
+        cfg = compare.Config(
+            targets=[Target.parse("a", a.url)[0], Target.parse("b", b.url)[0]],
+            scenarios=scenarios,
+            warmups=0,
+            requests=10,
+            concurrency=2,
+            rounds=1,
+            method="seed",
+        )
         doc = compare.run(cfg)
     pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}
     assert pre[("plain", "a")]["body_bytes"] == len(BODY * 4)
-    assert pre[("gzip", "a")]["body_bytes"] < len(BODY * 4)          # the encoded bytes
+    assert pre[("gzip", "a")]["body_bytes"] < len(BODY * 4)  # the encoded bytes
     assert doc["totals"] == {"timed_requests": 40, "ok": 40, "failures": 0}
 
 
@@ -328,9 +547,19 @@ def test_credentials_that_cannot_be_a_header_are_refused_without_echo(pair):
     from httpbench.model import Target
 
     a, b = pair
-    run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
-                        "--auth", "b=env:HB_TEST_CRED", "--scenario", "/f", "-q",
-                        env={"HB_TEST_CRED": f"Bearer {PASSWORD}\nX-Injected: 1"})
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"a={a.url}",
+        "--target",
+        f"b={b.url}",
+        "--auth",
+        "b=env:HB_TEST_CRED",
+        "--scenario",
+        "/f",
+        "-q",
+        env={"HB_TEST_CRED": f"Bearer {PASSWORD}\nX-Injected: 1"},
+    )
     assert run.code == 2, run.output
     one_line_error(run, "--auth b")
     assert PASSWORD not in run.output
@@ -349,7 +578,7 @@ def test_url_userinfo_is_percent_decoded_and_never_echoed():
 
     target, userinfo = Target.parse("a", "http://bob%40corp:p%3Aw%2Fd@127.0.0.1:8080/repo")
     assert userinfo == "bob@corp:p:w/d" and target.url == "http://127.0.0.1:8080/repo"
-    with pytest.raises(HttpbenchError) as err:        # an unencoded '/' in the password
+    with pytest.raises(HttpbenchError) as err:  # an unencoded '/' in the password
         Target.parse("a", f"http://bob:{PASSWORD[:6]}/{PASSWORD[7:]}@127.0.0.1/")
     assert PASSWORD[:6] not in str(err.value)
 
@@ -361,15 +590,40 @@ def test_conditional_scenario_with_last_modified_only(tmp_path):
     routes = lambda: {"/f": Route(BODY, last_modified=stamp, no_etag=True)}
     with FixtureServer(routes()) as a, FixtureServer(routes()) as b:
         out = tmp_path / "r.json"
-        run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
-                            "--scenario", "name=f 304,path=/f,conditional=true",
-                            "--warmups", "0", "--requests", "20", "--method", "seed", "--rounds", "1", "--output", str(out), "-q")
+        run = run_httpbench(
+            "compare",
+            "--target",
+            f"a={a.url}",
+            "--target",
+            f"b={b.url}",
+            "--scenario",
+            "name=f 304,path=/f,conditional=true",
+            "--warmups",
+            "0",
+            "--requests",
+            "20",
+            "--method",
+            "seed",
+            "--rounds",
+            "1",
+            "--output",
+            str(out),
+            "-q",
+        )
         assert run.code == 0, run.output
         doc = strict_json(out)
         assert doc["totals"]["ok"] == 40 and doc["summaries"]["f 304"]["b"]["mibps"] == 0
     with FixtureServer({"/f": Route(BODY, no_etag=True)}) as a, FixtureServer({"/f": Route(BODY)}) as b:
-        run = run_httpbench("compare", "--target", f"a={a.url}", "--target", f"b={b.url}",
-                            "--scenario", "name=f 304,path=/f,conditional=true", "-q")
+        run = run_httpbench(
+            "compare",
+            "--target",
+            f"a={a.url}",
+            "--target",
+            f"b={b.url}",
+            "--scenario",
+            "name=f 304,path=/f,conditional=true",
+            "-q",
+        )
         one_line_error(run, "needs a 200 GET with an ETag or Last-Modified", "with neither")
 
 

@@ -17,8 +17,10 @@ from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, run_htt
 
 BODY = body_of(4096, seed=3)
 # a real client: downloads the file through its own HTTP stack and checks the length
-CLIENT = (f"{sys.executable} -c \"import sys, urllib.request; "
-          "b = urllib.request.urlopen(sys.argv[1] + '/f').read(); sys.exit(0 if len(b) == 4096 else 3)\" {url}")
+CLIENT = (
+    f'{sys.executable} -c "import sys, urllib.request; '
+    "b = urllib.request.urlopen(sys.argv[1] + '/f').read(); sys.exit(0 if len(b) == 4096 else 3)\" {url}"
+)
 
 
 @pytest.fixture()
@@ -28,24 +30,55 @@ def pair():
 
 
 def _compare(a, b, *extra, env=None):
-    return run_httpbench("compare", "--target", f"ref={a.url}", "--target", f"cand={b.url}",
-                         "--scenario", "/f", "--warmups", "0", "--requests", "20", "--method", "seed", "--rounds", "1", "-q",
-                         *extra, env=env)
+    return run_httpbench(
+        "compare",
+        "--target",
+        f"ref={a.url}",
+        "--target",
+        f"cand={b.url}",
+        "--scenario",
+        "/f",
+        "--warmups",
+        "0",
+        "--requests",
+        "20",
+        "--method",
+        "seed",
+        "--rounds",
+        "1",
+        "-q",
+        *extra,
+        env=env,
+    )
 
 
 @pytest.mark.servers
 def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(a, b, "--client-command", CLIENT, "--client-rounds", "4", "--gate", "client:0:100",
-                   "--gate", "metadata:0:1000",
-                   "--enforce-gates", "--output", str(out))
+    run = _compare(
+        a,
+        b,
+        "--client-command",
+        CLIENT,
+        "--client-rounds",
+        "4",
+        "--gate",
+        "client:0:100",
+        "--gate",
+        "metadata:0:1000",
+        "--enforce-gates",
+        "--output",
+        str(out),
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     sc = doc["clients"]["scenarios"]["real client"]
     assert [s["target"] for s in sc["samples"] if s["position"] == 1] == ["ref", "cand", "ref", "cand"]
     assert all(s["ok"] and s["ms"] > 0 for s in sc["samples"]) and len(sc["samples"]) == 8
-    assert sc["summary"]["cand"]["ok"] == 4 and sc["summary"]["ref"]["p95_ms"] >= sc["summary"]["ref"]["p50_ms"]
+    assert (
+        sc["summary"]["cand"]["ok"] == 4 and sc["summary"]["ref"]["p95_ms"] >= sc["summary"]["ref"]["p50_ms"]
+    )
     assert sc["comparisons"]["cand"]["passed"] is True
     assert "Real client RT" in run.stdout
     # every sample fetched from its own target: 4 client requests + preflight + timed on each fixture
@@ -56,9 +89,19 @@ def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
 def test_a_failing_client_fails_the_gate_and_names_the_reason(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(a, b, "--client-command", f"ref={CLIENT.replace('{url}', a.url)}",
-                   "--client-command", "cand=echo 'no such repository' >&2; exit 4",
-                   "--client-rounds", "2", "--enforce-gates", "--output", str(out))
+    run = _compare(
+        a,
+        b,
+        "--client-command",
+        f"ref={CLIENT.replace('{url}', a.url)}",
+        "--client-command",
+        "cand=echo 'no such repository' >&2; exit 4",
+        "--client-rounds",
+        "2",
+        "--enforce-gates",
+        "--output",
+        str(out),
+    )
     assert run.code == 1, run.output
     doc = json.loads(out.read_text())
     failed = [s for s in doc["clients"]["scenarios"]["real client"]["samples"] if s["target"] == "cand"]
@@ -70,18 +113,34 @@ def test_a_failing_client_fails_the_gate_and_names_the_reason(pair, tmp_path):
 def test_a_slower_client_target_fails_the_p95_gate(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(a, b, "--client-command", "ref=true", "--client-command", "cand=sleep 0.3",
-                   "--client-rounds", "2", "--enforce-gates", "--output", str(out))
+    run = _compare(
+        a,
+        b,
+        "--client-command",
+        "ref=true",
+        "--client-command",
+        "cand=sleep 0.3",
+        "--client-rounds",
+        "2",
+        "--enforce-gates",
+        "--output",
+        str(out),
+    )
     assert run.code == 1
     doc = json.loads(out.read_text())
-    assert any(g.startswith("client real client: cand p95") for g in doc["gate_failures"]), doc["gate_failures"]
+    assert any(g.startswith("client real client: cand p95") for g in doc["gate_failures"]), doc[
+        "gate_failures"
+    ]
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--client-command", "ref=true"), "no command for target(s) cand"),
-    (("--client-command", "true"), "must use {url}"),
-    (("--client-command", "ref=true", "--client-command", "curl {url}"), "not both"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--client-command", "ref=true"), "no command for target(s) cand"),
+        (("--client-command", "true"), "must use {url}"),
+        (("--client-command", "ref=true", "--client-command", "curl {url}"), "not both"),
+    ],
+)
 @pytest.mark.servers
 def test_a_client_command_for_only_some_targets_is_refused(pair, args, message):
     a, b = pair
@@ -94,8 +153,18 @@ def test_a_client_command_for_only_some_targets_is_refused(pair, args, message):
 def test_recorded_commands_lose_url_credentials(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(a, b, "--client-command", "ref=true http://bob:s3cret@127.0.0.1/x",
-                   "--client-command", "cand=true", "--client-rounds", "1", "--output", str(out))
+    run = _compare(
+        a,
+        b,
+        "--client-command",
+        "ref=true http://bob:s3cret@127.0.0.1/x",
+        "--client-command",
+        "cand=true",
+        "--client-rounds",
+        "1",
+        "--output",
+        str(out),
+    )
     assert run.code == 0, run.output
     assert "s3cret" not in out.read_text() and "s3cret" not in run.output
 
@@ -135,8 +204,11 @@ def test_a_malformed_client_command_is_refused_before_anything_runs(pair):
     from httpbench.model import Target
 
     targets = [Target.parse(n, t.url)[0] for n, t in zip(("ref", "cand"), pair)]
-    with pytest.raises(HttpbenchError, match=r"^--client-command cand: /bin/sh cannot parse the command "
-                                             r"\(.*[Uu]nterminated"):
+    with pytest.raises(
+        HttpbenchError,
+        match=r"^--client-command cand: /bin/sh cannot parse the command "
+        r"\(.*[Uu]nterminated",
+    ):
         clients.parse_options(("ref=true", 'cand=echo "unterminated'), targets)
     with pytest.raises(HttpbenchError, match="^--client-command: /bin/sh cannot parse"):
         clients.parse_options(("curl {url} | | wc",), targets)
@@ -147,10 +219,33 @@ def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_
     a, b = pair
     pidfile = tmp_path / "pid"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "httpbench", "compare", "--target", f"ref={a.url}", "--target", f"cand={b.url}",
-         "--scenario", "/f", "--warmups", "0", "--requests", "20", "--method", "seed", "--rounds", "1", "-q",
-         "--client-command", f"sleep 28.5 & echo $! > {pidfile}; wait # {{url}}"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "httpbench",
+            "compare",
+            "--target",
+            f"ref={a.url}",
+            "--target",
+            f"cand={b.url}",
+            "--scenario",
+            "/f",
+            "--warmups",
+            "0",
+            "--requests",
+            "20",
+            "--method",
+            "seed",
+            "--rounds",
+            "1",
+            "-q",
+            "--client-command",
+            f"sleep 28.5 & echo $! > {pidfile}; wait # {{url}}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 20
         while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
@@ -174,12 +269,23 @@ def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_
 def test_client_commands_get_the_targets_credentials_in_the_environment_only(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(a, b, "--auth", "cand=env:CAND_TOKEN",
-                   "--client-command", 'ref=test -z "$HTTPBENCH_AUTHORIZATION"',
-                   # compared by digest, so the command text does not hold the secret itself
-                   "--client-command", 'cand=test "$(printf %s "$HTTPBENCH_AUTHORIZATION" | sha256sum '
-                                       f'| cut -c1-16)" = {hashlib.sha256(b"Bearer t0k3n-9f2").hexdigest()[:16]}',
-                   "--client-rounds", "1", "--output", str(out), env={"CAND_TOKEN": "Bearer t0k3n-9f2"})
+    run = _compare(
+        a,
+        b,
+        "--auth",
+        "cand=env:CAND_TOKEN",
+        "--client-command",
+        'ref=test -z "$HTTPBENCH_AUTHORIZATION"',
+        # compared by digest, so the command text does not hold the secret itself
+        "--client-command",
+        'cand=test "$(printf %s "$HTTPBENCH_AUTHORIZATION" | sha256sum '
+        f'| cut -c1-16)" = {hashlib.sha256(b"Bearer t0k3n-9f2").hexdigest()[:16]}',
+        "--client-rounds",
+        "1",
+        "--output",
+        str(out),
+        env={"CAND_TOKEN": "Bearer t0k3n-9f2"},
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert all(s["ok"] for s in doc["clients"]["scenarios"]["real client"]["samples"])
@@ -214,12 +320,14 @@ def test_ctrl_c_while_the_client_is_being_started_still_kills_it(monkeypatch):
     def execute_then_interrupt(self, *args, **kwargs):
         original(self, *args, **kwargs)
         started.append(self.pid)
-        signal.raise_signal(signal.SIGINT)     # Ctrl-C lands while Popen() is still returning
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C lands while Popen() is still returning
 
     monkeypatch.setattr(subprocess.Popen, "_execute_child", execute_then_interrupt)
     try:
         with pytest.raises(KeyboardInterrupt):
-            clients.run_process(["/bin/sh", "-c", "sleep 30 & wait"], cwd="/", env=dict(os.environ), timeout=60)
+            clients.run_process(
+                ["/bin/sh", "-c", "sleep 30 & wait"], cwd="/", env=dict(os.environ), timeout=60
+            )
         monkeypatch.undo()
         assert started, "the client was not started"
         deadline = time.monotonic() + 5

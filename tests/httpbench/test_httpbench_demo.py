@@ -11,28 +11,56 @@ from httpbench.peers.nginx import nginx_binary
 from httpbench.peers.static import caddy_binary
 from tests.httpbench.http_fixtures import run_httpbench
 
-pytestmark = pytest.mark.skipif(nginx_binary() is None or caddy_binary() is None,
-                                reason="nginx and caddy are needed (CI: apt-get install -y nginx caddy)")
+pytestmark = pytest.mark.skipif(
+    nginx_binary() is None or caddy_binary() is None,
+    reason="nginx and caddy are needed (CI: apt-get install -y nginx caddy)",
+)
 
 
 @pytest.mark.servers
 def test_demo_alpine_nginx_vs_caddy_end_to_end(tmp_path):
     out = tmp_path / "alpine.json"
-    run = run_httpbench("demo", "alpine", "--dir", str(tmp_path / "tree"), "--package-size", "200000",
-                        "--client-rounds", "2", "--requests", "40", "--warmups", "2", "--method", "seed", "--rounds", "2",
-                        "--concurrency", "4", "-q", "--output", str(out), timeout=120)
+    run = run_httpbench(
+        "demo",
+        "alpine",
+        "--dir",
+        str(tmp_path / "tree"),
+        "--package-size",
+        "200000",
+        "--client-rounds",
+        "2",
+        "--requests",
+        "40",
+        "--warmups",
+        "2",
+        "--method",
+        "seed",
+        "--rounds",
+        "2",
+        "--concurrency",
+        "4",
+        "-q",
+        "--output",
+        str(out),
+        timeout=120,
+    )
     assert run.code == 0, run.output
     assert "running: httpbench compare --target nginx=http://127.0.0.1:" in run.stderr
     doc = json.loads(out.read_text())
     assert [t["name"] for t in doc["config"]["targets"]] == ["nginx", "caddy"]
     assert doc["config"]["profile"] == "alpine"
     assert [s["name"] for s in doc["config"]["scenarios"]] == [
-        "signed index GET", "signed index HEAD", "signed index 304", "package GET",
-        "package Range 64 KiB", "package HEAD"]
+        "signed index GET",
+        "signed index HEAD",
+        "signed index 304",
+        "package GET",
+        "package Range 64 KiB",
+        "package HEAD",
+    ]
     assert doc["totals"] == {"timed_requests": 6 * 2 * 2 * 40, "ok": 960, "failures": 0}
     manifest = json.loads((tmp_path / "tree" / "manifest.json").read_text())
     pre = doc["profile"]["preflight"]
-    assert json.dumps(pre).count(manifest["package"]["identity"]) >= 2     # both targets, same C:
+    assert json.dumps(pre).count(manifest["package"]["identity"]) >= 2  # both targets, same C:
     samples = doc["clients"]["scenarios"]["real client"]["samples"]
     assert len(samples) == 4 and all(s["ok"] for s in samples), samples
     assert [s["target"] for s in samples if s["position"] == 1] == ["nginx", "caddy"]
@@ -57,9 +85,27 @@ def test_demo_refuses_a_foreign_directory_without_touching_it(tmp_path):
 @pytest.mark.servers
 def test_demo_huggingface_fixture_vs_clean_nginx_cache(tmp_path):
     out = tmp_path / "hf.json"
-    run = run_httpbench("demo", "huggingface", "--no-hf-client", "--requests", "40", "--warmups", "2",
-                        "--method", "seed", "--rounds", "2", "--concurrency", "4", "--cold-samples", "2", "-q",
-                        "--output", str(out), timeout=120)
+    run = run_httpbench(
+        "demo",
+        "huggingface",
+        "--no-hf-client",
+        "--requests",
+        "40",
+        "--warmups",
+        "2",
+        "--method",
+        "seed",
+        "--rounds",
+        "2",
+        "--concurrency",
+        "4",
+        "--cold-samples",
+        "2",
+        "-q",
+        "--output",
+        str(out),
+        timeout=120,
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert [t["name"] for t in doc["config"]["targets"]] == ["fixture", "nginx-cache"]
@@ -83,7 +129,7 @@ def test_demo_huggingface_naive_cache_is_rejected_before_timing():
     errors = [line for line in run.stderr.splitlines() if line.startswith("httpbench: error:")]
     assert len(errors) == 1 and "target 'nginx-cache'" in errors[0], run.stderr
     assert "Location header points to another host" in errors[0] or "X-Xet" in errors[0]
-    assert "round 1" not in run.stderr          # nothing was timed
+    assert "round 1" not in run.stderr  # nothing was timed
 
 
 @pytest.mark.servers

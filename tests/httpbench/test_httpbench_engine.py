@@ -21,13 +21,30 @@ def server():
         yield srv
 
 
-def measure(url: str, scenario: Scenario, warmups=0, requests=40, concurrency=4, timeout=2.0,
-            verify_digest=False, rate=None):
+def measure(
+    url: str,
+    scenario: Scenario,
+    warmups=0,
+    requests=40,
+    concurrency=4,
+    timeout=2.0,
+    verify_digest=False,
+    rate=None,
+):
     target, _ = Target.parse("t", url)
     exps, _ = preflight.check([target], [scenario], timeout)
-    spec = engine.RoundSpec(target=target, scenario=scenario, expectation=exps[(scenario.name, "t")],
-                            warmups=warmups, requests=requests, concurrency=concurrency, timeout=timeout, rate=rate,
-                            keep_samples=True, verify_digest=verify_digest)
+    spec = engine.RoundSpec(
+        target=target,
+        scenario=scenario,
+        expectation=exps[(scenario.name, "t")],
+        warmups=warmups,
+        requests=requests,
+        concurrency=concurrency,
+        timeout=timeout,
+        rate=rate,
+        keep_samples=True,
+        verify_digest=verify_digest,
+    )
     with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
         return runner.run(engine.run_round(spec, 1, 1, ["t"]))
 
@@ -35,10 +52,10 @@ def measure(url: str, scenario: Scenario, warmups=0, requests=40, concurrency=4,
 def test_clean_run_connects_before_the_clock_and_times_every_request(server):
     r = measure(server.url, Scenario("f", "/f"), warmups=8, requests=40, concurrency=4)
     assert (r.ok, r.failures, r.connections, r.reconnects) == (40, 0, 4, 0)
-    assert len(r.samples_ms) == 40                     # one sample per timed request, no connects
+    assert len(r.samples_ms) == 40  # one sample per timed request, no connects
     assert r.connect_ms["count"] == 4 and r.connect_ms["p50"] is not None
-    assert server.connections == 1 + 4                  # preflight + 4 workers: warm-ups reused them
-    assert server.routes["/f"].count == 1 + 8 + 40      # preflight + warm-ups + timed
+    assert server.connections == 1 + 4  # preflight + 4 workers: warm-ups reused them
+    assert server.routes["/f"].count == 1 + 8 + 40  # preflight + warm-ups + timed
     assert r.body_bytes == 40 * len(BODY)
     assert r.p50_ms <= r.p95_ms <= r.p99_ms <= r.max_ms == pytest.approx(max(r.samples_ms), abs=1e-5)
     assert r.ttfb_p50_ms <= r.p50_ms
@@ -57,19 +74,28 @@ def test_head_and_304_read_only_headers(server):
 
 
 def test_range_is_checked_against_the_right_bytes(server):
-    r = measure(server.url, Scenario("r", "/f", headers=(("Range", "bytes=100-1123"),), klass="payload"),
-                requests=20, verify_digest=True)
+    r = measure(
+        server.url,
+        Scenario("r", "/f", headers=(("Range", "bytes=100-1123"),), klass="payload"),
+        requests=20,
+        verify_digest=True,
+    )
     assert (r.ok, r.failures, r.body_bytes) == (20, 0, 20 * 1024)
 
 
-@pytest.mark.parametrize("fault,kind,digest", [
-    ("wrong_bytes", "sha256", True), ("wrong_length", "length", False),
-    ("status_500", "status_500", False), ("reset", "reset", False)])
+@pytest.mark.parametrize(
+    "fault,kind,digest",
+    [
+        ("wrong_bytes", "sha256", True),
+        ("wrong_length", "length", False),
+        ("status_500", "status_500", False),
+        ("reset", "reset", False),
+    ],
+)
 def test_every_wrong_response_is_counted_and_never_timed(server, fault, kind, digest):
     route = server.routes["/f"]
-    route.fault, route.fault_every, route.fault_after = fault, 5, 1   # preflight (request 1) is clean
-    r = measure(server.url, Scenario("f", "/f"), warmups=0, requests=50, concurrency=4,
-                verify_digest=digest)
+    route.fault, route.fault_every, route.fault_after = fault, 5, 1  # preflight (request 1) is clean
+    r = measure(server.url, Scenario("f", "/f"), warmups=0, requests=50, concurrency=4, verify_digest=digest)
     assert r.failures == route.faults == 10
     assert r.failure_kinds == {kind: 10}
     assert r.ok == 40 and len(r.samples_ms) == 40
@@ -91,7 +117,7 @@ def test_connection_close_is_reopened_without_failures(server):
     route.fault, route.fault_every, route.fault_after = "close", 3, 1
     r = measure(server.url, Scenario("f", "/f"), requests=30, concurrency=2)
     assert (r.ok, r.failures) == (30, 0)
-    assert route.faults == 10 and 9 <= r.reconnects <= 10   # none needed after the last request
+    assert route.faults == 10 and 9 <= r.reconnects <= 10  # none needed after the last request
 
 
 @pytest.mark.servers
@@ -110,9 +136,16 @@ def test_a_target_that_dies_leaves_unsent_failures_and_ends():
         scenario = Scenario("f", "/f")
         exps, _ = preflight.check([target], [scenario], 2.0)
         srv.routes["/f"].fault, srv.routes["/f"].fault_after = "reset", 0
-        srv.stop_listening()                       # no new connections: reconnects fail
-        spec = engine.RoundSpec(target=target, scenario=scenario, expectation=exps[("f", "t")], warmups=0,
-                                requests=20, concurrency=2, timeout=1.0)
+        srv.stop_listening()  # no new connections: reconnects fail
+        spec = engine.RoundSpec(
+            target=target,
+            scenario=scenario,
+            expectation=exps[("f", "t")],
+            warmups=0,
+            requests=20,
+            concurrency=2,
+            timeout=1.0,
+        )
         with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
             r = runner.run(engine.run_round(spec, 1, 1, ["t"]))
     assert r.ok == 0 and r.failures == 20
@@ -121,7 +154,7 @@ def test_a_target_that_dies_leaves_unsent_failures_and_ends():
 
 @pytest.mark.servers
 def test_open_loop_counts_latency_from_the_intended_send_time(server):
-    server.routes["/f"].delay = 0.02          # 20 ms service time, 1 connection: capacity 50 req/s
+    server.routes["/f"].delay = 0.02  # 20 ms service time, 1 connection: capacity 50 req/s
     r = measure(server.url, Scenario("f", "/f"), requests=20, concurrency=1, rate=200.0)
     assert r.mode == "open" and r.ok == 20
     # asked for 200 req/s: the queue grows, so corrected latency far exceeds the service time

@@ -35,7 +35,7 @@ def import_graph() -> dict[str, set[str]]:
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Import cycles, each once, as the list of modules along it."""
     found: list[list[str]] = []
-    state: dict[str, int] = {}          # 1: on the current path, 2: done
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
     path: list[str] = []
 
     def visit(node: str) -> None:
@@ -43,7 +43,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         path.append(node)
         for dep in sorted(graph[node]):
             if state.get(dep) == 1:
-                found.append(path[path.index(dep):] + [dep])
+                found.append(path[path.index(dep) :] + [dep])
             elif dep not in state:
                 visit(dep)
         path.pop()

@@ -15,8 +15,9 @@ from tests.httpbench.http_fixtures import body_of, run_httpbench
 PACKAGE = body_of(300_000, seed=7)
 INDEX = body_of(1024, seed=8)
 
-needs_nginx = pytest.mark.skipif(nginx_binary() is None,
-                                 reason="nginx binary not found (CI installs it: apt-get install -y nginx)")
+needs_nginx = pytest.mark.skipif(
+    nginx_binary() is None, reason="nginx binary not found (CI installs it: apt-get install -y nginx)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +34,40 @@ def test_compare_on_nginx_every_scenario_kind(nginx, tmp_path):
     out = tmp_path / "r.json"
     sha = hashlib.sha256(PACKAGE).hexdigest()
     run = run_httpbench(
-        "compare", "--target", f"ref={nginx.url(0)}/repo", "--target", f"cand={nginx.url(1)}/repo/",
-        "--scenario", "name=index GET,path=/index.txt",
-        "--scenario", "name=index HEAD,method=HEAD,path=/index.txt",
-        "--scenario", "name=index 304,path=/index.txt,conditional=true",
-        "--scenario", f"name=package GET,path=/pkg.bin,class=payload,sha256={sha}",
-        "--scenario", "name=package Range,path=/pkg.bin,class=payload,header=Range: bytes=0-65535",
-        "--warmups", "8", "--requests", "100", "--concurrency", "8", "--method", "seed", "--rounds", "2",
-        "--gate", "metadata:0:1000", "--gate", "payload:0:1000", "--enforce-gates",
-        "--output", str(out), "-q")
+        "compare",
+        "--target",
+        f"ref={nginx.url(0)}/repo",
+        "--target",
+        f"cand={nginx.url(1)}/repo/",
+        "--scenario",
+        "name=index GET,path=/index.txt",
+        "--scenario",
+        "name=index HEAD,method=HEAD,path=/index.txt",
+        "--scenario",
+        "name=index 304,path=/index.txt,conditional=true",
+        "--scenario",
+        f"name=package GET,path=/pkg.bin,class=payload,sha256={sha}",
+        "--scenario",
+        "name=package Range,path=/pkg.bin,class=payload,header=Range: bytes=0-65535",
+        "--warmups",
+        "8",
+        "--requests",
+        "100",
+        "--concurrency",
+        "8",
+        "--method",
+        "seed",
+        "--rounds",
+        "2",
+        "--gate",
+        "metadata:0:1000",
+        "--gate",
+        "payload:0:1000",
+        "--enforce-gates",
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert doc["totals"] == {"timed_requests": 5 * 2 * 2 * 100, "ok": 2000, "failures": 0}
@@ -60,7 +86,9 @@ def test_compare_on_nginx_every_scenario_kind(nginx, tmp_path):
 
 
 @needs_nginx
-@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk not found (CI installs it: apt-get install -y wrk)")
+@pytest.mark.skipif(
+    shutil.which("wrk") is None, reason="wrk not found (CI installs it: apt-get install -y wrk)"
+)
 @pytest.mark.servers
 def test_bench_client_runs_wrk_and_httpbench_on_the_same_nginx():
     run = run_httpbench("bench-client", "--requests", "20000", "--duration", "1", "--json", timeout=60)

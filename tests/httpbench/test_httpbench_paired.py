@@ -14,14 +14,28 @@ SMALL = ("--warmups", "2", "--requests", "20", "--concurrency", "4", "--min-roun
 
 @pytest.fixture()
 def pair():
-    with FixtureServer({"/f": Route(BODY, delay=0.005)}) as a, \
-            FixtureServer({"/f": Route(BODY, delay=0.005)}) as b:
+    with (
+        FixtureServer({"/f": Route(BODY, delay=0.005)}) as a,
+        FixtureServer({"/f": Route(BODY, delay=0.005)}) as b,
+    ):
         yield a, b
 
 
 def compare(a, b, out, *args):
-    return run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
-                         "--scenario", "/f", "--enforce-gates", "--output", str(out), *SMALL, *args)
+    return run_httpbench(
+        "compare",
+        "--target",
+        f"base={a.url}",
+        "--target",
+        f"cand={b.url}",
+        "--scenario",
+        "/f",
+        "--enforce-gates",
+        "--output",
+        str(out),
+        *SMALL,
+        *args,
+    )
 
 
 def judged(a, b, tmp_path, code, *args):
@@ -97,7 +111,7 @@ def test_self_control_reports_the_noise_floor_beside_the_verdict(pair, tmp_path)
     assert set(aa["candidates"]) == {"base-self"}
     assert aa["candidates"]["base-self"]["verdict"] == "pass"
     assert {r["target"] for r in aa["rounds"]} == {"base", "base-self"}
-    assert all(r["target"] in ("base", "cand") for r in doc["rounds"])       # A/A kept apart
+    assert all(r["target"] in ("base", "cand") for r in doc["rounds"])  # A/A kept apart
     assert "Self-control (base against itself" in run.stdout
 
 
@@ -107,27 +121,64 @@ def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
     for srv in pair:
         srv.routes["/f"].delay = 0.0
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
-                        "--scenario", "/f",
-                        "--warmups", "2", "--requests", "20", "--concurrency", "4", "--min-round-ms", "100",
-                        "--rounds", "2", "--output", str(out), "-q")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"base={a.url}",
+        "--target",
+        f"cand={b.url}",
+        "--scenario",
+        "/f",
+        "--warmups",
+        "2",
+        "--requests",
+        "20",
+        "--concurrency",
+        "4",
+        "--min-round-ms",
+        "100",
+        "--rounds",
+        "2",
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     per_round = doc["paired"]["GET /f"]["requests_per_round"]
     assert per_round > 20
     assert all(r["requests"] == per_round for r in doc["rounds"])
     walls = sorted(r["wall_ms"] for r in doc["rounds"])
-    assert walls[len(walls) // 2] >= 50           # sized for 100 ms at the measured rate
+    assert walls[len(walls) // 2] >= 50  # sized for 100 ms at the measured rate
 
 
 @pytest.mark.servers
 def test_seed_method_keeps_the_seeds_tables_and_point_gates(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
-                        "--scenario", "/f",
-                        "--method", "seed", "--warmups", "2", "--requests", "20", "--concurrency", "4",
-                        "--gate", "metadata:0.5:2.0", "--enforce-gates", "--output", str(out), "-q")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"base={a.url}",
+        "--target",
+        f"cand={b.url}",
+        "--scenario",
+        "/f",
+        "--method",
+        "seed",
+        "--warmups",
+        "2",
+        "--requests",
+        "20",
+        "--concurrency",
+        "4",
+        "--gate",
+        "metadata:0.5:2.0",
+        "--enforce-gates",
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert "paired" not in doc and doc["verdict"] == "pass"
@@ -145,29 +196,46 @@ def test_self_control_needs_the_paired_method(pair, tmp_path):
 @pytest.mark.servers
 def test_real_client_rounds_are_paired_and_decided(pair, tmp_path):
     a, b = pair
-    _, doc = judged(a, b, tmp_path, 1, "--gate", "metadata:0.01:100", "--client-command", "base=true",
-                      "--client-command", "cand=sleep 0.2")
+    _, doc = judged(
+        a,
+        b,
+        tmp_path,
+        1,
+        "--gate",
+        "metadata:0.01:100",
+        "--client-command",
+        "base=true",
+        "--client-command",
+        "cand=sleep 0.2",
+    )
     cmp = doc["clients"]["scenarios"]["real client"]["comparisons"]["cand"]
     assert doc["clients"]["rounds"] == 8 and cmp["verdict"] == "fail"
     assert cmp["decision"]["low"] > 1.25 and cmp["decision"]["n"] == 8
-    assert any(g.startswith("client real client: cand sample time") and "client gate" in g
-               for g in doc["gate_failures"])
-    assert doc["paired"]["GET /f"]["candidates"]["cand"]["verdict"] == "pass"     # HTTP itself passed
+    assert any(
+        g.startswith("client real client: cand sample time") and "client gate" in g
+        for g in doc["gate_failures"]
+    )
+    assert doc["paired"]["GET /f"]["candidates"]["cand"]["verdict"] == "pass"  # HTTP itself passed
 
 
 def test_too_few_client_pairs_are_inconclusive():
     from httpbench import clients
     from httpbench.model import Gate
 
-    samples = [{"target": t, "round": r, "position": 1, "ms": 100.0 + r, "ok": True}
-               for r in (1, 2, 3) for t in ("base", "cand")]
-    _, comparisons, failures = clients.summarize("real client", ["base", "cand"], samples, Gate(0.0, 1.25),
-                                                 "paired", 0.05)
+    samples = [
+        {"target": t, "round": r, "position": 1, "ms": 100.0 + r, "ok": True}
+        for r in (1, 2, 3)
+        for t in ("base", "cand")
+    ]
+    _, comparisons, failures = clients.summarize(
+        "real client", ["base", "cand"], samples, Gate(0.0, 1.25), "paired", 0.05
+    )
     assert failures == []
     assert comparisons["cand"]["verdict"] == "inconclusive"
     assert "too few sample pairs" in comparisons["cand"]["inconclusive"]
-    assert clients.undecided({"scenarios": {"real client": {"comparisons": comparisons}}}) == \
-        [comparisons["cand"]["inconclusive"]]
+    assert clients.undecided({"scenarios": {"real client": {"comparisons": comparisons}}}) == [
+        comparisons["cand"]["inconclusive"]
+    ]
 
 
 def test_paired_client_verdict_ignores_the_raw_p95_ratio_of_a_few_samples():
@@ -176,12 +244,19 @@ def test_paired_client_verdict_ignores_the_raw_p95_ratio_of_a_few_samples():
     from httpbench import clients
     from httpbench.model import Gate
 
-    ms = {("base", 1): 1.0, ("cand", 1): 1.1, ("base", 2): 1.2, ("cand", 2): 2.6,
-          ("base", 3): 1.1, ("cand", 3): 1.0}
+    ms = {
+        ("base", 1): 1.0,
+        ("cand", 1): 1.1,
+        ("base", 2): 1.2,
+        ("cand", 2): 2.6,
+        ("base", 3): 1.1,
+        ("cand", 3): 1.0,
+    }
     samples = [{"target": t, "round": r, "position": 1, "ms": v, "ok": True} for (t, r), v in ms.items()]
-    _, comparisons, failures = clients.summarize("real client", ["base", "cand"], samples, Gate(0.0, 1.25),
-                                                 "paired", 0.05)
-    assert comparisons["cand"]["p95_ratio"] > 2.0          # the seed method would fail this
+    _, comparisons, failures = clients.summarize(
+        "real client", ["base", "cand"], samples, Gate(0.0, 1.25), "paired", 0.05
+    )
+    assert comparisons["cand"]["p95_ratio"] > 2.0  # the seed method would fail this
     assert failures == [] and comparisons["cand"]["verdict"] == "inconclusive"
     _, seeded, seed_failures = clients.summarize("real client", ["base", "cand"], samples, Gate(0.0, 1.25))
     assert seeded["cand"]["verdict"] == "fail" and "client gate" in seed_failures[0]
@@ -190,17 +265,37 @@ def test_paired_client_verdict_ignores_the_raw_p95_ratio_of_a_few_samples():
 @pytest.mark.servers
 def test_junit_and_github_summary_show_all_three_verdicts(tmp_path):
     body = body_of(1024)
-    with FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.005)}) as a, \
-            FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.05)}) as b:
+    with (
+        FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.005)}) as a,
+        FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.05)}) as b,
+    ):
         junit, summary = tmp_path / "j.xml", tmp_path / "summary.md"
         summary.write_text("earlier step\n")
-        run = run_httpbench("compare", "--target", f"base={a.url}", "--target", f"cand={b.url}",
-                            "--scenario", "name=ok,path=/ok", "--scenario", "name=slow,path=/slow",
-                            "--gate", "metadata:0.25:4.0", "--client-command", "true {url}",
-                            "--client-rounds", "3",        # too few pairs: inconclusive
-                            "--junit", str(junit), "--github-summary", str(summary), *SMALL)
-    assert run.code == 0, run.output            # without --enforce-gates the verdict is printed only
+        run = run_httpbench(
+            "compare",
+            "--target",
+            f"base={a.url}",
+            "--target",
+            f"cand={b.url}",
+            "--scenario",
+            "name=ok,path=/ok",
+            "--scenario",
+            "name=slow,path=/slow",
+            "--gate",
+            "metadata:0.25:4.0",
+            "--client-command",
+            "true {url}",
+            "--client-rounds",
+            "3",  # too few pairs: inconclusive
+            "--junit",
+            str(junit),
+            "--github-summary",
+            str(summary),
+            *SMALL,
+        )
+    assert run.code == 0, run.output  # without --enforce-gates the verdict is printed only
     import xml.etree.ElementTree as ET
+
     root = ET.parse(junit).getroot()
     cases = {c.get("name"): c for c in root.iter("testcase")}
     assert cases["ok: cand"].find("failure") is None and cases["ok: cand"].find("skipped") is None

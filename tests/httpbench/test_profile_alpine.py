@@ -24,7 +24,7 @@ from httpbench.profiles.alpine import AlpineProfile
 from tests.httpbench.http_fixtures import run_httpbench
 
 SIZE = 300_000
-REPO_KEY = apk.generate_private_key()      # a repository that re-signs the index with its own key
+REPO_KEY = apk.generate_private_key()  # a repository that re-signs the index with its own key
 NOT_APK = apk.payload(100_000, 99)
 
 
@@ -53,7 +53,7 @@ def served(tree):
 
     repo = {pkg_path: files[pkg_path], idx_path: files[idx_path]}
     middle = len(package.data) // 2
-    flipped = package.data[:middle] + bytes([package.data[middle] ^ 0xFF]) + package.data[middle + 1:]
+    flipped = package.data[:middle] + bytes([package.data[middle] ^ 0xFF]) + package.data[middle + 1 :]
     other_tree = fixture.write_tree(dest.parent / "other", package_size=SIZE, seed=4)
     extra = apk.IndexRecord("left-pad", "1.0-r0", 1234, 4096, "Q1" + base64.b64encode(b"\7" * 20).decode())
     other_c = replace(record, identity="Q1" + base64.b64encode(b"\5" * 20).decode())
@@ -67,8 +67,10 @@ def served(tree):
         "cdiff": {**repo, idx_path: index([other_c])},
         # a release candidate listed after the release: text order or index order would pick it,
         # apk's version order picks the release (rc < no suffix)
-        "versions": {**repo, idx_path: index([record, replace(record, version="1.0.0_rc1-r9",
-                                                              identity=other_c.identity)])},
+        "versions": {
+            **repo,
+            idx_path: index([record, replace(record, version="1.0.0_rc1-r9", identity=other_c.identity)]),
+        },
         "wrongsize": {**repo, idx_path: index([replace(record, size=record.size + 1)])},
         "resigned": {**repo, idx_path: index([record], signer=REPO_KEY, name="repo.rsa.pub")},
         "notapk": {pkg_path: NOT_APK, idx_path: files[idx_path]},
@@ -80,9 +82,12 @@ def served(tree):
 
 
 def profile_for(manifest, dest, **over) -> AlpineProfile:
-    opts = {"package_path": manifest["package"]["path"], "index_path": None,
-            "package_sha256": manifest["package"]["sha256"],
-            "public_key": (str(dest / manifest["key"]["public"]),)}
+    opts = {
+        "package_path": manifest["package"]["path"],
+        "index_path": None,
+        "package_sha256": manifest["package"]["sha256"],
+        "public_key": (str(dest / manifest["key"]["public"]),),
+    }
     opts.update(over)
     return AlpineProfile(**opts)
 
@@ -117,8 +122,14 @@ def test_two_identical_trees_pass_and_are_recorded(served):
         assert t["range_content_range"] == f"bytes 0-65535/{package.size}"
     # after preflight the scenarios carry exact expectations
     names = [s.name for s in profile.scenarios()]
-    assert names == ["signed index GET", "signed index HEAD", "signed index 304", "package GET",
-                     "package Range 64 KiB", "package HEAD"]
+    assert names == [
+        "signed index GET",
+        "signed index HEAD",
+        "signed index 304",
+        "package GET",
+        "package Range 64 KiB",
+        "package HEAD",
+    ]
     get, rng = profile.scenarios()[3], profile.scenarios()[4]
     assert (get.length, get.sha256, get.klass) == (package.size, package.sha256, "payload")
     assert rng.length == 65536 and rng.sha256 == rec["package"]["range_sha256"]
@@ -129,16 +140,28 @@ def test_two_identical_trees_pass_and_are_recorded(served):
     assert load("alpine") is AlpineProfile
 
 
-@pytest.mark.parametrize("variant, message", [
-    ("flip", r"target 'cand': package GET .*differs from --package-sha256"),
-    ("other", r"target 'cand': package GET .*differs from --package-sha256"),
-    ("badsig", r"target 'cand': index .*APKINDEX\.tar\.gz: bad signature: \.SIGN\.RSA\.httpbench-alpine"
-               r"\.rsa\.pub does not verify"),
-    ("extra", r"target 'cand': index package set \(P/V/S/I\) differs from baseline 'ref': "
-              r"extra left-pad-1\.0-r0 \(S:1234 I:4096\)"),
-    ("wrongsize", r"target 'cand': index package set .*missing httpbench-alpine-benchmark-1\.0\.0-r0 "
-                  r"\(S:\d+ I:\d+\); extra httpbench-alpine-benchmark"),
-])
+@pytest.mark.parametrize(
+    "variant, message",
+    [
+        ("flip", r"target 'cand': package GET .*differs from --package-sha256"),
+        ("other", r"target 'cand': package GET .*differs from --package-sha256"),
+        (
+            "badsig",
+            r"target 'cand': index .*APKINDEX\.tar\.gz: bad signature: \.SIGN\.RSA\.httpbench-alpine"
+            r"\.rsa\.pub does not verify",
+        ),
+        (
+            "extra",
+            r"target 'cand': index package set \(P/V/S/I\) differs from baseline 'ref': "
+            r"extra left-pad-1\.0-r0 \(S:1234 I:4096\)",
+        ),
+        (
+            "wrongsize",
+            r"target 'cand': index package set .*missing httpbench-alpine-benchmark-1\.0\.0-r0 "
+            r"\(S:\d+ I:\d+\); extra httpbench-alpine-benchmark",
+        ),
+    ],
+)
 def test_preflight_catches_a_broken_candidate(served, variant, message):
     ng, manifest, dest, _ = served
     with pytest.raises(HttpbenchError, match=message) as info:
@@ -163,8 +186,7 @@ def test_identity_differences_are_notes_not_failures(served):
     section = run_preflight(profile_for(manifest, dest), f"{ng.url(0)}/ok", f"{ng.url(1)}/cdiff")
     assert not section.records["targets"]["cand"]["package_identity_matches"]
     assert section.records["targets"]["ref"]["package_identity_matches"]
-    assert any("target 'cand': C:Q1BQUF" in n and "is not the package's identity" in n
-               for n in section.notes)
+    assert any("target 'cand': C:Q1BQUF" in n and "is not the package's identity" in n for n in section.notes)
     assert any("C: differs between 'ref' and 'cand' for 1 package(s)" in n for n in section.notes)
     rows = report.alpine_tables({"preflight": section.records})[0][2]
     assert rows[1][4].endswith("(not the package's)")
@@ -175,8 +197,9 @@ def test_package_signed_by_another_key_is_a_note(served, tmp_path):
     ng, manifest, dest, _ = served
     key = tmp_path / "repo.rsa.pub"
     key.write_bytes(apk.public_key_pem(REPO_KEY))
-    section = run_preflight(profile_for(manifest, dest, public_key=(str(key),)),
-                            f"{ng.url(0)}/resigned", f"{ng.url(1)}/resigned")
+    section = run_preflight(
+        profile_for(manifest, dest, public_key=(str(key),)), f"{ng.url(0)}/resigned", f"{ng.url(1)}/resigned"
+    )
     assert section.records["targets"]["cand"]["verified_with"] == "repo.rsa.pub"
     assert not section.records["package"]["signature_verified"]
     assert section.records["package"]["signature"]["key_name"] == manifest["key"]["name"]
@@ -186,8 +209,11 @@ def test_package_signed_by_another_key_is_a_note(served, tmp_path):
 def test_bytes_that_are_not_a_package_fail(served):
     ng, manifest, dest, _ = served
     profile = profile_for(manifest, dest, package_sha256=hashlib.sha256(NOT_APK).hexdigest())
-    with pytest.raises(HttpbenchError, match=r"^preflight: package /v3\.23/.*\.apk is not a valid APK v2 "
-                                             r"package: not gzip"):
+    with pytest.raises(
+        HttpbenchError,
+        match=r"^preflight: package /v3\.23/.*\.apk is not a valid APK v2 "
+        r"package: not gzip",
+    ):
         run_preflight(profile, f"{ng.url(0)}/notapk", f"{ng.url(1)}/notapk")
 
 
@@ -196,8 +222,9 @@ def test_wrong_public_key_and_missing_options(served, tmp_path):
     other = tmp_path / "other.rsa.pub"
     other.write_bytes(apk.public_key_pem(apk.generate_private_key()))
     with pytest.raises(HttpbenchError, match=r"target 'ref'.*any given public key \(other\.rsa\.pub"):
-        run_preflight(profile_for(manifest, dest, public_key=(str(other),)), f"{ng.url(0)}/ok",
-                      f"{ng.url(1)}/ok")
+        run_preflight(
+            profile_for(manifest, dest, public_key=(str(other),)), f"{ng.url(0)}/ok", f"{ng.url(1)}/ok"
+        )
     bad = tmp_path / "bad.pub"
     bad.write_text("not a key")
     with pytest.raises(HttpbenchError, match=r"--public-key .*bad\.pub: public key 'bad\.pub' is not a PEM"):
@@ -207,8 +234,11 @@ def test_wrong_public_key_and_missing_options(served, tmp_path):
     with pytest.raises(HttpbenchError, match="needs --public-key"):
         profile_for(manifest, dest, public_key=())
     with pytest.raises(HttpbenchError, match=r"target 'ref': index GET /nope/APKINDEX\.tar\.gz returned 404"):
-        run_preflight(profile_for(manifest, dest, index_path="nope/APKINDEX.tar.gz"),
-                      f"{ng.url(0)}/ok", f"{ng.url(1)}/ok")
+        run_preflight(
+            profile_for(manifest, dest, index_path="nope/APKINDEX.tar.gz"),
+            f"{ng.url(0)}/ok",
+            f"{ng.url(1)}/ok",
+        )
 
 
 class RangeBug(BaseHTTPRequestHandler):
@@ -235,7 +265,7 @@ class RangeBug(BaseHTTPRequestHandler):
             return
         status, total = 200, len(data)
         if self.headers.get("Range") == "bytes=0-65535":
-            status, data = 206, data[self.shift:self.shift + 65536]
+            status, data = 206, data[self.shift : self.shift + 65536]
         self.send_response(status)
         self.send_header("Content-Length", str(len(data)))
         if status == 206:
@@ -248,25 +278,39 @@ class RangeBug(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize("shift, bad_total, message", [
-    (1, False, r"target 'cand': package Range bytes=0-65535: body differs from the package's first "
-               r"65,536 bytes at offset 0; the bytes are the package's from offset 1"),
-    (0, True, r"target 'cand': package Range bytes=0-65535: Content-Range 'bytes 0-65535/\d+', "
-              r"expected 'bytes 0-65535/\d+'"),
-])
+@pytest.mark.parametrize(
+    "shift, bad_total, message",
+    [
+        (
+            1,
+            False,
+            r"target 'cand': package Range bytes=0-65535: body differs from the package's first "
+            r"65,536 bytes at offset 0; the bytes are the package's from offset 1",
+        ),
+        (
+            0,
+            True,
+            r"target 'cand': package Range bytes=0-65535: Content-Range 'bytes 0-65535/\d+', "
+            r"expected 'bytes 0-65535/\d+'",
+        ),
+    ],
+)
 @pytest.mark.servers
 def test_wrong_range_answer_is_caught(served, shift, bad_total, message):
     ng, manifest, dest, package = served
-    files = {"/" + manifest["package"]["path"]: package.data,
-             "/" + manifest["index"]["path"]: (dest / manifest["index"]["path"]).read_bytes()}
+    files = {
+        "/" + manifest["package"]["path"]: package.data,
+        "/" + manifest["index"]["path"]: (dest / manifest["index"]["path"]).read_bytes(),
+    }
     handler = type("Handler", (RangeBug,), {"files": files, "shift": shift, "bad_total": bad_total})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         with pytest.raises(HttpbenchError, match=message):
-            run_preflight(profile_for(manifest, dest), f"{ng.url(0)}/ok",
-                          f"http://127.0.0.1:{server.server_address[1]}")
+            run_preflight(
+                profile_for(manifest, dest), f"{ng.url(0)}/ok", f"http://127.0.0.1:{server.server_address[1]}"
+            )
     finally:
         server.shutdown()
         server.server_close()
@@ -292,8 +336,11 @@ def test_fixture_tree_is_deterministic_and_never_clobbers(tree, tmp_path):
 
 
 def test_fixture_command_prints_the_compare_options(tmp_path, capsys):
-    fixture.command.main(args=[str(tmp_path / "t"), "--package-size", "20000", "--seed", "5"],
-                         prog_name="httpbench fixture alpine", standalone_mode=False)
+    fixture.command.main(
+        args=[str(tmp_path / "t"), "--package-size", "20000", "--seed", "5"],
+        prog_name="httpbench fixture alpine",
+        standalone_mode=False,
+    )
     manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
     out = capsys.readouterr().out
     assert manifest["package"]["sha256"] in out and manifest["compare_command"] in out
@@ -304,9 +351,27 @@ def test_fixture_command_prints_the_compare_options(tmp_path, capsys):
 def test_compare_profile_alpine_end_to_end(served, tmp_path):
     ng, manifest, _dest, package = served
     out = tmp_path / "result.json"
-    run = run_httpbench("compare", "--target", f"ref={ng.url(0)}/ok", "--target", f"cand={ng.url(1)}/same",
-                        *manifest["compare_options"], "--requests", "50", "--method", "seed", "--rounds", "1",
-                        "--warmups", "2", "--concurrency", "4", "--output", str(out), "-q")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"ref={ng.url(0)}/ok",
+        "--target",
+        f"cand={ng.url(1)}/same",
+        *manifest["compare_options"],
+        "--requests",
+        "50",
+        "--method",
+        "seed",
+        "--rounds",
+        "1",
+        "--warmups",
+        "2",
+        "--concurrency",
+        "4",
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert doc["totals"] == {"timed_requests": 6 * 2 * 50, "ok": 600, "failures": 0}
@@ -326,10 +391,29 @@ def test_repositories_that_sign_their_own_index_compare_end_to_end(served, tmp_p
     repo_key = tmp_path / "repo.rsa.pub"
     repo_key.write_bytes(apk.public_key_pem(REPO_KEY))
     out = tmp_path / "result.json"
-    run = run_httpbench("compare", "--target", f"ref={ng.url(0)}/ok", "--target", f"cand={ng.url(1)}/resigned",
-                        *manifest["compare_options"], "--public-key", str(repo_key),
-                        "--requests", "20", "--method", "seed", "--rounds", "1", "--warmups", "1", "--concurrency", "2",
-                        "--output", str(out), "-q")
+    run = run_httpbench(
+        "compare",
+        "--target",
+        f"ref={ng.url(0)}/ok",
+        "--target",
+        f"cand={ng.url(1)}/resigned",
+        *manifest["compare_options"],
+        "--public-key",
+        str(repo_key),
+        "--requests",
+        "20",
+        "--method",
+        "seed",
+        "--rounds",
+        "1",
+        "--warmups",
+        "1",
+        "--concurrency",
+        "2",
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}
@@ -357,8 +441,13 @@ def test_apk_client_verifies_what_it_fetches_and_never_echoes_credentials(served
     assert err.value.exit_code == 1
     port = ng.ports[0]
     with pytest.raises(HttpbenchError, match="HTTP 404") as err:
-        apkclient.flow(f"http://apk:S3cretPw@127.0.0.1:{port}/missing/{branch_repo}", "x86_64", keys,
-                       package.name, timeout=5)
+        apkclient.flow(
+            f"http://apk:S3cretPw@127.0.0.1:{port}/missing/{branch_repo}",
+            "x86_64",
+            keys,
+            package.name,
+            timeout=5,
+        )
     assert "S3cretPw" not in str(err.value) and f"http://127.0.0.1:{port}/missing/" in str(err.value)
 
 
@@ -367,7 +456,12 @@ def test_apk_client_picks_the_version_apk_would_install(served):
 
     ng, manifest, dest, package = served
     branch_repo = manifest["package"]["path"].rsplit("/", 2)[0]
-    found = apkclient.flow(f"{ng.url(0)}/versions/{branch_repo}", "x86_64",
-                           apkclient.trusted_keys(dest / "keys"), package.name, timeout=5)
+    found = apkclient.flow(
+        f"{ng.url(0)}/versions/{branch_repo}",
+        "x86_64",
+        apkclient.trusted_keys(dest / "keys"),
+        package.name,
+        timeout=5,
+    )
     assert found["versions"] == ["1.0.0_rc1-r9", package.version]
     assert found["identity"] == package.identity and found["bytes"] == package.size

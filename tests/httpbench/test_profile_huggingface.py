@@ -26,10 +26,13 @@ from tests.httpbench.http_fixtures import read_head, run_httpbench
 
 COMMIT = fx.COMMIT
 FILE = f"/org/model/resolve/{COMMIT}/model.safetensors"
-needs_nginx = pytest.mark.skipif(nginx_binary() is None,
-                                 reason="nginx binary not found (apt-get install nginx)")
-needs_hub = pytest.mark.skipif(importlib.util.find_spec("huggingface_hub") is None,
-                               reason="huggingface_hub not installed (pip install -e '.[test]')")
+needs_nginx = pytest.mark.skipif(
+    nginx_binary() is None, reason="nginx binary not found (apt-get install nginx)"
+)
+needs_hub = pytest.mark.skipif(
+    importlib.util.find_spec("huggingface_hub") is None,
+    reason="huggingface_hub not installed (pip install -e '.[test]')",
+)
 
 
 def targets(**urls: str) -> list[Target]:
@@ -76,13 +79,19 @@ def clean(cdn_hub):
 
 # -- the fixture ------------------------------------------------------------------------------------
 
+
 def test_fixture_serves_any_repository_directly(hub):
     c = httpx.Client(base_url=hub.url)
     info = c.get(f"/api/models/org/model/revision/{COMMIT}")
     doc = info.json()
     assert (info.status_code, doc["id"], doc["sha"]) == (200, "org/model", COMMIT)
-    assert [s["rfilename"] for s in doc["siblings"]] == ["model.safetensors", "config.json", "tokenizer.json",
-                                                         "tokenizer_config.json", "README.md"]
+    assert [s["rfilename"] for s in doc["siblings"]] == [
+        "model.safetensors",
+        "config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "README.md",
+    ]
     assert c.get("/api/models/org/model", headers={"If-None-Match": info.headers["etag"]}).status_code == 304
     assert c.get("/api/models/org/model/revision/v9").headers["x-error-code"] == "RevisionNotFound"
 
@@ -92,8 +101,8 @@ def test_fixture_serves_any_repository_directly(hub):
     assert head.headers["x-linked-size"] == head.headers["content-length"] == str(4 * 1024 * 1024)
     body = c.get(FILE).content
     assert hashlib.sha256(body).hexdigest() == hub.sha256 == hashlib.sha256(hub.content).hexdigest()
-    blocks = {body[i:i + 32] for i in range(0, len(body), 32)}
-    assert len(blocks) == len(body) // 32            # no repeating block: an offset bug shows
+    blocks = {body[i : i + 32] for i in range(0, len(body), 32)}
+    assert len(blocks) == len(body) // 32  # no repeating block: an offset bug shows
     part = c.get(FILE, headers={"Range": "bytes=65536-131071"})
     assert (part.status_code, part.headers["content-range"]) == (206, f"bytes 65536-131071/{len(body)}")
     assert part.content == body[65536:131072]
@@ -106,7 +115,7 @@ def test_fixture_serves_any_repository_directly(hub):
     assert [p["path"] for p in paths] == ["config.json"]
     stats = c.get("/__stats").json()
     assert stats["files"]["org/model"]["model.safetensors"]["body"] == 1
-    assert stats["files"]["org/model"]["model.safetensors"]["range"] == 2   # the 416 is no range
+    assert stats["files"]["org/model"]["model.safetensors"]["range"] == 2  # the 416 is no range
 
 
 def test_fixture_redirect_mode_sends_the_model_file_to_its_cdn(cdn_hub):
@@ -143,6 +152,7 @@ def test_fixture_command_serves_in_the_foreground():
 
 # -- preflight --------------------------------------------------------------------------------------
 
+
 @needs_nginx
 def test_preflight_passes_fixture_against_the_clean_cache(hub, cdn_hub, clean):
     profile = HuggingFaceProfile(upstream_host=(cdn_hub.url[7:], cdn_hub.cdn_url[7:]))
@@ -160,8 +170,12 @@ def test_preflight_passes_fixture_against_the_clean_cache(hub, cdn_hub, clean):
 @pytest.mark.parametrize("mode, leaked", [("direct", "X-Xet-Hash"), ("redirect", "Location")])
 @pytest.mark.servers
 def test_preflight_rejects_a_naive_proxy_that_leaks(mode, leaked):
-    with fx.HubFixture(mode=mode, xet=True) as upstream, HfCache(upstream.url, naive=True) as naive, \
-            fx.HubFixture() as ref, pytest.raises(HttpbenchError) as err:
+    with (
+        fx.HubFixture(mode=mode, xet=True) as upstream,
+        HfCache(upstream.url, naive=True) as naive,
+        fx.HubFixture() as ref,
+        pytest.raises(HttpbenchError) as err,
+    ):
         preflight(HuggingFaceProfile(), fixture=ref.url, naive=naive.url)
     message = str(err.value)
     assert "'naive'" in message and "HEAD /" in message and leaked in message and "\n" not in message
@@ -172,8 +186,9 @@ def test_leak_check_finds_upstream_hosts_in_headers_and_json():
     plain = httpx.Response(200, headers={"X-Repo-Commit": COMMIT})
     assert leak(target, "GET /x", plain, ("hub.internal:9000",)) is None
     header = httpx.Response(200, headers={"X-Origin": "http://hub.internal:9000/x"})
-    assert "header X-Origin names upstream host 'hub.internal:9000'" in leak(target, "GET /x", header,
-                                                                             ("hub.internal:9000",))
+    assert "header X-Origin names upstream host 'hub.internal:9000'" in leak(
+        target, "GET /x", header, ("hub.internal:9000",)
+    )
     body = httpx.Response(200, json={"siblings": [], "mirror": "http://HUB.internal:9000"})
     assert "JSON body names upstream host" in leak(target, "GET /api", body, ("hub.internal:9000",))
     same_host = httpx.Response(200, headers={"Location": "http://127.0.0.1:8000/elsewhere"})
@@ -186,9 +201,14 @@ def test_leak_check_finds_upstream_hosts_in_headers_and_json():
     assert "Location header is not a valid URL" in leak(target, "GET /f", garbled, ())
 
 
-@pytest.mark.parametrize("knob, words", [({"corrupt_offset": 3_000_000}, "body SHA-256"),
-                                         ({"corrupt_offset": 100}, "body SHA-256"),
-                                         ({"range_shift": 1}, "not bytes 0-65535")])
+@pytest.mark.parametrize(
+    "knob, words",
+    [
+        ({"corrupt_offset": 3_000_000}, "body SHA-256"),
+        ({"corrupt_offset": 100}, "body SHA-256"),
+        ({"range_shift": 1}, "not bytes 0-65535"),
+    ],
+)
 def test_preflight_catches_wrong_bytes_and_wrong_ranges(hub, knob, words):
     with fx.HubFixture(**knob) as bad, pytest.raises(HttpbenchError, match=words) as err:
         preflight(HuggingFaceProfile(), fixture=hub.url, bad=bad.url)
@@ -199,9 +219,14 @@ def test_preflight_catches_wrong_bytes_and_wrong_ranges(hub, knob, words):
 def test_preflight_checks_commit_and_expected_files(hub):
     with pytest.raises(HttpbenchError, match=r"'fixture' GET /api/models/\S+/revision/f{40}: returned 404"):
         preflight(HuggingFaceProfile(revision="f" * 40), fixture=hub.url)
-    with fx.HubFixture(commit="f" * 40) as stale, \
-            pytest.raises(HttpbenchError, match=f"target 'stale' .*model info sha f{{40}} is not the "
-                                                f"expected commit {COMMIT} \\(--revision main\\)"):
+    with (
+        fx.HubFixture(commit="f" * 40) as stale,
+        pytest.raises(
+            HttpbenchError,
+            match=f"target 'stale' .*model info sha f{{40}} is not the "
+            f"expected commit {COMMIT} \\(--revision main\\)",
+        ),
+    ):
         preflight(HuggingFaceProfile(revision="main"), fixture=hub.url, stale=stale.url)
     with pytest.raises(HttpbenchError, match=r"missing \['weights.bin'\]"):
         preflight(HuggingFaceProfile(expect_file=("weights.bin",)), fixture=hub.url)
@@ -215,17 +240,19 @@ def test_preflight_checks_commit_and_expected_files(hub):
 
 # -- cold fill and gates ----------------------------------------------------------------------------
 
+
 @needs_nginx
 @pytest.mark.servers
 def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_clean_cache(hub, clean):
-    section = after_rounds(HuggingFaceProfile(cold_samples=2, cold_concurrency=4), fixture=hub.url,
-                           cache=clean.url)
+    section = after_rounds(
+        HuggingFaceProfile(cold_samples=2, cold_concurrency=4), fixture=hub.url, cache=clean.url
+    )
     cold = section.records["cold_fill"]
     for sample in cold["samples"]["cache"]:
         assert sample["ok"] == 1 and sample["upstream"]["resolve"] == 1 and sample["upstream"]["body"] == 1
     conc = cold["concurrent"]["cache"]
     assert conc["ok"] == 4 and conc["upstream"]["body"] == 1 and conc["upstream"]["resolve"] == 1
-    assert cold["concurrent"]["fixture"]["upstream"]["body"] == 4       # the origin itself: no cache
+    assert cold["concurrent"]["fixture"]["upstream"]["body"] == 4  # the origin itself: no cache
     assert cold["summary"]["cache"]["upstream_body_per_repo"] == 1
     assert cold["summary"]["cache"]["median_mibps"] > 0
     assert not [f for f in section.gate_failures if "singleflight" in f]
@@ -237,27 +264,45 @@ def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_cl
 @needs_nginx
 @pytest.mark.servers
 def test_cold_gate_passes_and_fails_by_upstream_speed():
-    with fx.HubFixture(mode="redirect") as fast, fx.HubFixture(mode="redirect", delay=0.06) as slow, \
-            HfCache(fast.url) as fast_cache, HfCache(slow.url) as slow_cache:
+    with (
+        fx.HubFixture(mode="redirect") as fast,
+        fx.HubFixture(mode="redirect", delay=0.06) as slow,
+        HfCache(fast.url) as fast_cache,
+        HfCache(slow.url) as slow_cache,
+    ):
         opts = {"cold_samples": 2, "cold_concurrency": 0}
         passed = after_rounds(HuggingFaceProfile(**opts), slow=slow_cache.url, fast=fast_cache.url)
         failed = after_rounds(HuggingFaceProfile(**opts), fast=fast_cache.url, slow=slow_cache.url)
     assert passed.gate_failures == []
     assert passed.records["cold_fill"]["comparisons"]["fast"]["throughput_ratio"] > 1.5
     assert len(failed.gate_failures) == 1
-    assert failed.gate_failures[0].startswith("cold fill: slow median throughput") and "< 0.90x" in \
-        failed.gate_failures[0]
+    assert (
+        failed.gate_failures[0].startswith("cold fill: slow median throughput")
+        and "< 0.90x" in failed.gate_failures[0]
+    )
 
 
 @needs_nginx
 @pytest.mark.servers
 def test_cold_gate_under_the_paired_method_decides_on_an_interval():
-    with fx.HubFixture(mode="redirect") as fast, fx.HubFixture(mode="redirect", delay=0.06) as slow, \
-            HfCache(fast.url) as fast_cache, HfCache(slow.url) as slow_cache:
-        failed = after_rounds(HuggingFaceProfile(cold_samples=8, cold_concurrency=0), "paired",
-                              fast=fast_cache.url, slow=slow_cache.url)
-        few = after_rounds(HuggingFaceProfile(cold_samples=3, cold_concurrency=0), "paired",
-                           fast=fast_cache.url, slow=slow_cache.url)
+    with (
+        fx.HubFixture(mode="redirect") as fast,
+        fx.HubFixture(mode="redirect", delay=0.06) as slow,
+        HfCache(fast.url) as fast_cache,
+        HfCache(slow.url) as slow_cache,
+    ):
+        failed = after_rounds(
+            HuggingFaceProfile(cold_samples=8, cold_concurrency=0),
+            "paired",
+            fast=fast_cache.url,
+            slow=slow_cache.url,
+        )
+        few = after_rounds(
+            HuggingFaceProfile(cold_samples=3, cold_concurrency=0),
+            "paired",
+            fast=fast_cache.url,
+            slow=slow_cache.url,
+        )
     cmp = failed.records["cold_fill"]["comparisons"]["slow"]
     assert cmp["verdict"] == "fail" and cmp["decision"]["high"] < 0.90 and cmp["decision"]["n"] == 8
     assert len(failed.gate_failures) == 1 and "cold throughput" in failed.gate_failures[0]
@@ -271,20 +316,27 @@ def test_cold_gate_under_the_paired_method_decides_on_an_interval():
 def test_a_cache_without_singleflight_fails_the_cold_fill(hub, cdn_hub):
     """Two naive caches in front of the same direct fixture: every concurrent miss goes upstream."""
     with fx.HubFixture() as upstream, HfCache(upstream.url, naive=True) as naive:
-        section = after_rounds(HuggingFaceProfile(cold_samples=1, cold_concurrency=3),
-                               fixture=hub.url, naive=naive.url)
-    assert any(f.startswith("cold fill: naive: 3 upstream body fetches") and "singleflight" in f
-               for f in section.gate_failures)
+        section = after_rounds(
+            HuggingFaceProfile(cold_samples=1, cold_concurrency=3), fixture=hub.url, naive=naive.url
+        )
+    assert any(
+        f.startswith("cold fill: naive: 3 upstream body fetches") and "singleflight" in f
+        for f in section.gate_failures
+    )
 
 
 # -- the real client ---------------------------------------------------------------------------------
+
 
 @needs_nginx
 @needs_hub
 @pytest.mark.servers
 def test_real_huggingface_hub_client_downloads_from_fixture_and_clean_cache(hub, clean):
-    section = after_rounds(HuggingFaceProfile(cold_samples=0, hf_client=True, hf_client_rounds=1),
-                           fixture=hub.url, cache=clean.url)
+    section = after_rounds(
+        HuggingFaceProfile(cold_samples=0, hf_client=True, hf_client_rounds=1),
+        fixture=hub.url,
+        cache=clean.url,
+    )
     clients = section.records["clients"]["clients"]
     assert set(clients) == {"hf_hub_download", "snapshot_download", "hf download"}
     for name, data in clients.items():
@@ -296,15 +348,38 @@ def test_real_huggingface_hub_client_downloads_from_fixture_and_clean_cache(hub,
 
 # -- end to end ------------------------------------------------------------------------------------
 
+
 @needs_nginx
 @pytest.mark.servers
 def test_compare_profile_huggingface_end_to_end(hub, clean, tmp_path):
     assert load("huggingface") is HuggingFaceProfile
     out = tmp_path / "result.json"
-    run = run_httpbench("compare", "--profile", "huggingface", "--target", f"fixture={hub.url}",
-                        "--target", f"cache={clean.url}", "--requests", "40", "--warmups", "4",
-                        "--method", "seed", "--rounds", "1", "--concurrency", "4", "--cold-samples", "1",
-                        "--cold-concurrency", "2", "--output", str(out), "-q")
+    run = run_httpbench(
+        "compare",
+        "--profile",
+        "huggingface",
+        "--target",
+        f"fixture={hub.url}",
+        "--target",
+        f"cache={clean.url}",
+        "--requests",
+        "40",
+        "--warmups",
+        "4",
+        "--method",
+        "seed",
+        "--rounds",
+        "1",
+        "--concurrency",
+        "4",
+        "--cold-samples",
+        "1",
+        "--cold-concurrency",
+        "2",
+        "--output",
+        str(out),
+        "-q",
+    )
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert doc["totals"] == {"timed_requests": 5 * 2 * 40, "ok": 400, "failures": 0}
@@ -326,9 +401,13 @@ def test_a_xet_enabled_client_stays_on_the_clean_cache_but_follows_a_leak(tmp_pa
     with fx.HubFixture(mode="redirect", xet=True) as upstream, HfCache(upstream.url) as cache:
         for name, url, repo in (("cache", cache.url, "org/via-cache"), ("leaky", upstream.url, "org/direct")):
             target = targets(**{name: url})[0]
-            proc = subprocess.run(client_argv("hf_hub_download", repo, "main", "model.safetensors"),
-                                  env=client_env(target, str(tmp_path / name), xet=True), capture_output=True,
-                                  text=True, timeout=120)
+            proc = subprocess.run(
+                client_argv("hf_hub_download", repo, "main", "model.safetensors"),
+                env=client_env(target, str(tmp_path / name), xet=True),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             counts = upstream.stats()["repos"][repo]
             if name == "cache":
                 assert proc.returncode == 0, proc.stderr[-500:]
@@ -356,8 +435,16 @@ def test_model_info_is_compared_by_content_not_by_bytes(hub):
 
         other.app._info_document = reformatted
         profile = HuggingFaceProfile(cold_samples=0)
-        cfg = compare.Config(targets=targets(hub=hub.url, other=other.url), scenarios=profile.scenarios(), warmups=0,
-                             requests=8, concurrency=2, rounds=1, profile=profile, method="seed")
+        cfg = compare.Config(
+            targets=targets(hub=hub.url, other=other.url),
+            scenarios=profile.scenarios(),
+            warmups=0,
+            requests=8,
+            concurrency=2,
+            rounds=1,
+            profile=profile,
+            method="seed",
+        )
         doc = compare.run(cfg)
     assert doc["totals"] == {"timed_requests": 80, "ok": 80, "failures": 0}
     info = {p["target"]: p for p in doc["preflight"] if p["scenario"] == "model info GET"}
@@ -365,6 +452,7 @@ def test_model_info_is_compared_by_content_not_by_bytes(hub):
 
 
 # -- hostile requests to the fixture (issue 13, item 5) --------------------------------------------
+
 
 def raw_head(url: str, target: str) -> list[str]:
     """The response head lines for a request line sent byte for byte (no client re-encoding)."""
@@ -375,20 +463,23 @@ def raw_head(url: str, target: str) -> list[str]:
     return data.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
 
 
-@pytest.mark.parametrize("target", [
-    "/evil/model/resolve/main/x%0d%0aSet-Cookie:%20evil=1",
-    "/evil/model/resolve/main/x%0d%0a%0d%0aSet-Cookie:%20evil=1",
-    "/evil/model/resolve/main/x%0aSet-Cookie:%20evil=1",
-    "/api/models/evil/model/revision/x%0d%0aSet-Cookie:%20evil=1",
-    "/api/models/evil/model/tree/main/x%0d%0aSet-Cookie:%20evil=1",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/evil/model/resolve/main/x%0d%0aSet-Cookie:%20evil=1",
+        "/evil/model/resolve/main/x%0d%0a%0d%0aSet-Cookie:%20evil=1",
+        "/evil/model/resolve/main/x%0aSet-Cookie:%20evil=1",
+        "/api/models/evil/model/revision/x%0d%0aSet-Cookie:%20evil=1",
+        "/api/models/evil/model/tree/main/x%0d%0aSet-Cookie:%20evil=1",
+    ],
+)
 def test_a_crlf_in_a_requested_name_cannot_add_a_response_header(hub, target):
     lines = raw_head(hub.url, target)
     assert lines[0] == "HTTP/1.1 404 Not Found"
     names = [line.split(":", 1)[0].lower() for line in lines[1:]]
     assert "set-cookie" not in names and len(names) == len(set(names))
     message = next(line for line in lines if line.lower().startswith("x-error-message:"))
-    assert "%0A" in message and "Set-Cookie" in message      # the name is echoed, encoded, on one line
+    assert "%0A" in message and "Set-Cookie" in message  # the name is echoed, encoded, on one line
 
 
 def test_a_non_ascii_name_is_a_404_not_a_fixture_error(hub):

@@ -25,7 +25,7 @@ from verdict.stats import (
 def test_nearest_rank_matches_the_seeds_ranks():
     values = list(range(1, 251))
     assert [nearest_rank(values, q) for q in (0.5, 0.95, 0.99, 1.0)] == [125, 238, 248, 250]
-    assert nearest_rank([5, 1, 7, 3, 2, 6, 4], 0.95) == 7      # p95 of 7 samples is the slowest
+    assert nearest_rank([5, 1, 7, 3, 2, 6, 4], 0.95) == 7  # p95 of 7 samples is the slowest
     assert nearest_rank([], 0.5) is None
 
 
@@ -49,12 +49,17 @@ def test_coverage_is_at_least_nominal_on_skewed_noise():
     for n in (9, 30):
         covered = 0
         for _ in range(400):
-            d = [rng.expovariate(1) - rng.expovariate(1) for _ in range(n)]   # symmetric, heavy-ish
+            d = [rng.expovariate(1) - rng.expovariate(1) for _ in range(n)]  # symmetric, heavy-ish
             iv = signed_rank_interval(d, 0.05)
             covered += iv.low <= 0 <= iv.high
         assert covered / 400 >= 0.92
-    hits = sum(rank_sum_interval([rng.lognormvariate(0, 1) for _ in range(7)],
-                                 [rng.lognormvariate(0, 1) for _ in range(9)]).low <= 0 for _ in range(300))
+    hits = sum(
+        rank_sum_interval(
+            [rng.lognormvariate(0, 1) for _ in range(7)], [rng.lognormvariate(0, 1) for _ in range(9)]
+        ).low
+        <= 0
+        for _ in range(300)
+    )
     assert hits / 300 >= 0.9
 
 
@@ -81,6 +86,7 @@ def test_decisions_three_ways():
 # -- verdict.files / verdict.entry ---------------------------------------------------------------
 def test_write_atomic_replaces_the_name_never_a_link_target(tmp_path):
     from verdict.files import write_atomic
+
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     target = tmp_path / "out.json"
@@ -92,16 +98,18 @@ def test_write_atomic_replaces_the_name_never_a_link_target(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert target.read_bytes() == b"\x00bytes" and stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "victim"]   # no temporary left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "victim"]  # no temporary left
 
 
 def test_write_atomic_leaves_the_old_file_when_the_write_fails(tmp_path, monkeypatch):
     from verdict import files
+
     target = tmp_path / "out.txt"
     target.write_text("old")
 
     def no_space(fd):
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(files.os, "fsync", no_space)
     with pytest.raises(OSError):
         files.write_atomic(target, "new")
@@ -113,6 +121,7 @@ def test_an_interrupt_while_the_command_line_is_imported_is_one_line(monkeypatch
 
     def interrupted(name):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(entry.importlib, "import_module", interrupted)
     with pytest.raises(SystemExit) as info:
         entry.run("dbbench", "dbbench.cli")

@@ -31,7 +31,6 @@ After the warm rounds:
   excluded), the CLI sample the whole process. Gate: p95 ratio <= the ``client`` gate (1.25x).
 """
 
-
 from __future__ import annotations
 
 from httpbench.profiles.huggingface.clientrounds import CLIENTS, ClientRounds, client_argv, client_env
@@ -49,6 +48,22 @@ from httpbench.profiles.huggingface.profile import (
     HuggingFaceProfile,
 )
 
-__all__ = ["CLIENTS", "DEFAULT_COLD_REPO", "FILE_GET", "FILE_HEAD", "FILE_RANGE", "INFO_304", "INFO_GET",
-           "PROFILE", "RANGE_BYTES", "STATS_MAX_BYTES", "ClientRounds", "ColdFill", "ColdPlan",
-           "HuggingFaceProfile", "client_argv", "client_env", "leak"]
+__all__ = [
+    "CLIENTS",
+    "DEFAULT_COLD_REPO",
+    "FILE_GET",
+    "FILE_HEAD",
+    "FILE_RANGE",
+    "INFO_304",
+    "INFO_GET",
+    "PROFILE",
+    "RANGE_BYTES",
+    "STATS_MAX_BYTES",
+    "ClientRounds",
+    "ColdFill",
+    "ColdPlan",
+    "HuggingFaceProfile",
+    "client_argv",
+    "client_env",
+    "leak",
+]

@@ -23,9 +23,14 @@ from httpbench.profiles import Context, Section
 from httpbench.profiles.huggingface.base import ModelProfile
 from httpbench.stats import percentiles
 
-_CLIENT_ENV = {"HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1",
-               "HF_HUB_DISABLE_UPDATE_CHECK": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-               "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1", "DO_NOT_TRACK": "1"}
+_CLIENT_ENV = {
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_HUB_DISABLE_XET": "1",
+    "HF_HUB_DISABLE_UPDATE_CHECK": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
+    "DO_NOT_TRACK": "1",
+}
 
 
 _CLIENT_SCRIPT = r"""
@@ -66,9 +71,11 @@ class ClientRounds:
         out: dict[str, Any] = {"rounds": rounds, "gate": self.gate.to_json(), "clients": {}}
         for c_idx, client in enumerate(CLIENTS):
             if client == "hf download" and self.hf is None:
-                section.notes.append("client rounds: the hf command was not found next to this Python; "
-                                     "skipped")
+                section.notes.append(
+                    "client rounds: the hf command was not found next to this Python; skipped"
+                )
                 continue
+
             def sample(name: str, client: str = client) -> dict[str, Any]:
                 return self._sample(client, by_name[name])
 
@@ -85,22 +92,27 @@ class ClientRounds:
             try:
                 proc = clients.run_process(argv, cwd=tmp, env=env, timeout=self.timeout)
             except subprocess.TimeoutExpired:
-                return {"ms": None, "process_ms": None, "ok": False,
-                        "error": f"timed out after {self.timeout:g} s"}
+                return {
+                    "ms": None,
+                    "process_ms": None,
+                    "ok": False,
+                    "error": f"timed out after {self.timeout:g} s",
+                }
             process_ms = (time.perf_counter() - start) * 1000.0
             return self._verify(client, proc, process_ms, Path(env["HF_HOME"]))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def _verify(self, client: str, proc: subprocess.CompletedProcess, process_ms: float,
-                home: Path) -> dict[str, Any]:
+    def _verify(
+        self, client: str, proc: subprocess.CompletedProcess, process_ms: float, home: Path
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {"ms": None, "process_ms": process_ms, "ok": False}
         lines = [line for line in proc.stdout.splitlines() if line.strip()]
         if proc.returncode != 0 or (not lines and client != "hf download"):
             err = [line for line in proc.stderr.splitlines() if line.strip()]
             out["error"] = f"exit {proc.returncode}: {(err or lines or ['no output'])[-1][:300]}"
             return out
-        if client == "hf download":           # its output format varies by version: find the file
+        if client == "hf download":  # its output format varies by version: find the file
             found = sorted(home.glob(f"hub/models--*/snapshots/*/{self.p.file}"))
             digest = hashlib.sha256(found[0].read_bytes()).hexdigest() if found else None
             out["ms"] = process_ms
@@ -119,18 +131,22 @@ class ClientRounds:
         out["ok"] = True
         return out
 
-    def _summarize(self, client: str, names: list[str], samples: list[dict[str, Any]],
-                   section: Section) -> dict[str, Any]:
-        summary, comparisons, fails = clients.summarize(client, names, samples, self.gate, self.ctx.method,
-                                                        self.ctx.alpha)
+    def _summarize(
+        self, client: str, names: list[str], samples: list[dict[str, Any]], section: Section
+    ) -> dict[str, Any]:
+        summary, comparisons, fails = clients.summarize(
+            client, names, samples, self.gate, self.ctx.method, self.ctx.alpha
+        )
         for name in names:
             ok = [s for s in samples if s["target"] == name and s["ok"]]
             w50, w95 = percentiles([s["process_ms"] for s in ok], (0.5, 0.95))
-            summary[name].update(process_p50_ms=w50, process_p95_ms=w95,
-                                 timed="process" if client == "hf download" else "call")
+            summary[name].update(
+                process_p50_ms=w50, process_p95_ms=w95, timed="process" if client == "hf download" else "call"
+            )
         add_failures(section.gate_failures, fails)
-        add_failures(section.inconclusive,
-                     [c["inconclusive"] for c in comparisons.values() if c.get("inconclusive")])
+        add_failures(
+            section.inconclusive, [c["inconclusive"] for c in comparisons.values() if c.get("inconclusive")]
+        )
         return {"samples": samples, "summary": summary, "comparisons": comparisons}
 
 
