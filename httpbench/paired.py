@@ -35,7 +35,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from httpbench import engine
 from httpbench.model import Gate, RoundResult, Scenario, Target
@@ -130,9 +130,7 @@ def gate_decisions(
         out.append(decide("throughput", iv, gate.min_throughput_ratio, "below", need))
     if math.isfinite(gate.max_p95_ratio):
         # rounds without a p95 (no sample) are None: paired_ratio_interval skips those pairs
-        iv = paired_ratio_interval(
-            cast(list[float], [r.p95_ms for r in base]), cast(list[float], [r.p95_ms for r in cand]), alpha
-        )
+        iv = paired_ratio_interval([r.p95_ms for r in base], [r.p95_ms for r in cand], alpha)
         out.append(decide("p95", iv, gate.max_p95_ratio, "above", need))
     return out
 

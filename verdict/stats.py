@@ -164,9 +164,10 @@ def rank_sum_interval(x: Sequence[float], y: Sequence[float], alpha: float = 0.0
 
 
 def paired_ratio_interval(
-    baseline: Sequence[float], candidate: Sequence[float], alpha: float = 0.05
+    baseline: Sequence[float | None], candidate: Sequence[float | None], alpha: float = 0.05
 ) -> Interval | None:
-    """Interval of the typical candidate/baseline ratio of paired positive measurements."""
+    """Interval of the typical candidate/baseline ratio of paired positive measurements; a pair
+    with a missing (None) or non-positive side is left out."""
     logs = [
         math.log(c / b)
         for b, c in zip(baseline, candidate)
