@@ -1,0 +1,5 @@
+"""``python -m dbbench.cli``: the same as ``dbbench``."""
+
+from dbbench.cli import main
+
+main()

@@ -1,0 +1,125 @@
+"""``dbbench info``, ``seed``, ``validate`` and ``report``: the commands around a measurement."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from dbbench import defaults, workflow
+from dbbench.cli.app import _connect, err
+from dbbench.options import OutputPath, isolate, target_options
+from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
+from dbbench.servers import Home
+
+
+@click.command("info")
+@target_options
+@click.pass_obj
+def info(home: Home, pg_url, mysql_url, only) -> None:
+    """Connect to each target and report its server version."""
+    with _connect(home, pg_url, mysql_url, only)() as targets:
+        click.echo(render_info(targets))
+
+
+# -- seed --------------------------------------------------------------------------------------
+@click.command("seed")
+@target_options
+@click.option(
+    "--dataset",
+    default=None,
+    help=f"Dataset name under seeds/ or a path to a dataset .toml [default: {defaults.DATASET}].",
+)
+@click.option(
+    "--catalog",
+    default=None,
+    metavar="DIR",
+    help="Instead of a dataset: run this catalog's own setup SQL (setup.sql / setup.<dialect>.sql).",
+)
+@click.option(
+    "--namespace",
+    default=defaults.NAMESPACE,
+    show_default=True,
+    help="The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's).",
+)
+@click.option("--output", type=OutputPath(), help="Write the JSON result here.")
+@click.pass_obj
+def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
+    """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
+    from dbbench import results
+    from dbbench.progress import seed_progress
+
+    if catalog and dataset:
+        raise click.UsageError("give --dataset or --catalog, not both")
+    with _connect(home, pg_url, mysql_url, only)() as targets:
+        if catalog:
+            setup = workflow.seed_catalog(targets, catalog, namespace=namespace, isolate=isolate())
+            click.echo(render_setup(setup.catalog, setup.results, setup.agree))
+            if output:
+                results.write(output, setup.document(targets))
+            return
+        name = dataset or defaults.DATASET
+        seeded = workflow.seed_dataset(
+            targets,
+            name,
+            namespace=namespace,
+            cache_dir=home.root / "datasets",
+            progress=lambda: seed_progress(targets, name),
+        )
+        click.echo(render_seed(seeded.results, seeded.agree, seeded.generated))
+        if output:
+            results.write(output, seeded.document(targets))
+    if seeded.problems:
+        err("error: verification failed: " + "; ".join(seeded.problems))
+        sys.exit(1)
+
+
+# -- validate ----------------------------------------------------------------------------------
+@click.command("validate")
+@click.option(
+    "--catalog",
+    default=defaults.CATALOG,
+    show_default=True,
+    help="Catalog directory or entry file (name under sql/catalog/, or a path).",
+)
+@click.option(
+    "--namespace",
+    default=defaults.NAMESPACE,
+    show_default=True,
+    help="Namespace the setup SQL would run into (its statements are checked against it).",
+)
+def validate_cmd(catalog, namespace) -> None:
+    """Check a catalog (every entry, field and setup statement) without touching a database."""
+    from dbbench import catalog as catalogs
+    from dbbench import setupsql
+
+    cat = catalogs.open_catalog(catalog)
+    setup = {d: len(setupsql.statements_for(f, d, namespace)) for d, f in cat.setup.items()}
+    click.echo(render_validate(cat, setup))
+
+
+@click.command("report")
+@click.argument("result_file", metavar="RESULT.json", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--html",
+    "html_file",
+    type=OutputPath(),
+    help="Also write a self-contained HTML page with a chart of every timed sample.",
+)
+@click.option("--output", type=OutputPath(), help="Write the Markdown here too.")
+@click.option("--title", default=None, help="Title of the HTML page.")
+def report_cmd(result_file, html_file, output, title) -> None:
+    """A result file as a write-up's Markdown tables: p50 / p95 per shape and dialect with the
+    access path, and natural vs remediated spellings; --html adds a chart of every sample."""
+    from dbbench import results
+    from dbbench.output import explain, html
+
+    doc = results.load(result_file)
+    md = explain.markdown(doc, result_file)
+    click.echo(md, nl=False)
+    if output:
+        output.write_text(md)
+    if html_file:
+        html_file.write_text(html.html(doc, result_file, title))
+        err(f"wrote {html_file}")

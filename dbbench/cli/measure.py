@@ -1,0 +1,139 @@
+"""``dbbench explain`` and ``check``: measure the catalog, print its tables, write the requested files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from dbbench import defaults, workflow
+from dbbench.cli.app import _connect, err
+from dbbench.options import explain_options, isolate, sampling_options, target_options
+from dbbench.servers import Home
+from dbbench.workflow import Run
+
+
+def _measure(home: Home, pg_url, mysql_url, only, run: Run) -> dict:
+    """Run the catalog on the targets (a spinner on stderr); the result document (dbbench.explain/1)."""
+    from dbbench.progress import explain_progress
+
+    return workflow.measure(_connect(home, pg_url, mysql_url, only), run, progress=explain_progress, warn=err)
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    import hashlib
+
+    from dbbench import results
+
+    results.write(path, doc)
+    click.echo(f"\nwrote {path} (SHA-256 {hashlib.sha256(path.read_bytes()).hexdigest()})")
+
+
+def _emit(
+    doc: dict, fmt: str, *, output: Path | None, junit: Path | None, github_summary: Path | None, command: str
+) -> None:
+    """Print the tables, write the requested files, exit 1 on a failed assertion."""
+    from dbbench.output import append_summary, table_format
+    from dbbench.output import explain as report
+
+    tablefmt = table_format(fmt)
+    click.echo(report.shape_table(doc, tablefmt))
+    if report.has_remediation(doc):
+        click.echo("")
+        click.echo(report.remediation_table(doc, tablefmt))
+    if output:
+        _write_json(output, doc)
+    if junit:
+        junit.write_text(report.junit_xml(doc, f"dbbench.{command}"))
+    if github_summary:
+        append_summary(github_summary, report.github_summary(doc, f"dbbench {command}"))
+    problems = report.failures(doc)
+    if problems:
+        for line in problems:
+            click.echo(line, err=True)
+        sys.exit(1)
+
+
+@click.command("explain")
+@target_options
+@explain_options
+@sampling_options
+@click.option(
+    "--natural/--no-natural",
+    default=True,
+    show_default=True,
+    help="Also measure the natural (pre-remediation) spellings.",
+)
+@click.pass_obj
+def explain_cmd(
+    home: Home,
+    pg_url,
+    mysql_url,
+    only,
+    catalog,
+    shapes,
+    namespace,
+    timeout_s,
+    output,
+    junit,
+    github_summary,
+    fmt,
+    warmups,
+    runs,
+    natural,
+) -> None:
+    """Warmed EXPLAIN ANALYZE sets per shape; exit 1 when an expected index is not used."""
+    run = Run(
+        catalog=catalog,
+        shapes=shapes,
+        namespace=namespace,
+        timeout_s=timeout_s,
+        warmups=warmups,
+        runs=runs,
+        natural=natural,
+        command="explain",
+        isolate=isolate(),
+    )
+    doc = _measure(home, pg_url, mysql_url, only, run)
+    _emit(doc, fmt, output=output, junit=junit, github_summary=github_summary, command="explain")
+
+
+@click.command("check")
+@target_options
+@explain_options
+@click.option(
+    "--dataset",
+    default=None,
+    help="Scratch dataset seeded first [default: the catalog's setup SQL if "
+    f"it has one, else {defaults.CHECK_DATASET}].",
+)
+@click.pass_obj
+def check_cmd(
+    home: Home,
+    pg_url,
+    mysql_url,
+    only,
+    catalog,
+    shapes,
+    namespace,
+    timeout_s,
+    output,
+    junit,
+    github_summary,
+    fmt,
+    dataset,
+) -> None:
+    """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans."""
+    from dbbench.progress import explain_progress
+
+    run = Run(catalog=catalog, shapes=shapes, namespace=namespace, timeout_s=timeout_s, isolate=isolate())
+    doc = workflow.check(
+        _connect(home, pg_url, mysql_url, only),
+        run,
+        dataset=dataset,
+        cache_dir=home.root / "datasets",
+        progress=explain_progress,
+        warn=err,
+    )
+    _emit(doc, fmt, output=output, junit=junit, github_summary=github_summary, command="check")
