@@ -1,0 +1,179 @@
+"""``dbbench diff``: a run compared with a baseline, node by node on the normalized plans.
+
+For each shape and dialect of the baseline, the remediated spelling's plan trees are aligned node
+by node: table accesses by table (and alias, in order of appearance), operators by kind (in order
+of appearance). Findings (docs/diff.md explains each with real output):
+
+* ``index_lost`` (regression): an index the baseline read a table through is no longer used on it;
+  the message names the table's new access path.
+* ``access_changed`` (regression): the same table node is read through a different index.
+* ``scan_kind`` (regression when worse): the access kind changed; worse means further right in
+  const < unique_lookup < index_lookup < index_range < index_scan < full_scan. Triaged as
+  *equivalent* (not a regression) when the same index still serves the same table and that table
+  holds a few rows (at most ``few_rows``): a range vs a full scan of a two-row index is the
+  optimizer's coin, not a lost access path.
+* ``new_access`` (regression when it is a full scan): a table the baseline did not read.
+* ``sort_added`` / ``temp_table_added`` (regression): on the statement's own path.
+* ``misestimate`` (regression when new): estimated vs actual rows of a matched node differ by
+  more than ``rows_factor`` and the larger side is at least ``rows_min`` rows. Under a ``Limit`` an
+  estimate above the actual rows is the limit at work, so only underestimates count there.
+* ``slower`` (regression): decided on the samples, not on two numbers. The Hodges-Lehmann ratio of
+  the result's samples to the baseline's with its exact Mann-Whitney 95 % interval
+  (:func:`verdict.stats.ratio_interval`): a regression when the whole interval lies past
+  ``1 + slower`` (1.0: doubled) *and* the p50 moved by more than ``noise_ms``; no finding when the
+  interval lies within, or the p50 moved by less than ``noise_ms``; otherwise *inconclusive*
+  (the noise is larger than the threshold at these samples: ``--runs`` takes more).
+* ``assertion`` (regression): the catalog assertion fails now and held in the baseline.
+* ``timeout`` (regression), ``missing`` (regression when its dialect ran), ``new`` (information).
+
+Improvements (a better access kind, a sort gone, p50 faster beyond the same thresholds) are
+reported and never fail.
+"""
+
+from __future__ import annotations
+
+from dbbench.diff.judge import (
+    KIND_RANK,
+    _features,
+    compare_entry,
+    compare_plans,
+    keyed_nodes,
+    misestimate,
+    timing,
+)
+from dbbench.diff.model import (
+    DiffReport,
+    Finding,
+    SelfControl,
+    ShapeDiff,
+    Thresholds,
+    _describe,
+    _is_access,
+    entry_access,
+    entry_p50,
+    entry_tree,
+)
+from dbbench.diff.triage import PLAN_FINDINGS, _signature, apply_self_control, triage_unstable
+from dbbench.errors import DbbenchError
+from dbbench.urls import DIALECT_LABEL
+
+__all__ = [
+    "KIND_RANK",
+    "PLAN_FINDINGS",
+    "DiffReport",
+    "Finding",
+    "SelfControl",
+    "ShapeDiff",
+    "Thresholds",
+    "_describe",
+    "_features",
+    "_is_access",
+    "_notes",
+    "_signature",
+    "apply_self_control",
+    "compare",
+    "compare_entry",
+    "compare_plans",
+    "entry_access",
+    "entry_p50",
+    "entry_tree",
+    "keyed_nodes",
+    "misestimate",
+    "timing",
+    "triage_unstable",
+]
+
+
+def _notes(base: dict, new: dict) -> list[str]:
+    notes = []
+    bv = {s["dialect"]: s.get("version") for s in base.get("servers", [])}
+    nv = {s["dialect"]: s.get("version") for s in new.get("servers", [])}
+    for d in sorted(set(bv) & set(nv)):
+        if bv[d] != nv[d]:
+            notes.append(
+                f"{DIALECT_LABEL[d]} server differs: baseline {bv[d]}, result {nv[d]} (plans and timings may "
+                "differ for that reason alone)"
+            )
+    bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
+    for d in sorted(set(bd) & set(nd)):
+        if (
+            bd[d].get("fingerprints")
+            and nd[d].get("fingerprints")
+            and bd[d]["fingerprints"] != nd[d]["fingerprints"]
+        ):
+            changed = sorted(
+                k
+                for k in set(bd[d]["fingerprints"]) | set(nd[d]["fingerprints"])
+                if bd[d]["fingerprints"].get(k) != nd[d]["fingerprints"].get(k)
+            )
+            notes.append(f"{DIALECT_LABEL[d]} data differs from the baseline's in: {', '.join(changed)}")
+    for d in sorted(set(bd) & set(nd)):
+        if (
+            bd[d].get("setup_sha256")
+            and nd[d].get("setup_sha256")
+            and bd[d]["setup_sha256"] != nd[d]["setup_sha256"]
+        ):
+            notes.append(
+                f"{DIALECT_LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)"
+            )
+    bc, nc = base.get("config") or {}, new.get("config") or {}
+    if bc.get("runs") and nc.get("runs") and bc["runs"] != nc["runs"]:
+        notes.append(f"samples differ: baseline {bc['runs']} timed runs, result {nc['runs']}")
+    return notes
+
+
+def compare(
+    base: dict,
+    new: dict,
+    thresholds: Thresholds | None = None,
+    *,
+    baseline_name: str = "baseline",
+    result_name: str = "result",
+    stability: dict[tuple[str, str], list[str]] | None = None,
+) -> DiffReport:
+    """Compare two result documents (``dbbench.results.load`` / ``baseline.load`` / a live run)."""
+    t = thresholds or Thresholds()
+    bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
+    for d in sorted(set(bd) & set(nd)):
+        b_name, n_name = bd[d].get("name"), nd[d].get("name")
+        if b_name and n_name and b_name != n_name:
+            raise DbbenchError(
+                f"{baseline_name} and {result_name} cannot be compared: the baseline was measured on {b_name!r}, "
+                f"the result on {n_name!r} ({DIALECT_LABEL.get(d, d)}); save a baseline of this catalog with "
+                "`dbbench baseline save`"
+            )
+    b_by = {(r["shape"], r["dialect"]): r for r in base["results"]}
+    n_by = {(r["shape"], r["dialect"]): r for r in new["results"]}
+    ran = {r["dialect"] for r in new["results"]}
+    shapes = []
+    for key, b in b_by.items():
+        n = n_by.get(key)
+        sd = ShapeDiff(key[0], key[1], b, n)
+        if n is None:
+            if key[1] in ran:
+                sd.findings.append(Finding("missing", True, "not measured in the result"))
+            else:
+                sd.findings.append(Finding("missing", False, f"{DIALECT_LABEL[key[1]]} did not run"))
+        else:
+            sd.findings = compare_entry(b, n, t)
+            if stability and key in stability:
+                triage_unstable(sd, stability[key])
+        shapes.append(sd)
+    for key, n in n_by.items():
+        if key not in b_by:
+            shapes.append(
+                ShapeDiff(
+                    key[0],
+                    key[1],
+                    None,
+                    n,
+                    [Finding("new", False, "not in the baseline (save a new baseline to track it)")],
+                )
+            )
+    order = {name: i for i, name in enumerate(dict.fromkeys([k[0] for k in b_by] + [k[0] for k in n_by]))}
+    dialect_rank = {"mysql": 0, "postgresql": 1}
+    shapes.sort(key=lambda s: (order[s.shape], dialect_rank.get(s.dialect, 9)))
+    notes = _notes(base, new)
+    if not set(b_by) & set(n_by):
+        notes.insert(0, "nothing in common: the result measured none of the baseline's shapes")
+    return DiffReport(baseline_name, result_name, t, shapes, notes, dict(stability or {}), {}, base, new)

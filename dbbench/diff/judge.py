@@ -1,0 +1,192 @@
+"""Judging one shape and dialect: the plan trees aligned node by node, the rows estimates, the
+assertion and the timing samples (the findings are listed in :mod:`dbbench.diff`)."""
+
+from __future__ import annotations
+
+from dbbench.diff.model import Finding, Thresholds, _describe, _is_access, entry_tree
+from dbbench.output import fmt_factor, fmt_ms
+from dbbench.plan import PlanNode
+from verdict.stats import ratio_interval
+
+# Worse to the right: a change to the right is a regression, to the left an improvement.
+KIND_RANK = {
+    k: i
+    for i, k in enumerate(
+        ("const", "unique_lookup", "index_lookup", "index_range", "index_scan", "full_scan")
+    )
+}
+
+
+def keyed_nodes(root: PlanNode) -> dict[tuple, tuple[PlanNode, bool]]:
+    """Every node by its alignment key, with whether it sits under a ``limit``: accesses by
+    (table, alias, n-th), operators by (kind, n-th)."""
+    out: dict[tuple, tuple[PlanNode, bool]] = {}
+    counts: dict[tuple, int] = {}
+
+    def visit(n: PlanNode, limited: bool) -> None:
+        base = ("access", n.table or n.alias or n.label, n.alias) if _is_access(n) else ("op", n.kind)
+        k = counts.get(base, 0)
+        counts[base] = k + 1
+        out[(*base, k)] = (n, limited)
+        for c in n.children:
+            visit(c, limited or n.kind == "limit")
+
+    visit(root, False)
+    return out
+
+
+def misestimate(n: PlanNode, limited: bool, t: Thresholds) -> float | None:
+    """The factor by which ``n``'s rows were misestimated, if beyond the thresholds."""
+    if n.est_rows is None or n.actual_rows is None or not n.loops:
+        return None
+    est, act = float(n.est_rows), float(n.actual_rows)
+    if limited and est >= act:
+        return None
+    factor = max(est, act) / max(min(est, act), 1.0)
+    if factor > t.rows_factor and max(est, act) >= t.rows_min:
+        return factor
+    return None
+
+
+def _features(root: PlanNode, kind: str) -> list[PlanNode]:
+    return [n for n in root.walk() if n.kind == kind and not n.in_subquery]
+
+
+def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]:
+    out: list[Finding] = []
+    b_nodes, n_nodes = keyed_nodes(base), keyed_nodes(new)
+    new_accesses = [n for n, _ in n_nodes.values() if _is_access(n)]
+    for key, (b, _) in b_nodes.items():
+        if key[0] != "access":
+            continue
+        match = n_nodes.get(key)
+        same_table = [n for n in new_accesses if n.table == b.table]
+        if b.index and not any(n.index == b.index for n in same_table):
+            now = "; ".join(_describe(n) for n in same_table) or "the table is not read"
+            out.append(Finding("index_lost", True, f"index lost: {b.index} on {b.table}; now {now}"))
+        elif match and b.index and match[0].index and match[0].index != b.index:
+            out.append(
+                Finding(
+                    "access_changed", True, f"access path changed: {_describe(b)} → {_describe(match[0])}"
+                )
+            )
+        if match is None:
+            if not same_table:
+                out.append(
+                    Finding("access_gone", False, f"no longer reads {b.table or b.alias}: was {_describe(b)}")
+                )
+            continue
+        n = match[0]
+        if n.kind != b.kind and n.kind in KIND_RANK and b.kind in KIND_RANK:
+            worse = KIND_RANK[n.kind] > KIND_RANK[b.kind]
+            text = f"scan kind changed on {b.table or b.alias}: {b.kind} → {n.kind}"
+            rows = max(
+                x for x in (b.est_rows, b.actual_rows, n.est_rows, n.actual_rows, 0.0) if x is not None
+            )
+            if worse and b.index and n.index == b.index and rows <= t.few_rows:
+                out.append(
+                    Finding(
+                        "scan_kind",
+                        False,
+                        f"{text} (equivalent: the same index {b.index} on a "
+                        f"table of {rows:,.0f} rows or fewer)",
+                    )
+                )
+            else:
+                out.append(Finding("scan_kind", worse, text, improvement=not worse))
+    for key, (n, _) in n_nodes.items():
+        if key[0] == "access" and key not in b_nodes:
+            full = n.kind == "full_scan"
+            out.append(Finding("new_access", full, f"new access: {_describe(n)}"))
+    for kind in ("sort", "temp_table"):
+        before, after = _features(base, kind), _features(new, kind)
+        if len(after) > len(before):
+            added = after[len(before) :] if before else after
+            out.append(
+                Finding(
+                    f"{kind}_added",
+                    True,
+                    f"{kind.replace('_', ' ')} added: " + "; ".join(n.label for n in added),
+                )
+            )
+        elif len(after) < len(before):
+            out.append(
+                Finding(
+                    f"{kind}_removed",
+                    False,
+                    f"{kind.replace('_', ' ')} removed: " + "; ".join(n.label for n in before[len(after) :]),
+                    improvement=True,
+                )
+            )
+    for key, (n, limited) in n_nodes.items():
+        factor = misestimate(n, limited, t)
+        if factor is None:
+            continue
+        was = b_nodes.get(key)
+        if was is not None and misestimate(was[0], was[1], t) is None:
+            out.append(
+                Finding(
+                    "misestimate",
+                    True,
+                    f"rows misestimated {fmt_factor(factor)} on {n.label}: estimated "
+                    f"{n.est_rows:,.0f}, actual {n.actual_rows:,.0f} (was {was[0].est_rows or 0:,.0f} / "
+                    f"{was[0].actual_rows or 0:,.0f})",
+                )
+            )
+    return out
+
+
+def compare_entry(base: dict, new: dict, t: Thresholds) -> list[Finding]:
+    out: list[Finding] = []
+    b_rem, n_rem = base["remediated"], new["remediated"]
+    if n_rem.get("timeout"):
+        out.append(Finding("timeout", True, f"timed out: {n_rem['timeout']}"))
+    b_tree, n_tree = entry_tree(base), entry_tree(new)
+    if b_tree is not None and n_tree is not None:
+        out += compare_plans(b_tree, n_tree, t)
+    if base["ok"] and not new["ok"]:
+        problems = (new.get("verdict") or {}).get("problems") or ["the catalog assertion fails"]
+        out.append(Finding("assertion", True, "assertion fails: " + "; ".join(problems)))
+    elif not base["ok"] and new["ok"]:
+        out.append(Finding("assertion", False, "assertion holds again", improvement=True))
+    b50, n50 = b_rem.get("p50_ms"), n_rem.get("p50_ms")
+    if b50 is not None and n50 is not None and not n_rem.get("timeout"):
+        finding = timing(b_rem.get("samples_ms") or [], n_rem.get("samples_ms") or [], b50, n50, t)
+        if finding is not None:
+            out.append(finding)
+    return out
+
+
+def timing(base: list[float], new: list[float], b50: float, n50: float, t: Thresholds) -> Finding | None:
+    """The timing finding of one shape: a rank test with a minimum effect (see the module doc)."""
+    limit = 1 + t.slower
+    moved = abs(n50 - b50)
+    change = f"p50 {fmt_ms(b50)} → {fmt_ms(n50)} ms"
+    if moved <= t.noise_ms:
+        return None
+    iv = ratio_interval(base, new, t.alpha)
+    if iv is None:
+        return Finding(
+            "slower",
+            False,
+            f"{change}: {len(base)} and {len(new)} samples are too few to decide (take more with --runs)",
+            inconclusive=n50 > b50,
+        )
+    evidence = (
+        f"{change}, typical ratio {iv.estimate:.2f}x [{iv.low:.2f}, {iv.high:.2f}] "
+        f"({len(base)} vs {len(new)} samples, {iv.confidence:.1%} interval)"
+    )
+    if iv.low > limit:
+        return Finding("slower", True, f"slower: {evidence} is past {limit:g}x")
+    if iv.high < 1 / limit:
+        return Finding("faster", False, f"faster: {evidence}", improvement=True)
+    if iv.high > limit:
+        return Finding(
+            "slower",
+            False,
+            f"maybe slower: {evidence} straddles {limit:g}x; "
+            f"{len(new)} samples are too few to decide: rerun with "
+            f"--runs {max(3 * len(new), 21)}",
+            inconclusive=True,
+        )
+    return None

@@ -1,0 +1,180 @@
+"""The comparison model of ``dbbench diff``: thresholds, findings, one shape's diff, the report
+(and its ``dbbench.diff/1`` document), and the accessors of a result entry they read."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from dbbench.plan import ACCESS_KINDS, PlanNode
+from verdict import FAIL, INCONCLUSIVE, PASS, combine
+from verdict.stats import Interval
+
+
+@dataclass
+class Thresholds:
+    rows_factor: float = 10.0  # rows misestimated by more than this factor …
+    rows_min: float = 100.0  # … where the larger of estimate and actual is at least this
+    slower: float = 1.0  # p50 slower by more than this fraction of the baseline p50 (1.0: doubled) …
+    noise_ms: float = 0.5  # … and by more than this many milliseconds
+    few_rows: float = 100.0  # a scan-kind change on the same index of a table this small is equivalent
+    alpha: float = 0.05  # error rate of the timing verdict
+
+
+@dataclass
+class Finding:
+    kind: str
+    regression: bool
+    message: str
+    improvement: bool = False
+    inconclusive: bool = False  # the data cannot decide (noise larger than the threshold)
+
+
+@dataclass
+class SelfControl:
+    """One shape's A/A (this run against a second run now): the noise floor beside the verdict."""
+
+    verdict: str  # the A/A diff's verdict of the shape
+    plans_agree: bool  # both runs chose the same plan (same plan signature)
+    timing: str  # pass / fail / inconclusive of the A/A timing alone
+    ratio: Interval | None  # second/first run time ratio (Hodges-Lehmann, Mann-Whitney interval)
+
+    def describe(self) -> str:
+        iv = self.ratio
+        ratio = f"{iv.estimate:.2f}x [{iv.low:.2f}, {iv.high:.2f}]" if iv else "too few samples"
+        return f"{self.verdict}: plans {'agree' if self.plans_agree else 'DIFFER'}; timing {self.timing}, A/A ratio {ratio}"
+
+    def to_json(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "plans_agree": self.plans_agree,
+            "timing": self.timing,
+            "ratio": self.ratio.to_json() if self.ratio else None,
+        }
+
+
+@dataclass
+class ShapeDiff:
+    shape: str
+    dialect: str
+    base: dict | None
+    result: dict | None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def regressed(self) -> bool:
+        return any(f.regression for f in self.findings)
+
+    @property
+    def verdict(self) -> str:
+        """pass / fail / inconclusive (a shape not measured on a dialect that did not run passes)."""
+        if self.regressed:
+            return FAIL
+        return INCONCLUSIVE if any(f.inconclusive for f in self.findings) else PASS
+
+    @property
+    def status(self) -> str:
+        if self.base is None:
+            return "new"
+        if self.result is None:
+            return "missing" if self.regressed else "not compared"
+        if self.regressed:
+            return "regressed"
+        if any(f.inconclusive for f in self.findings):
+            return "inconclusive"
+        if self.findings and all(f.improvement for f in self.findings):
+            return "improved"
+        return "changed" if self.findings else "unchanged"
+
+
+@dataclass
+class DiffReport:
+    baseline: str
+    result: str
+    thresholds: Thresholds
+    shapes: list[ShapeDiff]
+    notes: list[str] = field(default_factory=list)
+    stability: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    self_control: dict[tuple[str, str], SelfControl] = field(default_factory=dict)  # shape, dialect -> A/A
+    base_doc: dict = field(default_factory=dict, repr=False)
+    result_doc: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def regressions(self) -> list[ShapeDiff]:
+        return [s for s in self.shapes if s.regressed]
+
+    @property
+    def ok(self) -> bool:
+        return not self.regressions
+
+    @property
+    def verdict(self) -> str:
+        return combine(s.verdict for s in self.shapes)
+
+    @property
+    def inconclusive(self) -> list[ShapeDiff]:
+        return [s for s in self.shapes if s.verdict == INCONCLUSIVE]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "dbbench.diff/1",
+            "baseline": self.baseline,
+            "result": self.result,
+            "thresholds": asdict(self.thresholds),
+            "ok": self.ok,
+            "verdict": self.verdict,
+            "notes": self.notes,
+            "stability": [
+                {
+                    "shape": k[0],
+                    "dialect": k[1],
+                    "stable": len(set(v)) == 1,
+                    "plans": sorted(set(v)),
+                    "rounds": len(v),
+                }
+                for k, v in self.stability.items()
+            ],
+            "self_control": [
+                {"shape": k[0], "dialect": k[1], **v.to_json()} for k, v in self.self_control.items()
+            ],
+            "shapes": [
+                {
+                    "shape": s.shape,
+                    "dialect": s.dialect,
+                    "status": s.status,
+                    "verdict": s.verdict,
+                    "regressed": s.regressed,
+                    "baseline_p50_ms": entry_p50(s.base),
+                    "result_p50_ms": entry_p50(s.result),
+                    "baseline_access": entry_access(s.base),
+                    "result_access": entry_access(s.result),
+                    "findings": [asdict(f) for f in s.findings],
+                }
+                for s in self.shapes
+            ],
+        }
+
+
+def entry_p50(entry: dict | None) -> float | None:
+    return entry["remediated"].get("p50_ms") if entry else None
+
+
+def entry_tree(entry: dict | None) -> PlanNode | None:
+    plan = entry["remediated"].get("plan") if entry else None
+    return PlanNode.from_dict(plan) if plan else None
+
+
+def _is_access(n: PlanNode) -> bool:
+    return n.kind in ACCESS_KINDS and bool(n.table or n.kind != "const")
+
+
+def _describe(n: PlanNode) -> str:
+    return f"{n.kind} on {n.table or n.alias or '?'}" + (f" using {n.index}" if n.index else "")
+
+
+def entry_access(entry: dict | None) -> str:
+    tree = entry_tree(entry)
+    if tree is None:
+        return "timeout" if entry and entry["remediated"].get("timeout") else "—"
+    found = [_describe(n) for n in tree.walk() if _is_access(n)]
+    return "; ".join(dict.fromkeys(found)) or "no table access"
