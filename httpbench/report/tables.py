@@ -1,41 +1,14 @@
-"""httpbench's output, for every command: the result tables (summary with ratios, per-target detail,
-per-round, open loop, self-control), the optional sections' tables (real-client rounds, the
-profiles' own: Alpine preflight, Hugging Face cold fill and clients), the JSON writer, JUnit and the
-GitHub step summary. Measuring modules never format; everything here renders the result document."""
+"""The result tables: summary with ratios (seed gates or paired intervals), per-target detail,
+per-round, open loop, self-control, the real-client rounds, the footer (totals, notes, verdict)."""
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import tempfile
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from httpbench.model import finite_or_none
-
-
-def _f(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:,.{digits}f}"
-
-
-def _ms(value: float | None, grouped: bool = False) -> str:
-    """Milliseconds with three decimals (``grouped``: with thousands separators)."""
-    if value is None:
-        return "—"
-    return f"{value:,.3f} ms" if grouped else f"{value:.3f} ms"
-
-
-def _x(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}x"
-
-
-def _rt(r: dict[str, Any]) -> str:
-    vals = [r.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")]
-    return " / ".join("—" if v is None else f"{v:.3f}" for v in vals)
+from httpbench.report.format import Table, _by_metric, _f, _iv, _ms, _rt, _x
+from httpbench.report.profiles import profile_tables
 
 
 def tables(doc: dict[str, Any], markdown: bool = False) -> str:
@@ -255,16 +228,6 @@ _VERDICT_WORDS = {
 }
 
 
-def _iv(d: dict[str, Any] | None) -> str:
-    if d is None or d.get("estimate") is None:
-        return "—"
-    return f"{d['estimate']:.3f}x [{d['low']:.3f}, {d['high']:.3f}]"
-
-
-def _by_metric(decisions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {d["metric"]: d for d in decisions}
-
-
 def _paired_summary(doc: dict[str, Any], fmt: str, head: str, base: str, cand_label: str) -> list[str]:
     cfg = doc["config"]
     plan = cfg.get("paired") or {}
@@ -339,9 +302,6 @@ def _self_control(doc: dict[str, Any], fmt: str, head: str) -> list[str]:
     ]
 
 
-Table = tuple[str, list[str], list[list[str]]]  # (title, headers, rows)
-
-
 def extra_tables(doc: dict[str, Any]) -> list[Table]:
     """Tables of the optional sections: the profile's own, then the real-client rounds."""
     out = []
@@ -384,221 +344,3 @@ def client_tables(section: dict[str, Any], names: list[str]) -> list[Table]:
                 ]
             )
     return [("Real client RT (one subprocess per sample, alternating order)", headers, rows)]
-
-
-# -- the profiles' sections -------------------------------------------------------------------------
-
-
-def profile_tables(name: str, section: dict[str, Any]) -> list[Table]:
-    """Extra result tables rendered from a profile's JSON section (none for an unknown profile)."""
-    render = PROFILE_TABLES.get(name)
-    return render(section) if render else []
-
-
-def alpine_tables(section: dict[str, Any]) -> list[Table]:
-    """``--profile alpine``: the preflight per target (index records, signature, key, package identity)."""
-    pre = section.get("preflight") or {}
-    targets = pre.get("targets") or {}
-    if not targets:
-        return []
-    rows = []
-    for name, t in targets.items():
-        ident = t.get("package_identity") or "-"
-        if t.get("package_identity_matches") is False:
-            ident += " (not the package's)"
-        rows.append(
-            [
-                name,
-                str(t.get("records", "-")),
-                f"{t.get('signature_algorithm', '-')} ({t.get('signature_digest', '?')})",
-                t.get("key_name") or "-",
-                ident,
-                "yes" if t.get("verified") else "no",
-            ]
-        )
-    return [
-        ("Alpine preflight", ["Target", "Index records", "Signature", "Key", "Package C:", "Verified"], rows)
-    ]
-
-
-def huggingface_tables(section: dict[str, Any]) -> list[Table]:
-    """``--profile huggingface``: the cold fill and the real huggingface_hub client rounds."""
-    phases = section.get("phases") or {}
-    out = []
-    if phases.get("cold_fill"):
-        out.append(_cold_table(phases["cold_fill"]))
-    if phases.get("clients"):
-        out.append(_hf_client_table(phases["clients"]))
-    return out
-
-
-def _cold_table(cold: dict[str, Any]) -> Table:
-    headers = [
-        "Target",
-        "Samples",
-        "Median total",
-        "Median TTFB",
-        "Median MiB/s",
-        "Throughput ratio",
-        "Upstream per repo (resolve/body)",
-        f"{cold['concurrency']} concurrent misses",
-    ]
-    rows = []
-    for name, s in cold["summary"].items():
-        ups = (
-            "—"
-            if s["upstream_body_per_repo"] is None
-            else f"{s['upstream_resolve_per_repo']}/{s['upstream_body_per_repo']}"
-        )
-        c = s["concurrent"]
-        conc = (
-            "—"
-            if c is None
-            else (
-                f"{c['ok']}/{c['requests']} ok, max {_ms(c['max_ms'], grouped=True)}"
-                + (
-                    ""
-                    if c["upstream_body"] is None
-                    else f", upstream {c['upstream_resolve']}/{c['upstream_body']}"
-                )
-            )
-        )
-        cmp = cold["comparisons"].get(name)
-        rows.append(
-            [
-                name,
-                f"{s['ok']}/{s['samples']}",
-                _ms(s["median_total_ms"], grouped=True),
-                _ms(s["median_ttfb_ms"], grouped=True),
-                _f(s["median_mibps"]),
-                "—" if cmp is None else _x(cmp["throughput_ratio"]),
-                ups,
-                conc,
-            ]
-        )
-    return ("Cold fill (fresh repository per sample, alternating order)", headers, rows)
-
-
-def _hf_client_table(clients: dict[str, Any]) -> Table:
-    headers = ["Client", "Target", "Timed", "OK", "p50", "p95", "p95 ratio", "Process p50"]
-    rows = []
-    for client, data in clients["clients"].items():
-        for name, s in data["summary"].items():
-            cmp = data["comparisons"].get(name)
-            rows.append(
-                [
-                    client,
-                    name,
-                    s["timed"],
-                    f"{s['ok']}/{s['samples']}",
-                    _ms(s["p50_ms"], grouped=True),
-                    _ms(s["p95_ms"], grouped=True),
-                    "—" if cmp is None else _x(cmp["p95_ratio"]),
-                    _ms(s["process_p50_ms"], grouped=True),
-                ]
-            )
-    return ("Hugging Face client (one subprocess per sample, fresh HF_HOME)", headers, rows)
-
-
-PROFILE_TABLES: dict[str, Callable[[dict[str, Any]], list[Table]]] = {
-    "alpine": alpine_tables,
-    "huggingface": huggingface_tables,
-}
-
-
-def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(finite_or_none(doc), indent=2, allow_nan=False) + "\n"
-
-
-def write_json(doc: dict[str, Any], path: str) -> None:
-    """Atomic write (temp file + rename) so a half-written result never replaces a good one."""
-    target = Path(path)
-    text = dumps(doc)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=".httpbench-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a result file is an ordinary file
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-# -- verdict exports (JUnit, GitHub step summary) ------------------------------------------------
-def verdict_cases(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every judged comparison as a test case: name, verdict, and its messages (the gate-failure /
-    inconclusive strings that belong to it). HTTP scenarios, real-client rounds, cold fill."""
-    messages = [("fail", m) for m in doc["gate_failures"]] + [
-        ("inconclusive", m) for m in doc.get("inconclusive", [])
-    ]
-    cases = []
-
-    def add(group: str, name: str, verdict: str, prefix: str, candidate: str) -> None:
-        mine = [m for _, m in messages if m.startswith(prefix) and (candidate in m or " had " in m)]
-        cases.append({"group": group, "name": name, "verdict": verdict, "messages": mine})
-
-    def verdict_of(cmp: dict[str, Any]) -> str:
-        return cmp.get("verdict", "pass" if cmp["passed"] else "fail")
-
-    for sc in doc["config"]["scenarios"]:
-        for cand, cmp in doc["comparisons"][sc["name"]].items():
-            add("http", f"{sc['name']}: {cand}", verdict_of(cmp), f"{sc['name']}: ", cand)
-    for label, sc in ((doc.get("clients") or {}).get("scenarios") or {}).items():
-        for cand, cmp in sc["comparisons"].items():
-            add("client", f"client {label}: {cand}", verdict_of(cmp), f"client {label}: ", cand)
-    phases = (doc.get("profile") or {}).get("phases") or {}
-    for cand, cmp in ((phases.get("cold_fill") or {}).get("comparisons") or {}).items():
-        add("cold", f"cold fill: {cand}", verdict_of(cmp), "cold fill: ", cand)
-    for label, sc in ((phases.get("clients") or {}).get("clients") or {}).items():
-        for cand, cmp in sc["comparisons"].items():
-            add("client", f"client {label}: {cand}", verdict_of(cmp), f"client {label}: ", cand)
-    return cases
-
-
-def junit_xml(doc: dict[str, Any], suite: str = "httpbench.compare") -> str:
-    """JUnit XML: one test case per judged comparison; fail is a <failure>, inconclusive a
-    <skipped> whose message starts with "inconclusive:", pass carries its evidence in system-out."""
-    import xml.etree.ElementTree as ET
-
-    cases = verdict_cases(doc)
-    root = ET.Element("testsuites")
-    ts = ET.SubElement(
-        root,
-        "testsuite",
-        name=suite,
-        tests=str(len(cases)),
-        failures=str(sum(c["verdict"] == "fail" for c in cases)),
-        errors="0",
-        skipped=str(sum(c["verdict"] == "inconclusive" for c in cases)),
-    )
-    for c in cases:
-        case = ET.SubElement(ts, "testcase", classname=f"{suite}.{c['group']}", name=c["name"], time="0")
-        text = "; ".join(c["messages"])
-        if c["verdict"] == "fail":
-            ET.SubElement(
-                case, "failure", type="GateFailure", message=text or "gate failed"
-            ).text = "\n".join(c["messages"])
-        elif c["verdict"] == "inconclusive":
-            ET.SubElement(case, "skipped", message=f"inconclusive: {text or 'noise larger than the margin'}")
-        else:
-            ET.SubElement(case, "system-out").text = "pass"
-    return ET.tostring(root, encoding="unicode", xml_declaration=True)
-
-
-_MARK = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}
-
-
-def github_summary(doc: dict[str, Any]) -> str:
-    """Markdown for a GitHub step summary: the verdict headline, then the tables."""
-    verdict = doc.get("verdict", "pass")
-    counts = {v: sum(c["verdict"] == v for c in verdict_cases(doc)) for v in ("pass", "fail", "inconclusive")}
-    head = (
-        f"### {_MARK.get(verdict, '')} httpbench compare: {verdict} "
-        f"({counts['pass']} pass, {counts['fail']} fail, {counts['inconclusive']} inconclusive)\n\n"
-    )
-    return head + tables(doc, markdown=True) + "\n"
