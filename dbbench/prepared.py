@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from dbbench import datagen, dialects
 from dbbench import dataset as datasets
-from dbbench import dialects
 from dbbench.dataset import Dataset, Table
 from dbbench.dialects import encode as encode_module
 
@@ -60,7 +60,7 @@ def cache_key(ds: Dataset) -> str:
     h = hashlib.sha256()
     h.update(json.dumps(ds.raw, sort_keys=True, default=str).encode())
     h.update("\n".join(datasets.word_pool(ds)).encode())
-    for module in (datasets, encode_module, dialects.postgresql, dialects.mysql):
+    for module in (datasets, datagen, encode_module, dialects.postgresql, dialects.mysql):
         assert module.__file__ is not None  # loaded from their source files
         h.update(Path(module.__file__).read_bytes())
     h.update(str(FORMAT).encode())

@@ -1,0 +1,133 @@
+"""MySQL's plans read: tree-format ``EXPLAIN ANALYZE`` text and ``EXPLAIN FORMAT=JSON`` accesses.
+
+Part of the MySQL dialect: :mod:`dbbench.dialects.mysql` re-exports :func:`parse_plan`,
+:func:`alias_map` and :func:`json_accesses`, and runs the EXPLAINs
+(:func:`~dbbench.dialects.mysql.run_explain`).
+"""
+
+from __future__ import annotations
+
+import re
+
+_ACCESS = [
+    (re.compile(r"^(?:Covering )?[Ii]ndex range scan on (\S+) using (\S+)"), "index_range"),
+    (re.compile(r"^Single-row (?:covering )?index lookup on (\S+) using (\S+)"), "unique_lookup"),
+    (re.compile(r"^(?:Covering )?[Ii]ndex lookup on (\S+) using (\S+)"), "index_lookup"),
+    (re.compile(r"^(?:Covering )?[Ii]ndex scan on (\S+) using (\S+)"), "index_scan"),
+    (re.compile(r"^Table scan on (\S+)"), "full_scan"),
+]
+_OPS = [
+    ("Rows fetched before execution", "const"),
+    ("Zero rows", "const"),
+    ("Sort", "sort"),
+    ("Temporary table", "temp_table"),
+    ("Materialize", "temp_table"),
+    ("Filter", "filter"),
+    ("Limit", "limit"),
+    ("Nested loop", "join"),
+    ("Inner hash join", "join"),
+    ("Left hash join", "join"),
+    ("Hash antijoin", "join"),
+    ("Hash semijoin", "join"),
+    ("Select #", "subquery"),
+    ("Window", "window"),
+    ("Aggregate", "aggregate"),
+    ("Group aggregate", "aggregate"),
+    ("Stream results", "stream"),
+]
+_ACTUAL = re.compile(r"\(actual time=([-\d.e+]+)\.\.([-\d.e+]+) rows=([-\d.e+]+) loops=([\d.e+]+)\)")
+_TABLE_REF = re.compile(
+    r"(?:\b(?:FROM|JOIN|STRAIGHT_JOIN)|^\s*UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*)\s+"
+    r"`?([A-Za-z_]\w*)`?(?:\s+(?:AS\s+)?(?!(?:WHERE|JOIN|ON|FORCE|USE|IGNORE|"
+    r"STRAIGHT_JOIN|LEFT|RIGHT|INNER|CROSS|ORDER|GROUP|LIMIT|FOR|USING|NATURAL|SET)\b)`?([A-Za-z_]\w*)`?)?",
+    re.I,
+)
+
+
+def alias_map(sql: str) -> dict[str, str]:
+    """alias → table for the FROM/JOIN items of ``sql`` (tables map to themselves)."""
+    out = {}
+    for table, alias in _TABLE_REF.findall(sql):
+        out[table] = table
+        if alias:
+            out[alias] = table
+    return out
+
+
+def parse_plan(text: str, aliases: dict[str, str] | None = None):
+    """Tree-format ``EXPLAIN ANALYZE`` (8.0.18+ and 9.x; times may be in exponent notation) →
+    (normalized tree, executor ms = the root's time to last row)."""
+    from dbbench.plan import PlanNode, mark_subqueries
+
+    aliases = aliases or {}
+    stack: list[tuple[int, PlanNode]] = []
+    root = None
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if not stripped.startswith("-> "):
+            continue
+        depth = len(line) - len(stripped)
+        body = stripped[3:]
+        cut = [
+            i
+            for i in (
+                body.find("  (cost="),
+                body.find(" (cost="),
+                body.find(" (actual time="),
+                body.find(" (never executed)"),
+            )
+            if i >= 0
+        ]
+        label = body[: min(cut)].strip() if cut else body.strip()
+        node = PlanNode(kind="operator", label=label)
+        for pattern, kind in _ACCESS:
+            m = pattern.match(label)
+            if m:
+                node.kind, node.alias = kind, m.group(1)
+                node.table = aliases.get(m.group(1), m.group(1))
+                node.index = m.group(2) if m.lastindex and m.lastindex >= 2 else None
+                break
+        else:
+            for prefix, kind in _OPS:
+                if label.startswith(prefix):
+                    node.kind = kind
+                    break
+        m = _ACTUAL.search(body)
+        if m:
+            node.actual_ms, node.actual_rows, node.loops = (
+                float(m.group(2)),
+                float(m.group(3)),
+                float(m.group(4)),
+            )
+        est = re.search(r"\(cost=[^)]*rows=([\d.e+]+)\)", body)
+        if est:
+            node.est_rows = float(est.group(1))
+        if label.startswith("Select #") and "subquery" in label:
+            node.kind = "subquery"
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            stack[-1][1].children.append(node)
+        else:
+            root = node
+        stack.append((depth, node))
+    if root is None:
+        raise ValueError("no plan in EXPLAIN ANALYZE output")
+    mark_subqueries(root, is_probe=lambda n: n.kind == "subquery")
+    return root, root.actual_ms or 0.0
+
+
+def json_accesses(doc: dict, aliases: dict[str, str]) -> list[tuple[str, str | None, str]]:
+    """(table, key, access_type) of every table in ``EXPLAIN FORMAT=JSON`` (version 1 names aliases)."""
+    found = []
+    stack = [doc]  # iterative: a hostile server's nesting cannot exhaust the stack
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if "access_type" in x and "table_name" in x:
+                name = x["table_name"]
+                found.append((aliases.get(name, name), x.get("key"), x["access_type"]))
+            stack.extend(reversed(list(x.values())))
+        elif isinstance(x, list):
+            stack.extend(reversed(x))
+    return found

@@ -1,0 +1,141 @@
+"""The text checks of setup SQL: statements refused before anything runs.
+
+Part of :mod:`dbbench.setupsql` (which re-exports :func:`check_statement` and :func:`statements_for`).
+The checks are early, friendly errors naming the file, the statement and its line; the server's
+privileges (the namespace user, :mod:`dbbench.isolation`) are the boundary.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dbbench.sqlsplit import SetupError, Statement, split_sql
+
+_Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
+_REFUSED = [
+    (re.compile(r"^\s*USE\b", re.I), "switches database (USE)"),
+    (re.compile(r"\bsearch_path\b", re.I), "changes search_path"),
+    (
+        re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:SCHEMA|DATABASE)\b", re.I),
+        "creates, drops or alters a schema/database",
+    ),
+    (
+        re.compile(
+            r"^\s*(?:BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|SAVEPOINT|RELEASE|END)\b(?!\s*\()", re.I
+        ),
+        "controls the transaction (dbbench does that)",
+    ),
+    (re.compile(r"^\s*(?:GRANT|REVOKE)\b", re.I), "changes privileges"),
+    (
+        re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:ROLE|USER|EXTENSION|TABLESPACE|SERVER|EVENT)\b", re.I),
+        "creates server-wide objects",
+    ),
+    (
+        re.compile(
+            r"^\s*(?:ALTER\s+SYSTEM|SET\s+(?:GLOBAL|PERSIST|PERSIST_ONLY)\b|SET\s+@@(?:global|persist))", re.I
+        ),
+        "changes server-wide settings",
+    ),
+    (re.compile(r"\bdbbench_meta\b", re.I), "touches dbbench's ownership marker"),
+    (
+        re.compile(
+            r"^\s*(?:VACUUM|CHECKPOINT|LOAD\s+DATA\s+INFILE|COPY\b[^;]*\b(?:FROM|TO)\s+(?:PROGRAM|''))", re.I
+        ),
+        "is not allowed in setup SQL",
+    ),
+    (
+        re.compile(
+            r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b|\bLOAD\s+(?:DATA|XML)\s+(?:(?:LOW_PRIORITY|CONCURRENT)\s+)?INFILE\b|"
+            r"\b(?:load_file|pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|lo_import|lo_export|"
+            r"pg_file_write|pg_file_rename|pg_file_unlink)\s*\(",
+            re.I,
+        ),
+        "reads or writes server-side files",
+    ),
+    (
+        re.compile(r"\bPREPARE\s+\S+\s+FROM\b", re.I),
+        "runs dynamic SQL (PREPARE … FROM), whose target cannot be checked",
+    ),
+    (re.compile(r"\bSET\s+SCHEMA\b", re.I), "moves an object to another schema"),
+]
+_QUALIFIED_WRITE = re.compile(
+    rf"\b(?:INTO|UPDATE|TABLE|VIEW|SEQUENCE|TRIGGER|PROCEDURE|FUNCTION|TYPE|DOMAIN|REFERENCES|TRUNCATE|COPY|"
+    rf"DELETE\s+FROM)\s+(?:ONLY\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*({_Q})",
+    re.I,
+)
+_QUALIFIED_ON = re.compile(
+    rf"\b(?:INDEX|TRIGGER|POLICY|RULE)\b.*?\bON\s+(?:ONLY\s+)?({_Q})\s*\.\s*({_Q})", re.I | re.S
+)
+_QUALIFIED_NAME = re.compile(rf"({_Q})\s*\.\s*({_Q})")
+# Statements whose every qualified name is a target: DROP / TRUNCATE / RENAME lists, CALL.
+_ALL_TARGETS = re.compile(r"^\s*(?:DROP|TRUNCATE|RENAME|CALL)\b", re.I)
+# Target lists inside a statement, each scanned for qualified names: ALTER … RENAME [TO|AS] x,
+# MySQL's multi-table DELETE (targets before FROM, or FROM … USING) and UPDATE (table references
+# before SET: the first, and each after JOIN or a comma).
+_TARGET_LISTS = [
+    re.compile(rf"\bRENAME\s+(?:TO\s+|AS\s+)?((?:{_Q})\s*\.\s*(?:{_Q}))", re.I),
+    re.compile(r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*(?!FROM\b)(.*?)\bFROM\b", re.I | re.S),
+    re.compile(
+        r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*FROM\s+((?:(?!\bWHERE\b)[^()])*?)\bUSING\b",
+        re.I | re.S,
+    ),
+]
+# Table references a multi-table write may write through (its targets can be aliases of them).
+_WRITE_REFS = [
+    re.compile(r"^\s*UPDATE\s+(?:(?:LOW_PRIORITY|IGNORE|ONLY)\s+)*(.*?)\bSET\b", re.I | re.S),
+    re.compile(
+        r"^\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*(?!FROM\b).*?\bFROM\b(.*?)(?:\bWHERE\b|$)",
+        re.I | re.S,
+    ),
+]
+_TABLE_REF = re.compile(rf"(?:^|,|\bJOIN\b)\s*({_Q})\s*\.\s*({_Q})", re.I)
+
+
+def _unquote(name: str) -> str:
+    if name[:1] in '"`':
+        return name[1:-1]
+    return name.lower()
+
+
+def check_statement(stmt: Statement, namespace: str) -> str | None:
+    """Why ``stmt`` may not run in a setup script, or None."""
+    for pattern, why in _REFUSED:
+        if pattern.search(stmt.code):
+            return why
+    found = [m for pattern in (_QUALIFIED_WRITE, _QUALIFIED_ON) for m in pattern.finditer(stmt.code)]
+    if _ALL_TARGETS.search(stmt.code):
+        found += _QUALIFIED_NAME.finditer(stmt.code)
+    for pattern in _TARGET_LISTS:
+        for lst in pattern.finditer(stmt.code):
+            found += _QUALIFIED_NAME.finditer(lst.group(1))
+    for pattern in _WRITE_REFS:
+        refs = pattern.search(stmt.code)
+        if refs:
+            found += _TABLE_REF.finditer(refs.group(1))
+    for m in found:
+        qualifier = _unquote(m.group(1))
+        if qualifier not in (namespace, "pg_temp"):
+            return (
+                f"writes to {m.group(1)}.{m.group(2)}, outside the namespace {namespace!r} "
+                "(leave names unqualified)"
+            )
+    return None
+
+
+def statements_for(file: Path, dialect: str, namespace: str, *, text_checks: bool = True) -> list[Statement]:
+    """The checked statements of one setup file; a refused statement is a :class:`SetupError`.
+    The checks are early, friendly errors: the server's privileges are the boundary."""
+    try:
+        text = file.read_text()
+    except UnicodeDecodeError:
+        raise SetupError(f"{file}: not UTF-8 text") from None
+    stmts = split_sql(text, dialect, str(file))
+    if not stmts:
+        raise SetupError(f"{file}: no SQL statements")
+    for k, s in enumerate(stmts, start=1):
+        why = check_statement(s, namespace) if text_checks else None
+        if why:
+            first = " ".join(s.text.split())[:100]
+            raise SetupError(f"{file}: statement {k} (line {s.line}) {why}: {first}")
+    return stmts
