@@ -39,8 +39,11 @@ ENTRY_FIELDS = {
     "setup",
     "query",
     "cascade",
+    "growth",
     *DIALECTS,
 }
+# How a shape's work may grow with the data (`dbbench grow`), from best to worst.
+GROWTH_CLASSES = ("bounded", "logarithmic", "linear")
 DIALECT_FIELDS = {"sql", "natural", "natural_label", "expect", "forbid", "settings"}
 
 
@@ -80,6 +83,7 @@ class Shape:
         None  # {"delete": sql, "count": sql}: proved in a rolled-back transaction
     )
     access_path: str | None = None  # short words for the report's "Bounded access path" column
+    growth: str | None = None  # the worst growth `dbbench grow` accepts (GROWTH_CLASSES)
 
 
 @dataclass
@@ -241,6 +245,10 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
         expect_rows = None
     if "locks" in raw and not isinstance(raw["locks"], bool):
         fail("locks", "must be true or false")
+    growth = raw.get("growth")
+    if growth is not None and growth not in GROWTH_CLASSES:
+        fail("growth", f"must be one of {', '.join(GROWTH_CLASSES)}")
+        growth = None
     shape = Shape(
         name or path.stem,
         path,
@@ -251,6 +259,7 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
         params,
         setup,
         access_path=(raw.get("access_path") or "").strip() or None,
+        growth=growth,
     )
     available = set(params) | set(offered_params)
     for s in setup:

@@ -48,3 +48,28 @@ def explain_progress():
             bars.update(task, description=f"{dialect}: {shape} ({spelling})")
 
         yield update
+
+
+@contextlib.contextmanager
+def grow_progress(total: int):
+    """One bar over the whole ladder (loads and measurements), with the time remaining."""
+    from rich.progress import TimeRemainingColumn
+
+    console = Console(stderr=True)
+    bars = Progress(
+        TextColumn("{task.description:<60}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=not console.is_terminal,
+    )
+    with bars:
+        task = bars.add_task("starting", total=total)
+
+        def update(message: str) -> None:
+            bars.update(task, description=message[:60], advance=1)
+
+        yield update

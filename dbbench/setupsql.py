@@ -151,8 +151,29 @@ def _finish(target: Target, conn, namespace: str, file: Path, result: SetupResul
     d.commit(conn)
 
 
+DEFAULT_SCALE = 10_000
+_SCALE = re.compile(r"(?<![:\w]):scale\b")
+
+
+def with_scale(stmts: list[Statement], scale: int) -> list[Statement]:
+    """The statements with ``:scale`` (outside string literals) replaced by the integer ``scale``:
+    the size a catalog's setup SQL builds, so ``dbbench grow`` can load it at several sizes."""
+    out = []
+    for s in stmts:
+        if _SCALE.search(s.code):
+            s = Statement(_SCALE.sub(str(int(scale)), s.text), s.line, _SCALE.sub(str(int(scale)), s.code))
+        out.append(s)
+    return out
+
+
 def setup_target(
-    target: Target, catalog: Catalog, namespace: str, *, isolate: bool = True, text_checks: bool = True
+    target: Target,
+    catalog: Catalog,
+    namespace: str,
+    *,
+    isolate: bool = True,
+    text_checks: bool = True,
+    scale: int = DEFAULT_SCALE,
 ) -> SetupResult:
     """Rebuild ``namespace`` from the catalog's setup SQL on one target.
 
@@ -161,7 +182,8 @@ def setup_target(
     is re-created and marked ``loading`` first, so a setup that fails leaves it incomplete (never
     half-trusted). ``isolate=False``: they run as dbbench's own user, behind the text checks only;
     on PostgreSQL the whole rebuild is then one transaction, verified before it commits.
-    ``text_checks=False`` skips the early text checks (tests use it to show the server refuses)."""
+    ``text_checks=False`` skips the early text checks (tests use it to show the server refuses).
+    ``scale`` replaces ``:scale`` in the setup SQL (:func:`with_scale`)."""
     from dbbench import isolation
     from dbbench.seed import refuse_foreign
 
@@ -172,7 +194,7 @@ def setup_target(
             f"{catalog.path}: no setup SQL for {target.label} (setup.{target.dialect}.sql or "
             f"setup.sql); use --only to skip that dialect"
         )
-    stmts = statements_for(file, target.dialect, namespace, text_checks=text_checks)
+    stmts = with_scale(statements_for(file, target.dialect, namespace, text_checks=text_checks), scale)
     result = SetupResult(
         target.dialect,
         target.version_text,
@@ -190,6 +212,7 @@ def setup_target(
         "setup_sha256": result.sha256,
         "started_at": datetime.now().isoformat(),
         "isolation": result.isolation,
+        "scale": str(int(scale)),
     }
     if not isolate:
         with target.all_or_nothing() as conn:
@@ -241,6 +264,7 @@ def load(
     namespace: str = "dbbench",
     isolate: bool = True,
     text_checks: bool = True,
+    scale: int = DEFAULT_SCALE,
 ) -> tuple[Catalog, list[SetupResult]]:
     """Run the catalog's setup SQL into ``namespace`` on every target (concurrently); see
     :func:`setup_target` for ``isolate`` and ``text_checks``."""
@@ -258,7 +282,9 @@ def load(
         statements_for(cat.setup[t.dialect], t.dialect, namespace, text_checks=text_checks)
     with ThreadPoolExecutor(max_workers=len(targets) or 1) as pool:
         futures = [
-            pool.submit(setup_target, t, cat, namespace, isolate=isolate, text_checks=text_checks)
+            pool.submit(
+                setup_target, t, cat, namespace, isolate=isolate, text_checks=text_checks, scale=scale
+            )
             for t in targets
         ]
         results = [f.result() for f in futures]

@@ -3,8 +3,8 @@
 The group and what the commands share live in :mod:`dbbench.cli.app`; the commands by concern in
 :mod:`~dbbench.cli.local_servers` (``servers``), :mod:`~dbbench.cli.commands` (``info``, ``seed``,
 ``validate``, ``report``), :mod:`~dbbench.cli.measure` (``explain``, ``check``),
-:mod:`~dbbench.cli.baseline` (``baseline save``, ``diff``) and :mod:`~dbbench.cli.bench`
-(``bench``). They are registered on the group here."""
+:mod:`~dbbench.cli.baseline` (``baseline save``, ``diff``), :mod:`~dbbench.cli.grow` (``grow``) and
+:mod:`~dbbench.cli.bench` (``bench``). They are registered on the group here."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dbbench.cli.app import Cli, _connect, cli, err, say
 from dbbench.cli.baseline import baseline_group, baseline_save, diff_cmd
 from dbbench.cli.bench import bench_group, bench_seed
 from dbbench.cli.commands import info, report_cmd, seed_cmd, validate_cmd
+from dbbench.cli.grow import grow_cmd
 from dbbench.cli.local_servers import (
     _print_status,
     _which,
@@ -39,6 +40,7 @@ __all__ = [
     "diff_cmd",
     "err",
     "explain_cmd",
+    "grow_cmd",
     "info",
     "main",
     "report_cmd",
@@ -60,6 +62,7 @@ for _command in (
     check_cmd,
     baseline_group,
     diff_cmd,
+    grow_cmd,
     report_cmd,
     bench_group,
 ):

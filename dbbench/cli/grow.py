@@ -1,0 +1,100 @@
+"""``dbbench grow``: the catalog at a ladder of sizes; how each shape's work grows (exit 1 when a
+shape grows worse than its catalog entry declares)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from dbbench import grow
+from dbbench.cli.app import _connect, err
+from dbbench.options import OutputPath, isolate, target_options
+from dbbench.servers import Home
+
+
+@click.command("grow")
+@target_options
+@click.option(
+    "--catalog", default="alpine", show_default=True, help="Catalog directory or name under sql/catalog/."
+)
+@click.option(
+    "--sizes",
+    default="10k,100k,1m",
+    show_default=True,
+    help="The ladder: package counts (alpine datasets) or the :scale of a catalog's setup SQL.",
+)
+@click.option("--shape", "shapes", multiple=True, help="Only this shape (repeatable).")
+@click.option(
+    "--namespace",
+    default="dbbench_grow",
+    show_default=True,
+    help="Prefix of the namespaces, one per size (NS_10k, …): kept and reused while they hold that size.",
+)
+@click.option("--warmups", default=1, show_default=True, type=click.IntRange(0, 100))
+@click.option("--runs", default=3, show_default=True, type=click.IntRange(1, 100))
+@click.option("--timeout", "timeout_s", default=60.0, show_default=True, help="Seconds per EXPLAIN ANALYZE.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@click.option("--output", type=OutputPath(), help="Write the JSON result (dbbench.grow/1) here.")
+@click.pass_obj
+def grow_cmd(
+    home: Home,
+    pg_url,
+    mysql_url,
+    only,
+    catalog,
+    sizes,
+    shapes,
+    namespace,
+    warmups,
+    runs,
+    timeout_s,
+    fmt,
+    output,
+) -> None:
+    """Seed each size, run every shape (both spellings), fit work ~ N^k; exit 1 on a worse growth than declared."""
+    from dbbench import catalog as catalogs
+    from dbbench import results
+    from dbbench.output import grow as render
+    from dbbench.output import table_format
+    from dbbench.progress import grow_progress
+
+    ladder_sizes = grow.parse_sizes(sizes)
+    cat = catalogs.open_catalog(catalog, list(shapes) or None)
+    picked = [s for s in cat.shapes if not shapes or s.name in shapes]
+    with _connect(home, pg_url, mysql_url, only)() as targets:
+        per_size = 1 + sum(
+            1 + bool(s.variants[t.dialect].natural)
+            for t in targets
+            for s in picked
+            if t.dialect in s.variants
+        )
+        with grow_progress(per_size * len(ladder_sizes)) as progress:
+            ladder = grow.run(
+                targets,
+                cat,
+                sizes=ladder_sizes,
+                namespace=namespace,
+                warmups=warmups,
+                runs=runs,
+                timeout_ms=int(timeout_s * 1000),
+                only=list(shapes) or None,
+                cache_dir=home.root / "datasets",
+                isolate=isolate(),
+                progress=progress,
+            )
+        doc = grow.document(ladder, targets)
+    tablefmt = table_format(fmt)
+    click.echo(render.growth_table(doc, tablefmt))
+    if any(g["spelling"] == "natural" for g in doc["growth"]):
+        click.echo("")
+        click.echo(render.ratio_table(doc, tablefmt))
+    click.echo("")
+    click.echo("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in doc["seconds"].items()))
+    if output:
+        results.write(output, doc)
+        click.echo(f"wrote {output}")
+    if doc["problems"]:
+        for line in doc["problems"]:
+            err(f"growth: {line}")
+        sys.exit(1)

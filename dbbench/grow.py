@@ -1,0 +1,326 @@
+"""`dbbench grow`: how each shape's work grows with the data.
+
+A plan that holds at one size proves little: the claim worth having is that a hot query stays
+*bounded* as the tables grow. ``grow`` seeds the dataset at a ladder of sizes (10k, 100k and 1M
+packages by default, every table scaled as its dataset definition says), runs every shape at each
+size, both spellings, and records **work** that does not depend on machine noise:
+
+* rows produced by every plan node, times its loops, summed over the plan -- what the executor
+  examined (PostgreSQL and MySQL alike, from ``EXPLAIN ANALYZE``);
+* on PostgreSQL also the shared buffers hit and read (``BUFFERS``);
+* executor time (p50), which is shown but not judged.
+
+Between consecutive sizes the growth exponent is the log-log slope
+``k = log(work_2 / work_1) / log(N_2 / N_1)``, and the worst slope on the ladder classifies the
+shape: **bounded** (``k <= 0.1``: work independent of N), **logarithmic** (``k <= 0.5``) or
+**linear** (worse). A catalog entry's ``growth = "bounded"`` (or ``"logarithmic"``) is an
+assertion: a remediated spelling measured worse makes ``grow`` exit 1.
+
+Sizes are loaded once each into a namespace of their own (``dbbench_grow_<size>``) and reused
+while they hold that dataset completely. A catalog with its own setup SQL grows through the
+``:scale`` parameter of its setup SQL (see docs/grow.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbbench import catalog as catalogs
+from dbbench import dialects, explain
+from dbbench.catalog import GROWTH_CLASSES, Catalog
+from dbbench.errors import DbbenchError
+from dbbench.plan import PlanNode
+from dbbench.targets import Target
+
+# The alpine ladder: size -> dataset definition under seeds/.
+ALPINE_DATASETS = {10_000: "alpine-10k", 100_000: "alpine-100k", 1_000_000: "alpine-1m"}
+DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
+BOUNDED_MAX_K = 0.1
+LOGARITHMIC_MAX_K = 0.5
+
+Progress = Callable[[str], None]
+
+
+class GrowError(DbbenchError):
+    pass
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``"10k,100k,1m"`` -> [10000, 100000, 1000000] (k = 1,000, m = 1,000,000), ascending."""
+    sizes = []
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*", part)
+        if not m:
+            raise GrowError(f"--sizes: {part.strip()!r} is not a size like 10k, 100k or 1m")
+        n = float(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+        if n < 1 or n != int(n):
+            raise GrowError(f"--sizes: {part.strip()!r} is not a whole number of rows")
+        sizes.append(int(n))
+    if len(set(sizes)) < 2:
+        raise GrowError("--sizes: give at least two different sizes (growth is a slope)")
+    return sorted(set(sizes))
+
+
+def size_label(n: int) -> str:
+    if n % 1_000_000 == 0:
+        return f"{n // 1_000_000}m"
+    if n % 1_000 == 0:
+        return f"{n // 1_000}k"
+    return str(n)
+
+
+def work(tree: PlanNode | None) -> float | None:
+    """Rows every node produced, times its loops, summed: what the executor examined."""
+    if tree is None:
+        return None
+    total = 0.0
+    for n in tree.walk():
+        if n.actual_rows is not None:
+            total += n.actual_rows * (n.loops if n.loops is not None else 1.0)
+    return total
+
+
+def buffers(raw: object) -> int | None:
+    """PostgreSQL: shared buffers hit + read by the whole plan (the top node counts its children)."""
+    doc = raw[0] if isinstance(raw, list) and raw else raw
+    plan = doc.get("Plan") if isinstance(doc, dict) else None
+    if not isinstance(plan, dict) or "Shared Hit Blocks" not in plan:
+        return None
+    return int(plan.get("Shared Hit Blocks", 0)) + int(plan.get("Shared Read Blocks", 0))
+
+
+def exponent(a: tuple[int, float], b: tuple[int, float]) -> float:
+    """Log-log slope between (N, work) points; work below one row counts as one row."""
+    (n1, w1), (n2, w2) = a, b
+    return math.log(max(w2, 1.0) / max(w1, 1.0)) / math.log(n2 / n1)
+
+
+def classify(k: float | None) -> str | None:
+    if k is None:
+        return None
+    if k <= BOUNDED_MAX_K:
+        return "bounded"
+    return "logarithmic" if k <= LOGARITHMIC_MAX_K else "linear"
+
+
+@dataclass
+class Point:
+    """One spelling of one shape on one dialect at one size."""
+
+    size: int
+    work: float | None
+    buffers: int | None
+    p50_ms: float | None
+    rows: float | None
+    plan: str
+
+
+@dataclass
+class Growth:
+    shape: str
+    dialect: str
+    spelling: str  # remediated | natural
+    declared: str | None  # the catalog's growth (remediated spelling only)
+    points: list[Point] = field(default_factory=list)
+
+    @property
+    def slopes(self) -> list[float]:
+        pts = [(p.size, p.work) for p in self.points if p.work is not None]
+        return [exponent(a, b) for a, b in itertools.pairwise(pts)]
+
+    @property
+    def k(self) -> float | None:
+        """The worst (largest) slope on the ladder."""
+        return max(self.slopes) if self.slopes else None
+
+    @property
+    def verdict(self) -> str | None:
+        return classify(self.k)
+
+    @property
+    def ok(self) -> bool:
+        """Measured no worse than declared (always true without a declaration)."""
+        if self.declared is None or self.verdict is None:
+            return self.declared is None or self.verdict is not None
+        return GROWTH_CLASSES.index(self.verdict) <= GROWTH_CLASSES.index(self.declared)
+
+    def problem(self) -> str | None:
+        if self.ok:
+            return None
+        if self.verdict is None:
+            return f"{self.dialect} {self.shape}: no work measured (timeouts?), declared {self.declared}"
+        sizes = ", ".join(
+            f"{size_label(p.size)}: {p.work:,.0f} rows" for p in self.points if p.work is not None
+        )
+        return (
+            f"{self.dialect} {self.shape}: work grows {self.verdict} (k = {self.k:.2f}; {sizes}), declared "
+            f"{self.declared}; plan at {size_label(self.points[-1].size)}: {self.points[-1].plan}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape,
+            "dialect": self.dialect,
+            "spelling": self.spelling,
+            "declared": self.declared,
+            "k": self.k,
+            "slopes": self.slopes,
+            "verdict": self.verdict,
+            "ok": self.ok,
+            "points": [p.__dict__ for p in self.points],
+        }
+
+
+@dataclass
+class Ladder:
+    sizes: list[int]
+    catalog: Catalog
+    growth: list[Growth]
+    seconds: dict[str, float] = field(default_factory=dict)  # per size: seed / measure
+
+    @property
+    def problems(self) -> list[str]:
+        return [p for g in self.growth if (p := g.problem())]
+
+    def ratio_at_largest(self, shape: str, dialect: str) -> float | None:
+        """Natural work / remediated work at the largest size."""
+        got = {g.spelling: g for g in self.growth if g.shape == shape and g.dialect == dialect}
+        if "natural" not in got or "remediated" not in got:
+            return None
+        nat, rem = got["natural"].points[-1].work, got["remediated"].points[-1].work
+        return nat / max(rem, 1.0) if nat is not None and rem is not None else None
+
+
+def namespace_for(base: str, size: int) -> str:
+    return f"{base}_{size_label(size)}"
+
+
+def _holds(target: Target, namespace: str, dataset: str) -> bool:
+    """Whether ``namespace`` holds ``dataset`` completely (then it is reused, not seeded again)."""
+    d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:
+        state = d.namespace_state(conn, namespace)
+        meta = d.read_meta(conn, namespace) if state == "complete" else {}
+        conn.rollback()
+    return state == "complete" and meta.get("dataset") == dataset
+
+
+def _load(
+    targets: list[Target], cat: Catalog, size: int, namespace: str, *, cache_dir: Path | None, isolate: bool
+) -> bool:
+    """Make ``namespace`` hold size ``size``; False when it already did."""
+    from dbbench import seed, setupsql
+
+    if cat.has_setup:
+        setupsql.load(targets, cat, namespace=namespace, isolate=isolate, scale=size)
+        return True
+    dataset = ALPINE_DATASETS.get(size)
+    if dataset is None:
+        have = ", ".join(size_label(n) for n in ALPINE_DATASETS)
+        raise GrowError(f"no dataset of {size:,} packages (the alpine ladder has {have})")
+    stale = [t for t in targets if not _holds(t, namespace, dataset)]
+    if not stale:
+        return False
+    _, results, _ = seed.seed(stale, dataset, namespace=namespace, cache_dir=cache_dir)
+    bad = [f"{r.dialect}: {c.name}" for r in results for c in r.checks if not c.ok]
+    if bad:
+        raise GrowError(f"the {dataset} dataset did not verify: {'; '.join(bad)}")
+    return True
+
+
+def _report(say: Progress, size: int, dialect: str, shape: str, spelling: str) -> None:
+    say(f"{size_label(size)}: {dialect} {shape} ({spelling})")
+
+
+def run(
+    targets: list[Target],
+    catalog: str | Catalog = "alpine",
+    *,
+    sizes: list[int] | tuple[int, ...] = DEFAULT_SIZES,
+    namespace: str = "dbbench_grow",
+    warmups: int = 1,
+    runs: int = 3,
+    timeout_ms: int = 60_000,
+    only: list[str] | None = None,
+    cache_dir: Path | None = None,
+    isolate: bool = True,
+    progress: Progress | None = None,
+) -> Ladder:
+    """Load every size (or reuse it), run every shape at each, and fit the growth."""
+    cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
+    shapes = [s for s in cat.shapes if not only or s.name in only]
+    say = progress or (lambda _msg: None)
+    growth: dict[tuple[str, str, str], Growth] = {}
+    ladder = Ladder(sorted(sizes), cat, [])
+    for size in ladder.sizes:
+        ns = namespace_for(namespace, size)
+        start = time.perf_counter()
+        say(f"{size_label(size)}: loading {ns}")
+        seeded = _load(targets, cat, size, ns, cache_dir=cache_dir, isolate=isolate)
+        ladder.seconds[f"{size_label(size)} {'load' if seeded else 'reused'}"] = time.perf_counter() - start
+        start = time.perf_counter()
+        say(f"{size_label(size)}: measuring {len(shapes)} shapes")
+        _, results, _ = explain.run(
+            targets,
+            cat,
+            namespace=ns,
+            warmups=warmups,
+            runs=runs,
+            timeout_ms=timeout_ms,
+            natural=True,
+            only=only,
+            access_only=True,
+            isolate=isolate,
+            progress=functools.partial(_report, say, size),
+        )
+        ladder.seconds[f"{size_label(size)} measure"] = time.perf_counter() - start
+        declared = {s.name: s.growth for s in shapes}
+        for r in results:
+            for m in (r.remediated, r.natural):
+                if m is None:
+                    continue
+                key = (r.shape, r.dialect, m.spelling)
+                g = growth.setdefault(
+                    key,
+                    Growth(
+                        r.shape,
+                        r.dialect,
+                        m.spelling,
+                        declared.get(r.shape) if m.spelling == "remediated" else None,
+                    ),
+                )
+                tree = m._tree
+                g.points.append(
+                    Point(
+                        size,
+                        work(tree),
+                        buffers(m.raw_plan) if r.dialect == "postgresql" else None,
+                        m.p50,
+                        m.rows,
+                        "timeout" if tree is None else explain.plan_signature(tree),
+                    )
+                )
+    ladder.growth = list(growth.values())
+    return ladder
+
+
+def document(ladder: Ladder, targets: list[Target]) -> dict[str, Any]:
+    """The ``dbbench.grow/1`` result document."""
+    from dbbench import results
+
+    doc = results.envelope("grow", targets)
+    doc["catalog"] = str(ladder.catalog.path)
+    doc["sizes"] = ladder.sizes
+    doc["thresholds"] = {"bounded_max_k": BOUNDED_MAX_K, "logarithmic_max_k": LOGARITHMIC_MAX_K}
+    doc["seconds"] = {k: round(v, 3) for k, v in ladder.seconds.items()}
+    doc["growth"] = [g.to_json() for g in ladder.growth]
+    doc["problems"] = ladder.problems
+    return doc

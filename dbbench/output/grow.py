@@ -1,0 +1,84 @@
+"""`dbbench grow` for people: per shape and dialect, work at every size, the slope and the verdict;
+the natural / remediated work ratio at the largest size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbbench.output import fmt_factor, fmt_ms, table
+
+
+def _size(n: int) -> str:
+    from dbbench.grow import size_label
+
+    return size_label(n)
+
+
+def _work(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}"
+
+
+def growth_table(doc: dict[str, Any], fmt: str = "simple") -> str:
+    """One row per shape, dialect and spelling: rows examined (and PostgreSQL buffers) at each
+    size, p50 at the largest, the worst slope k, the verdict and the declared growth."""
+    sizes = doc["sizes"]
+    headers = ["Shape", "Server", "Spelling", *[f"work {_size(n)}" for n in sizes]]
+    headers += [f"p50 {_size(sizes[-1])}", "k", "growth", "declared"]
+    rows = []
+    order = {"postgresql": 0, "mysql": 1}
+    for g in sorted(
+        doc["growth"], key=lambda g: (g["shape"], order.get(g["dialect"], 9), g["spelling"] != "remediated")
+    ):
+        by_size = {p["size"]: p for p in g["points"]}
+        cells = []
+        for n in sizes:
+            p = by_size.get(n)
+            text = _work(p["work"]) if p else "—"
+            if p and p.get("buffers") is not None:
+                text += f" ({p['buffers']:,} buf)"
+            cells.append(text)
+        last = by_size.get(sizes[-1])
+        verdict = g["verdict"] or "—"
+        if g["declared"] and not g["ok"]:
+            verdict = f"{verdict.upper()} (worse than declared)"
+        rows.append(
+            [
+                g["shape"],
+                "PostgreSQL" if g["dialect"] == "postgresql" else "MySQL",
+                g["spelling"],
+                *cells,
+                f"{fmt_ms(last['p50_ms'])} ms" if last and last["p50_ms"] is not None else "—",
+                "—" if g["k"] is None else f"{g['k']:.2f}",
+                verdict,
+                g["declared"] or "",
+            ]
+        )
+    return table(headers, rows, "lll" + "r" * (len(sizes) + 2) + "ll", fmt)
+
+
+def ratio_table(doc: dict[str, Any], fmt: str = "simple") -> str:
+    """At the largest size: natural work / remediated work, and which natural spellings grow linearly."""
+    largest = doc["sizes"][-1]
+    by = {(g["shape"], g["dialect"], g["spelling"]): g for g in doc["growth"]}
+    rows = []
+    for (shape, dialect, spelling), nat in sorted(by.items()):
+        if spelling != "natural" or (shape, dialect, "remediated") not in by:
+            continue
+        rem = by[(shape, dialect, "remediated")]
+        nw = next((p["work"] for p in nat["points"] if p["size"] == largest), None)
+        rw = next((p["work"] for p in rem["points"] if p["size"] == largest), None)
+        ratio = None if nw is None or rw is None else nw / max(rw, 1.0)
+        rows.append(
+            [
+                shape,
+                "PostgreSQL" if dialect == "postgresql" else "MySQL",
+                _work(nw),
+                _work(rw),
+                "—" if ratio is None else fmt_factor(ratio),
+                nat["verdict"] or "—",
+                rem["verdict"] or "—",
+            ]
+        )
+    headers = ["Shape", "Server", f"natural work {_size(largest)}", f"remediated work {_size(largest)}"]
+    headers += ["natural / remediated", "natural grows", "remediated grows"]
+    return table(headers, rows, "llrrrll", fmt)
