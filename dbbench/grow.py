@@ -5,8 +5,10 @@ A plan that holds at one size proves little: the claim worth having is that a ho
 packages by default, every table scaled as its dataset definition says), runs every shape at each
 size, both spellings, and records **work** that does not depend on machine noise:
 
-* rows produced by every plan node, times its loops, summed over the plan -- what the executor
-  examined (PostgreSQL and MySQL alike, from ``EXPLAIN ANALYZE``);
+* rows every plan node produced, times its loops, summed over the plan -- what the executor
+  examined (from ``EXPLAIN ANALYZE``; on PostgreSQL the rows a node read and filtered away count
+  too, since its scans report only the rows they kept; MySQL's tree shows them as the scan's own
+  rows);
 * on PostgreSQL also the shared buffers hit and read (``BUFFERS``);
 * executor time (p50), which is shown but not judged.
 
@@ -85,6 +87,25 @@ def work(tree: PlanNode | None) -> float | None:
     for n in tree.walk():
         if n.actual_rows is not None:
             total += n.actual_rows * (n.loops if n.loops is not None else 1.0)
+    return total
+
+
+_PG_REMOVED = ("Rows Removed by Filter", "Rows Removed by Join Filter", "Rows Removed by Index Recheck")
+
+
+def pg_work(raw: object) -> float | None:
+    """PostgreSQL: rows every node produced *or read and discarded* (``Rows Removed by Filter`` and
+    kin: a sequential scan returning one row of a million examined a million), times its loops."""
+    doc = raw[0] if isinstance(raw, list) and raw else raw
+    plan = doc.get("Plan") if isinstance(doc, dict) else None
+    if not isinstance(plan, dict):
+        return None
+    total, stack = 0.0, [plan]
+    while stack:
+        node = stack.pop()
+        rows = float(node.get("Actual Rows", 0)) + sum(float(node.get(k, 0)) for k in _PG_REMOVED)
+        total += rows * float(node.get("Actual Loops", 1))
+        stack.extend(p for p in node.get("Plans", []) if isinstance(p, dict))
     return total
 
 
@@ -301,7 +322,7 @@ def run(
                 g.points.append(
                     Point(
                         size,
-                        work(tree),
+                        pg_work(m.raw_plan) if r.dialect == "postgresql" else work(tree),
                         buffers(m.raw_plan) if r.dialect == "postgresql" else None,
                         m.p50,
                         m.rows,
