@@ -36,6 +36,12 @@ from dbbench.servers import Home
 @click.option("--timeout", "timeout_s", default=60.0, show_default=True, help="Seconds per EXPLAIN ANALYZE.")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @click.option("--output", type=OutputPath(), help="Write the JSON result (dbbench.grow/1) here.")
+@click.option(
+    "--html",
+    "html_file",
+    type=OutputPath(),
+    help="Write a page with a log-log chart of work against N per shape.",
+)
 @click.pass_obj
 def grow_cmd(
     home: Home,
@@ -51,6 +57,7 @@ def grow_cmd(
     timeout_s,
     fmt,
     output,
+    html_file,
 ) -> None:
     """Seed each size, run every shape (both spellings), fit work ~ N^k; exit 1 on a worse growth than declared."""
     from dbbench import catalog as catalogs
@@ -94,6 +101,11 @@ def grow_cmd(
     if output:
         results.write(output, doc)
         click.echo(f"wrote {output}")
+    if html_file:
+        from dbbench.output import grow_html
+
+        html_file.write_text(grow_html.page(doc))
+        click.echo(f"wrote {html_file}")
     if doc["problems"]:
         for line in doc["problems"]:
             err(f"growth: {line}")
