@@ -1,0 +1,481 @@
+"""The explain result document (``dbbench.explain/1``) as typed, immutable values.
+
+:func:`dbbench.results.explain_document` writes the document as a dict; :meth:`Document.from_json`
+validates a decoded one (a result or baseline file: :func:`dbbench.results.load_document`) and
+:meth:`Document.to_json` gives the dict back, key for key and in order, so a file written by
+dbbench survives a round trip byte for byte. The checks name the first bad field by its path
+(``results[3].remediated.samples_ms``); :class:`DocumentError` carries it.
+
+Only the standard library: :mod:`dataclasses` (see ``docs/results.md`` for the fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from dbbench.errors import DbbenchError
+from dbbench.plan import MAX_DEPTH, PlanNode
+
+SCHEMA_VERSION = 1
+DIALECTS = ("postgresql", "mysql")
+
+
+class ResultFileError(DbbenchError):
+    """A result or baseline file that cannot be read (exit code 2)."""
+
+
+class DocumentError(ResultFileError):
+    """A decoded document with a bad field: ``where`` names it (the file is prefixed by
+    :meth:`Document.from_json`)."""
+
+    def __init__(self, where: str, what: str):
+        super().__init__(f"{where}: {what}")
+        self.where, self.what = where, what
+
+
+class _Absent:
+    """The marker of a key the document does not hold (a baseline's dropped ``raw_plan``)."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+def _known(cls: type) -> set[str]:
+    """The JSON keys a model reads: its fields' names (``extra`` holds the others)."""
+    return {f.name for f in fields(cls)} - {"extra"}
+
+
+def _number_or_null(value: object) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _object(value: object, where: str, what: str = "must be an object") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise DocumentError(where, what)
+    return value
+
+
+def _text(obj: Mapping[str, Any], key: str, at: str, *, optional: bool = False) -> Any:
+    value = obj.get(key)
+    if optional and value is None:
+        return None
+    if not isinstance(value, str):
+        raise DocumentError(f"{at}.{key}", "must be text or null" if optional else "must be text")
+    return value
+
+
+def _numbers(obj: Mapping[str, Any], keys: tuple[str, ...], at: str) -> None:
+    for key in keys:
+        if not _number_or_null(obj.get(key)):
+            raise DocumentError(f"{at}.{key}", "must be a number or null")
+
+
+def check_plan(root: object, top: str) -> PlanNode:
+    """The plan tree of ``root`` (a decoded ``plan``), each node checked (iteratively: any depth
+    up to :data:`MAX_DEPTH`)."""
+    stack = [(root, top, 1)]
+    while stack:
+        node, at, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise DocumentError(top, f"plan nested more than {MAX_DEPTH} levels deep")
+        node = _object(node, at, "must be a plan node object")
+        for key in ("kind", "label"):
+            _text(node, key, at)
+        for key in ("table", "alias", "index"):
+            _text(node, key, at, optional=True)
+        _numbers(node, ("est_rows", "actual_rows", "loops", "actual_ms"), at)
+        if not isinstance(node.get("in_subquery", False), bool):
+            raise DocumentError(f"{at}.in_subquery", "must be true or false")
+        children = node.get("children", [])
+        if not isinstance(children, list):
+            raise DocumentError(f"{at}.children", "must be a list")
+        stack.extend(
+            (child, f"{at}.children[{k}]", depth + 1) for k, child in reversed(list(enumerate(children)))
+        )
+    return PlanNode.from_dict(root)  # type: ignore[arg-type]  # checked above
+
+
+@dataclass(frozen=True, kw_only=True)
+class Server:
+    dialect: str
+    version: str | None = None
+    url: str | None = None  # passwords masked
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> Server:
+        return cls(dialect=obj["dialect"], version=obj.get("version"), url=obj.get("url"))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"dialect": self.dialect, "version": self.version}
+        if self.url is not None:
+            out["url"] = self.url
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class DatasetInfo:
+    """What one dialect's namespace held: dataset name, seed, setup SQL digest, table fingerprints."""
+
+    name: str | None = None
+    seed: int | None = None
+    setup_sha256: str | None = None
+    fingerprints: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> DatasetInfo:
+        return cls(
+            name=obj.get("name"),
+            seed=obj.get("seed"),
+            setup_sha256=obj.get("setup_sha256"),
+            fingerprints=dict(obj.get("fingerprints") or {}),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "seed": self.seed,
+            "setup_sha256": self.setup_sha256,
+            "fingerprints": dict(self.fingerprints),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """The catalog assertion of one shape on one dialect."""
+
+    expected: str
+    actual: str
+    problems: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, obj: object, at: str) -> Verdict:
+        v = _object(obj, at, "must be an object or null")
+        expected, actual = _text(v, "expected", at), _text(v, "actual", at)
+        problems = v.get("problems", [])
+        if not isinstance(problems, list):
+            raise DocumentError(f"{at}.problems", "must be a list")
+        return cls(expected=expected, actual=actual, problems=tuple(problems))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"expected": self.expected, "actual": self.actual, "problems": list(self.problems)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Spelling:
+    """One spelling (remediated or natural) of a shape measured: its samples and last plan."""
+
+    sql: str = ""
+    samples_ms: tuple[float, ...] = ()
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    rows: float | None = None
+    timeout: str | None = None  # why it did not finish, when it did not
+    plan: PlanNode | None = None  # normalized tree of the last timed run
+    raw_plan: Any = ABSENT  # the server's own output (ABSENT in a baseline)
+
+    @classmethod
+    def from_json(cls, obj: object, at: str) -> Spelling:
+        m = _object(obj, at)
+        samples = m.get("samples_ms")
+        if not isinstance(samples, list) or not all(_number_or_null(v) and v is not None for v in samples):
+            raise DocumentError(f"{at}.samples_ms", "must be a list of numbers")
+        _numbers(m, ("p50_ms", "p95_ms"), at)
+        plan = m.get("plan")
+        return cls(
+            sql=m.get("sql", ""),
+            samples_ms=tuple(samples),
+            p50_ms=m.get("p50_ms"),
+            p95_ms=m.get("p95_ms"),
+            rows=m.get("rows"),
+            timeout=m.get("timeout"),
+            plan=None if plan is None else check_plan(plan, f"{at}.plan"),
+            raw_plan=m.get("raw_plan", ABSENT),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "sql": self.sql,
+            "samples_ms": list(self.samples_ms),
+            "p50_ms": self.p50_ms,
+            "p95_ms": self.p95_ms,
+            "rows": self.rows,
+            "timeout": self.timeout,
+            "plan": None if self.plan is None else self.plan.to_dict(),
+        }
+        if self.raw_plan is not ABSENT:
+            out["raw_plan"] = self.raw_plan
+        return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShapeResult:
+    """One shape on one dialect: the assertion's verdict and both spellings measured."""
+
+    shape: str
+    dialect: str
+    ok: bool
+    remediated: Spelling
+    natural: Spelling | None = None
+    cardinality: str = ""
+    access_path: str | None = None  # the catalog's words for the expected path
+    expect_rows: int | None = None
+    params: Any = None
+    cascade: dict[str, Any] | None = None  # rows counted before / after a delete / after rollback
+    natural_label: str | None = None
+    verdict: Verdict | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this dbbench does not know, kept
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.shape, self.dialect
+
+    @classmethod
+    def from_json(cls, obj: object, at: str) -> ShapeResult:
+        r = _object(obj, at)
+        shape, dialect = _text(r, "shape", at), _text(r, "dialect", at)
+        if dialect not in DIALECTS:
+            raise DocumentError(f"{at}.dialect", f"{dialect!r} is not postgresql or mysql")
+        if not isinstance(r.get("ok"), bool):
+            raise DocumentError(f"{at}.ok", "must be true or false")
+        remediated = Spelling.from_json(r.get("remediated"), f"{at}.remediated")
+        natural = None if r.get("natural") is None else Spelling.from_json(r["natural"], f"{at}.natural")
+        verdict = None if r.get("verdict") is None else Verdict.from_json(r["verdict"], f"{at}.verdict")
+        for key in ("cardinality", "access_path", "natural_label"):
+            if r.get(key) is not None and not isinstance(r[key], str):
+                raise DocumentError(f"{at}.{key}", "must be text")
+        return cls(
+            shape=shape,
+            dialect=dialect,
+            ok=r["ok"],
+            remediated=remediated,
+            natural=natural,
+            cardinality=r.get("cardinality") or "",
+            access_path=r.get("access_path"),
+            expect_rows=r.get("expect_rows"),
+            params=r.get("params"),
+            cascade=r.get("cascade"),
+            natural_label=r.get("natural_label"),
+            verdict=verdict,
+            extra={k: v for k, v in r.items() if k not in _known(cls)},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "shape": self.shape,
+            "dialect": self.dialect,
+            "cardinality": self.cardinality,
+            "access_path": self.access_path,
+            "expect_rows": self.expect_rows,
+            "params": self.params,
+            "ok": self.ok,
+            "cascade": self.cascade,
+            "natural_label": self.natural_label,
+            "verdict": None if self.verdict is None else self.verdict.to_json(),
+            "remediated": self.remediated.to_json(),
+        }
+        if self.natural is not None:
+            out["natural"] = self.natural.to_json()
+        return out | self.extra
+
+    def spellings(self) -> list[tuple[str, Spelling]]:
+        """(name, measurement) of the spellings measured: remediated first."""
+        out = [("remediated", self.remediated)]
+        return out + ([("natural", self.natural)] if self.natural is not None else [])
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemediationRow:
+    """Natural vs remediated p50 of one shape and dialect."""
+
+    dialect: str
+    shape: str
+    change: str
+    before_p50_ms: float | None = None
+    final_p50_ms: float | None = None
+    natural_timeout: str | None = None
+    speedup: float | None = None
+
+    @classmethod
+    def from_json(cls, obj: object, at: str) -> RemediationRow:
+        item = _object(obj, at)
+        if item.get("dialect") not in DIALECTS:
+            raise DocumentError(f"{at}.dialect", "must be postgresql or mysql")
+        shape, change = _text(item, "shape", at), _text(item, "change", at)
+        _numbers(item, ("before_p50_ms", "final_p50_ms", "speedup"), at)
+        return cls(
+            dialect=item["dialect"],
+            shape=shape,
+            change=change,
+            before_p50_ms=item.get("before_p50_ms"),
+            final_p50_ms=item.get("final_p50_ms"),
+            natural_timeout=item.get("natural_timeout"),
+            speedup=item.get("speedup"),
+        )
+
+    @classmethod
+    def of(cls, entries: list[ShapeResult]) -> list[RemediationRow]:
+        """The rows of the entries that measured a natural spelling."""
+        out = []
+        for r in entries:
+            if r.natural is None:
+                continue
+            before, after = r.natural.p50_ms, r.remediated.p50_ms
+            out.append(
+                cls(
+                    dialect=r.dialect,
+                    shape=r.shape,
+                    change=r.natural_label or "natural to remediated",
+                    before_p50_ms=before,
+                    final_p50_ms=after,
+                    natural_timeout=r.natural.timeout,
+                    speedup=(before / after) if (before and after) else None,
+                )
+            )
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dialect": self.dialect,
+            "shape": self.shape,
+            "change": self.change,
+            "before_p50_ms": self.before_p50_ms,
+            "final_p50_ms": self.final_p50_ms,
+            "natural_timeout": self.natural_timeout,
+            "speedup": self.speedup,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Document:
+    """A ``dbbench.explain/1`` document: a live run, a result file or a baseline."""
+
+    schema: str = f"dbbench.explain/{SCHEMA_VERSION}"
+    results: tuple[ShapeResult, ...] = ()
+    generated_at: str | None = None
+    tool: dict[str, Any] | None = None  # name, version
+    host: dict[str, Any] | None = None  # machine, python
+    servers: tuple[Server, ...] = ()
+    config: dict[str, Any] | None = None  # the run (dbbench.workflow.Run.config)
+    datasets: dict[str, DatasetInfo] | None = None  # by dialect
+    remediation: tuple[RemediationRow, ...] | None = None
+    failures: tuple[str, ...] | None = None
+    baseline: dict[str, Any] | None = None  # saved_at, from (a baseline only)
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this dbbench does not know, kept
+
+    @classmethod
+    def from_json(cls, obj: object, source: object = "document", kind: str = "explain") -> Document:
+        """Validate a decoded document, naming the first bad field: ``SOURCE: WHERE: WHAT``
+        (:class:`ResultFileError`)."""
+        try:
+            return cls._from_json(obj, source, kind)
+        except DocumentError as exc:
+            raise ResultFileError(f"{source}: {exc}") from None
+
+    @classmethod
+    def _from_json(cls, doc: object, source: object, kind: str) -> Document:
+        if not isinstance(doc, dict) or not isinstance(doc.get("schema"), str):
+            raise ResultFileError(f'{source}: not a dbbench result (no "schema" field)')
+        name, _, version = doc["schema"].partition("/")
+        if name != f"dbbench.{kind}":
+            raise ResultFileError(
+                f"{source}: schema {doc['schema']!r} is not a dbbench.{kind} result "
+                "(write one with `dbbench explain --output` or `dbbench baseline save`)"
+            )
+        if not version.isdigit() or int(version) > SCHEMA_VERSION:
+            raise ResultFileError(
+                f"{source}: schema version {version!r} is newer than this dbbench understands ({SCHEMA_VERSION})"
+            )
+        entries = doc.get("results")
+        if not isinstance(entries, list):
+            raise DocumentError("results", "must be a list")
+        for key in ("config", "datasets", "tool", "host", "baseline"):
+            if doc.get(key) is not None:
+                _object(doc[key], key)
+        datasets = doc.get("datasets")
+        if datasets is not None:
+            datasets = {
+                d: DatasetInfo.from_json(_object(meta, f"datasets.{d}")) for d, meta in datasets.items()
+            }
+        servers = doc.get("servers", [])
+        if not isinstance(servers, list) or not all(
+            isinstance(x, dict) and isinstance(x.get("dialect"), str) for x in servers
+        ):
+            raise DocumentError("servers", "must be a list of objects with a dialect")
+        if not isinstance(doc.get("generated_at", ""), str):
+            raise DocumentError("generated_at", "must be text")
+        failures = doc.get("failures")
+        if failures is not None and not isinstance(failures, list):
+            raise DocumentError("failures", "must be a list")
+        remediation = doc.get("remediation", [])
+        if remediation is not None and not isinstance(remediation, list):
+            raise DocumentError("remediation", "must be a list")
+        return cls(
+            schema=doc["schema"],
+            results=tuple(ShapeResult.from_json(r, f"results[{i}]") for i, r in enumerate(entries)),
+            generated_at=doc.get("generated_at"),
+            tool=doc.get("tool"),
+            host=doc.get("host"),
+            servers=tuple(Server.from_json(x) for x in servers),
+            config=doc.get("config"),
+            datasets=datasets,
+            remediation=None
+            if remediation is None
+            else tuple(RemediationRow.from_json(x, f"remediation[{k}]") for k, x in enumerate(remediation)),
+            failures=None if failures is None else tuple(failures),
+            baseline=doc.get("baseline"),
+            extra={k: v for k, v in doc.items() if k not in _known(cls)},
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The document as dbbench writes it (the keys it does not hold are left out)."""
+        out: dict[str, Any] = {"schema": self.schema}
+        optional = {
+            "generated_at": self.generated_at,
+            "tool": self.tool,
+            "host": self.host,
+            "servers": [s.to_json() for s in self.servers],
+            "config": self.config,
+            "datasets": None
+            if self.datasets is None
+            else {d: meta.to_json() for d, meta in self.datasets.items()},
+            "results": [r.to_json() for r in self.results],
+            "remediation": None if self.remediation is None else [x.to_json() for x in self.remediation],
+            "failures": None if self.failures is None else list(self.failures),
+            "baseline": self.baseline,
+        }
+        out |= {k: v for k, v in optional.items() if v is not None}
+        return out | self.extra
+
+    # -- reading ---------------------------------------------------------------------------
+    def by_key(self) -> dict[tuple[str, str], ShapeResult]:
+        """The results by (shape, dialect)."""
+        return {r.key: r for r in self.results}
+
+    def server_versions(self) -> dict[str, str | None]:
+        return {s.dialect: s.version for s in self.servers}
+
+    def remediation_rows(self) -> list[RemediationRow]:
+        """The document's remediation rows, else those its results give."""
+        return list(self.remediation or ()) or RemediationRow.of(list(self.results))
+
+    def as_baseline(self, saved_at: str, source: str) -> Document:
+        """This document as a baseline: raw plans dropped (the normalized ``plan`` trees stay)."""
+
+        def drop(m: Spelling | None) -> Spelling | None:
+            return None if m is None else replace(m, raw_plan=ABSENT)
+
+        entries = tuple(
+            replace(r, remediated=replace(r.remediated, raw_plan=ABSENT), natural=drop(r.natural))
+            for r in self.results
+        )
+        return replace(self, results=entries, baseline={"saved_at": saved_at, "from": source})
+
+
+def as_document(doc: Document | Mapping[str, Any], source: object = "document") -> Document:
+    """``doc`` itself, or the dict (a live run's :func:`dbbench.results.explain_document`) as one."""
+    return doc if isinstance(doc, Document) else Document.from_json(dict(doc), source)
