@@ -7,34 +7,29 @@ without the servers' raw plan output, with ``baseline`` saying when and from wha
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from dbbench import results
+from dbbench.document import Document, as_document
 
 
-def from_result(doc: dict[str, Any], source: str = "run") -> dict[str, Any]:
+def from_result(doc: Document | dict[str, Any], source: str = "run") -> Document:
     """A baseline from a result document: raw plans dropped (the normalized ``plan`` trees stay)."""
-    out = copy.deepcopy(doc)
-    for r in out["results"]:
-        for spelling in ("remediated", "natural"):
-            if r.get(spelling):
-                r[spelling].pop("raw_plan", None)
-    out["baseline"] = {"saved_at": datetime.now(UTC).isoformat(timespec="seconds"), "from": source}
-    return out
+    saved_at = datetime.now(UTC).isoformat(timespec="seconds")
+    return as_document(doc, source).as_baseline(saved_at, source)
 
 
-def save(path: Path | str, doc: dict[str, Any], source: str = "run") -> str:
+def save(path: Path | str, doc: Document | dict[str, Any], source: str = "run") -> str:
     """Write the baseline of ``doc`` to ``path``; returns the file's SHA-256."""
     path = Path(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True)
-    results.write(path, from_result(doc, source))
+    results.write(path, from_result(doc, source).to_json())
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def load(path: Path | str) -> dict[str, Any]:
-    return results.load(path, "explain")
+def load(path: Path | str) -> Document:
+    return results.load_document(path, "explain")

@@ -477,5 +477,8 @@ class Document:
 
 
 def as_document(doc: Document | Mapping[str, Any], source: object = "document") -> Document:
-    """``doc`` itself, or the dict (a live run's :func:`dbbench.results.explain_document`) as one."""
-    return doc if isinstance(doc, Document) else Document.from_json(dict(doc), source)
+    """``doc`` itself, or the dict (a live run's :func:`dbbench.results.explain_document`) as one
+    (validated; a dict built in memory need not name its schema)."""
+    if isinstance(doc, Document):
+        return doc
+    return Document.from_json({"schema": f"dbbench.explain/{SCHEMA_VERSION}"} | dict(doc), source)

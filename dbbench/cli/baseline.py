@@ -216,6 +216,7 @@ def diff_cmd(
     Without RESULT the baseline's catalog is run now (same namespace, warm-ups and runs unless
     overridden) and compared."""
     from dbbench import baseline, diff, results
+    from dbbench.document import as_document
     from dbbench.output import append_summary
     from dbbench.output import diff as render
     from verdict import exit_code
@@ -227,11 +228,11 @@ def diff_cmd(
     if result_file and (stability or self_control):
         raise DbbenchError("--stability and --self-control measure now: give no RESULT file")
     if result_file:
-        new = results.load(result_file)
+        new = results.load_document(result_file)
         result_name = str(result_file)
     else:
         run = Run.from_config(
-            base.get("config") or {},
+            base.config or {},
             catalog=catalog,
             namespace=namespace,
             timeout_s=timeout_s,
@@ -241,13 +242,14 @@ def diff_cmd(
         )
         if stability:
             plans = workflow.stability(_connect(home, pg_url, mysql_url, only), run, times=stability)
-        new = _measure(home, pg_url, mysql_url, only, run)
+        live = _measure(home, pg_url, mysql_url, only, run)
         if self_control:
-            aa = diff.compare(new, _measure(home, pg_url, mysql_url, only, run), thresholds)
+            aa = diff.compare(live, _measure(home, pg_url, mysql_url, only, run), thresholds)
         result_name = "this run"
         if save_result:
-            results.write(save_result, new)
+            results.write(save_result, live)
             result_name = str(save_result)
+        new = as_document(live, result_name)
     report = diff.compare(
         base, new, thresholds, baseline_name=str(baseline_file), result_name=result_name, stability=plans
     )

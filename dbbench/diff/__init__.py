@@ -54,6 +54,7 @@ from dbbench.diff.model import (
     entry_tree,
 )
 from dbbench.diff.triage import PLAN_FINDINGS, _signature, apply_self_control, triage_unstable
+from dbbench.document import Document, as_document
 from dbbench.errors import DbbenchError
 from dbbench.urls import DIALECT_LABEL
 
@@ -84,67 +85,57 @@ __all__ = [
 ]
 
 
-def _notes(base: dict, new: dict) -> list[str]:
+def _notes(base: Document, new: Document) -> list[str]:
     notes = []
-    bv = {s["dialect"]: s.get("version") for s in base.get("servers", [])}
-    nv = {s["dialect"]: s.get("version") for s in new.get("servers", [])}
+    bv, nv = base.server_versions(), new.server_versions()
     for d in sorted(set(bv) & set(nv)):
         if bv[d] != nv[d]:
             notes.append(
                 f"{DIALECT_LABEL[d]} server differs: baseline {bv[d]}, result {nv[d]} (plans and timings may "
                 "differ for that reason alone)"
             )
-    bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
+    bd, nd = base.datasets or {}, new.datasets or {}
     for d in sorted(set(bd) & set(nd)):
-        if (
-            bd[d].get("fingerprints")
-            and nd[d].get("fingerprints")
-            and bd[d]["fingerprints"] != nd[d]["fingerprints"]
-        ):
-            changed = sorted(
-                k
-                for k in set(bd[d]["fingerprints"]) | set(nd[d]["fingerprints"])
-                if bd[d]["fingerprints"].get(k) != nd[d]["fingerprints"].get(k)
-            )
+        bf, nf = bd[d].fingerprints, nd[d].fingerprints
+        if bf and nf and bf != nf:
+            changed = sorted(k for k in set(bf) | set(nf) if bf.get(k) != nf.get(k))
             notes.append(f"{DIALECT_LABEL[d]} data differs from the baseline's in: {', '.join(changed)}")
     for d in sorted(set(bd) & set(nd)):
-        if (
-            bd[d].get("setup_sha256")
-            and nd[d].get("setup_sha256")
-            and bd[d]["setup_sha256"] != nd[d]["setup_sha256"]
-        ):
+        b_sha, n_sha = bd[d].setup_sha256, nd[d].setup_sha256
+        if b_sha and n_sha and b_sha != n_sha:
             notes.append(
                 f"{DIALECT_LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)"
             )
-    bc, nc = base.get("config") or {}, new.get("config") or {}
+    bc, nc = base.config or {}, new.config or {}
     if bc.get("runs") and nc.get("runs") and bc["runs"] != nc["runs"]:
         notes.append(f"samples differ: baseline {bc['runs']} timed runs, result {nc['runs']}")
     return notes
 
 
 def compare(
-    base: dict,
-    new: dict,
+    base: Document | dict,
+    new: Document | dict,
     thresholds: Thresholds | None = None,
     *,
     baseline_name: str = "baseline",
     result_name: str = "result",
     stability: dict[tuple[str, str], list[str]] | None = None,
 ) -> DiffReport:
-    """Compare two result documents (``dbbench.results.load`` / ``baseline.load`` / a live run)."""
+    """Compare two result documents (``dbbench.results.load_document`` / ``baseline.load`` / a live
+    run's dict, validated here)."""
     t = thresholds or Thresholds()
-    bd, nd = base.get("datasets") or {}, new.get("datasets") or {}
+    base, new = as_document(base, baseline_name), as_document(new, result_name)
+    bd, nd = base.datasets or {}, new.datasets or {}
     for d in sorted(set(bd) & set(nd)):
-        b_name, n_name = bd[d].get("name"), nd[d].get("name")
+        b_name, n_name = bd[d].name, nd[d].name
         if b_name and n_name and b_name != n_name:
             raise DbbenchError(
                 f"{baseline_name} and {result_name} cannot be compared: the baseline was measured on {b_name!r}, "
                 f"the result on {n_name!r} ({DIALECT_LABEL.get(d, d)}); save a baseline of this catalog with "
                 "`dbbench baseline save`"
             )
-    b_by = {(r["shape"], r["dialect"]): r for r in base["results"]}
-    n_by = {(r["shape"], r["dialect"]): r for r in new["results"]}
-    ran = {r["dialect"] for r in new["results"]}
+    b_by, n_by = base.by_key(), new.by_key()
+    ran = {r.dialect for r in new.results}
     shapes = []
     for key, b in b_by.items():
         n = n_by.get(key)

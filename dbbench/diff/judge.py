@@ -4,6 +4,7 @@ assertion and the timing samples (the findings are listed in :mod:`dbbench.diff`
 from __future__ import annotations
 
 from dbbench.diff.model import Finding, Thresholds, _describe, _is_access, entry_tree
+from dbbench.document import ShapeResult
 from dbbench.output import fmt_factor, fmt_ms
 from dbbench.plan import PlanNode
 from verdict.stats import ratio_interval
@@ -136,22 +137,22 @@ def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]
     return out
 
 
-def compare_entry(base: dict, new: dict, t: Thresholds) -> list[Finding]:
+def compare_entry(base: ShapeResult, new: ShapeResult, t: Thresholds) -> list[Finding]:
     out: list[Finding] = []
-    b_rem, n_rem = base["remediated"], new["remediated"]
-    if n_rem.get("timeout"):
-        out.append(Finding("timeout", True, f"timed out: {n_rem['timeout']}"))
+    b_rem, n_rem = base.remediated, new.remediated
+    if n_rem.timeout:
+        out.append(Finding("timeout", True, f"timed out: {n_rem.timeout}"))
     b_tree, n_tree = entry_tree(base), entry_tree(new)
     if b_tree is not None and n_tree is not None:
         out += compare_plans(b_tree, n_tree, t)
-    if base["ok"] and not new["ok"]:
-        problems = (new.get("verdict") or {}).get("problems") or ["the catalog assertion fails"]
+    if base.ok and not new.ok:
+        problems = (new.verdict.problems if new.verdict else ()) or ("the catalog assertion fails",)
         out.append(Finding("assertion", True, "assertion fails: " + "; ".join(problems)))
-    elif not base["ok"] and new["ok"]:
+    elif not base.ok and new.ok:
         out.append(Finding("assertion", False, "assertion holds again", improvement=True))
-    b50, n50 = b_rem.get("p50_ms"), n_rem.get("p50_ms")
-    if b50 is not None and n50 is not None and not n_rem.get("timeout"):
-        finding = timing(b_rem.get("samples_ms") or [], n_rem.get("samples_ms") or [], b50, n50, t)
+    b50, n50 = b_rem.p50_ms, n_rem.p50_ms
+    if b50 is not None and n50 is not None and not n_rem.timeout:
+        finding = timing(list(b_rem.samples_ms), list(n_rem.samples_ms), b50, n50, t)
         if finding is not None:
             out.append(finding)
     return out

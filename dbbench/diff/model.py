@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dbbench.document import Document, ShapeResult
 from dbbench.plan import ACCESS_KINDS, PlanNode
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
 from verdict.stats import Interval
@@ -57,8 +58,8 @@ class SelfControl:
 class ShapeDiff:
     shape: str
     dialect: str
-    base: dict | None
-    result: dict | None
+    base: ShapeResult | None
+    result: ShapeResult | None
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -96,8 +97,8 @@ class DiffReport:
     notes: list[str] = field(default_factory=list)
     stability: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     self_control: dict[tuple[str, str], SelfControl] = field(default_factory=dict)  # shape, dialect -> A/A
-    base_doc: dict = field(default_factory=dict, repr=False)
-    result_doc: dict = field(default_factory=dict, repr=False)
+    base_doc: Document = field(default_factory=Document, repr=False)
+    result_doc: Document = field(default_factory=Document, repr=False)
 
     @property
     def regressions(self) -> list[ShapeDiff]:
@@ -155,13 +156,12 @@ class DiffReport:
         }
 
 
-def entry_p50(entry: dict | None) -> float | None:
-    return entry["remediated"].get("p50_ms") if entry else None
+def entry_p50(entry: ShapeResult | None) -> float | None:
+    return entry.remediated.p50_ms if entry else None
 
 
-def entry_tree(entry: dict | None) -> PlanNode | None:
-    plan = entry["remediated"].get("plan") if entry else None
-    return PlanNode.from_dict(plan) if plan else None
+def entry_tree(entry: ShapeResult | None) -> PlanNode | None:
+    return entry.remediated.plan if entry else None
 
 
 def _is_access(n: PlanNode) -> bool:
@@ -172,9 +172,9 @@ def _describe(n: PlanNode) -> str:
     return f"{n.kind} on {n.table or n.alias or '?'}" + (f" using {n.index}" if n.index else "")
 
 
-def entry_access(entry: dict | None) -> str:
+def entry_access(entry: ShapeResult | None) -> str:
     tree = entry_tree(entry)
     if tree is None:
-        return "timeout" if entry and entry["remediated"].get("timeout") else "—"
+        return "timeout" if entry and entry.remediated.timeout else "—"
     found = [_describe(n) for n in tree.walk() if _is_access(n)]
     return "; ".join(dict.fromkeys(found)) or "no table access"

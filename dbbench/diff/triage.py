@@ -4,13 +4,14 @@ A/A self-control of this run against a second run now (``--self-control``)."""
 from __future__ import annotations
 
 from dbbench.diff.model import DiffReport, SelfControl, ShapeDiff, entry_tree
+from dbbench.document import ShapeResult
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
 from verdict.stats import ratio_interval
 
 PLAN_FINDINGS = ("index_lost", "access_changed", "scan_kind", "new_access", "sort_added", "temp_table_added")
 
 
-def _signature(entry: dict | None) -> str | None:
+def _signature(entry: ShapeResult | None) -> str | None:
     from dbbench.explain import plan_signature
 
     tree = entry_tree(entry)
@@ -45,8 +46,8 @@ def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
             FAIL if f.regression else INCONCLUSIVE if f.inconclusive else PASS for f in timings
         )
         iv = ratio_interval(
-            s.base["remediated"].get("samples_ms") or [],
-            s.result["remediated"].get("samples_ms") or [],
+            s.base.remediated.samples_ms,
+            s.result.remediated.samples_ms,
             t.alpha,
         )
         report.self_control[(s.shape, s.dialect)] = SelfControl(

@@ -4,6 +4,7 @@ GitHub step summary, and JUnit XML (one test case per shape and dialect)."""
 from __future__ import annotations
 
 from dbbench.diff import DiffReport, Thresholds, entry_access, entry_p50, entry_tree
+from dbbench.document import Document
 from dbbench.output import Case, fmt_ms, junit, md_table, table
 from dbbench.urls import DIALECT_LABEL
 from verdict import FAIL, INCONCLUSIVE, PASS
@@ -70,12 +71,9 @@ def _thresholds_line(t: Thresholds) -> str:
 
 
 def _sources(report: DiffReport) -> str:
-    def describe(name: str, doc: dict) -> str:
-        servers = ", ".join(
-            f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s.get('version')}"
-            for s in doc.get("servers", [])
-        )
-        when = (doc.get("baseline") or {}).get("saved_at") or doc.get("generated_at") or "?"
+    def describe(name: str, doc: Document) -> str:
+        servers = ", ".join(f"{DIALECT_LABEL.get(s.dialect, s.dialect)} {s.version}" for s in doc.servers)
+        when = (doc.baseline or {}).get("saved_at") or doc.generated_at or "?"
         return f"`{name}` ({when}; {servers})"
 
     return f"baseline {describe(report.baseline, report.base_doc)} vs result {describe(report.result, report.result_doc)}"
