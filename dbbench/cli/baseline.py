@@ -70,11 +70,13 @@ def baseline_save(
 ) -> None:
     """Run the catalog (or take --from RESULT.json) and write its baseline to FILE."""
     from dbbench import baseline, results
+    from dbbench.document import Document, as_document
     from dbbench.output import explain as report
     from dbbench.output import table_format
 
+    doc: Document
     if source:
-        doc = results.load(source)
+        doc = results.load_document(source)
     else:
         run = Run(
             catalog=catalog,
@@ -87,19 +89,19 @@ def baseline_save(
             command="baseline save",
             isolate=isolate(),
         )
-        doc = _measure(home, pg_url, mysql_url, only, run)
+        doc = as_document(_measure(home, pg_url, mysql_url, only, run), "this run")
         click.echo(report.shape_table(doc, table_format(fmt)))
     problems = report.failures(doc)
     if problems and not allow_failures:
         for line in problems:
             click.echo(line, err=True)
         err(
-            f"error: not saving a baseline in which {len(doc['failures'] or problems)} assertion(s) fail "
+            f"error: not saving a baseline in which {len(doc.failures or problems)} assertion(s) fail "
             "(fix them, or pass --allow-failures)"
         )
         sys.exit(1)
     digest = baseline.save(file, doc, source=str(source) if source else "run")
-    click.echo(f"\nbaseline: {file} ({len(doc['results'])} shape/dialect entries; SHA-256 {digest})")
+    click.echo(f"\nbaseline: {file} ({len(doc.results)} shape/dialect entries; SHA-256 {digest})")
 
 
 @click.command("diff")

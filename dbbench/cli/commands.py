@@ -115,7 +115,7 @@ def report_cmd(result_file, html_file, output, title) -> None:
     from dbbench import results
     from dbbench.output import explain, html
 
-    doc = results.load(result_file)
+    doc = results.load_document(result_file)
     md = explain.markdown(doc, result_file)
     click.echo(md, nl=False)
     if output:

@@ -34,21 +34,23 @@ def _emit(
     doc: dict, fmt: str, *, output: Path | None, junit: Path | None, github_summary: Path | None, command: str
 ) -> None:
     """Print the tables, write the requested files, exit 1 on a failed assertion."""
+    from dbbench.document import as_document
     from dbbench.output import append_summary, table_format
     from dbbench.output import explain as report
 
+    typed = as_document(doc, "this run")
     tablefmt = table_format(fmt)
-    click.echo(report.shape_table(doc, tablefmt))
-    if report.has_remediation(doc):
+    click.echo(report.shape_table(typed, tablefmt))
+    if report.has_remediation(typed):
         click.echo("")
-        click.echo(report.remediation_table(doc, tablefmt))
+        click.echo(report.remediation_table(typed, tablefmt))
     if output:
         _write_json(output, doc)
     if junit:
-        junit.write_text(report.junit_xml(doc, f"dbbench.{command}"))
+        junit.write_text(report.junit_xml(typed, f"dbbench.{command}"))
     if github_summary:
-        append_summary(github_summary, report.github_summary(doc, f"dbbench {command}"))
-    problems = report.failures(doc)
+        append_summary(github_summary, report.github_summary(typed, f"dbbench {command}"))
+    problems = report.failures(typed)
     if problems:
         for line in problems:
             click.echo(line, err=True)

@@ -1,9 +1,10 @@
 """An explain result document (``dbbench.explain/1``) rendered: terminal and Markdown tables,
 failures with their plans, JUnit XML, the GitHub step summary and the published write-up's Markdown.
 
-Every renderer reads the one JSON result document (:func:`dbbench.results.explain_document` builds
-it from a live run; ``dbbench report RESULT.json`` reads it from a file), never the measurement
-objects, so a file renders exactly like the run that wrote it.
+Every renderer reads the one result document (:func:`dbbench.results.explain_document` builds it
+from a live run; ``dbbench report RESULT.json`` reads it from a file), never the measurement
+objects, so a file renders exactly like the run that wrote it. They take the typed
+:class:`dbbench.document.Document` (or the dict, validated into one).
 """
 
 from __future__ import annotations
@@ -12,55 +13,58 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from dbbench.document import Document, ShapeResult, Spelling, Verdict, as_document
 from dbbench.output import Case, fmt_factor, fmt_ms, junit, table
 from dbbench.plan import PlanNode
-from dbbench.results import remediation_rows
 from dbbench.urls import DIALECT_LABEL
 
 DIALECT_ORDER = ("mysql", "postgresql")  # the published write-up's column order
+Doc = Document | dict  # what the renderers take: the typed document, or the dict (validated)
+_NO_VERDICT = Verdict(expected="?", actual="?")
 
 
-def dialects_of(doc: dict) -> list[str]:
-    return [d for d in DIALECT_ORDER if any(r["dialect"] == d for r in doc["results"])]
+def dialects_of(doc: Doc) -> list[str]:
+    doc = as_document(doc)
+    return [d for d in DIALECT_ORDER if any(r.dialect == d for r in doc.results)]
 
 
-def _pair(m: dict | None) -> str:
+def _pair(m: Spelling | None) -> str:
     if not m:
         return "—"
-    if m.get("timeout"):
+    if m.timeout:
         return "timeout"
-    return f"{fmt_ms(m['p50_ms'])} / {fmt_ms(m['p95_ms'])} ms"
+    return f"{fmt_ms(m.p50_ms)} / {fmt_ms(m.p95_ms)} ms"
 
 
-def by_shape(doc: dict) -> Iterator[tuple[str, dict]]:
-    by = {(r["shape"], r["dialect"]): r for r in doc["results"]}
-    for shape in dict.fromkeys(r["shape"] for r in doc["results"]):
+def by_shape(doc: Doc) -> Iterator[tuple[str, dict[tuple[str, str], ShapeResult]]]:
+    doc = as_document(doc)
+    by = doc.by_key()
+    for shape in dict.fromkeys(r.shape for r in doc.results):
         yield shape, by
 
 
 # -- tables ------------------------------------------------------------------------------------
-def shape_rows(doc: dict) -> tuple[list[str], list[list[str]], str]:
+def shape_rows(doc: Doc) -> tuple[list[str], list[list[str]], str]:
     """Per shape: cardinality, p50 / p95 per dialect and each dialect's access-path verdict."""
+    doc = as_document(doc)
     dialects = dialects_of(doc)
     rows = []
     for shape, by in by_shape(doc):
         rs = [by.get((shape, d)) for d in dialects]
         first = next(r for r in rs if r)
         verdicts = []
-        judged = [(d, r) for d, r in zip(dialects, rs) if r is not None and r["verdict"] is not None]
-        same = {r["verdict"]["expected"] for _, r in judged}
-        if len(judged) > 1 and all(r["ok"] for _, r in judged) and len(same) == 1:
+        judged = [(d, r, r.verdict) for d, r in zip(dialects, rs) if r is not None and r.verdict is not None]
+        same = {v.expected for _, _, v in judged}
+        if len(judged) > 1 and all(r.ok for _, r, _ in judged) and len(same) == 1:
             verdicts.append(f"ok: {same.pop()}")  # every dialect, one path: say it once
-        for d, r in judged if not verdicts else []:
-            mark = "ok" if r["ok"] else "FAIL"
-            verdicts.append(
-                f"{DIALECT_LABEL[d]} {mark}: {r['verdict']['expected'] if r['ok'] else r['verdict']['actual']}"
-            )
+        for d, r, v in judged if not verdicts else []:
+            mark = "ok" if r.ok else "FAIL"
+            verdicts.append(f"{DIALECT_LABEL[d]} {mark}: {v.expected if r.ok else v.actual}")
         rows.append(
             [
                 shape,
-                first["cardinality"],
-                *[_pair(r["remediated"]) if r else "—" for r in rs],
+                first.cardinality,
+                *[_pair(r.remediated) if r else "—" for r in rs],
                 "; ".join(verdicts),
             ]
         )
@@ -73,29 +77,30 @@ def shape_rows(doc: dict) -> tuple[list[str], list[list[str]], str]:
     return headers, rows, "ll" + "r" * len(dialects) + "l"
 
 
-def shape_table(doc: dict, fmt: str = "simple") -> str:
+def shape_table(doc: Doc, fmt: str = "simple") -> str:
     return table(*shape_rows(doc), fmt)
 
 
-def seed_rows(doc: dict) -> tuple[list[str], list[list[str]], str]:
+def seed_rows(doc: Doc) -> tuple[list[str], list[list[str]], str]:
     """The published write-up's table: shape, cardinality, p50 / p95 per dialect, bounded access path
     (the catalog's ``access_path`` words, else the asserted index; a failing dialect says so)."""
+    doc = as_document(doc)
     dialects = dialects_of(doc)
     rows = []
     for shape, by in by_shape(doc):
         rs = [by.get((shape, d)) for d in dialects]
         first = next(r for r in rs if r)
-        words = first.get("access_path") or "; ".join(
-            dict.fromkeys(r["verdict"]["expected"] for r in rs if r and r["verdict"])
+        words = first.access_path or "; ".join(
+            dict.fromkeys(r.verdict.expected for r in rs if r and r.verdict)
         )
         bad = [
-            f"{DIALECT_LABEL[d]}: {r['verdict']['actual']}"
+            f"{DIALECT_LABEL[d]}: {r.verdict.actual}"
             for d, r in zip(dialects, rs)
-            if r and not r["ok"] and r["verdict"]
+            if r and not r.ok and r.verdict
         ]
         if bad:
             words += " — FAIL " + "; ".join(bad)
-        rows.append([shape, first["cardinality"], *[_pair(r["remediated"]) if r else "—" for r in rs], words])
+        rows.append([shape, first.cardinality, *[_pair(r.remediated) if r else "—" for r in rs], words])
     headers = [
         "Query shape",
         "Cardinality",
@@ -105,88 +110,87 @@ def seed_rows(doc: dict) -> tuple[list[str], list[list[str]], str]:
     return headers, rows, "ll" + "r" * len(dialects) + "l"
 
 
-def seed_table(doc: dict, fmt: str = "markdown") -> str:
+def seed_table(doc: Doc, fmt: str = "markdown") -> str:
     return table(*seed_rows(doc), fmt)
 
 
-def remediation_rows_table(doc: dict) -> tuple[list[str], list[list[str]], str]:
+def remediation_rows_table(doc: Doc) -> tuple[list[str], list[list[str]], str]:
     rows = []
-    for item in doc.get("remediation") or remediation_rows(doc["results"]):
-        before = "timeout" if item["natural_timeout"] else f"{fmt_ms(item['before_p50_ms'])} ms"
-        sp = item["speedup"]
+    for item in as_document(doc).remediation_rows():
+        before = "timeout" if item.natural_timeout else f"{fmt_ms(item.before_p50_ms)} ms"
+        sp = item.speedup
         change = (
             "—" if sp is None else (f"{fmt_factor(sp)} faster" if sp >= 1 else f"{fmt_factor(1 / sp)} slower")
         )
         rows.append(
             [
-                f"{DIALECT_LABEL[item['dialect']]} {item['shape']}: {item['change']}",
+                f"{DIALECT_LABEL[item.dialect]} {item.shape}: {item.change}",
                 before,
-                f"{fmt_ms(item['final_p50_ms'])} ms",
+                f"{fmt_ms(item.final_p50_ms)} ms",
                 change,
             ]
         )
     return ["Remediated plan", "Before", "Final p50", "Change"], rows, "lrrr"
 
 
-def remediation_table(doc: dict, fmt: str = "simple") -> str:
+def remediation_table(doc: Doc, fmt: str = "simple") -> str:
     return table(*remediation_rows_table(doc), fmt)
 
 
-def has_remediation(doc: dict) -> bool:
-    return bool(doc.get("remediation") or remediation_rows(doc["results"]))
+def has_remediation(doc: Doc) -> bool:
+    return bool(as_document(doc).remediation_rows())
 
 
-def plan_tree(m: dict | None) -> PlanNode | None:
-    return PlanNode.from_dict(m["plan"]) if m and m.get("plan") else None
+def plan_tree(m: Spelling | None) -> PlanNode | None:
+    return m.plan if m else None
 
 
-def failures(doc: dict) -> list[str]:
+def failures(doc: Doc) -> list[str]:
     lines = []
-    for r in doc["results"]:
-        if r["ok"]:
+    for r in as_document(doc).results:
+        if r.ok:
             continue
-        v = r["verdict"] or {"expected": "?", "actual": "?", "problems": []}
+        v = r.verdict or _NO_VERDICT
         lines.append(
-            f"FAIL {r['shape']} [{DIALECT_LABEL[r['dialect']]}]: expected {v['expected']}; "
-            f"actual: {v['actual']}; " + "; ".join(v["problems"])
+            f"FAIL {r.shape} [{DIALECT_LABEL[r.dialect]}]: expected {v.expected}; "
+            f"actual: {v.actual}; " + "; ".join(v.problems)
         )
-        tree = plan_tree(r["remediated"])
+        tree = plan_tree(r.remediated)
         if tree is not None:
             lines.append(tree.render(1))
     return lines
 
 
 # -- CI ----------------------------------------------------------------------------------------
-def junit_xml(doc: dict, suite: str = "dbbench") -> str:
+def junit_xml(doc: Doc, suite: str = "dbbench") -> str:
     """JUnit XML: one test case per shape and dialect; a failed assertion is a <failure> with the plan."""
     cases = []
-    for r in doc["results"]:
-        rem = r["remediated"]
-        seconds = sum(rem["samples_ms"]) / 1000 if rem["samples_ms"] else 0.0
-        case = Case(f"{suite}.{r['dialect']}", r["shape"], f"{seconds:.6f}")
-        v = r["verdict"] or {"expected": "?", "actual": "?", "problems": ["no verdict"]}
-        if not r["ok"]:
-            body = [f"expected: {v['expected']}", f"actual: {v['actual']}"]
+    for r in as_document(doc).results:
+        rem = r.remediated
+        seconds = sum(rem.samples_ms) / 1000 if rem.samples_ms else 0.0
+        case = Case(f"{suite}.{r.dialect}", r.shape, f"{seconds:.6f}")
+        v = r.verdict or Verdict(expected="?", actual="?", problems=("no verdict",))
+        if not r.ok:
+            body = [f"expected: {v.expected}", f"actual: {v.actual}"]
             tree = plan_tree(rem)
             if tree is not None:
                 body.append(tree.render())
             case.failure, case.failure_type, case.detail = (
-                "; ".join(v["problems"]),
+                "; ".join(v.problems),
                 "PlanAssertion",
                 "\n".join(body),
             )
         else:
-            case.system_out = (
-                f"{v['expected']}; p50 {fmt_ms(rem['p50_ms'])} ms, p95 {fmt_ms(rem['p95_ms'])} ms"
-            )
+            case.system_out = f"{v.expected}; p50 {fmt_ms(rem.p50_ms)} ms, p95 {fmt_ms(rem.p95_ms)} ms"
         cases.append(case)
     return junit(suite, cases)
 
 
-def github_summary(doc: dict, title: str) -> str:
+def github_summary(doc: Doc, title: str) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY``: verdict line, the shape table, failures with plans."""
-    bad = [r for r in doc["results"] if not r["ok"]]
-    head = f"### {title}: {len(doc['results']) - len(bad)} of {len(doc['results'])} checks hold" + (
+    doc = as_document(doc)
+    bad = [r for r in doc.results if not r.ok]
+    head = f"### {title}: {len(doc.results) - len(bad)} of {len(doc.results)} checks hold" + (
         "" if not bad else f", **{len(bad)} failed**"
     )
     out = [head, "", shape_table(doc, "markdown")]
@@ -196,29 +200,29 @@ def github_summary(doc: dict, title: str) -> str:
 
 
 # -- the report (the published write-up's Markdown) -----------------------------------------
-def _sample_counts(doc: dict) -> tuple[int | None, int | None]:
-    cfg = doc.get("config") or {}
+def _sample_counts(doc: Document) -> tuple[int | None, int | None]:
+    cfg = doc.config or {}
     runs = cfg.get("runs")
     if runs is None:
-        counts = {len(r["remediated"]["samples_ms"]) for r in doc["results"] if r["remediated"]["samples_ms"]}
+        counts = {len(r.remediated.samples_ms) for r in doc.results if r.remediated.samples_ms}
         runs = counts.pop() if len(counts) == 1 else None
     return runs, cfg.get("warmups")
 
 
-def intro(doc: dict) -> list[str]:
-    servers = ", ".join(
-        f"{DIALECT_LABEL.get(s['dialect'], s['dialect'])} {s['version']}" for s in doc.get("servers", [])
-    )
-    datasets = doc.get("datasets") or {}
-    names = sorted({str(d.get("name")) for d in datasets.values() if d.get("name")})
-    cfg = doc.get("config") or {}
+def intro(doc: Doc) -> list[str]:
+    doc = as_document(doc)
+    servers = ", ".join(f"{DIALECT_LABEL.get(s.dialect, s.dialect)} {s.version}" for s in doc.servers)
+    datasets = doc.datasets or {}
+    names = sorted({str(d.name) for d in datasets.values() if d.name})
+    cfg = doc.config or {}
     runs, warmups = _sample_counts(doc)
     lines = []
     where = f" in namespace `{cfg['namespace']}`" if cfg.get("namespace") else ""
     catalog = f"catalog `{cfg['catalog']}`, " if cfg.get("catalog") else ""
     lines.append(
         f"Servers: {servers or 'unknown'}; {catalog}dataset {', '.join(f'`{n}`' for n in names) or 'unknown'}"
-        f"{where}; generated {doc.get('generated_at', '?')} by dbbench {doc.get('tool', {}).get('version', '?')}."
+        f"{where}; generated {'?' if doc.generated_at is None else doc.generated_at} by dbbench "
+        f"{(doc.tool or {}).get('version', '?')}."
     )
     if runs:
         lines.append("")
@@ -236,13 +240,14 @@ def intro(doc: dict) -> list[str]:
     return lines
 
 
-def markdown(doc: dict, source: Path | None = None) -> str:
+def markdown(doc: Doc, source: Path | None = None) -> str:
     """The published write-up's database section, reproduced from a result: the shape table, the
     remediation table (when the run measured natural spellings), failures, and the file's SHA-256."""
+    doc = as_document(doc)
     out = intro(doc) + ["", seed_table(doc, "markdown")]
     if has_remediation(doc):
         out += ["", remediation_table(doc, "markdown")]
-    if any(not r["ok"] for r in doc["results"]):
+    if any(not r.ok for r in doc.results):
         out += ["", "Failed assertions:", "", "```", *failures(doc), "```"]
     if source is not None:
         digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()

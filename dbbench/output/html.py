@@ -8,7 +8,9 @@ import html as _html
 import math
 from pathlib import Path
 
+from dbbench.document import as_document
 from dbbench.output.explain import (
+    Doc,
     by_shape,
     dialects_of,
     failures,
@@ -40,20 +42,18 @@ def _tick_label(v: float) -> str:
     return f"{v:g} ms"
 
 
-def samples_svg(doc: dict, width: int = 900) -> str:
+def samples_svg(doc: Doc, width: int = 900) -> str:
     """An inline SVG strip chart: every timed sample per shape and dialect on a log axis, p50 and
     p95 marked; natural spellings as hollow circles. No scripts: hover titles are SVG <title>s."""
+    doc = as_document(doc)
     rows = []
     for shape, by in by_shape(doc):
         for d in dialects_of(doc):
             r = by.get((shape, d))
             if r is None:
                 continue
-            for spelling in ("remediated", "natural"):
-                m = r.get(spelling)
-                if m and m.get("samples_ms"):
-                    rows.append((shape, d, spelling, m))
-    values = [v for *_, m in rows for v in m["samples_ms"] if v and v > 0]
+            rows += [(shape, d, spelling, m) for spelling, m in r.spellings() if m.samples_ms]
+    values = [v for *_, m in rows for v in m.samples_ms if v and v > 0]
     if not values:
         return "<p>No timed samples.</p>"
     lo, hi = min(values), max(values)
@@ -95,21 +95,21 @@ def samples_svg(doc: dict, width: int = 900) -> str:
             f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#222">{esc(label)}</text>'
         )
         color = _COLORS[d]
-        for k, v in enumerate(m["samples_ms"], start=1):
+        for k, v in enumerate(m.samples_ms, start=1):
             fill = color if spelling == "remediated" else "none"
             parts.append(
                 f'<circle cx="{x(v):.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{color}" '
                 f'fill-opacity="0.6"><title>{esc(label)}: sample {k} = {v:g} ms</title></circle>'
             )
-        if m.get("p50_ms"):
+        if m.p50_ms:
             parts.append(
-                f'<line x1="{x(m["p50_ms"]):.1f}" y1="{y - 7:.1f}" x2="{x(m["p50_ms"]):.1f}" '
-                f'y2="{y + 7:.1f}" stroke="#000" stroke-width="2"><title>p50 {m["p50_ms"]:g} ms</title></line>'
+                f'<line x1="{x(m.p50_ms):.1f}" y1="{y - 7:.1f}" x2="{x(m.p50_ms):.1f}" '
+                f'y2="{y + 7:.1f}" stroke="#000" stroke-width="2"><title>p50 {m.p50_ms:g} ms</title></line>'
             )
-        if m.get("p95_ms"):
+        if m.p95_ms:
             parts.append(
-                f'<line x1="{x(m["p95_ms"]):.1f}" y1="{y - 7:.1f}" x2="{x(m["p95_ms"]):.1f}" '
-                f'y2="{y + 7:.1f}" stroke="#000" stroke-dasharray="2,2"><title>p95 {m["p95_ms"]:g} ms</title></line>'
+                f'<line x1="{x(m.p95_ms):.1f}" y1="{y - 7:.1f}" x2="{x(m.p95_ms):.1f}" '
+                f'y2="{y + 7:.1f}" stroke="#000" stroke-dasharray="2,2"><title>p95 {m.p95_ms:g} ms</title></line>'
             )
     parts.append("</svg>")
     return "\n".join(parts)
@@ -127,8 +127,9 @@ def _html_table(headers: list[str], rows: list[list[str]], align: str) -> str:
     return f"<table>\n<thead>{head}</thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 
 
-def html(doc: dict, source: Path | None = None, title: str | None = None) -> str:
+def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
     """A self-contained HTML page: the same tables as :func:`markdown` and the per-sample chart."""
+    doc = as_document(doc)
     esc = _html.escape
     title = title or "dbbench explain report"
     lines = [ln for ln in intro(doc) if ln]
@@ -151,7 +152,7 @@ def html(doc: dict, source: Path | None = None, title: str | None = None) -> str
         parts.append(_html_table(*remediation_rows_table(doc)))
     parts.append("<h2>Per-sample timings</h2>")
     parts.append(samples_svg(doc))
-    if any(not r["ok"] for r in doc["results"]):
+    if any(not r.ok for r in doc.results):
         parts.append('<h2 class="fail">Failed assertions</h2>')
         parts.append("<pre>" + esc("\n".join(failures(doc))) + "</pre>")
     if source is not None:
