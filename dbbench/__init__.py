@@ -18,7 +18,8 @@ command                                library
 ``--junit`` / ``--github-summary``     ``dbbench.output.explain.junit_xml(doc)`` / ``….github_summary(doc)``
 (print or write anything)              ``dbbench.output`` (every renderer; the measuring modules never format)
 (defaults: warm-ups, runs, timeout…)   ``dbbench.defaults``
-(read a result or baseline file)       ``dbbench.results.load(path)``
+(read a result or baseline file)       ``dbbench.results.load_document(path)`` (typed:
+                                       ``dbbench.document.Document``) / ``results.load(path)`` (a dict)
 (a DAO test)                           ``dbbench.assert_plan(conn, sql, params, uses_index=…)``;
                                        fixtures in ``dbbench.pytest_plugin``
 =====================================  ==============================================================

@@ -15,24 +15,36 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from dbbench.errors import DbbenchError
-from dbbench.plan import MAX_DEPTH, PlanNode
+from dbbench.doccheck import (
+    DIALECTS,
+    SCHEMA_VERSION,
+    DocumentError,
+    ResultFileError,
+    as_object,
+    check_plan,
+    known,
+    number_or_null,
+    numbers,
+    text,
+)
+from dbbench.plan import PlanNode
 
-SCHEMA_VERSION = 1
-DIALECTS = ("postgresql", "mysql")
-
-
-class ResultFileError(DbbenchError):
-    """A result or baseline file that cannot be read (exit code 2)."""
-
-
-class DocumentError(ResultFileError):
-    """A decoded document with a bad field: ``where`` names it (the file is prefixed by
-    :meth:`Document.from_json`)."""
-
-    def __init__(self, where: str, what: str):
-        super().__init__(f"{where}: {what}")
-        self.where, self.what = where, what
+__all__ = [
+    "ABSENT",
+    "SCHEMA_VERSION",
+    "DatasetInfo",
+    "Document",
+    "DocumentError",
+    "RemediationRow",
+    "ResultFileError",
+    "RunConfig",
+    "Server",
+    "ShapeResult",
+    "Spelling",
+    "Verdict",
+    "as_document",
+    "check_plan",
+]
 
 
 class _Absent:
@@ -43,61 +55,6 @@ class _Absent:
 
 
 ABSENT: Any = _Absent()
-
-
-def _known(cls: type) -> set[str]:
-    """The JSON keys a model reads: its fields' names (``extra`` holds the others)."""
-    return {f.name for f in fields(cls)} - {"extra"}
-
-
-def _number_or_null(value: object) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-
-
-def _object(value: object, where: str, what: str = "must be an object") -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise DocumentError(where, what)
-    return value
-
-
-def _text(obj: Mapping[str, Any], key: str, at: str, *, optional: bool = False) -> Any:
-    value = obj.get(key)
-    if optional and value is None:
-        return None
-    if not isinstance(value, str):
-        raise DocumentError(f"{at}.{key}", "must be text or null" if optional else "must be text")
-    return value
-
-
-def _numbers(obj: Mapping[str, Any], keys: tuple[str, ...], at: str) -> None:
-    for key in keys:
-        if not _number_or_null(obj.get(key)):
-            raise DocumentError(f"{at}.{key}", "must be a number or null")
-
-
-def check_plan(root: object, top: str) -> PlanNode:
-    """The plan tree of ``root`` (a decoded ``plan``), each node checked (iteratively: any depth
-    up to :data:`MAX_DEPTH`)."""
-    stack = [(root, top, 1)]
-    while stack:
-        node, at, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise DocumentError(top, f"plan nested more than {MAX_DEPTH} levels deep")
-        node = _object(node, at, "must be a plan node object")
-        for key in ("kind", "label"):
-            _text(node, key, at)
-        for key in ("table", "alias", "index"):
-            _text(node, key, at, optional=True)
-        _numbers(node, ("est_rows", "actual_rows", "loops", "actual_ms"), at)
-        if not isinstance(node.get("in_subquery", False), bool):
-            raise DocumentError(f"{at}.in_subquery", "must be true or false")
-        children = node.get("children", [])
-        if not isinstance(children, list):
-            raise DocumentError(f"{at}.children", "must be a list")
-        stack.extend(
-            (child, f"{at}.children[{k}]", depth + 1) for k, child in reversed(list(enumerate(children)))
-        )
-    return PlanNode.from_dict(root)  # type: ignore[arg-type]  # checked above
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,6 +72,36 @@ class Server:
         if self.url is not None:
             out["url"] = self.url
         return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """What the run measured (:meth:`dbbench.workflow.Run.config`); a field the file does not
+    hold is None (files of older dbbench have no ``isolation``)."""
+
+    command: str | None = None
+    catalog: str | None = None
+    namespace: str | None = None
+    warmups: int | None = None
+    runs: int | None = None
+    timeout_s: float | None = None
+    natural: bool | None = None
+    shapes: tuple[str, ...] | None = None
+    isolation: str | None = None  # the role the catalog SQL ran as, or "none"
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this dbbench does not know, kept
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> RunConfig:
+        given = {k: v for k, v in obj.items() if k in known(cls)}
+        if given.get("shapes") is not None:
+            given["shapes"] = tuple(given["shapes"])
+        return cls(**given, extra={k: v for k, v in obj.items() if k not in known(cls)})
+
+    def to_json(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        if self.shapes is not None:
+            out["shapes"] = list(self.shapes)
+        return {k: v for k, v in out.items() if v is not None} | self.extra
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,8 +141,8 @@ class Verdict:
 
     @classmethod
     def from_json(cls, obj: object, at: str) -> Verdict:
-        v = _object(obj, at, "must be an object or null")
-        expected, actual = _text(v, "expected", at), _text(v, "actual", at)
+        v = as_object(obj, at, "must be an object or null")
+        expected, actual = text(v, "expected", at), text(v, "actual", at)
         problems = v.get("problems", [])
         if not isinstance(problems, list):
             raise DocumentError(f"{at}.problems", "must be a list")
@@ -180,11 +167,11 @@ class Spelling:
 
     @classmethod
     def from_json(cls, obj: object, at: str) -> Spelling:
-        m = _object(obj, at)
+        m = as_object(obj, at)
         samples = m.get("samples_ms")
-        if not isinstance(samples, list) or not all(_number_or_null(v) and v is not None for v in samples):
+        if not isinstance(samples, list) or not all(number_or_null(v) and v is not None for v in samples):
             raise DocumentError(f"{at}.samples_ms", "must be a list of numbers")
-        _numbers(m, ("p50_ms", "p95_ms"), at)
+        numbers(m, ("p50_ms", "p95_ms"), at)
         plan = m.get("plan")
         return cls(
             sql=m.get("sql", ""),
@@ -236,8 +223,8 @@ class ShapeResult:
 
     @classmethod
     def from_json(cls, obj: object, at: str) -> ShapeResult:
-        r = _object(obj, at)
-        shape, dialect = _text(r, "shape", at), _text(r, "dialect", at)
+        r = as_object(obj, at)
+        shape, dialect = text(r, "shape", at), text(r, "dialect", at)
         if dialect not in DIALECTS:
             raise DocumentError(f"{at}.dialect", f"{dialect!r} is not postgresql or mysql")
         if not isinstance(r.get("ok"), bool):
@@ -261,7 +248,7 @@ class ShapeResult:
             cascade=r.get("cascade"),
             natural_label=r.get("natural_label"),
             verdict=verdict,
-            extra={k: v for k, v in r.items() if k not in _known(cls)},
+            extra={k: v for k, v in r.items() if k not in known(cls)},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -302,11 +289,11 @@ class RemediationRow:
 
     @classmethod
     def from_json(cls, obj: object, at: str) -> RemediationRow:
-        item = _object(obj, at)
+        item = as_object(obj, at)
         if item.get("dialect") not in DIALECTS:
             raise DocumentError(f"{at}.dialect", "must be postgresql or mysql")
-        shape, change = _text(item, "shape", at), _text(item, "change", at)
-        _numbers(item, ("before_p50_ms", "final_p50_ms", "speedup"), at)
+        shape, change = text(item, "shape", at), text(item, "change", at)
+        numbers(item, ("before_p50_ms", "final_p50_ms", "speedup"), at)
         return cls(
             dialect=item["dialect"],
             shape=shape,
@@ -360,7 +347,7 @@ class Document:
     tool: dict[str, Any] | None = None  # name, version
     host: dict[str, Any] | None = None  # machine, python
     servers: tuple[Server, ...] = ()
-    config: dict[str, Any] | None = None  # the run (dbbench.workflow.Run.config)
+    config: RunConfig | None = None
     datasets: dict[str, DatasetInfo] | None = None  # by dialect
     remediation: tuple[RemediationRow, ...] | None = None
     failures: tuple[str, ...] | None = None
@@ -395,11 +382,11 @@ class Document:
             raise DocumentError("results", "must be a list")
         for key in ("config", "datasets", "tool", "host", "baseline"):
             if doc.get(key) is not None:
-                _object(doc[key], key)
+                as_object(doc[key], key)
         datasets = doc.get("datasets")
         if datasets is not None:
             datasets = {
-                d: DatasetInfo.from_json(_object(meta, f"datasets.{d}")) for d, meta in datasets.items()
+                d: DatasetInfo.from_json(as_object(meta, f"datasets.{d}")) for d, meta in datasets.items()
             }
         servers = doc.get("servers", [])
         if not isinstance(servers, list) or not all(
@@ -421,14 +408,14 @@ class Document:
             tool=doc.get("tool"),
             host=doc.get("host"),
             servers=tuple(Server.from_json(x) for x in servers),
-            config=doc.get("config"),
+            config=None if doc.get("config") is None else RunConfig.from_json(doc["config"]),
             datasets=datasets,
             remediation=None
             if remediation is None
             else tuple(RemediationRow.from_json(x, f"remediation[{k}]") for k, x in enumerate(remediation)),
             failures=None if failures is None else tuple(failures),
             baseline=doc.get("baseline"),
-            extra={k: v for k, v in doc.items() if k not in _known(cls)},
+            extra={k: v for k, v in doc.items() if k not in known(cls)},
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -439,7 +426,7 @@ class Document:
             "tool": self.tool,
             "host": self.host,
             "servers": [s.to_json() for s in self.servers],
-            "config": self.config,
+            "config": None if self.config is None else self.config.to_json(),
             "datasets": None
             if self.datasets is None
             else {d: meta.to_json() for d, meta in self.datasets.items()},

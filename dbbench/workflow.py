@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dbbench import defaults
+from dbbench.document import RunConfig
 from dbbench.errors import DbbenchError
 from dbbench.targets import Target, open_targets
 
@@ -71,7 +72,7 @@ class Run:
     @classmethod
     def from_config(
         cls,
-        cfg: dict[str, Any],
+        cfg: RunConfig | None,
         *,
         catalog: str | None = None,
         namespace: str | None = None,
@@ -82,13 +83,18 @@ class Run:
         isolate: bool = True,
     ) -> Run:
         """The run a baseline's ``config`` describes, each value overridden when given (``diff``)."""
+        cfg = cfg or RunConfig()
+        if warmups is None:
+            warmups = defaults.WARMUPS if cfg.warmups is None else cfg.warmups
+        if runs is None:
+            runs = defaults.RUNS if cfg.runs is None else cfg.runs
         return cls(
-            catalog=catalog or cfg.get("catalog") or defaults.CATALOG,
-            shapes=tuple(cfg.get("shapes") or ()),
-            namespace=namespace or cfg.get("namespace") or defaults.NAMESPACE,
-            timeout_s=timeout_s or cfg.get("timeout_s") or defaults.TIMEOUT_S,
-            warmups=cfg.get("warmups", defaults.WARMUPS) if warmups is None else warmups,
-            runs=cfg.get("runs", defaults.RUNS) if runs is None else runs,
+            catalog=catalog or cfg.catalog or defaults.CATALOG,
+            shapes=tuple(cfg.shapes or ()),
+            namespace=namespace or cfg.namespace or defaults.NAMESPACE,
+            timeout_s=timeout_s or cfg.timeout_s or defaults.TIMEOUT_S,
+            warmups=warmups,
+            runs=runs,
             natural=False,
             command=command,
             isolate=isolate,

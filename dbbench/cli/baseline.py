@@ -234,7 +234,7 @@ def diff_cmd(
         result_name = str(result_file)
     else:
         run = Run.from_config(
-            base.config or {},
+            base.config,
             catalog=catalog,
             namespace=namespace,
             timeout_s=timeout_s,

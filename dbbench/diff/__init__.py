@@ -106,9 +106,9 @@ def _notes(base: Document, new: Document) -> list[str]:
             notes.append(
                 f"{DIALECT_LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)"
             )
-    bc, nc = base.config or {}, new.config or {}
-    if bc.get("runs") and nc.get("runs") and bc["runs"] != nc["runs"]:
-        notes.append(f"samples differ: baseline {bc['runs']} timed runs, result {nc['runs']}")
+    b_runs, n_runs = (d.config.runs if d.config else None for d in (base, new))
+    if b_runs and n_runs and b_runs != n_runs:
+        notes.append(f"samples differ: baseline {b_runs} timed runs, result {n_runs}")
     return notes
 
 

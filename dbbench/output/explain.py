@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from dbbench.document import Document, ShapeResult, Spelling, Verdict, as_document
+from dbbench.document import Document, RunConfig, ShapeResult, Spelling, Verdict, as_document
 from dbbench.output import Case, fmt_factor, fmt_ms, junit, table
 from dbbench.plan import PlanNode
 from dbbench.urls import DIALECT_LABEL
@@ -201,12 +201,12 @@ def github_summary(doc: Doc, title: str) -> str:
 
 # -- the report (the published write-up's Markdown) -----------------------------------------
 def _sample_counts(doc: Document) -> tuple[int | None, int | None]:
-    cfg = doc.config or {}
-    runs = cfg.get("runs")
+    cfg = doc.config or RunConfig()
+    runs = cfg.runs
     if runs is None:
         counts = {len(r.remediated.samples_ms) for r in doc.results if r.remediated.samples_ms}
         runs = counts.pop() if len(counts) == 1 else None
-    return runs, cfg.get("warmups")
+    return runs, cfg.warmups
 
 
 def intro(doc: Doc) -> list[str]:
@@ -214,11 +214,11 @@ def intro(doc: Doc) -> list[str]:
     servers = ", ".join(f"{DIALECT_LABEL.get(s.dialect, s.dialect)} {s.version}" for s in doc.servers)
     datasets = doc.datasets or {}
     names = sorted({str(d.name) for d in datasets.values() if d.name})
-    cfg = doc.config or {}
+    cfg = doc.config or RunConfig()
     runs, warmups = _sample_counts(doc)
     lines = []
-    where = f" in namespace `{cfg['namespace']}`" if cfg.get("namespace") else ""
-    catalog = f"catalog `{cfg['catalog']}`, " if cfg.get("catalog") else ""
+    where = f" in namespace `{cfg.namespace}`" if cfg.namespace else ""
+    catalog = f"catalog `{cfg.catalog}`, " if cfg.catalog else ""
     lines.append(
         f"Servers: {servers or 'unknown'}; {catalog}dataset {', '.join(f'`{n}`' for n in names) or 'unknown'}"
         f"{where}; generated {'?' if doc.generated_at is None else doc.generated_at} by dbbench "

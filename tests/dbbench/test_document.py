@@ -12,6 +12,7 @@ from dbbench import baseline, results
 from dbbench.document import ABSENT, Document, as_document
 from dbbench.explain import Measurement, ShapeResult
 from dbbench.plan import PlanNode, Verdict
+from dbbench.workflow import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every explain result document kept in the repository (docs/results/ holds httpbench documents).
@@ -66,6 +67,8 @@ def test_a_live_run_and_its_baseline_round_trip(tmp_path):
     assert doc.failures == ("s [mysql]",) and doc.datasets is not None
     assert doc.datasets["postgresql"].fingerprints == {"t": "3:abc"}
     assert doc.remediation_rows()[0].speedup == 2.0
+    assert doc.config is not None and doc.config.runs == 3 and doc.config.isolation is None
+    assert Run.from_config(doc.config, warmups=0) == Run(runs=3, warmups=0, natural=False, command="diff")
     f = tmp_path / "b.json"
     baseline.save(f, live)
     saved = results.load_document(f)
