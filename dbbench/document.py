@@ -398,9 +398,12 @@ class Document:
         failures = doc.get("failures")
         if failures is not None and not isinstance(failures, list):
             raise DocumentError("failures", "must be a list")
-        remediation = doc.get("remediation", [])
+        remediation = doc.get("remediation")
         if remediation is not None and not isinstance(remediation, list):
             raise DocumentError("remediation", "must be a list")
+        rows = None  # checked before the results, as the fields are named in the file
+        if remediation is not None:
+            rows = tuple(RemediationRow.from_json(x, f"remediation[{k}]") for k, x in enumerate(remediation))
         return cls(
             schema=doc["schema"],
             results=tuple(ShapeResult.from_json(r, f"results[{i}]") for i, r in enumerate(entries)),
@@ -410,9 +413,7 @@ class Document:
             servers=tuple(Server.from_json(x) for x in servers),
             config=None if doc.get("config") is None else RunConfig.from_json(doc["config"]),
             datasets=datasets,
-            remediation=None
-            if remediation is None
-            else tuple(RemediationRow.from_json(x, f"remediation[{k}]") for k, x in enumerate(remediation)),
+            remediation=rows,
             failures=None if failures is None else tuple(failures),
             baseline=doc.get("baseline"),
             extra={k: v for k, v in doc.items() if k not in known(cls)},

@@ -17,7 +17,8 @@ from dbbench.plan import MAX_DEPTH, text_depth_exceeds
 if TYPE_CHECKING:
     from dbbench.dataset import Dataset
     from dbbench.document import Document
-    from dbbench.explain import ShapeResult
+    from dbbench.document import ShapeResult as Entry
+    from dbbench.explain import Measurement, ShapeResult
     from dbbench.seed import SeedResult
     from dbbench.targets import Target
 
@@ -86,73 +87,68 @@ def setup_document(catalog, targets: list[Target], results: list, agree: dict[st
 def explain_document(
     targets: list[Target], results: list[ShapeResult], metas: dict, config: dict
 ) -> dict[str, Any]:
-    """The result document of a live run (``dbbench explain`` / ``check`` / ``baseline save`` / ``diff``)."""
-    doc = envelope("explain", targets)
-    doc["config"] = config
-    doc["datasets"] = {
-        d: {
-            "name": m.get("dataset"),
-            "seed": m.get("seed"),
-            "setup_sha256": m.get("setup_sha256"),
-            "fingerprints": {k.split(".", 1)[1]: v for k, v in m.items() if k.startswith("fingerprint.")},
-        }
-        for d, m in metas.items()
-    }
-    doc["results"] = []
-    for r in results:
-        entry = {
-            "shape": r.shape,
-            "dialect": r.dialect,
-            "cardinality": r.cardinality,
-            "access_path": r.access_path,
-            "expect_rows": r.expect_rows,
-            "params": r.params,
-            "ok": r.ok,
-            "cascade": r.cascade,
-            "natural_label": r.natural_label,
-            "verdict": None
-            if r.verdict is None
-            else {"expected": r.verdict.expected, "actual": r.verdict.actual, "problems": r.verdict.problems},
-        }
-        for m in (r.remediated, r.natural):
-            if m is None:
-                continue
-            entry[m.spelling] = {
-                "sql": " ".join(m.sql.split()),
-                "samples_ms": m.samples_ms,
-                "p50_ms": m.p50,
-                "p95_ms": m.p95,
-                "rows": m.rows,
-                "timeout": m.timeout,
-                "plan": m.plan,
-                "raw_plan": m.raw_plan,
-            }
-        doc["results"].append(entry)
-    doc["remediation"] = remediation_rows(doc["results"])
-    doc["failures"] = [f"{r['shape']} [{r['dialect']}]" for r in doc["results"] if not r["ok"]]
-    return doc
+    """The result document of a live run (``dbbench explain`` / ``check`` / ``baseline save`` / ``diff``):
+    the typed :class:`dbbench.document.Document` of the run, as the dict dbbench writes."""
+    from dbbench.document import DatasetInfo, Document, RemediationRow, RunConfig, Server
+
+    env = envelope("explain", targets)
+    entries = tuple(_entry(r) for r in results)
+    doc = Document(
+        schema=env["schema"],
+        generated_at=env["generated_at"],
+        tool=env["tool"],
+        host=env["host"],
+        servers=tuple(Server(**s) for s in env["servers"]),
+        config=RunConfig.from_json(config),
+        datasets={
+            d: DatasetInfo(
+                name=m.get("dataset"),
+                seed=m.get("seed"),
+                setup_sha256=m.get("setup_sha256"),
+                fingerprints={k.split(".", 1)[1]: v for k, v in m.items() if k.startswith("fingerprint.")},
+            )
+            for d, m in metas.items()
+        },
+        results=entries,
+        remediation=tuple(RemediationRow.of(list(entries))),
+        failures=tuple(f"{r.shape} [{r.dialect}]" for r in entries if not r.ok),
+    )
+    return doc.to_json()
 
 
-def remediation_rows(entries: list[dict]) -> list[dict]:
-    out = []
-    for r in entries:
-        nat, rem = r.get("natural"), r["remediated"]
-        if not nat:
-            continue
-        before, after = nat["p50_ms"], rem["p50_ms"]
-        speedup = (before / after) if (before and after) else None
-        out.append(
-            {
-                "dialect": r["dialect"],
-                "shape": r["shape"],
-                "change": r.get("natural_label") or "natural to remediated",
-                "before_p50_ms": before,
-                "final_p50_ms": after,
-                "natural_timeout": nat["timeout"],
-                "speedup": speedup,
-            }
+def _entry(r: ShapeResult) -> Entry:
+    from dbbench import document
+    from dbbench.plan import PlanNode
+
+    def spelling(m: Measurement) -> document.Spelling:
+        return document.Spelling(
+            sql=" ".join(m.sql.split()),
+            samples_ms=tuple(m.samples_ms),
+            p50_ms=m.p50,
+            p95_ms=m.p95,
+            rows=m.rows,
+            timeout=m.timeout,
+            plan=None if m.plan is None else PlanNode.from_dict(m.plan),
+            raw_plan=m.raw_plan,
         )
-    return out
+
+    v = r.verdict
+    return document.ShapeResult(
+        shape=r.shape,
+        dialect=r.dialect,
+        cardinality=r.cardinality,
+        access_path=r.access_path,
+        expect_rows=r.expect_rows,
+        params=r.params,
+        ok=r.ok,
+        cascade=r.cascade,
+        natural_label=r.natural_label,
+        verdict=None
+        if v is None
+        else document.Verdict(expected=v.expected, actual=v.actual, problems=tuple(v.problems)),
+        remediated=spelling(r.remediated),
+        natural=None if r.natural is None else spelling(r.natural),
+    )
 
 
 def write(path: Path | str, doc: dict[str, Any]) -> None:
