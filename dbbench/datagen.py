@@ -3,8 +3,7 @@
 Rows come from one ``random.Random(ds.seed)`` stream consumed in a fixed order (tables in load
 order, each table's draws in a fixed order), plus SHA-256 of their own text, so the same
 definition gives the same rows on every run, machine and Python version. This module holds the
-model's shape (which rows are special and why); :func:`dbbench.dataset.generate` is
-:func:`generate`. Its source is part of the prepared-file cache key (:mod:`dbbench.prepared`).
+model's shape (which rows are special and why). Its source is part of the prepared-file cache key (:mod:`dbbench.prepared`).
 """
 
 from __future__ import annotations

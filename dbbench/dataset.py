@@ -228,10 +228,3 @@ def word_pool(ds: Dataset) -> list[str]:
     if len(words) < 50:
         raise DbbenchError(f"{path}: the word pool needs at least 50 words")
     return words
-
-
-def generate(ds: Dataset) -> list[Table]:
-    """All rows of the dataset, in load order (:func:`dbbench.datagen.generate`)."""
-    from dbbench import datagen  # imported here: datagen imports this module
-
-    return datagen.generate(ds)

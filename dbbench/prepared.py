@@ -82,7 +82,7 @@ def prepare(
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     out = []
-    for table in datasets.generate(ds):
+    for table in datagen.generate(ds):
         kinds = column_kinds(table)
         files = {}
         for d in dialects.MODULES:
