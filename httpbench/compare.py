@@ -101,16 +101,7 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
         expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout, ctx.client)
         paired_section = None
         if cfg.method == "paired":
-            settings = paired.Settings(
-                warmups=cfg.warmups,
-                requests=cfg.requests,
-                concurrency=cfg.concurrency,
-                timeout=cfg.timeout,
-                rate=cfg.rate,
-                keep_samples=cfg.keep_samples,
-                verify_digest=cfg.verify_digest,
-                digest_every=cfg.digest_every,
-            )
+            settings = paired.Settings(**round_settings(cfg))
             rounds, paired_section = paired.run(
                 cfg.targets,
                 cfg.scenarios,
@@ -162,6 +153,20 @@ def run_verdict(doc: dict[str, Any]) -> str:
     return combine([INCONCLUSIVE] if doc.get("inconclusive") else [PASS])
 
 
+def round_settings(cfg: Config) -> dict[str, Any]:
+    """What every round of a run is measured with, for paired.Settings and engine.RoundSpec alike."""
+    return {
+        "warmups": cfg.warmups,
+        "requests": cfg.requests,
+        "concurrency": cfg.concurrency,
+        "timeout": cfg.timeout,
+        "rate": cfg.rate,
+        "keep_samples": cfg.keep_samples,
+        "verify_digest": cfg.verify_digest,
+        "digest_every": cfg.digest_every,
+    }
+
+
 def http_rounds(cfg: Config, expectations: dict, progress: Callable[[str], None] | None) -> list[RoundResult]:
     names = [t.name for t in cfg.targets]
     by_name = {t.name: t for t in cfg.targets}
@@ -175,14 +180,7 @@ def http_rounds(cfg: Config, expectations: dict, progress: Callable[[str], None]
                         target=by_name[name],
                         scenario=scenario,
                         expectation=expectations[(scenario.name, name)],
-                        warmups=cfg.warmups,
-                        requests=cfg.requests,
-                        concurrency=cfg.concurrency,
-                        timeout=cfg.timeout,
-                        rate=cfg.rate,
-                        keep_samples=cfg.keep_samples,
-                        verify_digest=cfg.verify_digest,
-                        digest_every=cfg.digest_every,
+                        **round_settings(cfg),
                     )
                     result = runner.run(engine.run_round(spec, r_idx + 1, pos, order))
                     rounds.append(result)

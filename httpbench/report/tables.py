@@ -45,16 +45,7 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
         out.append(
             tabulate(
                 rows,
-                headers=[
-                    "Scenario",
-                    f"{base} req/s",
-                    f"{cand_label} req/s",
-                    "Throughput ratio",
-                    f"{base} p95",
-                    f"{cand_label} p95",
-                    "p95 ratio",
-                    "Gate",
-                ],
+                headers=_summary_headers(base, cand_label, "Gate"),
                 tablefmt=fmt,
                 disable_numparse=True,
                 colalign=("left",) + ("right",) * 7,
@@ -121,6 +112,12 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
     out.append("")
     out += _footer(doc)
     return "\n".join(out)
+
+
+def _summary_headers(base: str, cand_label: str, *tail: str) -> list[str]:
+    """The summary tables' columns: baseline and candidate req/s and p95 with their ratios, then `tail`."""
+    metrics = [f"{base} req/s", f"{cand_label} req/s", "Throughput ratio", f"{base} p95", f"{cand_label} p95"]
+    return ["Scenario", *metrics, "p95 ratio", *tail]
 
 
 def _per_round(doc: dict[str, Any], fmt: str, head: str, names: list[str]) -> list[str]:
@@ -260,17 +257,7 @@ def _paired_summary(doc: dict[str, Any], fmt: str, head: str, base: str, cand_la
         title,
         tabulate(
             rows,
-            headers=[
-                "Scenario",
-                f"{base} req/s",
-                f"{cand_label} req/s",
-                "Throughput ratio",
-                f"{base} p95",
-                f"{cand_label} p95",
-                "p95 ratio",
-                "Pairs × requests",
-                "Verdict",
-            ],
+            headers=_summary_headers(base, cand_label, "Pairs × requests", "Verdict"),
             tablefmt=fmt,
             disable_numparse=True,
             colalign=("left",) + ("right",) * 7 + ("left",),
