@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from verdict.stats import Interval
+from verdict.stats import INTERVAL_KEYS, Interval
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 VERDICTS = (PASS, FAIL, INCONCLUSIVE)
@@ -40,18 +40,13 @@ class Decision:
         return self.interval.estimate if self.interval else None
 
     def to_json(self) -> dict:
-        iv = self.interval
+        interval = self.interval.to_json() if self.interval else dict.fromkeys(INTERVAL_KEYS)
         return {
             "metric": self.metric,
             "verdict": self.verdict,
             "threshold": self.threshold,
             "worse": self.worse,
-            "estimate": iv.estimate if iv else None,
-            "low": iv.low if iv else None,
-            "high": iv.high if iv else None,
-            "n": iv.n if iv else None,
-            "confidence": round(iv.confidence, 6) if iv else None,
-            "method": iv.method if iv else None,
+            **interval,
             "reason": self.reason,
         }
 

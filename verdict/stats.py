@@ -40,6 +40,9 @@ def nearest_rank(values: Sequence[float], q: float) -> float | None:
     return ordered[max(rank, 1) - 1]
 
 
+INTERVAL_KEYS = ("estimate", "low", "high", "n", "confidence", "method")  # of Interval.to_json
+
+
 @dataclass(frozen=True)
 class Interval:
     """A point estimate with a confidence interval around it."""
@@ -54,7 +57,7 @@ class Interval:
     def map(self, fn) -> Interval:
         return Interval(fn(self.estimate), fn(self.low), fn(self.high), self.n, self.confidence, self.method)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict:  # its keys: INTERVAL_KEYS
         return {
             "estimate": self.estimate,
             "low": self.low,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from httpbench.report.tables import tables
+from verdict.junit import Case, junit
 
 
 def verdict_cases(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -40,31 +41,19 @@ def verdict_cases(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def junit_xml(doc: dict[str, Any], suite: str = "httpbench.compare") -> str:
     """JUnit XML: one test case per judged comparison; fail is a <failure>, inconclusive a
     <skipped> whose message starts with "inconclusive:", pass carries its evidence in system-out."""
-    import xml.etree.ElementTree as ET
-
-    cases = verdict_cases(doc)
-    root = ET.Element("testsuites")
-    ts = ET.SubElement(
-        root,
-        "testsuite",
-        name=suite,
-        tests=str(len(cases)),
-        failures=str(sum(c["verdict"] == "fail" for c in cases)),
-        errors="0",
-        skipped=str(sum(c["verdict"] == "inconclusive" for c in cases)),
-    )
-    for c in cases:
-        case = ET.SubElement(ts, "testcase", classname=f"{suite}.{c['group']}", name=c["name"], time="0")
+    cases = []
+    for c in verdict_cases(doc):
+        case = Case(classname=f"{suite}.{c['group']}", name=c["name"])
         text = "; ".join(c["messages"])
         if c["verdict"] == "fail":
-            ET.SubElement(
-                case, "failure", type="GateFailure", message=text or "gate failed"
-            ).text = "\n".join(c["messages"])
+            case.failure, case.failure_type = text or "gate failed", "GateFailure"
+            case.detail = "\n".join(c["messages"])
         elif c["verdict"] == "inconclusive":
-            ET.SubElement(case, "skipped", message=f"inconclusive: {text or 'noise larger than the margin'}")
+            case.skipped = f"inconclusive: {text or 'noise larger than the margin'}"
         else:
-            ET.SubElement(case, "system-out").text = "pass"
-    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+            case.system_out = "pass"
+        cases.append(case)
+    return junit(suite, cases)
 
 
 _MARK = {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}
