@@ -77,15 +77,9 @@ class Plan:
         return self.alpha if self.fixed_pairs else self.alpha / self.max_looks
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "alpha": self.alpha,
-            "look_alpha": self.look_alpha,
-            "budget_s": self.budget_s,
-            "min_round_ms": self.min_round_ms,
-            "max_looks": len(self.looks),
-            "looks": self.looks,
-            "fixed_pairs": self.fixed_pairs,
-        }
+        looks = self.looks
+        out = {name: getattr(self, name) for name in ("alpha", "look_alpha", "budget_s", "min_round_ms")}
+        return out | {"max_looks": len(looks), "looks": looks, "fixed_pairs": self.fixed_pairs}
 
 
 @dataclass(kw_only=True)
@@ -168,21 +162,9 @@ class ScenarioRun:
             self.progress(f"{self.label}{self.scenario.name}: {text}")
 
     def _spec(self, target: Target, requests: int, warmups: int) -> engine.RoundSpec:
-        s = self.settings
         exp = self.expectations[(self.scenario.name, self.aliases.get(target.name, target.name))]
-        return engine.RoundSpec(
-            target=target,
-            scenario=self.scenario,
-            expectation=exp,
-            warmups=warmups,
-            requests=requests,
-            concurrency=s.concurrency,
-            timeout=s.timeout,
-            rate=s.rate,
-            keep_samples=s.keep_samples,
-            verify_digest=s.verify_digest,
-            digest_every=s.digest_every,
-        )
+        per_round = dataclasses.asdict(self.settings) | {"warmups": warmups, "requests": requests}
+        return engine.RoundSpec(target=target, scenario=self.scenario, expectation=exp, **per_round)
 
     def calibrate(self) -> int:
         """Requests per round: at least ``requests``, and enough for ``min_round_ms`` at the
