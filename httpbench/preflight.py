@@ -87,7 +87,6 @@ def send(
     path: str,
     headers: dict[str, str] | None = None,
     content: bytes | None = None,
-    max_bytes: int | None = None,
     expected_length: int | None = None,
 ) -> httpx.Response:
     """One preflight request (no redirects followed, credentials attached); every transport error
@@ -95,10 +94,9 @@ def send(
 
     Like the timing engine it asks for no content coding (``Accept-Encoding: identity`` unless the
     caller sets one) and sees the body as sent, and the whole answer is bounded by the timeout and
-    in bytes: by ``max_bytes`` (default :data:`MAX_BODY_BYTES`), or, when a correct answer's length
-    is known (``expected_length``), :data:`BODY_MARGIN` past it."""
-    if expected_length is not None:
-        max_bytes = expected_length + BODY_MARGIN
+    in bytes: by :data:`MAX_BODY_BYTES`, or, when a correct answer's length is known
+    (``expected_length``), :data:`BODY_MARGIN` past it."""
+    max_bytes = None if expected_length is None else expected_length + BODY_MARGIN
     where = f"target {target.name!r} {method} {path}"
     sent = {"User-Agent": "httpbench-preflight", "Accept": "*/*", "Accept-Encoding": "identity"}
     for key, value in (headers or {}).items():  # the caller's spelling replaces the default's
