@@ -60,20 +60,33 @@ def isolate() -> bool:
     return bool(click.get_current_context().meta.get("dbbench.isolate", True))
 
 
+CATALOG_HELP = "Catalog directory or entry file (name under sql/catalog/, or a path)."
+REPORT_OPTIONS = ("output", "junit", "github_summary", "fmt")  # the values of report_options
+
+
+def catalog_option(help: str = CATALOG_HELP):
+    return click.option("--catalog", default=defaults.CATALOG, show_default=True, help=help)
+
+
+def namespace_option(help: str):
+    """--namespace: the dbbench-owned schema / database (``help`` says what the command does with it)."""
+    return click.option("--namespace", default=defaults.NAMESPACE, show_default=True, help=help)
+
+
+def output_file(*decls: str, help: str, **attrs: Any):
+    """An option naming a file the command writes (an :class:`OutputPath`)."""
+    return click.option(*decls, type=OutputPath(), help=help, **attrs)
+
+
+def github_summary_option(help: str):
+    """--github-summary FILE, $GITHUB_STEP_SUMMARY when set."""
+    return output_file("--github-summary", envvar="GITHUB_STEP_SUMMARY", metavar="FILE", help=help)
+
+
 def explain_options(fn):
-    fn = click.option(
-        "--catalog",
-        default=defaults.CATALOG,
-        show_default=True,
-        help="Catalog directory or entry file (name under sql/catalog/, or a path).",
-    )(fn)
+    fn = catalog_option()(fn)
     fn = click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")(fn)
-    fn = click.option(
-        "--namespace",
-        default=defaults.NAMESPACE,
-        show_default=True,
-        help="The seeded PostgreSQL schema / MySQL database.",
-    )(fn)
+    fn = namespace_option("The seeded PostgreSQL schema / MySQL database.")(fn)
     fn = click.option(
         "--timeout",
         "timeout_s",
@@ -87,17 +100,9 @@ def explain_options(fn):
 
 
 def report_options(fn):
-    fn = click.option("--output", type=OutputPath(), help="Write the JSON result here.")(fn)
-    fn = click.option(
-        "--junit", type=OutputPath(), help="Write a JUnit XML report (one test case per shape and dialect)."
-    )(fn)
-    fn = click.option(
-        "--github-summary",
-        type=OutputPath(),
-        envvar="GITHUB_STEP_SUMMARY",
-        metavar="FILE",
-        help="Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set).",
-    )(fn)
+    fn = output_file("--output", help="Write the JSON result here.")(fn)
+    fn = output_file("--junit", help="Write a JUnit XML report (one test case per shape and dialect).")(fn)
+    fn = github_summary_option("Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set).")(fn)
     fn = click.option(
         "--format",
         "fmt",
@@ -107,6 +112,12 @@ def report_options(fn):
         help="Terminal tables or Markdown.",
     )(fn)
     return fn
+
+
+def split_report(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A command's other option values, and those of :func:`report_options` (``REPORT_OPTIONS``)."""
+    rest = {k: v for k, v in options.items() if k not in REPORT_OPTIONS}
+    return rest, {k: options[k] for k in REPORT_OPTIONS}
 
 
 def sampling_options(fn):

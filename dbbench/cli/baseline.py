@@ -11,7 +11,15 @@ from dbbench import defaults, workflow
 from dbbench.cli.app import _connect, err
 from dbbench.cli.measure import _measure
 from dbbench.errors import DbbenchError
-from dbbench.options import OutputPath, isolate, target_options
+from dbbench.options import (
+    OutputPath,
+    catalog_option,
+    github_summary_option,
+    isolate,
+    namespace_option,
+    output_file,
+    target_options,
+)
 from dbbench.servers import Home
 from dbbench.workflow import Run
 
@@ -30,13 +38,9 @@ def baseline_group() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Save this result file (dbbench explain --output) instead of running the catalog.",
 )
-@click.option(
-    "--catalog", default=defaults.CATALOG, show_default=True, help="Catalog directory, entry file or name."
-)
+@catalog_option("Catalog directory, entry file or name.")
 @click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")
-@click.option(
-    "--namespace", default=defaults.NAMESPACE, show_default=True, help="The seeded schema / database."
-)
+@namespace_option("The seeded schema / database.")
 @click.option(
     "--timeout", "timeout_s", default=defaults.TIMEOUT_S, show_default=True, type=click.FloatRange(0.1, 3600)
 )
@@ -51,23 +55,7 @@ def baseline_group() -> None:
 @click.option("--allow-failures", is_flag=True, help="Save even when a catalog assertion fails.")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @click.pass_obj
-def baseline_save(
-    home: Home,
-    file,
-    pg_url,
-    mysql_url,
-    only,
-    source,
-    catalog,
-    shapes,
-    namespace,
-    timeout_s,
-    warmups,
-    runs,
-    natural,
-    allow_failures,
-    fmt,
-) -> None:
+def baseline_save(home: Home, file, pg_url, mysql_url, only, source, allow_failures, fmt, **sampled) -> None:
     """Run the catalog (or take --from RESULT.json) and write its baseline to FILE."""
     from dbbench import baseline, results
     from dbbench.document import Document, as_document
@@ -78,17 +66,7 @@ def baseline_save(
     if source:
         doc = results.load_document(source)
     else:
-        run = Run(
-            catalog=catalog,
-            shapes=shapes,
-            namespace=namespace,
-            timeout_s=timeout_s,
-            warmups=warmups,
-            runs=runs,
-            natural=natural,
-            command="baseline save",
-            isolate=isolate(),
-        )
+        run = Run(**sampled, command="baseline save", isolate=isolate())
         doc = as_document(_measure(home, pg_url, mysql_url, only, run), "this run")
         click.echo(report.shape_table(doc, table_format(fmt)))
     problems = report.failures(doc)
@@ -102,6 +80,34 @@ def baseline_save(
         sys.exit(1)
     digest = baseline.save(file, doc, source=str(source) if source else "run")
     click.echo(f"\nbaseline: {file} ({len(doc.results)} shape/dialect entries; SHA-256 {digest})")
+
+
+# (option, default, lower bound, help) of diff.Thresholds, in its order
+THRESHOLDS = (
+    (
+        "--rows-factor",
+        10.0,
+        1,
+        "A node's rows misestimated by more than this factor is a regression (if it was not before).",
+    ),
+    ("--rows-min", 100.0, 0, "…only where the larger of estimate and actual is at least this many rows."),
+    (
+        "--slower",
+        1.0,
+        0,
+        "p50 slower by more than this fraction of the baseline p50 (1.0: doubled) is a regression …",
+    ),
+    ("--noise-ms", 0.5, 0, "… and only if it is slower by more than this many milliseconds."),
+)
+
+
+def threshold_options(fn):
+    """--rows-factor, --rows-min, --slower and --noise-ms (:data:`THRESHOLDS`)."""
+    for name, default, low, text in reversed(THRESHOLDS):
+        fn = click.option(
+            name, default=default, show_default=True, type=click.FloatRange(low, None), help=text
+        )(fn)
+    return fn
 
 
 @click.command("diff")
@@ -119,34 +125,7 @@ def baseline_save(
 @click.option(
     "--timeout", "timeout_s", default=None, type=click.FloatRange(0.1, 3600), help="[default: the baseline's]"
 )
-@click.option(
-    "--rows-factor",
-    default=10.0,
-    show_default=True,
-    type=click.FloatRange(1, None),
-    help="A node's rows misestimated by more than this factor is a regression (if it was not before).",
-)
-@click.option(
-    "--rows-min",
-    default=100.0,
-    show_default=True,
-    type=click.FloatRange(0, None),
-    help="…only where the larger of estimate and actual is at least this many rows.",
-)
-@click.option(
-    "--slower",
-    default=1.0,
-    show_default=True,
-    type=click.FloatRange(0, None),
-    help="p50 slower by more than this fraction of the baseline p50 (1.0: doubled) is a regression …",
-)
-@click.option(
-    "--noise-ms",
-    default=0.5,
-    show_default=True,
-    type=click.FloatRange(0, None),
-    help="… and only if it is slower by more than this many milliseconds.",
-)
+@threshold_options
 @click.option(
     "--stability",
     type=click.IntRange(2, 100),
@@ -162,30 +141,13 @@ def baseline_save(
     "a shape whose A/A fails is at most inconclusive (needs a live run).",
 )
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
-@click.option(
-    "--markdown",
-    "markdown_file",
-    type=OutputPath(),
-    help="Also write the Markdown (a pull-request comment) to this file.",
+@output_file(
+    "--markdown", "markdown_file", help="Also write the Markdown (a pull-request comment) to this file."
 )
-@click.option("--output", type=OutputPath(), help="Write the diff as JSON here.")
-@click.option(
-    "--save-result",
-    type=OutputPath(),
-    help="When RESULT is not given: write the new run's result document here.",
-)
-@click.option(
-    "--junit",
-    type=OutputPath(),
-    help="JUnit XML: one test case per shape and dialect, failed when it regressed.",
-)
-@click.option(
-    "--github-summary",
-    type=OutputPath(),
-    envvar="GITHUB_STEP_SUMMARY",
-    metavar="FILE",
-    help="Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).",
-)
+@output_file("--output", help="Write the diff as JSON here.")
+@output_file("--save-result", help="When RESULT is not given: write the new run's result document here.")
+@output_file("--junit", help="JUnit XML: one test case per shape and dialect, failed when it regressed.")
+@github_summary_option("Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).")
 @click.pass_obj
 def diff_cmd(
     home: Home,

@@ -9,7 +9,7 @@ import click
 
 from dbbench import defaults, workflow
 from dbbench.cli.app import _connect, err
-from dbbench.options import OutputPath, isolate, target_options
+from dbbench.options import catalog_option, isolate, namespace_option, output_file, target_options
 from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
 from dbbench.servers import Home
 
@@ -37,13 +37,10 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
     metavar="DIR",
     help="Instead of a dataset: run this catalog's own setup SQL (setup.sql / setup.<dialect>.sql).",
 )
-@click.option(
-    "--namespace",
-    default=defaults.NAMESPACE,
-    show_default=True,
-    help="The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's).",
+@namespace_option(
+    "The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's)."
 )
-@click.option("--output", type=OutputPath(), help="Write the JSON result here.")
+@output_file("--output", help="Write the JSON result here.")
 @click.pass_obj
 def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
     """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
@@ -77,18 +74,8 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, o
 
 # -- validate ----------------------------------------------------------------------------------
 @click.command("validate")
-@click.option(
-    "--catalog",
-    default=defaults.CATALOG,
-    show_default=True,
-    help="Catalog directory or entry file (name under sql/catalog/, or a path).",
-)
-@click.option(
-    "--namespace",
-    default=defaults.NAMESPACE,
-    show_default=True,
-    help="Namespace the setup SQL would run into (its statements are checked against it).",
-)
+@catalog_option()
+@namespace_option("Namespace the setup SQL would run into (its statements are checked against it).")
 def validate_cmd(catalog, namespace) -> None:
     """Check a catalog (every entry, field and setup statement) without touching a database."""
     from dbbench import catalog as catalogs
@@ -101,13 +88,10 @@ def validate_cmd(catalog, namespace) -> None:
 
 @click.command("report")
 @click.argument("result_file", metavar="RESULT.json", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--html",
-    "html_file",
-    type=OutputPath(),
-    help="Also write a self-contained HTML page with a chart of every timed sample.",
+@output_file(
+    "--html", "html_file", help="Also write a self-contained HTML page with a chart of every timed sample."
 )
-@click.option("--output", type=OutputPath(), help="Write the Markdown here too.")
+@output_file("--output", help="Write the Markdown here too.")
 @click.option("--title", default=None, help="Title of the HTML page.")
 def report_cmd(result_file, html_file, output, title) -> None:
     """A result file as a write-up's Markdown tables: p50 / p95 per shape and dialect with the

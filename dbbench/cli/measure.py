@@ -9,7 +9,7 @@ import click
 
 from dbbench import defaults, workflow
 from dbbench.cli.app import _connect, err
-from dbbench.options import explain_options, isolate, sampling_options, target_options
+from dbbench.options import explain_options, isolate, sampling_options, split_report, target_options
 from dbbench.servers import Home
 from dbbench.workflow import Run
 
@@ -68,37 +68,11 @@ def _emit(
     help="Also measure the natural (pre-remediation) spellings.",
 )
 @click.pass_obj
-def explain_cmd(
-    home: Home,
-    pg_url,
-    mysql_url,
-    only,
-    catalog,
-    shapes,
-    namespace,
-    timeout_s,
-    output,
-    junit,
-    github_summary,
-    fmt,
-    warmups,
-    runs,
-    natural,
-) -> None:
+def explain_cmd(home: Home, pg_url, mysql_url, only, **options) -> None:
     """Warmed EXPLAIN ANALYZE sets per shape; exit 1 when an expected index is not used."""
-    run = Run(
-        catalog=catalog,
-        shapes=shapes,
-        namespace=namespace,
-        timeout_s=timeout_s,
-        warmups=warmups,
-        runs=runs,
-        natural=natural,
-        command="explain",
-        isolate=isolate(),
-    )
-    doc = _measure(home, pg_url, mysql_url, only, run)
-    _emit(doc, fmt, output=output, junit=junit, github_summary=github_summary, command="explain")
+    sampled, reported = split_report(options)
+    doc = _measure(home, pg_url, mysql_url, only, Run(**sampled, command="explain", isolate=isolate()))
+    _emit(doc, command="explain", **reported)
 
 
 @click.command("check")
@@ -111,31 +85,17 @@ def explain_cmd(
     f"it has one, else {defaults.CHECK_DATASET}].",
 )
 @click.pass_obj
-def check_cmd(
-    home: Home,
-    pg_url,
-    mysql_url,
-    only,
-    catalog,
-    shapes,
-    namespace,
-    timeout_s,
-    output,
-    junit,
-    github_summary,
-    fmt,
-    dataset,
-) -> None:
+def check_cmd(home: Home, pg_url, mysql_url, only, dataset, **options) -> None:
     """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans."""
     from dbbench.progress import explain_progress
 
-    run = Run(catalog=catalog, shapes=shapes, namespace=namespace, timeout_s=timeout_s, isolate=isolate())
+    selected, reported = split_report(options)
     doc = workflow.check(
         _connect(home, pg_url, mysql_url, only),
-        run,
+        Run(**selected, isolate=isolate()),
         dataset=dataset,
         cache_dir=home.root / "datasets",
         progress=explain_progress,
         warn=err,
     )
-    _emit(doc, fmt, output=output, junit=junit, github_summary=github_summary, command="check")
+    _emit(doc, command="check", **reported)
