@@ -59,6 +59,10 @@ class ServerState:
     data_dir: str | None = None
 
 
+Recorded = ServerState | None  # what the state file says of a server, if anything
+Account = tuple[int, int] | None  # (uid, gid) the server runs as; None: as dbbench itself
+
+
 @dataclass
 class InstanceState:
     password: str = field(default_factory=lambda: secrets.token_urlsafe(18))
@@ -357,14 +361,7 @@ class LocalServer:
     def running(self, st: ServerState | None) -> bool:
         raise NotImplementedError
 
-    def start(
-        self,
-        state: InstanceState,
-        st: ServerState | None,
-        port: int,
-        account: tuple[int, int] | None,
-        say: Say,
-    ) -> ServerState:
+    def start(self, state: InstanceState, st: Recorded, port: int, account: Account, say: Say) -> ServerState:
         """Start on ``port`` (``st``: what was recorded before, if anything) and wait until ready."""
         raise NotImplementedError
 

@@ -23,9 +23,11 @@ import pymysql
 from dbbench.errors import PrerequisiteError
 from dbbench.servers.base import (
     DB_USER,
+    Account,
     Home,
     InstanceState,
     LocalServer,
+    Recorded,
     Say,
     ServerState,
     pid_alive,
@@ -148,14 +150,7 @@ class MySQLServer(LocalServer):
         uid, gid = account
         return ["chroot", f"--userspec={uid}:{gid}", str(self.root_dir)]
 
-    def start(
-        self,
-        state: InstanceState,
-        st: ServerState | None,
-        port: int,
-        account: tuple[int, int] | None,
-        say: Say,
-    ) -> ServerState:
+    def start(self, state: InstanceState, st: Recorded, port: int, account: Account, say: Say) -> ServerState:
         assert account is not None  # root, or require() has refused already
         common = [f"--datadir={self.inner_dir}/data", f"--log-error={self.inner_dir}/error.log"]
         if not (self.data_dir / "mysql").exists():

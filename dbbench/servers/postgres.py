@@ -20,9 +20,11 @@ import psycopg
 from dbbench.errors import PrerequisiteError
 from dbbench.servers.base import (
     DB_USER,
+    Account,
     Home,
     InstanceState,
     LocalServer,
+    Recorded,
     Say,
     ServerState,
     chown_tree,
@@ -119,14 +121,7 @@ class PostgresServer(LocalServer):
     def running(self, st: ServerState | None) -> bool:
         return st is not None and pid_alive(st.pid, must_contain=str(self.data_dir))
 
-    def start(
-        self,
-        state: InstanceState,
-        st: ServerState | None,
-        port: int,
-        account: tuple[int, int] | None,
-        say: Say,
-    ) -> ServerState:
+    def start(self, state: InstanceState, st: Recorded, port: int, account: Account, say: Say) -> ServerState:
         if not (self.data_dir / "PG_VERSION").exists():
             self._initdb(state.password, account, say)
         options = " ".join(f"-c {k}={v!r}" if v == "" else f"-c {k}={v}" for k, v in SETTINGS.items())
