@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from httpbench.errors import HttpbenchError
+from httpbench.options import option
 from httpbench.profiles import PROFILES
 from verdict.outputs import unwritable
 
@@ -105,190 +106,89 @@ def _make_profile(name: str | None, given: dict, method: str = "seed"):
     return chosen(**values)
 
 
+#: The help of every ``compare`` option, in the order of its ``--help``.
+_HELP = {
+    "--target": "Named base URL; repeat. The first is the baseline.",
+    "--auth": "Credentials ('user:password' or 'Bearer TOKEN') for a target, from an environment variable or a file. Never echoed or written.",
+    "--profile": "A protocol profile: its scenarios, defaults and preflight (see docs/).",
+    "--scenario": "A path, or key=value pairs: name,method,path,status,length,sha256,class,header,conditional. Repeat.",
+    "--scenarios": "TOML file with [[scenario]] tables.",
+    "--warmups": "Untimed requests per target and round, on the timed connections. [default: 32, or the profile's; --method paired: one per connection]",
+    "--requests": "Timed requests per target and round: --method seed exactly [default: 250, or the profile's]; --method paired at least, more to last --min-round-ms [default: 64].",
+    "--concurrency": "Workers, each with one keep-alive connection. [default: 16, or the profile's]",
+    "--rounds": "--method seed: rounds (target order alternates) [default: 3, or the profile's]. --method paired: exactly this many pairs, one look [default: sequential looks].",
+    "--method": "paired: gates decided on intervals of paired-round ratios, rounds added until decided (pass/fail) or --budget runs out (inconclusive). seed: the seeds' fixed rounds and point-estimate gates, as published.",
+    "--budget": "[paired] Seconds of paired rounds for all scenarios together.",
+    "--alpha": "[paired] Error rate of a verdict, over all looks.",
+    "--min-round-ms": "[paired] A timed round lasts at least this long (requests scaled up from a calibration run); 0: --requests only.",
+    "--self-control": "[paired] First compare the baseline with itself per scenario: the noise floor, reported beside the verdict.",
+    "--timeout": "Seconds allowed per connect and per request.",
+    "--rate": "Open loop: intended req/s per target; latency counts from the intended send time.",
+    "--gate": "Override a gate: metadata, payload, client (p95 only) or cold (throughput only), e.g. payload:0.9:1.15.",
+    "--client-command": "A real client to time per target (shell command; {url}, {tmp}, $HTTPBENCH_URL). One per target, or one using {url} for all.",
+    "--client-rounds": "Rounds of real-client samples, alternating target order (one pair per round). [default: 3 (seed), 8 (paired)]",
+    "--client-timeout": "Seconds allowed per real-client sample.",
+    "--output": "Write the JSON result here.",
+    "--markdown": "Print the tables as Markdown.",
+    "--junit": "Write JUnit XML: one test case per judged comparison (fail: failure, inconclusive: skipped).",
+    "--github-summary": "Append the verdict and tables as Markdown (default: $GITHUB_STEP_SUMMARY).",
+    "--enforce-gates": "Exit with the verdict: 0 pass, 1 fail (gate_failures), 3 inconclusive.",
+    "--verify-digest": "SHA-256 every timed body (always on when a scenario gives sha256).",
+    "--digest-every": "SHA-256 the first body of each connection and every Nth after it. [default: every body below 1 MiB, every 8th above, so hashing does not bind the client]",
+    "--samples": "Keep every timed sample in the JSON.",
+    "--quiet": "No progress lines on stderr.",
+}
+
+
+def _option(name: str, *decls: str, **attrs: Any):
+    """An option of ``compare``, its help from :data:`_HELP`."""
+    return option(name, *decls, help=_HELP[name], **attrs)
+
+
 COMPARE_OPTIONS = [
-    click.option(
-        "--target",
-        "targets",
-        multiple=True,
-        metavar="NAME=URL",
-        help="Named base URL; repeat. The first is the baseline.",
-    ),
-    click.option(
-        "--auth",
-        "auths",
-        multiple=True,
-        metavar="NAME=env:VAR|NAME=file:PATH",
-        help="Credentials ('user:password' or 'Bearer TOKEN') for a target, from an "
-        "environment variable or a file. Never echoed or written.",
-    ),
-    click.option(
-        "--profile",
-        "profile_name",
-        type=click.Choice(sorted(PROFILES)),
-        default=None,
-        help="A protocol profile: its scenarios, defaults and preflight (see docs/).",
-    ),
-    click.option(
-        "--scenario",
-        "scenario_opts",
-        multiple=True,
-        metavar="SPEC",
-        help="A path, or key=value pairs: name,method,path,status,length,sha256,class,header,"
-        "conditional. Repeat.",
-    ),
-    click.option("--scenarios", "scenarios_file", metavar="FILE", help="TOML file with [[scenario]] tables."),
-    click.option(
-        "--warmups",
-        type=click.IntRange(0, 100_000),
-        default=None,
-        help="Untimed requests per target and round, on the timed connections. [default: 32, "
-        "or the profile's; --method paired: one per connection]",
-    ),
-    click.option(
-        "--requests",
-        "requests_",
-        type=click.IntRange(0, 1_000_000),
-        default=None,
-        help="Timed requests per target and round: --method seed exactly [default: 250, or the "
-        "profile's]; --method paired at least, more to last --min-round-ms [default: 64].",
-    ),
-    click.option(
-        "--concurrency",
-        type=click.IntRange(1, 1024),
-        default=None,
-        help="Workers, each with one keep-alive connection. [default: 16, or the profile's]",
-    ),
-    click.option(
-        "--rounds",
-        type=click.IntRange(1, 1000),
-        default=None,
-        help="--method seed: rounds (target order alternates) [default: 3, or the profile's]. "
-        "--method paired: exactly this many pairs, one look [default: sequential looks].",
-    ),
-    click.option(
-        "--method",
-        type=click.Choice(["paired", "seed"]),
-        default="paired",
-        show_default=True,
-        help="paired: gates decided on intervals of paired-round ratios, rounds added until "
-        "decided (pass/fail) or --budget runs out (inconclusive). seed: the seeds' fixed "
-        "rounds and point-estimate gates, as published.",
-    ),
-    click.option(
-        "--budget",
-        "budget_s",
-        type=click.FloatRange(1, 86_400),
-        default=60.0,
-        show_default=True,
-        help="[paired] Seconds of paired rounds for all scenarios together.",
-    ),
-    click.option(
-        "--alpha",
-        type=click.FloatRange(0.0001, 0.5),
-        default=0.05,
-        show_default=True,
-        help="[paired] Error rate of a verdict, over all looks.",
-    ),
-    click.option(
-        "--min-round-ms",
-        type=click.FloatRange(0, 60_000),
-        default=100.0,
-        show_default=True,
-        help="[paired] A timed round lasts at least this long (requests scaled up from a "
-        "calibration run); 0: --requests only.",
-    ),
-    click.option(
-        "--self-control",
-        is_flag=True,
-        help="[paired] First compare the baseline with itself per scenario: the noise floor, "
-        "reported beside the verdict.",
-    ),
-    click.option(
-        "--timeout",
-        type=click.FloatRange(0.01, 600),
-        default=10.0,
-        show_default=True,
-        help="Seconds allowed per connect and per request.",
-    ),
-    click.option(
-        "--rate",
-        type=click.FloatRange(1, 10_000_000),
-        default=None,
-        help="Open loop: intended req/s per target; latency counts from the intended send time.",
-    ),
-    click.option(
-        "--gate",
-        "gate_opts",
-        multiple=True,
-        metavar="CLASS:MIN_TP:MAX_P95",
-        help="Override a gate: metadata, payload, client (p95 only) or cold (throughput only), "
-        "e.g. payload:0.9:1.15.",
-    ),
-    click.option(
-        "--client-command",
-        "client_opts",
-        multiple=True,
-        metavar="NAME=COMMAND",
-        help="A real client to time per target (shell command; {url}, {tmp}, $HTTPBENCH_URL). "
-        "One per target, or one using {url} for all.",
-    ),
-    click.option(
-        "--client-rounds",
-        type=click.IntRange(1, 100),
-        default=None,
-        help="Rounds of real-client samples, alternating target order (one pair per round). "
-        "[default: 3 (seed), 8 (paired)]",
-    ),
-    click.option(
-        "--client-timeout",
-        type=click.FloatRange(1, 3600),
-        default=300.0,
-        show_default=True,
-        help="Seconds allowed per real-client sample.",
-    ),
-    click.option("--output", metavar="FILE", help="Write the JSON result here."),
-    click.option("--markdown", is_flag=True, help="Print the tables as Markdown."),
-    click.option(
-        "--junit",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Write JUnit XML: one test case per judged comparison (fail: failure, inconclusive: skipped).",
-    ),
-    click.option(
+    _option("--target", "targets", multiple=True, metavar="NAME=URL"),
+    _option("--auth", "auths", multiple=True, metavar="NAME=env:VAR|NAME=file:PATH"),
+    _option("--profile", "profile_name", type=click.Choice(sorted(PROFILES)), default=None),
+    _option("--scenario", "scenario_opts", multiple=True, metavar="SPEC"),
+    _option("--scenarios", "scenarios_file", metavar="FILE"),
+    _option("--warmups", type=click.IntRange(0, 100_000), default=None),
+    _option("--requests", "requests_", type=click.IntRange(0, 1_000_000), default=None),
+    _option("--concurrency", type=click.IntRange(1, 1024), default=None),
+    _option("--rounds", type=click.IntRange(1, 1000), default=None),
+    _option("--method", type=click.Choice(["paired", "seed"]), default="paired"),
+    _option("--budget", "budget_s", type=click.FloatRange(1, 86_400), default=60.0),
+    _option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05),
+    _option("--min-round-ms", type=click.FloatRange(0, 60_000), default=100.0),
+    _option("--self-control", is_flag=True),
+    _option("--timeout", type=click.FloatRange(0.01, 600), default=10.0),
+    _option("--rate", type=click.FloatRange(1, 10_000_000), default=None),
+    _option("--gate", "gate_opts", multiple=True, metavar="CLASS:MIN_TP:MAX_P95"),
+    _option("--client-command", "client_opts", multiple=True, metavar="NAME=COMMAND"),
+    _option("--client-rounds", type=click.IntRange(1, 100), default=None),
+    _option("--client-timeout", type=click.FloatRange(1, 3600), default=300.0),
+    _option("--output", metavar="FILE"),
+    _option("--markdown", is_flag=True),
+    _option("--junit", type=click.Path(dir_okay=False), default=None),
+    _option(
         "--github-summary",
         type=click.Path(dir_okay=False),
         envvar="GITHUB_STEP_SUMMARY",
         default=None,
         metavar="FILE",
-        help="Append the verdict and tables as Markdown (default: $GITHUB_STEP_SUMMARY).",
     ),
-    click.option(
-        "--enforce-gates",
-        is_flag=True,
-        help="Exit with the verdict: 0 pass, 1 fail (gate_failures), 3 inconclusive.",
-    ),
-    click.option(
-        "--verify-digest",
-        is_flag=True,
-        help="SHA-256 every timed body (always on when a scenario gives sha256).",
-    ),
-    click.option(
-        "--digest-every",
-        type=click.IntRange(1, 1_000_000),
-        default=None,
-        help="SHA-256 the first body of each connection and every Nth after it. [default: "
-        "every body below 1 MiB, every 8th above, so hashing does not bind the client]",
-    ),
-    click.option("--samples", "keep_samples", is_flag=True, help="Keep every timed sample in the JSON."),
-    click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr."),
+    _option("--enforce-gates", is_flag=True),
+    _option("--verify-digest", is_flag=True),
+    _option("--digest-every", type=click.IntRange(1, 1_000_000), default=None),
+    _option("--samples", "keep_samples", is_flag=True),
+    _option("--quiet", "-q", is_flag=True),
 ]
 
 
 def compare_options(command):
     """Attach the options of ``compare`` (in the order of its ``--help``), then every profile's."""
     command = _profile_options(command)
-    for option in reversed(COMPARE_OPTIONS):
-        command = option(command)
+    for attach in reversed(COMPARE_OPTIONS):
+        command = attach(command)
     return command
 
 
@@ -352,10 +252,10 @@ def build_config(
             raise HttpbenchError(f"--output: directory {parent} does not exist")
         if Path(output).is_dir():
             raise HttpbenchError(f"--output: {output} is a directory, not a file")
-    for option, path in (("--output", output), ("--junit", junit), ("--github-summary", github_summary)):
+    for name, path in (("--output", output), ("--junit", junit), ("--github-summary", github_summary)):
         reason = unwritable(path) if path else None  # before any round, not after all of them
         if reason:
-            raise HttpbenchError(f"{option} {path}: cannot be written ({reason})")
+            raise HttpbenchError(f"{name} {path}: cannot be written ({reason})")
     commands = clients.parse_options(client_opts, parsed)
     if client_rounds is None:
         from httpbench.gates import PAIRED_MIN_SAMPLES
