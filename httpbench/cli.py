@@ -33,72 +33,13 @@ def cli() -> None:
 
 @cli.command()
 @compare_options
-def compare(
-    targets,
-    auths,
-    profile_name,
-    scenario_opts,
-    scenarios_file,
-    warmups,
-    requests_,
-    concurrency,
-    rounds,
-    method,
-    budget_s,
-    alpha,
-    min_round_ms,
-    self_control,
-    timeout,
-    rate,
-    gate_opts,
-    client_opts,
-    client_rounds,
-    client_timeout,
-    output,
-    markdown,
-    junit,
-    github_summary,
-    enforce_gates,
-    verify_digest,
-    digest_every,
-    keep_samples,
-    quiet,
-    **profile_values,
-) -> None:
+def compare(output, markdown, junit, github_summary, enforce_gates, quiet, **options) -> None:
     """Measure every target on every scenario in alternating rounds and gate the candidates."""
     from httpbench import compare as compare_mod
     from httpbench import report
     from verdict import exit_code
 
-    cfg = build_config(
-        targets=targets,
-        auths=auths,
-        profile_name=profile_name,
-        scenario_opts=scenario_opts,
-        scenarios_file=scenarios_file,
-        warmups=warmups,
-        requests_=requests_,
-        concurrency=concurrency,
-        rounds=rounds,
-        method=method,
-        budget_s=budget_s,
-        alpha=alpha,
-        min_round_ms=min_round_ms,
-        self_control=self_control,
-        timeout=timeout,
-        rate=rate,
-        gate_opts=gate_opts,
-        client_opts=client_opts,
-        client_rounds=client_rounds,
-        client_timeout=client_timeout,
-        output=output,
-        junit=junit,
-        github_summary=github_summary,
-        keep_samples=keep_samples,
-        verify_digest=verify_digest,
-        digest_every=digest_every,
-        profile_values=profile_values,
-    )
+    cfg = build_config(output=output, junit=junit, github_summary=github_summary, **options)
     progress = None if quiet else (lambda line: click.echo(f"httpbench: {line}", err=True))
     doc = compare_mod.run(cfg, progress)
     if output:

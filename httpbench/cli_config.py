@@ -220,9 +220,10 @@ def build_config(
     keep_samples: bool,
     verify_digest: bool,
     digest_every: int | None,
-    profile_values: dict[str, Any],
+    **profile_values: Any,
 ) -> Config:
-    """The run ``compare`` was asked for; every input error (targets, credentials, profile options,
+    """The run ``compare`` was asked for (the values of its options: those of the profiles by their
+    names, in ``profile_values``); every input error (targets, credentials, profile options,
     scenarios, gates, unwritable output paths) is raised here, before any round."""
     from httpbench import clients, paired
     from httpbench import compare as compare_mod
