@@ -12,7 +12,7 @@ Only the standard library: :mod:`dataclasses` (see ``docs/results.md`` for the f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from dbbench.doccheck import (
@@ -326,15 +326,7 @@ class RemediationRow:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "dialect": self.dialect,
-            "shape": self.shape,
-            "change": self.change,
-            "before_p50_ms": self.before_p50_ms,
-            "final_p50_ms": self.final_p50_ms,
-            "natural_timeout": self.natural_timeout,
-            "speedup": self.speedup,
-        }
+        return asdict(self)  # every field, in order, all plain values
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -144,6 +144,9 @@ class Point:
     plan: str
 
 
+_GROWTH_FIELDS = ("shape", "dialect", "spelling", "declared", "k", "slopes", "verdict", "ok")  # then points
+
+
 @dataclass
 class Growth:
     shape: str
@@ -187,17 +190,8 @@ class Growth:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "shape": self.shape,
-            "dialect": self.dialect,
-            "spelling": self.spelling,
-            "declared": self.declared,
-            "k": self.k,
-            "slopes": self.slopes,
-            "verdict": self.verdict,
-            "ok": self.ok,
-            "points": [p.__dict__ for p in self.points],
-        }
+        out = {name: getattr(self, name) for name in _GROWTH_FIELDS}
+        return out | {"points": [p.__dict__ for p in self.points]}
 
 
 @dataclass

@@ -121,13 +121,10 @@ def split_report(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 
 
 def sampling_options(fn):
-    fn = click.option(
-        "--runs",
-        default=defaults.RUNS,
-        show_default=True,
-        type=click.IntRange(1, 1000),
-        help="Timed EXPLAIN ANALYZE samples per spelling (p50/p95 by nearest rank).",
-    )(fn)
+    """--warmups and --runs: the untimed and the timed EXPLAIN ANALYZE of each spelling."""
+    runs_help = "Timed EXPLAIN ANALYZE samples per spelling (p50/p95 by nearest rank)."
+    samples = click.IntRange(1, 1000)
+    fn = click.option("--runs", default=defaults.RUNS, show_default=True, type=samples, help=runs_help)(fn)
     fn = click.option("--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(0, 1000))(
         fn
     )

@@ -6,25 +6,31 @@ import contextlib
 import threading
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from dbbench import dataset as datasets
+
+
+def _bars(label: str, *after: ProgressColumn) -> Progress:
+    """Bars on stderr: the ``label`` text column, the bar, done / total, then ``after``; transient
+    unless stderr is a terminal."""
+    console = Console(stderr=True)
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), *after)
+    return Progress(*columns, console=console, transient=not console.is_terminal)
 
 
 @contextlib.contextmanager
 def seed_progress(targets, dataset_name: str):
     ds = datasets.load(dataset_name)
     total = sum(ds.expected_counts.values())
-    console = Console(stderr=True)
-    bars = Progress(
-        TextColumn("{task.fields[label]:<10}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[step]}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=not console.is_terminal,
-    )
+    bars = _bars("{task.fields[label]:<10}", TextColumn("{task.fields[step]}"), TimeElapsedColumn())
     lock = threading.Lock()
     with bars:
         tasks = {t.dialect: bars.add_task("", total=total, label=t.label, step="connecting") for t in targets}
@@ -55,17 +61,7 @@ def grow_progress(total: int):
     """One bar over the whole ladder (loads and measurements), with the time remaining."""
     from rich.progress import TimeRemainingColumn
 
-    console = Console(stderr=True)
-    bars = Progress(
-        TextColumn("{task.description:<60}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=not console.is_terminal,
-    )
+    bars = _bars("{task.description:<60}", TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn())
     with bars:
         task = bars.add_task("starting", total=total)
 

@@ -116,6 +116,20 @@ def explain_document(
     return doc.to_json()
 
 
+# the fields an entry of the document takes over from the measured result as they are
+_KEPT = (
+    "shape",
+    "dialect",
+    "cardinality",
+    "access_path",
+    "expect_rows",
+    "params",
+    "ok",
+    "cascade",
+    "natural_label",
+)
+
+
 def _entry(r: ShapeResult) -> Entry:
     from dbbench import document
     from dbbench.plan import PlanNode
@@ -134,15 +148,7 @@ def _entry(r: ShapeResult) -> Entry:
 
     v = r.verdict
     return document.ShapeResult(
-        shape=r.shape,
-        dialect=r.dialect,
-        cardinality=r.cardinality,
-        access_path=r.access_path,
-        expect_rows=r.expect_rows,
-        params=r.params,
-        ok=r.ok,
-        cascade=r.cascade,
-        natural_label=r.natural_label,
+        **{name: getattr(r, name) for name in _KEPT},
         verdict=None
         if v is None
         else document.Verdict(expected=v.expected, actual=v.actual, problems=tuple(v.problems)),

@@ -13,52 +13,26 @@ from pathlib import Path
 from dbbench.sqlsplit import SetupError, Statement, split_sql
 
 _Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
-_REFUSED = [
-    (re.compile(r"^\s*USE\b", re.I), "switches database (USE)"),
-    (re.compile(r"\bsearch_path\b", re.I), "changes search_path"),
-    (
-        re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:SCHEMA|DATABASE)\b", re.I),
-        "creates, drops or alters a schema/database",
+# why a setup statement is refused, and the pattern (case-insensitive) that finds it; the first found counts
+_REFUSED_PATTERNS = {
+    "switches database (USE)": r"^\s*USE\b",
+    "changes search_path": r"\bsearch_path\b",
+    "creates, drops or alters a schema/database": r"\b(?:CREATE|DROP|ALTER)\s+(?:SCHEMA|DATABASE)\b",
+    "controls the transaction (dbbench does that)": r"^\s*(?:BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|SAVEPOINT|RELEASE|END)\b(?!\s*\()",
+    "changes privileges": r"^\s*(?:GRANT|REVOKE)\b",
+    "creates server-wide objects": r"\b(?:CREATE|DROP|ALTER)\s+(?:ROLE|USER|EXTENSION|TABLESPACE|SERVER|EVENT)\b",
+    "changes server-wide settings": r"^\s*(?:ALTER\s+SYSTEM|SET\s+(?:GLOBAL|PERSIST|PERSIST_ONLY)\b|SET\s+@@(?:global|persist))",
+    "touches dbbench's ownership marker": r"\bdbbench_meta\b",
+    "is not allowed in setup SQL": r"^\s*(?:VACUUM|CHECKPOINT|LOAD\s+DATA\s+INFILE|COPY\b[^;]*\b(?:FROM|TO)\s+(?:PROGRAM|''))",
+    "reads or writes server-side files": (
+        r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b|\bLOAD\s+(?:DATA|XML)\s+(?:(?:LOW_PRIORITY|CONCURRENT)\s+)?INFILE\b|"
+        r"\b(?:load_file|pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|lo_import|lo_export|"
+        r"pg_file_write|pg_file_rename|pg_file_unlink)\s*\("
     ),
-    (
-        re.compile(
-            r"^\s*(?:BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|SAVEPOINT|RELEASE|END)\b(?!\s*\()", re.I
-        ),
-        "controls the transaction (dbbench does that)",
-    ),
-    (re.compile(r"^\s*(?:GRANT|REVOKE)\b", re.I), "changes privileges"),
-    (
-        re.compile(r"\b(?:CREATE|DROP|ALTER)\s+(?:ROLE|USER|EXTENSION|TABLESPACE|SERVER|EVENT)\b", re.I),
-        "creates server-wide objects",
-    ),
-    (
-        re.compile(
-            r"^\s*(?:ALTER\s+SYSTEM|SET\s+(?:GLOBAL|PERSIST|PERSIST_ONLY)\b|SET\s+@@(?:global|persist))", re.I
-        ),
-        "changes server-wide settings",
-    ),
-    (re.compile(r"\bdbbench_meta\b", re.I), "touches dbbench's ownership marker"),
-    (
-        re.compile(
-            r"^\s*(?:VACUUM|CHECKPOINT|LOAD\s+DATA\s+INFILE|COPY\b[^;]*\b(?:FROM|TO)\s+(?:PROGRAM|''))", re.I
-        ),
-        "is not allowed in setup SQL",
-    ),
-    (
-        re.compile(
-            r"\bINTO\s+(?:OUTFILE|DUMPFILE)\b|\bLOAD\s+(?:DATA|XML)\s+(?:(?:LOW_PRIORITY|CONCURRENT)\s+)?INFILE\b|"
-            r"\b(?:load_file|pg_read_file|pg_read_binary_file|pg_ls_dir|pg_stat_file|lo_import|lo_export|"
-            r"pg_file_write|pg_file_rename|pg_file_unlink)\s*\(",
-            re.I,
-        ),
-        "reads or writes server-side files",
-    ),
-    (
-        re.compile(r"\bPREPARE\s+\S+\s+FROM\b", re.I),
-        "runs dynamic SQL (PREPARE … FROM), whose target cannot be checked",
-    ),
-    (re.compile(r"\bSET\s+SCHEMA\b", re.I), "moves an object to another schema"),
-]
+    "runs dynamic SQL (PREPARE … FROM), whose target cannot be checked": r"\bPREPARE\s+\S+\s+FROM\b",
+    "moves an object to another schema": r"\bSET\s+SCHEMA\b",
+}
+_REFUSED = [(re.compile(pattern, re.I), why) for why, pattern in _REFUSED_PATTERNS.items()]
 _QUALIFIED_WRITE = re.compile(
     rf"\b(?:INTO|UPDATE|TABLE|VIEW|SEQUENCE|TRIGGER|PROCEDURE|FUNCTION|TYPE|DOMAIN|REFERENCES|TRUNCATE|COPY|"
     rf"DELETE\s+FROM)\s+(?:ONLY\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*({_Q})",

@@ -53,6 +53,18 @@ class ScratchDatasetFailed(DbbenchError):
     exit_code = 1
 
 
+_EXPLAIN_ARGUMENTS = (
+    "namespace",
+    "warmups",
+    "runs",
+    "timeout_ms",
+    "natural",
+    "only",
+    "access_only",
+    "isolate",
+)
+
+
 @dataclass(frozen=True)
 class Run:
     """What a measurement runs: the catalog (name, directory or entry file), the shapes (all when
@@ -108,6 +120,10 @@ class Run:
     def timeout_ms(self) -> int:
         return int(self.timeout_s * 1000)
 
+    def explain_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`dbbench.explain.run` this run gives (all but ``progress``)."""
+        return {name: getattr(self, name) for name in _EXPLAIN_ARGUMENTS}
+
     def config(self) -> dict[str, Any]:
         return {
             "command": self.command,
@@ -138,19 +154,7 @@ def measure(
     cat = catalogs.open_catalog(run.catalog, run.only)
     with connect() as targets:
         with progress() if progress else contextlib.nullcontext() as report:
-            _, res, metas = explain.run(
-                targets,
-                cat,
-                namespace=run.namespace,
-                warmups=run.warmups,
-                runs=run.runs,
-                timeout_ms=run.timeout_ms,
-                natural=run.natural,
-                only=run.only,
-                progress=report,
-                access_only=run.access_only,
-                isolate=run.isolate,
-            )
+            _, res, metas = explain.run(targets, cat, progress=report, **run.explain_arguments())
         for w in setupsql.stale(cat, metas, run.namespace) + explain.statistics_warnings(
             targets, run.namespace
         ):

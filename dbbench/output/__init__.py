@@ -14,13 +14,13 @@ writer and the GitHub step summary.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
+
+from verdict.junit import Case as Case  # the JUnit writer, shared with httpbench
+from verdict.junit import junit as junit
 
 
 def fmt_ms(value: float | None) -> str:
@@ -62,46 +62,6 @@ def table(headers: list[str], rows: list[list[Any]], align: str, fmt: str) -> st
 def table_format(fmt: str) -> str:
     """The ``--format`` option's value (``table`` / ``markdown``) as a :func:`table` format."""
     return "markdown" if fmt == "markdown" else "simple"
-
-
-# -- JUnit -------------------------------------------------------------------------------------
-@dataclass
-class Case:
-    """One JUnit test case: at most one of ``failure`` (with ``failure_type`` and ``detail``),
-    ``skipped`` or ``system_out``."""
-
-    classname: str
-    name: str
-    time: str = "0"
-    failure: str | None = None
-    failure_type: str = "Failure"
-    detail: str | None = None
-    skipped: str | None = None
-    system_out: str | None = None
-
-
-def junit(suite: str, cases: Iterable[Case]) -> str:
-    """The JUnit XML document of one test suite (every dbbench ``--junit`` file)."""
-    cases = list(cases)
-    root = ET.Element("testsuites")
-    ts = ET.SubElement(
-        root,
-        "testsuite",
-        name=suite,
-        tests=str(len(cases)),
-        failures=str(sum(c.failure is not None for c in cases)),
-        errors="0",
-        skipped=str(sum(c.skipped is not None for c in cases)),
-    )
-    for c in cases:
-        case = ET.SubElement(ts, "testcase", classname=c.classname, name=c.name, time=c.time)
-        if c.failure is not None:
-            ET.SubElement(case, "failure", message=c.failure, type=c.failure_type).text = c.detail
-        elif c.skipped is not None:
-            ET.SubElement(case, "skipped", message=c.skipped)
-        elif c.system_out is not None:
-            ET.SubElement(case, "system-out").text = c.system_out
-    return ET.tostring(root, encoding="unicode", xml_declaration=True)
 
 
 def append_summary(path: Path | str, markdown: str) -> None:

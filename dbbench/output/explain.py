@@ -10,7 +10,7 @@ objects, so a file renders exactly like the run that wrote it. They take the typ
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dbbench.document import Document, RunConfig, ShapeResult, Spelling, Verdict, as_document
@@ -44,70 +44,62 @@ def by_shape(doc: Doc) -> Iterator[tuple[str, dict[tuple[str, str], ShapeResult]
 
 
 # -- tables ------------------------------------------------------------------------------------
-def shape_rows(doc: Doc) -> tuple[list[str], list[list[str]], str]:
-    """Per shape: cardinality, p50 / p95 per dialect and each dialect's access-path verdict."""
+Rows = tuple[list[str], list[list[str]], str]  # headers, rows, column alignment
+
+
+def _timing_rows(doc: Doc, last: str, describe: Callable[[list[str], list[ShapeResult | None]], str]) -> Rows:
+    """Per shape: cardinality, p50 / p95 per dialect and, in a column headed ``last``,
+    ``describe(dialects, results)`` (a dialect's result None where it has none)."""
     doc = as_document(doc)
     dialects = dialects_of(doc)
     rows = []
     for shape, by in by_shape(doc):
         rs = [by.get((shape, d)) for d in dialects]
         first = next(r for r in rs if r)
-        verdicts = []
-        judged = [(d, r, r.verdict) for d, r in zip(dialects, rs) if r is not None and r.verdict is not None]
-        same = {v.expected for _, _, v in judged}
-        if len(judged) > 1 and all(r.ok for _, r, _ in judged) and len(same) == 1:
-            verdicts.append(f"ok: {same.pop()}")  # every dialect, one path: say it once
-        for d, r, v in judged if not verdicts else []:
-            mark = "ok" if r.ok else "FAIL"
-            verdicts.append(f"{DIALECT_LABEL[d]} {mark}: {v.expected if r.ok else v.actual}")
-        rows.append(
-            [
-                shape,
-                first.cardinality,
-                *[_pair(r.remediated) if r else "—" for r in rs],
-                "; ".join(verdicts),
-            ]
-        )
-    headers = [
-        "Query shape",
-        "Cardinality",
-        *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects],
-        "Access path",
-    ]
+        pairs = [_pair(r.remediated) if r else "—" for r in rs]
+        rows.append([shape, first.cardinality, *pairs, describe(dialects, rs)])
+    headers = ["Query shape", "Cardinality", *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects], last]
     return headers, rows, "ll" + "r" * len(dialects) + "l"
+
+
+def _verdicts(dialects: list[str], rs: list[ShapeResult | None]) -> str:
+    verdicts = []
+    judged = [(d, r, r.verdict) for d, r in zip(dialects, rs) if r is not None and r.verdict is not None]
+    same = {v.expected for _, _, v in judged}
+    if len(judged) > 1 and all(r.ok for _, r, _ in judged) and len(same) == 1:
+        verdicts.append(f"ok: {same.pop()}")  # every dialect, one path: say it once
+    for d, r, v in judged if not verdicts else []:
+        mark = "ok" if r.ok else "FAIL"
+        verdicts.append(f"{DIALECT_LABEL[d]} {mark}: {v.expected if r.ok else v.actual}")
+    return "; ".join(verdicts)
+
+
+def shape_rows(doc: Doc) -> Rows:
+    """Per shape: cardinality, p50 / p95 per dialect and each dialect's access-path verdict."""
+    return _timing_rows(doc, "Access path", _verdicts)
 
 
 def shape_table(doc: Doc, fmt: str = "simple") -> str:
     return table(*shape_rows(doc), fmt)
 
 
-def seed_rows(doc: Doc) -> tuple[list[str], list[list[str]], str]:
+def _bounded_words(dialects: list[str], rs: list[ShapeResult | None]) -> str:
+    first = next(r for r in rs if r)
+    words = first.access_path or "; ".join(dict.fromkeys(r.verdict.expected for r in rs if r and r.verdict))
+    bad = [
+        f"{DIALECT_LABEL[d]}: {r.verdict.actual}"
+        for d, r in zip(dialects, rs)
+        if r and not r.ok and r.verdict
+    ]
+    if bad:
+        words += " — FAIL " + "; ".join(bad)
+    return words
+
+
+def seed_rows(doc: Doc) -> Rows:
     """The published write-up's table: shape, cardinality, p50 / p95 per dialect, bounded access path
     (the catalog's ``access_path`` words, else the asserted index; a failing dialect says so)."""
-    doc = as_document(doc)
-    dialects = dialects_of(doc)
-    rows = []
-    for shape, by in by_shape(doc):
-        rs = [by.get((shape, d)) for d in dialects]
-        first = next(r for r in rs if r)
-        words = first.access_path or "; ".join(
-            dict.fromkeys(r.verdict.expected for r in rs if r and r.verdict)
-        )
-        bad = [
-            f"{DIALECT_LABEL[d]}: {r.verdict.actual}"
-            for d, r in zip(dialects, rs)
-            if r and not r.ok and r.verdict
-        ]
-        if bad:
-            words += " — FAIL " + "; ".join(bad)
-        rows.append([shape, first.cardinality, *[_pair(r.remediated) if r else "—" for r in rs], words])
-    headers = [
-        "Query shape",
-        "Cardinality",
-        *[f"{DIALECT_LABEL[d]} p50 / p95" for d in dialects],
-        "Bounded access path",
-    ]
-    return headers, rows, "ll" + "r" * len(dialects) + "l"
+    return _timing_rows(doc, "Bounded access path", _bounded_words)
 
 
 def seed_table(doc: Doc, fmt: str = "markdown") -> str:

