@@ -23,6 +23,8 @@ from httpbench.errors import HttpbenchError
 from tests.conftest import run_cli
 from tests.httpbench.http_fixtures import run_httpbench
 
+DOWN_TARGETS = ("--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9")  # nobody on port 9
+
 
 # -- plans from the servers' EXPLAIN output --------------------------------------------------------
 def deep_pg_plan(depth: int) -> list:
@@ -197,15 +199,7 @@ def test_malformed_scenario_files_are_one_line_errors_naming_file_and_key(tmp_pa
 def test_httpbench_compare_with_a_malformed_scenario_file_is_one_line(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text("scenario = [1]\n")
-    run = run_httpbench(
-        "compare",
-        "--target",
-        "a=http://127.0.0.1:9",
-        "--target",
-        "b=http://127.0.0.1:9",
-        "--scenarios",
-        str(path),
-    )
+    run = run_httpbench("compare", *DOWN_TARGETS, "--scenarios", str(path))
     assert run.code == 2, run.output
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in run.output, run.stderr
@@ -315,17 +309,7 @@ def run_httpbench_main(monkeypatch, capsys, failure: BaseException, tmp_path) ->
 
     monkeypatch.setattr(scenarios, "load_file", broken)
     with pytest.raises(SystemExit) as info:
-        cli.main(
-            [
-                "compare",
-                "--target",
-                "a=http://127.0.0.1:9",
-                "--target",
-                "b=http://127.0.0.1:9",
-                "--scenarios",
-                str(tmp_path / "s.toml"),
-            ]
-        )
+        cli.main(["compare", *DOWN_TARGETS, "--scenarios", str(tmp_path / "s.toml")])
     return int(info.value.code), capsys.readouterr().err
 
 
@@ -397,27 +381,7 @@ def test_httpbench_compare_checks_output_paths_before_any_round(tmp_path):
     bad = tmp_path / "no-such-dir" / "x"
     for option in ("--output", "--junit", "--github-summary"):
         # the targets are down: checked late, the error would be about them instead
-        run = run_httpbench(
-            "compare",
-            "--target",
-            "a=http://127.0.0.1:9",
-            "--target",
-            "b=http://127.0.0.1:9",
-            "--scenario",
-            "/f",
-            option,
-            str(bad),
-        )
+        run = run_httpbench("compare", *DOWN_TARGETS, "--scenario", "/f", option, str(bad))
         one_line(run, "httpbench: error: ", option, str(bad.parent))
-    run = run_httpbench(
-        "compare",
-        "--target",
-        "a=http://127.0.0.1:9",
-        "--target",
-        "b=http://127.0.0.1:9",
-        "--scenario",
-        "/f",
-        "--junit",
-        "/proc/self/x.xml",
-    )
+    run = run_httpbench("compare", *DOWN_TARGETS, "--scenario", "/f", "--junit", "/proc/self/x.xml")
     one_line(run, "httpbench: error: ", "--junit /proc/self/x.xml: cannot be written")

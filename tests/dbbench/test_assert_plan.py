@@ -18,6 +18,7 @@ SCHEMA = {
         "USE dbbench_t_shop",
     ],
 }
+BY_CUSTOMER = "SELECT id FROM orders WHERE customer_id = :c"
 
 
 @pytest.fixture(params=["postgresql", "mysql"])
@@ -41,6 +42,15 @@ def shop(request, local_urls):
     yield dialect, conn
     raw.close()
     target.dispose()
+
+
+def scalar(conn, sql: str):
+    """The first value of ``sql``'s first row; the transaction it read in is rolled back."""
+    with conn.cursor() as cur:
+        cur.execute(sql)
+        value = cur.fetchone()[0]
+    conn.rollback()
+    return value
 
 
 def test_assert_plan_passes_on_the_designed_index(shop):
@@ -80,10 +90,7 @@ def test_writes_are_rolled_back_or_refused_clearly(shop):
             assert_plan(conn, sql, {"c": 1}, uses_index="ix_orders_customer")
     else:
         assert_plan(conn, sql, {"c": 1}, uses_index="ix_orders_customer")  # executed, then rolled back
-    with conn.cursor() as cur:
-        cur.execute("SELECT COUNT(*) FROM orders WHERE total = -1")
-        changed = cur.fetchone()[0]
-    conn.rollback()
+    changed = scalar(conn, "SELECT COUNT(*) FROM orders WHERE total = -1")
     assert changed == 0
 
 
@@ -97,35 +104,17 @@ def test_the_issues_call_with_the_servers_own_feature_names(shop):
         forbid=["seq_scan", "filesort"],
     )
     with pytest.raises(ValueError, match="'hash_join' is not one of"):
-        assert_plan(
-            conn,
-            "SELECT id FROM orders WHERE customer_id = :c",
-            {"c": 42},
-            uses_index="ix_orders_customer",
-            forbid=["hash_join"],
-        )
+        assert_plan(conn, BY_CUSTOMER, {"c": 42}, uses_index="ix_orders_customer", forbid=["hash_join"])
 
 
 def test_uncommitted_rows_of_the_caller_survive_the_plan_check(shop):
     _dialect, conn = shop
     with conn.cursor() as cur:
         cur.execute("INSERT INTO orders VALUES (900001, 42, 5)")  # the test's own, uncommitted
-    result = assert_plan(
-        conn,
-        "SELECT id FROM orders WHERE customer_id = :c",
-        {"c": 42},
-        uses_index="ix_orders_customer",
-        forbid=["full_scan"],
-    )
+    result = assert_plan(conn, BY_CUSTOMER, {"c": 42}, uses_index="ix_orders_customer", forbid=["full_scan"])
     assert result.tree.actual_rows == 11  # the plan saw it
-    with conn.cursor() as cur:
-        cur.execute("SELECT COUNT(*) FROM orders WHERE id = 900001")
-        still_there = cur.fetchone()[0]
-    conn.rollback()
-    with conn.cursor() as cur:
-        cur.execute("SELECT COUNT(*) FROM orders WHERE id = 900001")
-        after_rollback = cur.fetchone()[0]
-    conn.rollback()
+    still_there = scalar(conn, "SELECT COUNT(*) FROM orders WHERE id = 900001")
+    after_rollback = scalar(conn, "SELECT COUNT(*) FROM orders WHERE id = 900001")
     assert (still_there, after_rollback) == (1, 0)  # kept, and never committed
 
 
@@ -150,10 +139,7 @@ def test_an_autocommit_connection_does_not_commit_the_explained_write(shop, loca
             assert_plan(raw, sql, {"c": 43}, uses_index="ix_orders_customer")
     finally:
         engine.dispose()
-    with conn.cursor() as cur:
-        cur.execute("SELECT COUNT(*) FROM orders WHERE customer_id IN (42, 43)")
-        left = cur.fetchone()[0]
-    conn.rollback()
+    left = scalar(conn, "SELECT COUNT(*) FROM orders WHERE customer_id IN (42, 43)")
     assert left == 20
 
 
@@ -174,10 +160,7 @@ def test_aliased_tables_resolve_in_bitmap_scans_and_multi_table_updates(shop):
         sql = "UPDATE orders AS o JOIN (SELECT 1 AS one) AS x SET o.total = -1 WHERE o.id = :id"
         result = assert_plan(conn, sql, {"id": 5}, uses_index="PRIMARY", table="orders")
         assert "using None" not in result.tree.render()
-        with conn.cursor() as cur:
-            cur.execute("SELECT total FROM orders WHERE id = 5")
-            assert cur.fetchone()[0] != -1
-        conn.rollback()
+        assert scalar(conn, "SELECT total FROM orders WHERE id = 5") != -1
 
 
 def test_the_callers_session_settings_are_left_as_they_were(shop):
@@ -185,15 +168,7 @@ def test_the_callers_session_settings_are_left_as_they_were(shop):
     setting = {"postgresql": "SHOW statement_timeout", "mysql": "SELECT @@SESSION.max_execution_time"}[
         dialect
     ]
-    with conn.cursor() as cur:
-        cur.execute(setting)
-        before = cur.fetchone()[0]
-    conn.rollback()
-    assert_plan(
-        conn, "SELECT id FROM orders WHERE customer_id = :c", {"c": 42}, uses_index="ix_orders_customer"
-    )
-    with conn.cursor() as cur:
-        cur.execute(setting)
-        after = cur.fetchone()[0]
-    conn.rollback()
+    before = scalar(conn, setting)
+    assert_plan(conn, BY_CUSTOMER, {"c": 42}, uses_index="ix_orders_customer")
+    after = scalar(conn, setting)
     assert after == before

@@ -153,43 +153,35 @@ def test_the_guard_allows_ordinary_setup(sql):
     assert check_statement(split_sql(sql, "mysql")[0], "dbbench_shop") is None
 
 
+OUTSIDE = "outside the namespace"
+LIVE_ORDERS = f"shop_live.orders, {OUTSIDE}"
+
+
 @pytest.mark.parametrize(
     "sql, dialect, why",
     [
         # every name of a list, not only the first
-        (
-            "DROP TABLE IF EXISTS scratch, shop_live.orders",
-            "mysql",
-            "shop_live.orders, outside the namespace",
-        ),
-        ("TRUNCATE scratch, public.orders", "postgresql", "public.orders, outside the namespace"),
-        (
-            "DROP INDEX public.ix_orders_customer",
-            "postgresql",
-            "public.ix_orders_customer, outside the namespace",
-        ),
-        ("RENAME TABLE scratch TO shop_live.stolen", "mysql", "shop_live.stolen, outside the namespace"),
-        ("ALTER TABLE scratch RENAME TO shop_live.moved", "mysql", "shop_live.moved, outside the namespace"),
+        ("DROP TABLE IF EXISTS scratch, shop_live.orders", "mysql", LIVE_ORDERS),
+        ("TRUNCATE scratch, public.orders", "postgresql", f"public.orders, {OUTSIDE}"),
+        ("DROP INDEX public.ix_orders_customer", "postgresql", f"public.ix_orders_customer, {OUTSIDE}"),
+        ("RENAME TABLE scratch TO shop_live.stolen", "mysql", f"shop_live.stolen, {OUTSIDE}"),
+        ("ALTER TABLE scratch RENAME TO shop_live.moved", "mysql", f"shop_live.moved, {OUTSIDE}"),
         ("ALTER TABLE scratch SET SCHEMA public", "postgresql", "moves an object to another schema"),
         # MySQL multi-table writes name their targets before FROM / SET
-        (
-            "DELETE x FROM shop_live.orders AS x WHERE x.id = 1",
-            "mysql",
-            "shop_live.orders, outside the namespace",
-        ),
+        ("DELETE x FROM shop_live.orders AS x WHERE x.id = 1", "mysql", LIVE_ORDERS),
         (
             "DELETE FROM orders, shop_live.orders USING orders JOIN shop_live.orders ON 1 = 1",
             "mysql",
-            "shop_live.orders, outside the namespace",
+            LIVE_ORDERS,
         ),
         (
             "UPDATE orders JOIN shop_live.orders AS x ON x.id = orders.id SET x.status = 'gone'",
             "mysql",
-            "shop_live.orders, outside the namespace",
+            LIVE_ORDERS,
         ),
         # what cannot be checked, or reaches the server's files
         ("PREPARE s FROM 'DELETE FROM shop_live.orders'", "mysql", "dynamic SQL"),
-        ("CALL shop_live.purge_orders()", "mysql", "outside the namespace"),
+        ("CALL shop_live.purge_orders()", "mysql", OUTSIDE),
         ("SELECT id FROM orders INTO OUTFILE '/tmp/orders.txt'", "mysql", "server-side file"),
         ("SELECT pg_read_file('/etc/passwd')", "postgresql", "server-side file"),
         ("SELECT LOAD_FILE('/etc/passwd')", "mysql", "server-side file"),

@@ -46,16 +46,18 @@ def test_too_few_samples_are_inconclusive():
     assert f.inconclusive and "too few to decide" in f.message
 
 
-def _access(kind: str, index: str, rows: float) -> PlanNode:
+def _on_stage(kind: str, label: str, rows: float, index: str | None = None) -> PlanNode:
     return PlanNode(
-        kind=kind,
-        label=f"{kind} on stage using {index}",
-        table="stage",
-        index=index,
-        est_rows=rows,
-        actual_rows=rows,
-        loops=1,
+        kind=kind, label=label, table="stage", index=index, est_rows=rows, actual_rows=rows, loops=1
     )
+
+
+def _access(kind: str, index: str, rows: float) -> PlanNode:
+    return _on_stage(kind, f"{kind} on stage using {index}", rows, index)
+
+
+def _full_scan(rows: float) -> PlanNode:
+    return _on_stage("full_scan", "Table scan on stage", rows)
 
 
 def _limit(child: PlanNode) -> PlanNode:
@@ -78,33 +80,17 @@ def test_scan_kind_on_a_large_table_and_a_lost_index_stay_regressions():
     assert [f.regression for f in big] == [True]
     lost = diff.compare_plans(
         _limit(_access("index_range", "ix_stage_cleanup", 2)),
-        _limit(
-            PlanNode(
-                kind="full_scan",
-                label="Table scan on stage",
-                table="stage",
-                est_rows=2,
-                actual_rows=2,
-                loops=1,
-            )
-        ),
+        _limit(_full_scan(2)),
         T,
     )
     assert any(f.kind == "index_lost" and f.regression for f in lost)
 
 
-def _doc(samples: list[float]) -> dict:
+def _doc(samples: list[float], plan: PlanNode | None = None) -> dict:
+    """A result document of one shape ``s`` on MySQL: its samples, their median as p50, its plan."""
     p50 = sorted(samples)[len(samples) // 2]
-    return {
-        "results": [
-            {
-                "shape": "s",
-                "dialect": "mysql",
-                "ok": True,
-                "remediated": {"p50_ms": p50, "samples_ms": samples, "plan": None},
-            }
-        ]
-    }
+    remediated = {"p50_ms": p50, "samples_ms": samples, "plan": None if plan is None else plan.to_dict()}
+    return {"results": [{"shape": "s", "dialect": "mysql", "ok": True, "remediated": remediated}]}
 
 
 def test_the_report_carries_the_verdict_into_json_markdown_and_junit():
@@ -130,26 +116,8 @@ def test_a_flip_that_re_analyze_alone_reproduces_is_equivalent():
     from dbbench.explain import plan_signature
 
     old, new = _limit(_access("index_range", "ix_a", 50_000)), _limit(_access("index_scan", "ix_a", 50_000))
-    base = {
-        "results": [
-            {
-                "shape": "s",
-                "dialect": "mysql",
-                "ok": True,
-                "remediated": {"p50_ms": 1.0, "samples_ms": [1.0] * 7, "plan": old.to_dict()},
-            }
-        ]
-    }
-    result = {
-        "results": [
-            {
-                "shape": "s",
-                "dialect": "mysql",
-                "ok": True,
-                "remediated": {"p50_ms": 1.0, "samples_ms": [1.0] * 7, "plan": new.to_dict()},
-            }
-        ]
-    }
+    base = _doc([1.0] * 7, old)
+    result = _doc([1.0] * 7, new)
     assert diff.compare(base, result).verdict == "fail"
     flips = {("s", "mysql"): [plan_signature(old), plan_signature(new), plan_signature(old)]}
     report = diff.compare(base, result, stability=flips)
@@ -159,44 +127,18 @@ def test_a_flip_that_re_analyze_alone_reproduces_is_equivalent():
     assert diff.compare(base, result, stability=stable).verdict == "fail"
 
 
-def _one(plan: PlanNode, samples: list[float]) -> dict:
-    return {
-        "results": [
-            {
-                "shape": "s",
-                "dialect": "mysql",
-                "ok": True,
-                "remediated": {
-                    "p50_ms": sorted(samples)[len(samples) // 2],
-                    "samples_ms": samples,
-                    "plan": plan.to_dict(),
-                },
-            }
-        ]
-    }
-
-
 def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
     rng = random.Random(7)
     good, lost = (
         _limit(_access("index_range", "ix_a", 50_000)),
-        _limit(
-            PlanNode(
-                kind="full_scan",
-                label="Table scan on stage",
-                table="stage",
-                est_rows=50_000,
-                actual_rows=50_000,
-                loops=1,
-            )
-        ),
+        _limit(_full_scan(50_000)),
     )
-    base, lost_now = _one(good, _samples(2.0, 7, rng)), _one(lost, _samples(9.0, 7, rng))
+    base, lost_now = _doc(_samples(2.0, 7, rng), good), _doc(_samples(9.0, 7, rng), lost)
     assert diff.compare(base, lost_now).verdict == "fail"
     # A/A with the same plan but noisy timings (1x .. 4x): the lost index stays a failure; the
     # timing finding becomes inconclusive, with the A/A evidence in its message.
     report = diff.compare(base, lost_now)
-    noisy = _one(lost, [9.0, 30.0, 8.5, 36.0, 20.0, 10.0, 27.0])
+    noisy = _doc([9.0, 30.0, 8.5, 36.0, 20.0, 10.0, 27.0], lost)
     diff.apply_self_control(report, diff.compare(lost_now, noisy))
     aa = report.self_control[("s", "mysql")]
     assert aa.plans_agree and aa.timing == "inconclusive" and aa.ratio is not None and aa.ratio.high > 2
@@ -206,10 +148,10 @@ def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
     assert slower.inconclusive and not slower.regression and "A/A self-control" in slower.message
     # A/A whose two runs chose different plans: the plan is not reproducible now, so the plan
     # findings are at most inconclusive (exit 3), never a pass.
-    lost_fast = _one(lost, _samples(2.0, 7, rng))  # the plan changed, the time did not
+    lost_fast = _doc(_samples(2.0, 7, rng), lost)  # the plan changed, the time did not
     report = diff.compare(base, lost_fast)
     assert report.verdict == "fail"
-    diff.apply_self_control(report, diff.compare(lost_fast, _one(good, _samples(2.0, 7, rng))))
+    diff.apply_self_control(report, diff.compare(lost_fast, _doc(_samples(2.0, 7, rng), good)))
     assert not report.self_control[("s", "mysql")].plans_agree
     assert report.verdict == "inconclusive"
     assert "A/A time ratio" in render.to_text(report) and "DIFFER" in render.to_text(report)
@@ -225,7 +167,7 @@ def test_the_command_exits_0_1_and_3_with_the_verdict_in_every_output(tmp_path):
     plan = _limit(_access("index_range", "ix_a", 50_000))
     base = {
         "schema": "dbbench.explain/1",
-        "results": _one(plan, [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02])["results"],
+        "results": _doc([1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02], plan)["results"],
     }
     cases = {
         "pass": ([1.0, 1.02, 0.97, 1.04, 0.99, 1.01, 1.03], 0),
@@ -234,7 +176,7 @@ def test_the_command_exits_0_1_and_3_with_the_verdict_in_every_output(tmp_path):
     }
     (tmp_path / "base.json").write_text(json.dumps(base))
     for verdict, (samples, code) in cases.items():
-        result = {"schema": "dbbench.explain/1", "results": _one(plan, samples)["results"]}
+        result = {"schema": "dbbench.explain/1", "results": _doc(samples, plan)["results"]}
         f, md, xml = tmp_path / f"{verdict}.json", tmp_path / f"{verdict}.md", tmp_path / f"{verdict}.xml"
         f.write_text(json.dumps(result))
         run = run_cli("diff", str(tmp_path / "base.json"), str(f), "--markdown", str(md), "--junit", str(xml))

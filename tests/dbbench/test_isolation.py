@@ -24,6 +24,7 @@ NS = "dbbench_t_iso"
 PG_VICTIM = "public.dbbench_t_victim"
 MY_VICTIM = "dbbench_t_victimdb"
 PWNED = Path("/tmp/dbbench_t_pwned")
+ONE_SAMPLE = ("--runs", "1", "--warmups", "0")  # one timed EXPLAIN ANALYZE, no warm-up
 BASE = {
     "postgresql": "CREATE TABLE t (id int PRIMARY KEY);\nINSERT INTO t VALUES (1);\n",
     "mysql": "CREATE TABLE t (id int PRIMARY KEY);\nINSERT INTO t VALUES (1);\n",
@@ -224,35 +225,11 @@ def test_shapes_run_as_the_namespace_role_too(admins, victims, tmp_path):
             f'expect = {{ table = "t", index = "{index}" }}\n'
         )
         assert run_cli("seed", "--only", dialect, "--catalog", str(cat), "--namespace", NS).code == 0
-        result = run_cli(
-            "explain",
-            "--only",
-            dialect,
-            "--catalog",
-            str(cat),
-            "--namespace",
-            NS,
-            "--runs",
-            "1",
-            "--warmups",
-            "0",
-        )
+        explain = ("explain", "--only", dialect, "--catalog", str(cat), "--namespace", NS, *ONE_SAMPLE)
+        result = run_cli(*explain)
         assert result.code == 2 and "Traceback" not in result.output, result.output
         assert "denied" in result.stderr, result.output
-        result = run_cli(
-            "explain",
-            "--only",
-            dialect,
-            "--catalog",
-            str(cat),
-            "--namespace",
-            NS,
-            "--runs",
-            "1",
-            "--warmups",
-            "0",
-            "--no-isolation",
-        )
+        result = run_cli(*explain, "--no-isolation")
         assert "denied" not in result.output, result.output  # dbbench's own user may read it
 
 

@@ -13,18 +13,15 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
 NS = "dbbench_t_plugin"
 
 
-def test_the_example_dao_tests_pass_on_both_dialects(local_servers):
-    result = run_program(
-        "pytest",
-        str(EXAMPLE),
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--dbbench-namespace",
-        NS,
-        "--dbbench-rebuild",
-        "-rA",
+def run_example(*args: str):
+    """pytest on the example's DAO tests, in this module's namespace."""
+    return run_program(
+        "pytest", str(EXAMPLE), "-q", "-p", "no:cacheprovider", "--dbbench-namespace", NS, *args
     )
+
+
+def test_the_example_dao_tests_pass_on_both_dialects(local_servers):
+    result = run_example("--dbbench-rebuild", "-rA")
     assert result.code == 0, result.output
     assert "8 passed" in result.stdout
     for dialect in ("postgresql", "mysql"):
@@ -78,18 +75,6 @@ def test_a_failing_plan_assertion_shows_the_plan_at_the_tests_line(local_servers
 
 
 def test_only_one_dialect(local_servers, tmp_path):
-    result = run_program(
-        "pytest",
-        str(EXAMPLE),
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "--dbbench-namespace",
-        NS,
-        "--dbbench-only",
-        "postgresql",
-        "-k",
-        "sign_in",
-    )
+    result = run_example("--dbbench-only", "postgresql", "-k", "sign_in")
     assert result.code == 0, result.output
     assert "1 passed" in result.stdout

@@ -123,6 +123,11 @@ def test_diff_with_stability_and_self_control_on_unchanged_data(seeded, tmp_path
     assert run.code == 2 and "give no RESULT file" in run.stderr
 
 
+# the measured one-shape run of the fixture's namespace, once, without warm-up
+ONE_SAMPLE = ("--runs", "1", "--warmups", "0")
+EXPLAIN_ONE_SHAPE = ("explain", "--namespace", NS, "--shape", "exact asset path", "--no-natural", *ONE_SAMPLE)
+
+
 def test_a_namespace_seeded_before_the_fix_is_named_with_advice_to_seed_again(seeded):
     on = {
         "postgresql": f"ALTER TABLE {NS}.repository SET (autovacuum_enabled = true)",
@@ -145,18 +150,7 @@ def test_a_namespace_seeded_before_the_fix_is_named_with_advice_to_seed_again(se
 
     alter(on)
     try:
-        run = run_cli(
-            "explain",
-            "--namespace",
-            NS,
-            "--shape",
-            "exact asset path",
-            "--no-natural",
-            "--runs",
-            "1",
-            "--warmups",
-            "0",
-        )
+        run = run_cli(*EXPLAIN_ONE_SHAPE)
         assert run.code == 0, run.output
         for label in ("PostgreSQL", "MySQL"):
             assert (
@@ -166,16 +160,5 @@ def test_a_namespace_seeded_before_the_fix_is_named_with_advice_to_seed_again(se
         assert "seed it again" in run.stderr
     finally:
         alter(off)
-    run = run_cli(
-        "explain",
-        "--namespace",
-        NS,
-        "--shape",
-        "exact asset path",
-        "--no-natural",
-        "--runs",
-        "1",
-        "--warmups",
-        "0",
-    )
+    run = run_cli(*EXPLAIN_ONE_SHAPE)
     assert run.code == 0 and "predates" not in run.stderr, run.output

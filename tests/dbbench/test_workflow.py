@@ -295,35 +295,41 @@ def test_setup_sql_never_touches_a_namespace_that_is_not_dbbenchs(local_servers)
     assert "dbbench seed" not in explained.stderr  # seeding there would be refused: no such advice
 
 
-@pytest.mark.parametrize("isolated", [True, False], ids=["namespace-role", "no-isolation"])
-def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp_path, isolated):
-    outside = "dbbench_t_outside"
-    _sql(
-        None,
-        {
-            "postgresql": [
-                f"DROP SCHEMA IF EXISTS {outside} CASCADE",
-                f"CREATE SCHEMA {outside}",
-                "DROP SCHEMA IF EXISTS dbbench_t_sneaky CASCADE",
-            ],
-            "mysql": [],
-        },
-    )
+def _outside_schema(outside: str, *statements: str) -> None:
+    """A fresh PostgreSQL schema ``outside`` (not dbbench's), then ``statements``."""
+    create = [f"DROP SCHEMA IF EXISTS {outside} CASCADE", f"CREATE SCHEMA {outside}", *statements]
+    _sql(None, {"postgresql": create, "mysql": []})
+
+
+def _sneaky_catalog(tmp_path, setup: str):
+    """A PostgreSQL catalog of one shape on its table t, whose setup SQL creates t, then runs ``setup``."""
     cat = tmp_path / "sneaky"
     cat.mkdir()
     (cat / "a.toml").write_text(
         'name = "a"\ncardinality = "1"\n[postgresql]\nsql = "SELECT id FROM t"\n'
         'expect = { table = "t", index = "t_pkey" }\n'
     )
-    # dynamic SQL hides the target from the statement check; the transaction check still sees it
-    (cat / "setup.postgresql.sql").write_text(
-        "CREATE TABLE t (id int PRIMARY KEY);\n"
-        f"DO $$ BEGIN EXECUTE 'CREATE TABLE {outside}.planted (id int)'; END $$;\n"
-    )
+    (cat / "setup.postgresql.sql").write_text("CREATE TABLE t (id int PRIMARY KEY);\n" + setup)
+    return cat
+
+
+def _seed_sneaky(cat, isolated: bool):
+    """``dbbench seed --catalog cat`` into dbbench_t_sneaky on PostgreSQL (``--no-isolation`` unless isolated)."""
     flags = [] if isolated else ["--no-isolation"]
-    result = run_cli(
+    return run_cli(
         "seed", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky", *flags
     )
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["namespace-role", "no-isolation"])
+def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp_path, isolated):
+    outside = "dbbench_t_outside"
+    _outside_schema(outside, "DROP SCHEMA IF EXISTS dbbench_t_sneaky CASCADE")
+    # dynamic SQL hides the target from the statement check; the transaction check still sees it
+    cat = _sneaky_catalog(
+        tmp_path, f"DO $$ BEGIN EXECUTE 'CREATE TABLE {outside}.planted (id int)'; END $$;\n"
+    )
+    result = _seed_sneaky(cat, isolated)
     assert result.code == 2
     if isolated:  # the namespace role has no privilege on the other schema: the server refuses
         assert f"the server reported: permission denied for schema {outside}" in result.stderr, result.output
@@ -363,31 +369,12 @@ def test_postgresql_setup_that_writes_or_drops_outside_is_rolled_back(
     local_servers, tmp_path, sneaky, isolated
 ):
     outside = "dbbench_t_outside_rows"
-    _sql(
-        None,
-        {
-            "postgresql": [
-                f"DROP SCHEMA IF EXISTS {outside} CASCADE",
-                f"CREATE SCHEMA {outside}",
-                f"CREATE TABLE {outside}.precious (id int PRIMARY KEY)",
-                f"INSERT INTO {outside}.precious SELECT generate_series(1, 10)",
-            ],
-            "mysql": [],
-        },
+    _outside_schema(
+        outside,
+        f"CREATE TABLE {outside}.precious (id int PRIMARY KEY)",
+        f"INSERT INTO {outside}.precious SELECT generate_series(1, 10)",
     )
-    cat = tmp_path / "sneaky"
-    cat.mkdir()
-    (cat / "a.toml").write_text(
-        'name = "a"\ncardinality = "1"\n[postgresql]\nsql = "SELECT id FROM t"\n'
-        'expect = { table = "t", index = "t_pkey" }\n'
-    )
-    (cat / "setup.postgresql.sql").write_text(
-        "CREATE TABLE t (id int PRIMARY KEY);\n" + sneaky.format(o=outside) + ";\n"
-    )
-    flags = [] if isolated else ["--no-isolation"]
-    result = run_cli(
-        "seed", "--only", "postgresql", "--catalog", str(cat), "--namespace", "dbbench_t_sneaky", *flags
-    )
+    result = _seed_sneaky(_sneaky_catalog(tmp_path, sneaky.format(o=outside) + ";\n"), isolated)
     if isolated and "EXCEPTION WHEN others" in sneaky:  # the refusal was swallowed by the handler
         assert result.code == 0, result.output
     elif isolated:
