@@ -23,9 +23,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
+import os
 import re
 import socket
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tests.conftest import CliResult, run_program
@@ -213,6 +215,60 @@ def body_of(size: int, seed: int = 1) -> bytes:
 def run_httpbench(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> CliResult:
     """Run ``python -m httpbench ARGS`` as a real process (real exit code, real stderr)."""
     return run_program("httpbench", *args, env=env, timeout=timeout)
+
+
+Option = str | int | float | bool | os.PathLike[str] | None | Sequence[str]
+
+# the six scenarios of ``--profile alpine``, in the order the profile runs them
+ALPINE_SCENARIOS = [
+    "signed index GET",
+    "signed index HEAD",
+    "signed index 304",
+    "package GET",
+    "package Range 64 KiB",
+    "package HEAD",
+]
+
+
+def cli_options(**options: Option) -> list[str]:
+    """Command-line options from keywords, in their order: ``max_p95=2`` is ``--max-p95 2`` (a
+    one-letter name is a short option: ``q=True`` is ``-q``); ``True`` is a bare flag, ``False`` and
+    ``None`` leave the option out, a list or tuple repeats it once per value."""
+    argv: list[str] = []
+    for name, value in options.items():
+        flag = f"-{name}" if len(name) == 1 else "--" + name.replace("_", "-")
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, list | tuple):
+            argv += [arg for item in value for arg in (flag, item)]
+        elif value is not None and value is not False:
+            argv += [flag, str(value)]
+    return argv
+
+
+def compare_args(targets: Mapping[str, str], *scenarios: str, **options: Option) -> list[str]:
+    """The argv of ``httpbench compare``: ``--target NAME=URL`` for each of ``targets`` and
+    ``--scenario`` for each of ``scenarios`` (both in order), then ``cli_options(**options)``."""
+    named = [f"{name}={url}" for name, url in targets.items()]
+    return ["compare", *cli_options(target=named, scenario=list(scenarios), **options)]
+
+
+def seeded(requests: int, rounds: int = 1, warmups: int = 0, **more: Option) -> dict[str, Option]:
+    """The options of a short ``--method seed`` run: ``rounds`` rounds of ``requests`` timed requests
+    each after ``warmups`` warm-ups, plus ``more``."""
+    return {"warmups": warmups, "requests": requests, "method": "seed", "rounds": rounds, **more}
+
+
+def run_compare(
+    targets: Mapping[str, str],
+    *scenarios: str,
+    extra: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    **options: Option,
+) -> CliResult:
+    """``run_httpbench`` of ``compare_args(targets, *scenarios, **options)`` followed by ``extra``."""
+    return run_httpbench(*compare_args(targets, *scenarios, **options), *extra, env=env, timeout=timeout)
 
 
 def read_head(sock: socket.socket) -> bytes:

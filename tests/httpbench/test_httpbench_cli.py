@@ -9,11 +9,19 @@ import time
 import pytest
 
 from httpbench.peers.process import free_port
-from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+from tests.httpbench.http_fixtures import (
+    FixtureServer,
+    Route,
+    body_of,
+    compare_args,
+    run_compare,
+    run_httpbench,
+    seeded,
+)
 
 BODY = body_of(2048)
 PASSWORD = "Sw0rdfish-7f3c91"
-FAST = ("--warmups", "4", "--requests", "40", "--concurrency", "4", "--method", "seed", "--rounds", "3", "-q")
+FAST = seeded(40, 3, warmups=4, concurrency=4, q=True)
 
 
 def strict_json(path) -> dict:
@@ -41,22 +49,10 @@ def test_equal_targets_pass_the_gates(pair, tmp_path):
     for srv in pair:  # latency dominated by a fixed 5 ms: a stable ratio of ~1
         srv.routes["/f"].delay = 0.005
     out = tmp_path / "r.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"base={a.url}",
-        "--target",
-        f"cand={b.url}",
-        "--scenario",
-        "name=file,path=/f,class=payload",
-        "--enforce-gates",
-        # wide bounds: equal targets must pass even on a busy host (noise, not a bug)
-        "--gate",
-        "payload:0.5:2.0",
-        "--output",
-        str(out),
-        *FAST,
-    )
+    # wide bounds: equal targets must pass even on a busy host (noise, not a bug)
+    gates = {"enforce_gates": True, "gate": "payload:0.5:2.0"}
+    targets = {"base": a.url, "cand": b.url}
+    run = run_compare(targets, "name=file,path=/f,class=payload", **gates, output=out, **FAST)
     assert run.code == 0, run.output
     doc = strict_json(out)
     assert doc["gate_failures"] == []
@@ -71,19 +67,8 @@ def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
     a.routes["/f"].delay = 0.005
     b.routes["/f"].delay = 0.015
     out = tmp_path / "r.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"base={a.url}",
-        "--target",
-        f"cand={b.url}",
-        "--scenario",
-        "/f",
-        "--enforce-gates",
-        "--output",
-        str(out),
-        *FAST,
-    )
+    targets = {"base": a.url, "cand": b.url}
+    run = run_compare(targets, "/f", enforce_gates=True, output=out, **FAST)
     assert run.code == 1, run.output
     one_line_error(run, "gate failure")
     doc = strict_json(out)
@@ -94,24 +79,7 @@ def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
     # 12 requests without warm-ups is mostly connection set-up: a 10x slower candidate keeps the
     # verdict clear of that noise on a loaded machine (3x once passed the gates in CI-like load).
     b.routes["/f"].delay = 0.05
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"base={a.url}",
-        "--target",
-        f"cand={b.url}",
-        "--scenario",
-        "/f",
-        "--requests",
-        "12",
-        "--warmups",
-        "0",
-        "--method",
-        "seed",
-        "--rounds",
-        "1",
-        "-q",
-    )
+    run = run_compare(targets, "/f", **seeded(12), q=True)
     assert run.code == 0, run.output
     assert "Gate failures:" in run.stdout
 
@@ -120,31 +88,9 @@ def test_a_slowed_candidate_fails_the_gates_with_exit_1(pair, tmp_path):
 def test_rounds_alternate_and_every_measurement_is_in_the_json(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"x={a.url}",
-        "--target",
-        f"y={b.url}",
-        "--scenario",
-        "/f",
-        "--scenario",
-        "name=head,method=HEAD,path=/f",
-        "--method",
-        "seed",
-        "--rounds",
-        "4",
-        "--requests",
-        "10",
-        "--warmups",
-        "0",
-        "--concurrency",
-        "2",
-        "--output",
-        str(out),
-        "-q",
-        "--markdown",
-    )
+    scenarios = ("/f", "name=head,method=HEAD,path=/f")
+    options = seeded(10, 4, concurrency=2, output=out, q=True, markdown=True)
+    run = run_compare({"x": a.url, "y": b.url}, *scenarios, **options)
     assert run.code == 0, run.output
     doc = strict_json(out)
     rounds = doc["rounds"]
@@ -170,28 +116,8 @@ def faulty_run(pair, tmp_path, fault: str, every: int, *, requests: int, concurr
     route = b.routes["/f"]
     route.fault, route.fault_every, route.fault_after = fault, every, 1
     out = tmp_path / "r.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"a={a.url}",
-        "--target",
-        f"b={b.url}",
-        "--scenario",
-        "/f",
-        "--warmups",
-        "0",
-        "--requests",
-        str(requests),
-        "--concurrency",
-        str(concurrency),
-        "--method",
-        "seed",
-        "--rounds",
-        str(rounds),
-        "--output",
-        str(out),
-        "-q",
-    )
+    options = seeded(requests, rounds, concurrency=concurrency, output=out, q=True)
+    run = run_compare({"a": a.url, "b": b.url}, "/f", **options)
     assert run.code == 1
     return run, out, route
 
@@ -213,28 +139,7 @@ def test_a_zero_baseline_gives_null_ratios_not_infinity(pair, tmp_path):
     route = a.routes["/f"]
     route.fault, route.fault_after = "status_500", 1  # preflight passes, then every answer fails
     out = tmp_path / "r.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"a={a.url}",
-        "--target",
-        f"b={b.url}",
-        "--scenario",
-        "/f",
-        "--warmups",
-        "0",
-        "--requests",
-        "8",
-        "--concurrency",
-        "2",
-        "--method",
-        "seed",
-        "--rounds",
-        "2",
-        "--output",
-        str(out),
-        "-q",
-    )
+    run = run_compare({"a": a.url, "b": b.url}, "/f", **seeded(8, 2, concurrency=2), output=out, q=True)
     assert run.code == 1
     doc = strict_json(out)  # strict: no Infinity / NaN
     ratios = doc["comparisons"]["GET /f"]["b"]["ratios"]
@@ -251,29 +156,10 @@ def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
     token = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
     with FixtureServer({"/f": Route(BODY)}) as a, FixtureServer({"/f": Route(BODY)}) as b:
         out = tmp_path / "r.json"
-        run = run_httpbench(
-            "compare",
-            "--target",
-            f"a={a.url}",
-            "--target",
-            f"b={b.url}",
-            "--auth",
-            "a=env:HB_TEST_CRED",
-            "--auth",
-            f"b=file:{secret_file}",
-            "--scenario",
-            "/f",
-            "--requests",
-            "8",
-            "--warmups",
-            "2",
-            "--method",
-            "seed",
-            "--rounds",
-            "2",
-            "--output",
-            str(out),
-            env={"HB_TEST_CRED": f"alice:{PASSWORD}"},
+        auth = ["a=env:HB_TEST_CRED", f"b=file:{secret_file}"]
+        options = seeded(8, 2, warmups=2, auth=auth, output=out)
+        run = run_compare(
+            {"a": a.url, "b": b.url}, "/f", **options, env={"HB_TEST_CRED": f"alice:{PASSWORD}"}
         )
         assert run.code == 0, run.output
         text = out.read_text()
@@ -282,42 +168,16 @@ def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
         assert [t["authenticated"] for t in json.loads(text)["config"]["targets"]] == [True, True]
         # userinfo in a URL is used, warned about without echoing it, and never written
         port = a.port
-        run = run_httpbench(
-            "compare",
-            "--target",
-            f"a=http://carol:{PASSWORD}@127.0.0.1:{port}",
-            "--target",
-            f"b={b.url}",
-            "--scenario",
-            "/f",
-            "--requests",
-            "4",
-            "--warmups",
-            "0",
-            "--method",
-            "seed",
-            "--rounds",
-            "1",
-            "--output",
-            str(out),
-        )
+        targets = {"a": f"http://carol:{PASSWORD}@127.0.0.1:{port}", "b": b.url}
+        run = run_compare(targets, "/f", **seeded(4), output=out)
         assert run.code == 0, run.output
         text = out.read_text()
         assert PASSWORD not in text + run.output and "carol" not in text + run.output
         assert json.loads(text)["config"]["targets"][0]["url"] == f"http://127.0.0.1:{port}"
         assert "warning" in run.stderr
     # a literal secret on the command line is refused without being echoed
-    run = run_httpbench(
-        "compare",
-        "--target",
-        "a=http://127.0.0.1:1",
-        "--target",
-        "b=http://127.0.0.1:2",
-        "--auth",
-        f"a=alice:{PASSWORD}",
-        "--scenario",
-        "/f",
-    )
+    targets = {"a": "http://127.0.0.1:1", "b": "http://127.0.0.1:2"}
+    run = run_compare(targets, "/f", auth=f"a=alice:{PASSWORD}")
     assert run.code == 2
     one_line_error(run, "env:")
     assert PASSWORD not in run.output
@@ -327,42 +187,22 @@ def test_credentials_never_appear_and_urls_lose_userinfo(tmp_path):
 def test_one_line_errors_and_exit_2(pair, tmp_path):
     a, b = pair
     down = f"http://127.0.0.1:{free_port()}"
+    ab = {"a": a.url, "b": b.url}
     cases = [
-        (("--target", f"a={a.url}", "--target", f"b={down}", "--scenario", "/f"), "connection refused"),
-        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/missing"), "returned 404"),
-        (("--target", f"a={a.url}", "--target", "b=ftp://127.0.0.1/", "--scenario", "/f"), "http://"),
-        (("--target", f"a={a.url}", "--target", "b=http://127.0.0.1:99999", "--scenario", "/f"), "bad URL"),
-        (("--target", f"a={a.url}", "--scenario", "/f"), "at least two"),
-        (("--target", f"a={a.url}", "--target", f"b={b.url}"), "no scenarios"),
-        (
-            ("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "name=x,method=PUT,path=/f"),
-            "method",
-        ),
-        (
-            ("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--requests", "-3"),
-            "--requests",
-        ),
-        (
-            ("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenarios", str(tmp_path / "none.toml")),
-            "cannot read",
-        ),
-        (("--target", f"a={a.url}", "--target", f"b={b.url}", "--scenario", "/f", "--bogus"), "bogus"),
-        (
-            (
-                "--target",
-                f"a={a.url}",
-                "--target",
-                f"b={b.url}",
-                "--scenario",
-                "/f",
-                "--output",
-                str(tmp_path),
-            ),
-            "is a directory",
-        ),
+        (compare_args({"a": a.url, "b": down}, "/f"), "connection refused"),
+        (compare_args(ab, "/missing"), "returned 404"),
+        (compare_args({"a": a.url, "b": "ftp://127.0.0.1/"}, "/f"), "http://"),
+        (compare_args({"a": a.url, "b": "http://127.0.0.1:99999"}, "/f"), "bad URL"),
+        (compare_args({"a": a.url}, "/f"), "at least two"),
+        (compare_args(ab), "no scenarios"),
+        (compare_args(ab, "name=x,method=PUT,path=/f"), "method"),
+        (compare_args(ab, "/f", requests=-3), "--requests"),
+        (compare_args(ab, scenarios=tmp_path / "none.toml"), "cannot read"),
+        (compare_args(ab, "/f", bogus=True), "bogus"),
+        (compare_args(ab, "/f", output=tmp_path), "is a directory"),
     ]
     for args, needle in cases:
-        run = run_httpbench("compare", *args, "-q")
+        run = run_httpbench(*args, "-q")
         assert run.code == 2, (args, run.output)
         one_line_error(run, needle)
     assert b.routes["/f"].count == 0  # every usage error is found before any request
@@ -372,19 +212,8 @@ def test_one_line_errors_and_exit_2(pair, tmp_path):
 def test_a_slow_target_beyond_the_timeout_is_a_one_line_error(pair):
     a, b = pair
     b.routes["/f"].delay = 2.0
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"a={a.url}",
-        "--target",
-        f"b={b.url}",
-        "--scenario",
-        "/f",
-        "--timeout",
-        "0.3",
-        "-q",
-        timeout=20,
-    )
+    # --timeout 0.3 is httpbench's own; the process may take up to 20 s
+    run = run_httpbench(*compare_args({"a": a.url, "b": b.url}, "/f", timeout=0.3, q=True), timeout=20)
     assert run.code == 2
     one_line_error(run, "timeout")
 
@@ -418,26 +247,7 @@ min_throughput_ratio = 0.01
 max_p95_ratio = 100
 """)
     out = tmp_path / "r.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"a={a.url}",
-        "--target",
-        f"b={b.url}",
-        "--scenarios",
-        str(f),
-        "--requests",
-        "10",
-        "--warmups",
-        "0",
-        "--method",
-        "seed",
-        "--rounds",
-        "1",
-        "--output",
-        str(out),
-        "-q",
-    )
+    run = run_compare({"a": a.url, "b": b.url}, scenarios=f, **seeded(10), output=out, q=True)
     assert run.code == 0, run.output
     doc = strict_json(out)
     assert doc["config"]["gates"]["payload"] == {"min_throughput_ratio": 0.01, "max_p95_ratio": 100.0}
@@ -460,29 +270,9 @@ def test_large_bodies_are_digest_checked_by_sampling(tmp_path, every):
         route = b.routes["/f"]
         route.fault, route.fault_after = "wrong_bytes", 1  # every timed response is corrupted
         out = tmp_path / "r.json"
-        run = run_httpbench(
-            "compare",
-            "--target",
-            f"a={a.url}",
-            "--target",
-            f"b={b.url}",
-            "--scenario",
-            f"name=big,path=/f,class=payload,sha256={sha}",
-            "--warmups",
-            "0",
-            "--requests",
-            "16",
-            "--concurrency",
-            "2",
-            "--method",
-            "seed",
-            "--rounds",
-            "1",
-            "--output",
-            str(out),
-            "-q",
-            *(("--digest-every", every) if every else ()),
-        )
+        scenario = f"name=big,path=/f,class=payload,sha256={sha}"
+        options = seeded(16, concurrency=2, output=out, q=True, digest_every=every)
+        run = run_compare({"a": a.url, "b": b.url}, scenario, **options)
         assert run.code == 1
         doc = strict_json(out)
         rounds = {r["target"]: r for r in doc["rounds"]}
@@ -550,19 +340,8 @@ def test_credentials_that_cannot_be_a_header_are_refused_without_echo(pair):
     from httpbench.model import Target
 
     a, b = pair
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"a={a.url}",
-        "--target",
-        f"b={b.url}",
-        "--auth",
-        "b=env:HB_TEST_CRED",
-        "--scenario",
-        "/f",
-        "-q",
-        env={"HB_TEST_CRED": f"Bearer {PASSWORD}\nX-Injected: 1"},
-    )
+    env = {"HB_TEST_CRED": f"Bearer {PASSWORD}\nX-Injected: 1"}
+    run = run_compare({"a": a.url, "b": b.url}, "/f", auth="b=env:HB_TEST_CRED", q=True, env=env)
     assert run.code == 2, run.output
     one_line_error(run, "--auth b")
     assert PASSWORD not in run.output
@@ -590,43 +369,16 @@ def test_url_userinfo_is_percent_decoded_and_never_echoed():
 def test_conditional_scenario_with_last_modified_only(tmp_path):
     """A server without ETags still answers 304 to If-Modified-Since: the 304 scenario uses it."""
     stamp = "Thu, 03 Dec 2026 02:00:00 GMT"
+    conditional = "name=f 304,path=/f,conditional=true"
     routes = lambda: {"/f": Route(BODY, last_modified=stamp, no_etag=True)}
     with FixtureServer(routes()) as a, FixtureServer(routes()) as b:
         out = tmp_path / "r.json"
-        run = run_httpbench(
-            "compare",
-            "--target",
-            f"a={a.url}",
-            "--target",
-            f"b={b.url}",
-            "--scenario",
-            "name=f 304,path=/f,conditional=true",
-            "--warmups",
-            "0",
-            "--requests",
-            "20",
-            "--method",
-            "seed",
-            "--rounds",
-            "1",
-            "--output",
-            str(out),
-            "-q",
-        )
+        run = run_compare({"a": a.url, "b": b.url}, conditional, **seeded(20), output=out, q=True)
         assert run.code == 0, run.output
         doc = strict_json(out)
         assert doc["totals"]["ok"] == 40 and doc["summaries"]["f 304"]["b"]["mibps"] == 0
     with FixtureServer({"/f": Route(BODY, no_etag=True)}) as a, FixtureServer({"/f": Route(BODY)}) as b:
-        run = run_httpbench(
-            "compare",
-            "--target",
-            f"a={a.url}",
-            "--target",
-            f"b={b.url}",
-            "--scenario",
-            "name=f 304,path=/f,conditional=true",
-            "-q",
-        )
+        run = run_compare({"a": a.url, "b": b.url}, conditional, q=True)
         one_line_error(run, "needs a 200 GET with an ETag or Last-Modified", "with neither")
 
 
