@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, cli_options, run_compare
 
 BODY = body_of(2048)
-SMALL = ("--warmups", "2", "--requests", "20", "--concurrency", "4", "--min-round-ms", "0", "-q")
+ROUND = {"warmups": 2, "requests": 20, "concurrency": 4}  # the timed rounds of every test here
+SMALL = {**ROUND, "min_round_ms": 0, "q": True}
 
 
 @pytest.fixture()
@@ -21,21 +22,12 @@ def pair():
         yield a, b
 
 
+def base_cand(a, b) -> dict[str, str]:
+    return {"base": a.url, "cand": b.url}
+
+
 def compare(a, b, out, *args):
-    return run_httpbench(
-        "compare",
-        "--target",
-        f"base={a.url}",
-        "--target",
-        f"cand={b.url}",
-        "--scenario",
-        "/f",
-        "--enforce-gates",
-        "--output",
-        str(out),
-        *SMALL,
-        *args,
-    )
+    return run_compare(base_cand(a, b), "/f", enforce_gates=True, output=out, **SMALL, extra=args)
 
 
 def judged(a, b, tmp_path, code, *args):
@@ -121,28 +113,8 @@ def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
     for srv in pair:
         srv.routes["/f"].delay = 0.0
     out = tmp_path / "r.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"base={a.url}",
-        "--target",
-        f"cand={b.url}",
-        "--scenario",
-        "/f",
-        "--warmups",
-        "2",
-        "--requests",
-        "20",
-        "--concurrency",
-        "4",
-        "--min-round-ms",
-        "100",
-        "--rounds",
-        "2",
-        "--output",
-        str(out),
-        "-q",
-    )
+    options = {**ROUND, "min_round_ms": 100, "rounds": 2, "output": out, "q": True}
+    run = run_compare(base_cand(a, b), "/f", **options)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     per_round = doc["paired"]["GET /f"]["requests_per_round"]
@@ -156,29 +128,8 @@ def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
 def test_seed_method_keeps_the_seeds_tables_and_point_gates(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"base={a.url}",
-        "--target",
-        f"cand={b.url}",
-        "--scenario",
-        "/f",
-        "--method",
-        "seed",
-        "--warmups",
-        "2",
-        "--requests",
-        "20",
-        "--concurrency",
-        "4",
-        "--gate",
-        "metadata:0.5:2.0",
-        "--enforce-gates",
-        "--output",
-        str(out),
-        "-q",
-    )
+    gates = {"gate": "metadata:0.5:2.0", "enforce_gates": True}
+    run = run_compare(base_cand(a, b), "/f", method="seed", **ROUND, **gates, output=out, q=True)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert "paired" not in doc and doc["verdict"] == "pass"
@@ -196,18 +147,8 @@ def test_self_control_needs_the_paired_method(pair, tmp_path):
 @pytest.mark.servers
 def test_real_client_rounds_are_paired_and_decided(pair, tmp_path):
     a, b = pair
-    _, doc = judged(
-        a,
-        b,
-        tmp_path,
-        1,
-        "--gate",
-        "metadata:0.01:100",
-        "--client-command",
-        "base=true",
-        "--client-command",
-        "cand=sleep 0.2",
-    )
+    clients = cli_options(gate="metadata:0.01:100", client_command=["base=true", "cand=sleep 0.2"])
+    _, doc = judged(a, b, tmp_path, 1, *clients)
     cmp = doc["clients"]["scenarios"]["real client"]["comparisons"]["cand"]
     assert doc["clients"]["rounds"] == 8 and cmp["verdict"] == "fail"
     assert cmp["decision"]["low"] > 1.25 and cmp["decision"]["n"] == 8
@@ -271,27 +212,11 @@ def test_junit_and_github_summary_show_all_three_verdicts(tmp_path):
     ):
         junit, summary = tmp_path / "j.xml", tmp_path / "summary.md"
         summary.write_text("earlier step\n")
-        run = run_httpbench(
-            "compare",
-            "--target",
-            f"base={a.url}",
-            "--target",
-            f"cand={b.url}",
-            "--scenario",
-            "name=ok,path=/ok",
-            "--scenario",
-            "name=slow,path=/slow",
-            "--gate",
-            "metadata:0.25:4.0",
-            "--client-command",
-            "true {url}",
-            "--client-rounds",
-            "3",  # too few pairs: inconclusive
-            "--junit",
-            str(junit),
-            "--github-summary",
-            str(summary),
-            *SMALL,
+        scenarios = ("name=ok,path=/ok", "name=slow,path=/slow")
+        clients = {"client_command": "true {url}", "client_rounds": 3}  # too few pairs: inconclusive
+        exports = {"junit": junit, "github_summary": summary}
+        run = run_compare(
+            base_cand(a, b), *scenarios, gate="metadata:0.25:4.0", **clients, **exports, **SMALL
         )
     assert run.code == 0, run.output  # without --enforce-gates the verdict is printed only
     import xml.etree.ElementTree as ET
