@@ -13,7 +13,15 @@ import time
 
 import pytest
 
-from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, run_httpbench
+from tests.httpbench.http_fixtures import (
+    FixtureServer,
+    Route,
+    body_of,
+    cli_options,
+    compare_args,
+    run_httpbench,
+    seeded,
+)
 
 BODY = body_of(4096, seed=3)
 # a real client: downloads the file through its own HTTP stack and checks the length
@@ -29,48 +37,27 @@ def pair():
         yield a, b
 
 
+def _argv(a, b) -> list[str]:
+    """``compare`` of ``ref`` (a) against ``cand`` (b) on ``/f``: one seed round of 20 requests."""
+    return compare_args({"ref": a.url, "cand": b.url}, "/f", **seeded(20), q=True)
+
+
 def _compare(a, b, *extra, env=None):
-    return run_httpbench(
-        "compare",
-        "--target",
-        f"ref={a.url}",
-        "--target",
-        f"cand={b.url}",
-        "--scenario",
-        "/f",
-        "--warmups",
-        "0",
-        "--requests",
-        "20",
-        "--method",
-        "seed",
-        "--rounds",
-        "1",
-        "-q",
-        *extra,
-        env=env,
-    )
+    return run_httpbench(*_argv(a, b), *extra, env=env)
+
+
+def _clients(a, b, out, *commands, rounds, env=None, **options):
+    """``_compare`` with these ``--client-command``s, ``rounds`` client rounds and ``--output out``."""
+    extra = cli_options(client_command=list(commands), client_rounds=rounds, **options, output=out)
+    return _compare(a, b, *extra, env=env)
 
 
 @pytest.mark.servers
 def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(
-        a,
-        b,
-        "--client-command",
-        CLIENT,
-        "--client-rounds",
-        "4",
-        "--gate",
-        "client:0:100",
-        "--gate",
-        "metadata:0:1000",
-        "--enforce-gates",
-        "--output",
-        str(out),
-    )
+    gates = {"gate": ["client:0:100", "metadata:0:1000"], "enforce_gates": True}
+    run = _clients(a, b, out, CLIENT, rounds=4, **gates)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     sc = doc["clients"]["scenarios"]["real client"]
@@ -89,19 +76,8 @@ def test_client_rounds_alternate_and_are_gated(pair, tmp_path):
 def test_a_failing_client_fails_the_gate_and_names_the_reason(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(
-        a,
-        b,
-        "--client-command",
-        f"ref={CLIENT.replace('{url}', a.url)}",
-        "--client-command",
-        "cand=echo 'no such repository' >&2; exit 4",
-        "--client-rounds",
-        "2",
-        "--enforce-gates",
-        "--output",
-        str(out),
-    )
+    ref = f"ref={CLIENT.replace('{url}', a.url)}"
+    run = _clients(a, b, out, ref, "cand=echo 'no such repository' >&2; exit 4", rounds=2, enforce_gates=True)
     assert run.code == 1, run.output
     doc = json.loads(out.read_text())
     failed = [s for s in doc["clients"]["scenarios"]["real client"]["samples"] if s["target"] == "cand"]
@@ -113,19 +89,7 @@ def test_a_failing_client_fails_the_gate_and_names_the_reason(pair, tmp_path):
 def test_a_slower_client_target_fails_the_p95_gate(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(
-        a,
-        b,
-        "--client-command",
-        "ref=true",
-        "--client-command",
-        "cand=sleep 0.3",
-        "--client-rounds",
-        "2",
-        "--enforce-gates",
-        "--output",
-        str(out),
-    )
+    run = _clients(a, b, out, "ref=true", "cand=sleep 0.3", rounds=2, enforce_gates=True)
     assert run.code == 1
     doc = json.loads(out.read_text())
     assert any(g.startswith("client real client: cand p95") for g in doc["gate_failures"]), doc[
@@ -153,18 +117,7 @@ def test_a_client_command_for_only_some_targets_is_refused(pair, args, message):
 def test_recorded_commands_lose_url_credentials(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(
-        a,
-        b,
-        "--client-command",
-        "ref=true http://bob:s3cret@127.0.0.1/x",
-        "--client-command",
-        "cand=true",
-        "--client-rounds",
-        "1",
-        "--output",
-        str(out),
-    )
+    run = _clients(a, b, out, "ref=true http://bob:s3cret@127.0.0.1/x", "cand=true", rounds=1)
     assert run.code == 0, run.output
     assert "s3cret" not in out.read_text() and "s3cret" not in run.output
 
@@ -218,30 +171,9 @@ def test_a_malformed_client_command_is_refused_before_anything_runs(pair):
 def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_path):
     a, b = pair
     pidfile = tmp_path / "pid"
+    client = f"sleep 28.5 & echo $! > {pidfile}; wait # {{url}}"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "httpbench",
-            "compare",
-            "--target",
-            f"ref={a.url}",
-            "--target",
-            f"cand={b.url}",
-            "--scenario",
-            "/f",
-            "--warmups",
-            "0",
-            "--requests",
-            "20",
-            "--method",
-            "seed",
-            "--rounds",
-            "1",
-            "-q",
-            "--client-command",
-            f"sleep 28.5 & echo $! > {pidfile}; wait # {{url}}",
-        ],
+        [sys.executable, "-m", "httpbench", *_argv(a, b), "--client-command", client],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -269,23 +201,14 @@ def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_
 def test_client_commands_get_the_targets_credentials_in_the_environment_only(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    run = _compare(
-        a,
-        b,
-        "--auth",
-        "cand=env:CAND_TOKEN",
-        "--client-command",
-        'ref=test -z "$HTTPBENCH_AUTHORIZATION"',
-        # compared by digest, so the command text does not hold the secret itself
-        "--client-command",
+    ref = 'ref=test -z "$HTTPBENCH_AUTHORIZATION"'
+    # compared by digest, so the command text does not hold the secret itself
+    cand = (
         'cand=test "$(printf %s "$HTTPBENCH_AUTHORIZATION" | sha256sum '
-        f'| cut -c1-16)" = {hashlib.sha256(b"Bearer t0k3n-9f2").hexdigest()[:16]}',
-        "--client-rounds",
-        "1",
-        "--output",
-        str(out),
-        env={"CAND_TOKEN": "Bearer t0k3n-9f2"},
+        f'| cut -c1-16)" = {hashlib.sha256(b"Bearer t0k3n-9f2").hexdigest()[:16]}'
     )
+    env = {"CAND_TOKEN": "Bearer t0k3n-9f2"}
+    run = _clients(a, b, out, ref, cand, rounds=1, auth="cand=env:CAND_TOKEN", env=env)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert all(s["ok"] for s in doc["clients"]["scenarios"]["real client"]["samples"])
