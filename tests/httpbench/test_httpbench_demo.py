@@ -9,54 +9,26 @@ import pytest
 
 from httpbench.peers.nginx import nginx_binary
 from httpbench.peers.static import caddy_binary
-from tests.httpbench.http_fixtures import run_httpbench
+from tests.httpbench.http_fixtures import ALPINE_SCENARIOS, cli_options, run_httpbench, seeded
 
 pytestmark = pytest.mark.skipif(
     nginx_binary() is None or caddy_binary() is None,
     reason="nginx and caddy are needed (CI: apt-get install -y nginx caddy)",
 )
+DEMO = seeded(40, 2, warmups=2, concurrency=4, q=True)  # the timed rounds of both demos
 
 
 @pytest.mark.servers
 def test_demo_alpine_nginx_vs_caddy_end_to_end(tmp_path):
     out = tmp_path / "alpine.json"
-    run = run_httpbench(
-        "demo",
-        "alpine",
-        "--dir",
-        str(tmp_path / "tree"),
-        "--package-size",
-        "200000",
-        "--client-rounds",
-        "2",
-        "--requests",
-        "40",
-        "--warmups",
-        "2",
-        "--method",
-        "seed",
-        "--rounds",
-        "2",
-        "--concurrency",
-        "4",
-        "-q",
-        "--output",
-        str(out),
-        timeout=120,
-    )
+    tree = {"dir": tmp_path / "tree", "package_size": 200000, "client_rounds": 2}
+    run = run_httpbench("demo", "alpine", *cli_options(**tree, **DEMO, output=out), timeout=120)
     assert run.code == 0, run.output
     assert "running: httpbench compare --target nginx=http://127.0.0.1:" in run.stderr
     doc = json.loads(out.read_text())
     assert [t["name"] for t in doc["config"]["targets"]] == ["nginx", "caddy"]
     assert doc["config"]["profile"] == "alpine"
-    assert [s["name"] for s in doc["config"]["scenarios"]] == [
-        "signed index GET",
-        "signed index HEAD",
-        "signed index 304",
-        "package GET",
-        "package Range 64 KiB",
-        "package HEAD",
-    ]
+    assert [s["name"] for s in doc["config"]["scenarios"]] == ALPINE_SCENARIOS
     assert doc["totals"] == {"timed_requests": 6 * 2 * 2 * 40, "ok": 960, "failures": 0}
     manifest = json.loads((tmp_path / "tree" / "manifest.json").read_text())
     pre = doc["profile"]["preflight"]
@@ -85,27 +57,8 @@ def test_demo_refuses_a_foreign_directory_without_touching_it(tmp_path):
 @pytest.mark.servers
 def test_demo_huggingface_fixture_vs_clean_nginx_cache(tmp_path):
     out = tmp_path / "hf.json"
-    run = run_httpbench(
-        "demo",
-        "huggingface",
-        "--no-hf-client",
-        "--requests",
-        "40",
-        "--warmups",
-        "2",
-        "--method",
-        "seed",
-        "--rounds",
-        "2",
-        "--concurrency",
-        "4",
-        "--cold-samples",
-        "2",
-        "-q",
-        "--output",
-        str(out),
-        timeout=120,
-    )
+    options = cli_options(no_hf_client=True, **DEMO, cold_samples=2, output=out)
+    run = run_httpbench("demo", "huggingface", *options, timeout=120)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert [t["name"] for t in doc["config"]["targets"]] == ["fixture", "nginx-cache"]

@@ -21,7 +21,7 @@ from httpbench.model import Target
 from httpbench.peers.nginx import LocalNginx, nginx_binary
 from httpbench.profiles import Context, load
 from httpbench.profiles.alpine import AlpineProfile
-from tests.httpbench.http_fixtures import run_httpbench
+from tests.httpbench.http_fixtures import ALPINE_SCENARIOS, run_compare, seeded
 
 SIZE = 300_000
 REPO_KEY = apk.generate_private_key()  # a repository that re-signs the index with its own key
@@ -122,14 +122,7 @@ def test_two_identical_trees_pass_and_are_recorded(served):
         assert t["range_content_range"] == f"bytes 0-65535/{package.size}"
     # after preflight the scenarios carry exact expectations
     names = [s.name for s in profile.scenarios()]
-    assert names == [
-        "signed index GET",
-        "signed index HEAD",
-        "signed index 304",
-        "package GET",
-        "package Range 64 KiB",
-        "package HEAD",
-    ]
+    assert names == ALPINE_SCENARIOS
     get, rng = profile.scenarios()[3], profile.scenarios()[4]
     assert (get.length, get.sha256, get.klass) == (package.size, package.sha256, "payload")
     assert rng.length == 65536 and rng.sha256 == rec["package"]["range_sha256"]
@@ -350,28 +343,10 @@ def test_fixture_command_prints_the_compare_options(tmp_path, capsys):
 @pytest.mark.servers
 def test_compare_profile_alpine_end_to_end(served, tmp_path):
     ng, manifest, _dest, package = served
+    profile = manifest["compare_options"]
     out = tmp_path / "result.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"ref={ng.url(0)}/ok",
-        "--target",
-        f"cand={ng.url(1)}/same",
-        *manifest["compare_options"],
-        "--requests",
-        "50",
-        "--method",
-        "seed",
-        "--rounds",
-        "1",
-        "--warmups",
-        "2",
-        "--concurrency",
-        "4",
-        "--output",
-        str(out),
-        "-q",
-    )
+    options = seeded(50, warmups=2, concurrency=4, output=out, q=True)
+    run = run_compare({"ref": f"{ng.url(0)}/ok", "cand": f"{ng.url(1)}/same"}, **options, extra=profile)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert doc["totals"] == {"timed_requests": 6 * 2 * 50, "ok": 600, "failures": 0}
@@ -391,29 +366,9 @@ def test_repositories_that_sign_their_own_index_compare_end_to_end(served, tmp_p
     repo_key = tmp_path / "repo.rsa.pub"
     repo_key.write_bytes(apk.public_key_pem(REPO_KEY))
     out = tmp_path / "result.json"
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"ref={ng.url(0)}/ok",
-        "--target",
-        f"cand={ng.url(1)}/resigned",
-        *manifest["compare_options"],
-        "--public-key",
-        str(repo_key),
-        "--requests",
-        "20",
-        "--method",
-        "seed",
-        "--rounds",
-        "1",
-        "--warmups",
-        "1",
-        "--concurrency",
-        "2",
-        "--output",
-        str(out),
-        "-q",
-    )
+    targets = {"ref": f"{ng.url(0)}/ok", "cand": f"{ng.url(1)}/resigned"}
+    keys = [*manifest["compare_options"], "--public-key", str(repo_key)]  # the fixture's key, then ours
+    run = run_compare(targets, **seeded(20, warmups=1, concurrency=2), output=out, q=True, extra=keys)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     pre = {(p["scenario"], p["target"]): p for p in doc["preflight"]}
@@ -434,20 +389,15 @@ def test_apk_client_verifies_what_it_fetches_and_never_echoes_credentials(served
     ng, manifest, dest, package = served
     branch_repo = manifest["package"]["path"].rsplit("/", 2)[0]
     keys = apkclient.trusted_keys(dest / "keys")
-    found = apkclient.flow(f"{ng.url(0)}/ok/{branch_repo}", "x86_64", keys, package.name, timeout=5)
+    fetch = {"arch": "x86_64", "keys": keys, "package": package.name, "timeout": 5}
+    found = apkclient.flow(f"{ng.url(0)}/ok/{branch_repo}", **fetch)
     assert found["identity"] == package.identity and found["bytes"] == package.size
     with pytest.raises(HttpbenchError, match="bad signature") as err:
-        apkclient.flow(f"{ng.url(0)}/badsig/{branch_repo}", "x86_64", keys, package.name, timeout=5)
+        apkclient.flow(f"{ng.url(0)}/badsig/{branch_repo}", **fetch)
     assert err.value.exit_code == 1
     port = ng.ports[0]
     with pytest.raises(HttpbenchError, match="HTTP 404") as err:
-        apkclient.flow(
-            f"http://apk:S3cretPw@127.0.0.1:{port}/missing/{branch_repo}",
-            "x86_64",
-            keys,
-            package.name,
-            timeout=5,
-        )
+        apkclient.flow(f"http://apk:S3cretPw@127.0.0.1:{port}/missing/{branch_repo}", **fetch)
     assert "S3cretPw" not in str(err.value) and f"http://127.0.0.1:{port}/missing/" in str(err.value)
 
 
@@ -456,12 +406,7 @@ def test_apk_client_picks_the_version_apk_would_install(served):
 
     ng, manifest, dest, package = served
     branch_repo = manifest["package"]["path"].rsplit("/", 2)[0]
-    found = apkclient.flow(
-        f"{ng.url(0)}/versions/{branch_repo}",
-        "x86_64",
-        apkclient.trusted_keys(dest / "keys"),
-        package.name,
-        timeout=5,
-    )
+    keys = apkclient.trusted_keys(dest / "keys")
+    found = apkclient.flow(f"{ng.url(0)}/versions/{branch_repo}", "x86_64", keys, package.name, timeout=5)
     assert found["versions"] == ["1.0.0_rc1-r9", package.version]
     assert found["identity"] == package.identity and found["bytes"] == package.size
