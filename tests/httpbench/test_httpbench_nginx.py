@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from httpbench.peers.nginx import LocalNginx, nginx_binary
-from tests.httpbench.http_fixtures import body_of, run_httpbench
+from tests.httpbench.http_fixtures import body_of, run_compare, run_httpbench, seeded
 
 PACKAGE = body_of(300_000, seed=7)
 INDEX = body_of(1024, seed=8)
@@ -33,41 +33,16 @@ def nginx():
 def test_compare_on_nginx_every_scenario_kind(nginx, tmp_path):
     out = tmp_path / "r.json"
     sha = hashlib.sha256(PACKAGE).hexdigest()
-    run = run_httpbench(
-        "compare",
-        "--target",
-        f"ref={nginx.url(0)}/repo",
-        "--target",
-        f"cand={nginx.url(1)}/repo/",
-        "--scenario",
+    scenarios = (
         "name=index GET,path=/index.txt",
-        "--scenario",
         "name=index HEAD,method=HEAD,path=/index.txt",
-        "--scenario",
         "name=index 304,path=/index.txt,conditional=true",
-        "--scenario",
         f"name=package GET,path=/pkg.bin,class=payload,sha256={sha}",
-        "--scenario",
         "name=package Range,path=/pkg.bin,class=payload,header=Range: bytes=0-65535",
-        "--warmups",
-        "8",
-        "--requests",
-        "100",
-        "--concurrency",
-        "8",
-        "--method",
-        "seed",
-        "--rounds",
-        "2",
-        "--gate",
-        "metadata:0:1000",
-        "--gate",
-        "payload:0:1000",
-        "--enforce-gates",
-        "--output",
-        str(out),
-        "-q",
     )
+    gates = {"gate": ["metadata:0:1000", "payload:0:1000"], "enforce_gates": True}
+    options = seeded(100, 2, warmups=8, concurrency=8, **gates, output=out, q=True)
+    run = run_compare({"ref": f"{nginx.url(0)}/repo", "cand": f"{nginx.url(1)}/repo/"}, *scenarios, **options)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert doc["totals"] == {"timed_requests": 5 * 2 * 2 * 100, "ok": 2000, "failures": 0}

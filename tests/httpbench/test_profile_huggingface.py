@@ -22,7 +22,7 @@ from httpbench.peers.hfcache import HfCache
 from httpbench.peers.nginx import nginx_binary
 from httpbench.profiles import Context, load
 from httpbench.profiles.huggingface import HuggingFaceProfile, leak
-from tests.httpbench.http_fixtures import read_head, run_httpbench
+from tests.httpbench.http_fixtures import read_head, run_compare, seeded
 
 COMMIT = fx.COMMIT
 FILE = f"/org/model/resolve/{COMMIT}/model.safetensors"
@@ -261,18 +261,25 @@ def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_cl
     assert rows[1][0] == "cache" and rows[1][6] == "1/1"
 
 
-@needs_nginx
-@pytest.mark.servers
-def test_cold_gate_passes_and_fails_by_upstream_speed():
+@pytest.fixture()
+def fast_and_slow():
+    """The URLs of two clean caches, over a redirect-mode hub and over one 60 ms slower."""
     with (
         fx.HubFixture(mode="redirect") as fast,
         fx.HubFixture(mode="redirect", delay=0.06) as slow,
         HfCache(fast.url) as fast_cache,
         HfCache(slow.url) as slow_cache,
     ):
-        opts = {"cold_samples": 2, "cold_concurrency": 0}
-        passed = after_rounds(HuggingFaceProfile(**opts), slow=slow_cache.url, fast=fast_cache.url)
-        failed = after_rounds(HuggingFaceProfile(**opts), fast=fast_cache.url, slow=slow_cache.url)
+        yield fast_cache.url, slow_cache.url
+
+
+@needs_nginx
+@pytest.mark.servers
+def test_cold_gate_passes_and_fails_by_upstream_speed(fast_and_slow):
+    fast, slow = fast_and_slow
+    opts = {"cold_samples": 2, "cold_concurrency": 0}
+    passed = after_rounds(HuggingFaceProfile(**opts), slow=slow, fast=fast)
+    failed = after_rounds(HuggingFaceProfile(**opts), fast=fast, slow=slow)
     assert passed.gate_failures == []
     assert passed.records["cold_fill"]["comparisons"]["fast"]["throughput_ratio"] > 1.5
     assert len(failed.gate_failures) == 1
@@ -284,25 +291,11 @@ def test_cold_gate_passes_and_fails_by_upstream_speed():
 
 @needs_nginx
 @pytest.mark.servers
-def test_cold_gate_under_the_paired_method_decides_on_an_interval():
-    with (
-        fx.HubFixture(mode="redirect") as fast,
-        fx.HubFixture(mode="redirect", delay=0.06) as slow,
-        HfCache(fast.url) as fast_cache,
-        HfCache(slow.url) as slow_cache,
-    ):
-        failed = after_rounds(
-            HuggingFaceProfile(cold_samples=8, cold_concurrency=0),
-            "paired",
-            fast=fast_cache.url,
-            slow=slow_cache.url,
-        )
-        few = after_rounds(
-            HuggingFaceProfile(cold_samples=3, cold_concurrency=0),
-            "paired",
-            fast=fast_cache.url,
-            slow=slow_cache.url,
-        )
+def test_cold_gate_under_the_paired_method_decides_on_an_interval(fast_and_slow):
+    fast, slow = fast_and_slow
+    urls = {"fast": fast, "slow": slow}  # fast first: the baseline
+    failed = after_rounds(HuggingFaceProfile(cold_samples=8, cold_concurrency=0), "paired", **urls)
+    few = after_rounds(HuggingFaceProfile(cold_samples=3, cold_concurrency=0), "paired", **urls)
     cmp = failed.records["cold_fill"]["comparisons"]["slow"]
     assert cmp["verdict"] == "fail" and cmp["decision"]["high"] < 0.90 and cmp["decision"]["n"] == 8
     assert len(failed.gate_failures) == 1 and "cold throughput" in failed.gate_failures[0]
@@ -354,32 +347,9 @@ def test_real_huggingface_hub_client_downloads_from_fixture_and_clean_cache(hub,
 def test_compare_profile_huggingface_end_to_end(hub, clean, tmp_path):
     assert load("huggingface") is HuggingFaceProfile
     out = tmp_path / "result.json"
-    run = run_httpbench(
-        "compare",
-        "--profile",
-        "huggingface",
-        "--target",
-        f"fixture={hub.url}",
-        "--target",
-        f"cache={clean.url}",
-        "--requests",
-        "40",
-        "--warmups",
-        "4",
-        "--method",
-        "seed",
-        "--rounds",
-        "1",
-        "--concurrency",
-        "4",
-        "--cold-samples",
-        "1",
-        "--cold-concurrency",
-        "2",
-        "--output",
-        str(out),
-        "-q",
-    )
+    cold = {"cold_samples": 1, "cold_concurrency": 2}
+    options = seeded(40, warmups=4, concurrency=4, **cold, output=out, q=True)
+    run = run_compare({"fixture": hub.url, "cache": clean.url}, profile="huggingface", **options)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
     assert doc["totals"] == {"timed_requests": 5 * 2 * 40, "ok": 400, "failures": 0}
