@@ -108,6 +108,7 @@ def one(kind: str, root: Path, candidate: str, rps: int, method: str, extra: lis
         "wall_s": round(wall, 2),
         "gate_failures": doc.get("gate_failures", []),
         "inconclusive": doc.get("inconclusive", []),
+        "stopped": {n: r.get("stopped") for n, r in (doc.get("paired") or {}).items() if isinstance(r, dict)},
         "stderr": proc.stderr.strip().splitlines()[-1:] if proc.returncode not in EXIT else [],
     }
 

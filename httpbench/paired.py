@@ -20,6 +20,12 @@ Measurement model (docs/statistics.md explains it in plain words):
   raises the error rate above ``alpha``. A scenario stops at its first decided look; when the time
   ``budget`` (shared by the scenarios, unused time passes on) or the looks run out, it stays
   ``inconclusive``.
+* **Futility.** A scenario also stops, ``inconclusive``, when no undecided candidate has a
+  ``futility`` (5 %) chance of being decided by the last look (a gate failing, or every gate
+  passing) if the pairs to come scatter like those so far (``verdict.stats.chances_to_decide``):
+  a candidate at 0.89x against a 0.90x gate is not decided by 62 pairs either, and the time is
+  better left to the next scenario. Stopping without a verdict never makes a wrong pass or fail
+  more likely.
 * With ``fixed_pairs`` (``--rounds N``) there is one look at ``alpha`` after exactly N pairs.
 * **Self-control** (``--self-control``): before the comparison, each scenario is first run with the
   baseline against itself (two slots, the same server). Its interval is the noise floor on this
@@ -40,7 +46,7 @@ from typing import Any
 from httpbench import engine
 from httpbench.model import Gate, RoundResult, Scenario, Target
 from verdict import FAIL, INCONCLUSIVE, PASS, Decision, combine, decide
-from verdict.stats import min_pairs, paired_ratio_interval
+from verdict.stats import chances_to_decide, min_pairs, paired_ratio_interval
 
 Progress = Callable[[str], None]
 MAX_REQUESTS_PER_ROUND = 2_000_000
@@ -58,6 +64,7 @@ class Plan:
     min_round_ms: float = MIN_ROUND_MS  # a timed round lasts at least this long (0: count only)
     max_looks: int = 6
     growth: float = 1.5  # pairs at the next look = previous x growth
+    futility: float = 0.05  # stop early when no undecided candidate has this chance to be decided
     fixed_pairs: int | None = None  # exactly this many pairs, one look at alpha
 
     @property
@@ -228,6 +235,15 @@ class ScenarioRun:
             if look_no == len(looks):
                 self.stopped = "looks exhausted" if not self.plan.fixed_pairs else "fixed pairs"
                 break
+            chance = self._chance_to_decide(looks[-1])
+            self.looks[-1]["chance_to_decide"] = None if chance is None else round(chance, 4)
+            if chance is not None and chance < self.plan.futility:
+                self.stopped = "futile"
+                self._say(
+                    f"stopped: {chance:.0%} chance that {looks[-1]} pairs decide it "
+                    f"(below {self.plan.futility:.0%}): inconclusive"
+                )
+                break
             spent = time.perf_counter() - start
             per_pair = spent / max(pairs, 1)
             if spent + per_pair * (looks[look_no] - pairs) > allowance_s:
@@ -244,6 +260,27 @@ class ScenarioRun:
                         f"{d.metric} {d.interval.estimate:.3f}x [{d.interval.low:.3f}, {d.interval.high:.3f}]"
                     )
         return f" ({'; '.join(parts)})" if parts else ""
+
+    def _chance_to_decide(self, n_final: int) -> float | None:
+        """The best chance, over the undecided candidates, that one is decided after ``n_final``
+        pairs: some gate fails, or every gate passes (None when a gate has no interval yet)."""
+        best = 0.0
+        for ds in self.decisions.values():
+            if combine(d.verdict for d in ds) != INCONCLUSIVE:
+                continue
+            none_fails, all_pass = 1.0, 1.0
+            for d in ds:
+                if d.verdict == PASS:
+                    continue
+                if d.interval is None:
+                    return None
+                to_fail, to_pass = chances_to_decide(
+                    d.interval, d.threshold, d.worse, n_final, self.plan.look_alpha
+                )
+                none_fails *= 1 - to_fail
+                all_pass *= to_pass
+            best = max(best, min(1.0, 1 - none_fails + all_pass))
+        return best
 
     def _decide(self) -> dict[str, list[Decision]]:
         base = self.targets[0].name

@@ -190,6 +190,39 @@ def ratio_interval(
     return iv.map(math.exp) if iv else None
 
 
+def chances_to_decide(
+    interval: Interval, threshold: float, worse: str, n_final: int, alpha: float
+) -> tuple[float, float]:
+    """The chances (to fail, to pass) that a ratio ``interval`` now straddling ``threshold`` lies
+    wholly past it or wholly within it after ``n_final`` pairs (the predictive probability, on the
+    log scale; a normal approximation is enough for a stopping rule -- the verdict itself stays
+    exact). ``worse`` is the side that regresses ("above" or "below").
+
+    The spread per pair comes from the interval's width: half-width = z * sigma / sqrt(n). The
+    true ratio is uncertain by ``sigma / sqrt(n)`` around the estimate, and the pairs still to come
+    add their own scatter, so at ``n_final`` the estimate ends within
+    ``sigma * sqrt((n_final - n) / (n_final * n))`` of where it is now (one standard deviation); it
+    decides when it ends more than the final half-width ``z * sigma / sqrt(n_final)`` from the
+    threshold. Using the estimate as the truth instead (conditional power) would stop runs whose
+    first pairs happened to land near the gate, and miss real regressions.
+    """
+    n = interval.n
+    if n_final <= n:
+        return 0.0, 0.0
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    sigma = (math.log(interval.high) - math.log(interval.low)) / 2 * math.sqrt(n) / z
+    # distance from the threshold towards the good side
+    good = math.log(interval.estimate) - math.log(threshold)
+    if worse == "above":
+        good = -good
+    half_final = z * sigma / math.sqrt(n_final)
+    move = sigma * math.sqrt((n_final - n) / (n_final * n))
+    if move <= 0:
+        return float(-good > half_final), float(good > half_final)
+    unit = NormalDist()
+    return unit.cdf((-good - half_final) / move), unit.cdf((good - half_final) / move)
+
+
 def min_pairs(alpha: float) -> int:
     """The fewest pairs with which a (1 - alpha) signed-rank interval exists: 2^-n <= alpha/2."""
     return max(1, math.ceil(math.log2(2.0 / alpha) - 1e-12))

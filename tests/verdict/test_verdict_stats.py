@@ -13,6 +13,7 @@ import pytest
 from verdict import FAIL, INCONCLUSIVE, PASS, combine, decide, exit_code
 from verdict.stats import (
     Interval,
+    chances_to_decide,
     min_pairs,
     nearest_rank,
     paired_ratio_interval,
@@ -68,6 +69,56 @@ def test_ratio_intervals_on_the_log_scale():
     assert iv.estimate == pytest.approx(2.0) and iv.low == pytest.approx(2.0)
     two = ratio_interval([1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0], [2.0, 2.2, 1.8, 2.0, 2.1, 1.9, 2.0])
     assert 1.8 < two.low <= two.estimate <= two.high < 2.3
+
+
+def test_chances_to_decide_follow_the_distance_from_the_threshold():
+    alpha = 0.05 / 6
+    near = Interval(0.887, 0.838, 0.939, 41, 0.99, "x")  # 0.887x against a 0.90x throughput gate
+    to_fail, to_pass = chances_to_decide(near, 0.90, "below", 62, alpha)
+    assert to_fail < 0.05 and to_pass < 0.001
+    early = Interval(0.887, 0.80, 0.98, 8, 0.99, "x")  # the same estimate after 8 pairs: may move
+    assert sum(chances_to_decide(early, 0.90, "below", 62, alpha)) > 0.2
+    far = Interval(0.99, 0.80, 1.22, 8, 0.99, "x")  # an A/A-like interval, the gate 0.80x
+    to_fail, to_pass = chances_to_decide(far, 0.80, "below", 62, alpha)
+    assert to_pass > 0.8 and to_fail < 0.001
+    # the same distance on the other side of a p95 gate ("above" is worse) swaps the two chances
+    mirrored = Interval(1 / 0.99, 1 / 1.22, 1 / 0.80, 8, 0.99, "x")
+    assert chances_to_decide(mirrored, 1 / 0.80, "above", 62, alpha) == pytest.approx(
+        chances_to_decide(far, 0.80, "below", 62, alpha)
+    )
+    assert chances_to_decide(near, 0.90, "below", 41, alpha) == (0.0, 0.0)  # no pairs to come
+
+
+def _stopped_early(true_ratio: float, runs: int = 300) -> tuple[int, int, int]:
+    """Simulated paired looks (log-normal noise) at the paired method's pair counts against a
+    0.90x gate: (runs decided at 62 pairs, runs the futility rule stops, stopped runs that 62
+    pairs would have decided)."""
+    rng = random.Random(12)
+    alpha, gate = 0.05 / 6, 0.90
+    decidable = stopped = lost = 0
+    for _ in range(runs):
+        ratios = [math.exp(math.log(true_ratio) + rng.gauss(0, 0.08)) for _ in range(62)]
+        last = paired_ratio_interval([1.0] * 62, ratios, alpha)
+        assert last is not None
+        decided = not last.low < gate < last.high
+        decidable += decided
+        for n in (8, 12, 18, 27, 41):
+            now = paired_ratio_interval([1.0] * n, ratios[:n], alpha)
+            assert now is not None
+            if not now.low < gate < now.high:
+                break
+            if sum(chances_to_decide(now, gate, "below", 62, alpha)) < 0.05:
+                stopped += 1
+                lost += decided
+                break
+    return decidable, stopped, lost
+
+
+def test_the_futility_rule_stops_the_undecidable_and_keeps_real_regressions():
+    decidable, stopped, lost = _stopped_early(0.891)  # 1 % past the gate: 62 pairs rarely decide
+    assert decidable < 30 and stopped > 150 and lost <= 3
+    decidable, stopped, lost = _stopped_early(0.86)  # 4.4 % past it: a regression 62 pairs find
+    assert decidable > 250 and lost <= 0.05 * decidable
 
 
 def test_decisions_three_ways():
