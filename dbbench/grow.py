@@ -255,6 +255,25 @@ def _report(say: Progress, size: int, dialect: str, shape: str, spelling: str) -
     say(f"{size_label(size)}: {dialect} {shape} ({spelling})")
 
 
+def _picked(cat: Catalog, only: list[str] | None) -> list:
+    """The catalog's shapes a run measures (``only``: these names)."""
+    return [s for s in cat.shapes if not only or s.name in only]
+
+
+def progress_steps(
+    targets: list[Target], cat: Catalog, sizes: list[int], only: list[str] | None = None
+) -> int:
+    """How many progress messages :func:`run` sends: per size, one for the load and one per
+    spelling measured (the natural one where a shape has it)."""
+    per_size = 1 + sum(
+        1 + bool(s.variants[t.dialect].natural)
+        for t in targets
+        for s in _picked(cat, only)
+        if t.dialect in s.variants
+    )
+    return per_size * len(sizes)
+
+
 def run(
     targets: list[Target],
     catalog: str | Catalog = "alpine",
@@ -271,7 +290,7 @@ def run(
 ) -> Ladder:
     """Load every size (or reuse it), run every shape at each, and fit the growth."""
     cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
-    shapes = [s for s in cat.shapes if not only or s.name in only]
+    shapes = _picked(cat, only)
     say = progress or (lambda _msg: None)
     growth: dict[tuple[str, str, str], Growth] = {}
     ladder = Ladder(sorted(sizes), cat, [])

@@ -9,7 +9,7 @@ import click
 
 from dbbench import grow
 from dbbench.cli.app import _connect, err
-from dbbench.options import OutputPath, isolate, target_options
+from dbbench.options import isolate, output_file, target_options
 from dbbench.servers import Home
 
 
@@ -35,13 +35,8 @@ from dbbench.servers import Home
 @click.option("--runs", default=3, show_default=True, type=click.IntRange(1, 100))
 @click.option("--timeout", "timeout_s", default=60.0, show_default=True, help="Seconds per EXPLAIN ANALYZE.")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
-@click.option("--output", type=OutputPath(), help="Write the JSON result (dbbench.grow/1) here.")
-@click.option(
-    "--html",
-    "html_file",
-    type=OutputPath(),
-    help="Write a page with a log-log chart of work against N per shape.",
-)
+@output_file("--output", help="Write the JSON result (dbbench.grow/1) here.")
+@output_file("--html", "html_file", help="Write a page with a log-log chart of work against N per shape.")
 @click.pass_obj
 def grow_cmd(
     home: Home,
@@ -67,16 +62,10 @@ def grow_cmd(
     from dbbench.progress import grow_progress
 
     ladder_sizes = grow.parse_sizes(sizes)
-    cat = catalogs.open_catalog(catalog, list(shapes) or None)
-    picked = [s for s in cat.shapes if not shapes or s.name in shapes]
+    picked = list(shapes) or None
+    cat = catalogs.open_catalog(catalog, picked)
     with _connect(home, pg_url, mysql_url, only)() as targets:
-        per_size = 1 + sum(
-            1 + bool(s.variants[t.dialect].natural)
-            for t in targets
-            for s in picked
-            if t.dialect in s.variants
-        )
-        with grow_progress(per_size * len(ladder_sizes)) as progress:
+        with grow_progress(grow.progress_steps(targets, cat, ladder_sizes, picked)) as progress:
             ladder = grow.run(
                 targets,
                 cat,
@@ -85,7 +74,7 @@ def grow_cmd(
                 warmups=warmups,
                 runs=runs,
                 timeout_ms=int(timeout_s * 1000),
-                only=list(shapes) or None,
+                only=picked,
                 cache_dir=home.root / "datasets",
                 isolate=isolate(),
                 progress=progress,
