@@ -8,6 +8,7 @@ privileges (the namespace user, :mod:`dbbench.isolation`) are the boundary.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from dbbench.sqlsplit import SetupError, Statement, split_sql
@@ -97,14 +98,22 @@ def check_statement(stmt: Statement, namespace: str) -> str | None:
     return None
 
 
-def statements_for(file: Path, dialect: str, namespace: str, *, text_checks: bool = True) -> list[Statement]:
-    """The checked statements of one setup file; a refused statement is a :class:`SetupError`.
-    The checks are early, friendly errors: the server's privileges are the boundary."""
+def statements_for(
+    file: Path,
+    dialect: str,
+    namespace: str,
+    *,
+    text_checks: bool = True,
+    binds: Mapping[str, str] | None = None,
+) -> list[Statement]:
+    """The checked statements of one setup file (``binds``: :func:`split_sql`'s); a refused
+    statement is a :class:`SetupError`. The checks are early, friendly errors: the server's
+    privileges are the boundary."""
     try:
         text = file.read_text()
     except UnicodeDecodeError:
         raise SetupError(f"{file}: not UTF-8 text") from None
-    stmts = split_sql(text, dialect, str(file))
+    stmts = split_sql(text, dialect, str(file), binds)
     if not stmts:
         raise SetupError(f"{file}: no SQL statements")
     for k, s in enumerate(stmts, start=1):

@@ -151,19 +151,7 @@ def _finish(target: Target, conn, namespace: str, file: Path, result: SetupResul
     d.commit(conn)
 
 
-DEFAULT_SCALE = 10_000
-_SCALE = re.compile(r"(?<![:\w]):scale\b")
-
-
-def with_scale(stmts: list[Statement], scale: int) -> list[Statement]:
-    """The statements with ``:scale`` (outside string literals) replaced by the integer ``scale``:
-    the size a catalog's setup SQL builds, so ``dbbench grow`` can load it at several sizes."""
-    out = []
-    for s in stmts:
-        if _SCALE.search(s.code):
-            s = Statement(_SCALE.sub(str(int(scale)), s.text), s.line, _SCALE.sub(str(int(scale)), s.code))
-        out.append(s)
-    return out
+DEFAULT_SCALE = 10_000  # what ``:scale`` in a catalog's setup SQL is, unless dbbench grow says
 
 
 def setup_target(
@@ -183,7 +171,7 @@ def setup_target(
     half-trusted). ``isolate=False``: they run as dbbench's own user, behind the text checks only;
     on PostgreSQL the whole rebuild is then one transaction, verified before it commits.
     ``text_checks=False`` skips the early text checks (tests use it to show the server refuses).
-    ``scale`` replaces ``:scale`` in the setup SQL (:func:`with_scale`)."""
+    ``scale`` replaces ``:scale`` in the setup SQL's code (not in its literals: :func:`split_sql`)."""
     from dbbench import isolation
     from dbbench.seed import refuse_foreign
 
@@ -194,7 +182,8 @@ def setup_target(
             f"{catalog.path}: no setup SQL for {target.label} (setup.{target.dialect}.sql or "
             f"setup.sql); use --only to skip that dialect"
         )
-    stmts = with_scale(statements_for(file, target.dialect, namespace, text_checks=text_checks), scale)
+    binds = {"scale": str(int(scale))}
+    stmts = statements_for(file, target.dialect, namespace, text_checks=text_checks, binds=binds)
     result = SetupResult(
         target.dialect,
         target.version_text,

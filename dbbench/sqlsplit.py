@@ -7,6 +7,7 @@ Part of :mod:`dbbench.setupsql` (which re-exports :class:`SetupError`, :class:`S
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dbbench import dialects
@@ -24,10 +25,18 @@ class Statement:
     code: str  # the text with string literals and comments blanked: what the guard reads
 
 
-def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statement]:
+_BIND = re.compile(r":([A-Za-z_]\w*)")
+
+
+def split_sql(
+    text: str, dialect: str, source: str = "setup SQL", binds: Mapping[str, str] | None = None
+) -> list[Statement]:
     """Statements of a SQL script: ``;``-separated, aware of quotes, comments, PostgreSQL
     dollar-quoted bodies and the mysql client's ``DELIMITER`` lines, as ``dialect``'s
-    :attr:`~dbbench.dialects.contract.Dialect.SETUP_SYNTAX` has them."""
+    :attr:`~dbbench.dialects.contract.Dialect.SETUP_SYNTAX` has them.
+
+    ``binds``: ``:name`` in the code (not in string literals, quoted bodies or comments, and not a
+    ``::`` cast) is replaced by ``binds[name]`` where it has one (``:scale`` for ``dbbench grow``)."""
     syntax = dialects.get(dialect).SETUP_SYNTAX
     out: list[Statement] = []
     buf: list[str] = []
@@ -113,6 +122,18 @@ def split_sql(text: str, dialect: str, source: str = "setup SQL") -> list[Statem
                 code.append("''")
                 line += literal.count("\n")
                 i = j + len(tag)
+                continue
+        if (
+            c == ":"
+            and binds
+            and (i == 0 or not (text[i - 1] == ":" or text[i - 1].isalnum() or text[i - 1] == "_"))
+        ):
+            m = _BIND.match(text, i)
+            if m and m.group(1) in binds:
+                begin()
+                buf.append(binds[m.group(1)])
+                code.append(binds[m.group(1)])
+                i = m.end()
                 continue
         if c == "\n":
             line += 1

@@ -114,6 +114,20 @@ SELECT 2"""
         split_sql("SELECT 'open", "mysql")
 
 
+def test_binds_replace_only_code():
+    """``:scale`` in code is the size; in a literal, a dollar-quoted body or a comment, and as a
+    ``::`` cast or part of a longer name, it stays as written."""
+    text = (
+        "INSERT INTO t SELECT g, ':scale' FROM generate_series(1, :scale) g; -- :scale\n"
+        "SELECT $b$ :scale $b$, x::scale, :scaled, :other, (:scale)"
+    )
+    first, second = split_sql(text, "postgresql", binds={"scale": "1000"})
+    assert first.text == "INSERT INTO t SELECT g, ':scale' FROM generate_series(1, 1000) g"
+    assert second.text == "SELECT $b$ :scale $b$, x::scale, :scaled, :other, (1000)"
+    assert second.code == "SELECT '', x::scale, :scaled, :other, (1000)"
+    assert split_sql(text, "postgresql")[0].text.endswith("generate_series(1, :scale) g")  # no binds
+
+
 @pytest.mark.parametrize(
     "sql, why",
     [
