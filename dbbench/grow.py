@@ -93,12 +93,18 @@ def work(tree: PlanNode | None) -> float | None:
 _PG_REMOVED = ("Rows Removed by Filter", "Rows Removed by Join Filter", "Rows Removed by Index Recheck")
 
 
+def _pg_plan(raw: object) -> dict | None:
+    """The top ``Plan`` node of PostgreSQL's ``EXPLAIN (FORMAT JSON)`` output, if it has one."""
+    doc = raw[0] if isinstance(raw, list) and raw else raw
+    plan = doc.get("Plan") if isinstance(doc, dict) else None
+    return plan if isinstance(plan, dict) else None
+
+
 def pg_work(raw: object) -> float | None:
     """PostgreSQL: rows every node produced *or read and discarded* (``Rows Removed by Filter`` and
     kin: a sequential scan returning one row of a million examined a million), times its loops."""
-    doc = raw[0] if isinstance(raw, list) and raw else raw
-    plan = doc.get("Plan") if isinstance(doc, dict) else None
-    if not isinstance(plan, dict):
+    plan = _pg_plan(raw)
+    if plan is None:
         return None
     total, stack = 0.0, [plan]
     while stack:
@@ -111,9 +117,8 @@ def pg_work(raw: object) -> float | None:
 
 def buffers(raw: object) -> int | None:
     """PostgreSQL: shared buffers hit + read by the whole plan (the top node counts its children)."""
-    doc = raw[0] if isinstance(raw, list) and raw else raw
-    plan = doc.get("Plan") if isinstance(doc, dict) else None
-    if not isinstance(plan, dict) or "Shared Hit Blocks" not in plan:
+    plan = _pg_plan(raw)
+    if plan is None or "Shared Hit Blocks" not in plan:
         return None
     return int(plan.get("Shared Hit Blocks", 0)) + int(plan.get("Shared Read Blocks", 0))
 
@@ -171,9 +176,12 @@ class Growth:
 
     @property
     def ok(self) -> bool:
-        """Measured no worse than declared (always true without a declaration)."""
-        if self.declared is None or self.verdict is None:
-            return self.declared is None or self.verdict is not None
+        """Measured no worse than declared (always true without a declaration; false when one was
+        declared and nothing was measured)."""
+        if self.declared is None:
+            return True
+        if self.verdict is None:
+            return False
         return GROWTH_CLASSES.index(self.verdict) <= GROWTH_CLASSES.index(self.declared)
 
     def problem(self) -> str | None:
