@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbbench.output import fmt_factor, fmt_ms, table
+from dbbench.urls import DIALECT_LABEL, DIALECTS
 
 
 def _size(n: int) -> str:
@@ -25,7 +26,7 @@ def growth_table(doc: dict[str, Any], fmt: str = "simple") -> str:
     headers = ["Shape", "Server", "Spelling", *[f"work {_size(n)}" for n in sizes]]
     headers += [f"p50 {_size(sizes[-1])}", "k", "growth", "declared"]
     rows = []
-    order = {"postgresql": 0, "mysql": 1}
+    order = {d: k for k, d in enumerate(DIALECTS)}  # the one dialect order
     for g in sorted(
         doc["growth"], key=lambda g: (g["shape"], order.get(g["dialect"], 9), g["spelling"] != "remediated")
     ):
@@ -44,7 +45,7 @@ def growth_table(doc: dict[str, Any], fmt: str = "simple") -> str:
         rows.append(
             [
                 g["shape"],
-                "PostgreSQL" if g["dialect"] == "postgresql" else "MySQL",
+                DIALECT_LABEL.get(g["dialect"], g["dialect"]),
                 g["spelling"],
                 *cells,
                 f"{fmt_ms(last['p50_ms'])} ms" if last and last["p50_ms"] is not None else "—",
@@ -71,7 +72,7 @@ def ratio_table(doc: dict[str, Any], fmt: str = "simple") -> str:
         rows.append(
             [
                 shape,
-                "PostgreSQL" if dialect == "postgresql" else "MySQL",
+                DIALECT_LABEL.get(dialect, dialect),
                 _work(nw),
                 _work(rw),
                 "—" if ratio is None else fmt_factor(ratio),

@@ -9,9 +9,9 @@ import math
 from typing import Any
 
 from dbbench.grow import size_label
+from dbbench.urls import DIALECT_LABEL
 
 _COLORS = {"postgresql": "#336791", "mysql": "#d9822b"}
-_LABEL = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
 W, H, PAD_L, PAD_B, PAD_T, PAD_R = 330, 230, 52, 34, 26, 10
 
 
@@ -75,7 +75,7 @@ def panel(shape: str, series: list[dict[str, Any]], sizes: list[int]) -> str:
         k = "—" if g["k"] is None else f"{g['k']:.2f}"
         for n, w in pts:
             fill = "white" if natural else color
-            tip = f"{_LABEL.get(g['dialect'], g['dialect'])} {g['spelling']} at {size_label(n)}: {w:,.0f} rows (k {k}, {g['verdict']})"
+            tip = f"{DIALECT_LABEL.get(g['dialect'], g['dialect'])} {g['spelling']} at {size_label(n)}: {w:,.0f} rows (k {k}, {g['verdict']})"
             out.append(
                 f'<circle cx="{x(n):.1f}" cy="{y(w):.1f}" r="3.5" fill="{fill}" stroke="{color}" stroke-width="1.5">'
                 f"<title>{esc(tip)}</title></circle>"
@@ -94,7 +94,7 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
     for g in doc["growth"]:
         shapes.setdefault(g["shape"], []).append(g)
     legend = (
-        " ".join(f'<span style="color:{c}">■ {_LABEL[d]}</span>' for d, c in _COLORS.items())
+        " ".join(f'<span style="color:{c}">■ {DIALECT_LABEL[d]}</span>' for d, c in _COLORS.items())
         + " — solid: remediated spelling; dashed, hollow: natural spelling"
     )
     parts = [
