@@ -158,10 +158,11 @@ def _entry(r: ShapeResult) -> Entry:
 
 
 def write(path: Path | str, doc: dict[str, Any]) -> None:
-    """Write ``doc`` as strict JSON (atomically: the file is the old one or the new one, never half)."""
-    from verdict.files import write_atomic
+    """Write ``doc`` as strict JSON (:func:`verdict.files.write_output`: an ordinary file atomically,
+    a device or link written through)."""
+    from verdict.files import write_output
 
-    write_atomic(path, json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
+    write_output(path, json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
 
 
 _MAX_NUMBER_CHARS = 100  # a float needs 17 significant digits; dbbench rounds to 4 places

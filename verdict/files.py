@@ -1,11 +1,23 @@
-"""The one atomic file writer both tools use: a file is either the old one or the new one, never
-half written, and the write never lands anywhere but at the name given."""
+"""The one output writer both tools use.
+
+:func:`write_output` is how every result, report, JUnit file and summary reaches the disk: an
+ordinary file is replaced atomically (it is either the old one or the new one, never half
+written); a name that is not an ordinary file -- a device such as ``/dev/stdout``, a FIFO, a
+symbolic link such as ``/proc/self/fd/1`` -- is written *through*, never replaced by a file of
+ours. A write that fails (no space left, a read-only file system) is an :class:`OSError` that
+names the file, which both command lines print as one line.
+
+:func:`write_atomic` is the primitive for files a tool owns (the local servers' state file): it
+never follows a link at the name.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno as errno_mod
 import os
 import secrets
+import stat
 from pathlib import Path
 
 
@@ -42,3 +54,43 @@ def write_atomic(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def writes_through(path: Path | str) -> bool:
+    """True when ``path`` names something that is not an ordinary file of its own: a symbolic
+    link, a character or block device, a FIFO or a socket. Such a name is written through."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return not stat.S_ISREG(info.st_mode)
+
+
+def _write_through(path: Path, payload: bytes, append: bool) -> None:
+    flags = os.O_WRONLY | os.O_CLOEXEC | (os.O_APPEND | os.O_CREAT if append else os.O_CREAT | os.O_TRUNC)
+    fd = os.open(path, flags, 0o666)
+    with os.fdopen(fd, "wb") as fh:
+        view = memoryview(payload)
+        while view:  # a pipe or a terminal may take less than everything at once
+            written = fh.write(view)
+            view = view[written or 0 :]
+        fh.flush()
+
+
+def write_output(path: Path | str, data: str | bytes, *, append: bool = False) -> None:
+    """Write a command's output file ``path`` (text as UTF-8).
+
+    ``append`` adds to the end (a GitHub step summary). Otherwise an ordinary or new file is
+    replaced atomically, and anything else (:func:`writes_through`) is written through. A failure
+    is an :class:`OSError` whose ``filename`` is ``path``; a partly written temporary file is
+    removed, and the old file is left as it was."""
+    target = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        if append or writes_through(target):
+            _write_through(target, payload, append)
+        else:
+            write_atomic(target, payload)
+    except OSError as exc:
+        code = exc.errno if exc.errno is not None else errno_mod.EIO
+        raise OSError(code, exc.strerror or os.strerror(code), str(target)) from None

@@ -103,7 +103,9 @@ def test_explain_passes_and_junit_has_one_case_per_shape_and_dialect(shop):
         for r in doc["results"]
     }
     assert {(c.get("classname"), c.get("name")): c.get("time") for c in suite.iter("testcase")} == seconds
-    assert all(float(t) > 0 for t in seconds.values())
+    # MySQL 9.7 times a const-table lookup in tens of nanoseconds: five such samples can sum to under
+    # half a microsecond, which is 0.000000 s at JUnit's six places; the times as a whole are not zero
+    assert sum(float(t) for t in seconds.values()) > 0
     assert "ok: orders using ix_orders_customer_placed" in shop["explain"].stdout
 
 
