@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from httpbench import engine, preflight
 from httpbench.errors import HttpbenchError
 from httpbench.model import Scenario, Target
+from httpbench.peers import programs
 from httpbench.peers.nginx import LocalNginx
 from httpbench.stats import median_or_none
 
@@ -46,9 +46,7 @@ def run(
     rounds: int = 3,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    wrk = shutil.which("wrk")
-    if wrk is None:
-        raise HttpbenchError("wrk not found (Debian: apt-get install -y wrk)")
+    wrk = programs.ensure(["nginx", "wrk"], progress or (lambda _line: None))["wrk"]
     body = bytes((i * 7 + 13) % 251 for i in range(size))
     say = progress or (lambda _line: None)
     with LocalNginx({"bench.bin": body}) as ng:

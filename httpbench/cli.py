@@ -107,6 +107,34 @@ def bench_client(requests_, duration, concurrency, wrk_threads, size, as_json) -
 
 
 @cli.group()
+def peers() -> None:
+    """The programs httpbench starts or drives (nginx, caddy, wrk): status, install."""
+
+
+@peers.command("status")
+def peers_status() -> None:
+    """Each program: where it is, or missing, and the Debian package that provides it."""
+    from tabulate import tabulate
+
+    from httpbench.peers import programs
+
+    click.echo(tabulate(programs.status(), headers="keys"))
+
+
+@peers.command("install")
+@click.argument("names", nargs=-1, type=click.Choice(["nginx", "caddy", "wrk"]))
+def peers_install(names) -> None:
+    """Install the missing ones (all three by default) from the system's packages (root, apt-get);
+    the package scripts are kept from starting system-wide services."""
+    from httpbench.peers import programs
+
+    say = lambda line: click.echo(f"httpbench: {line}", err=True)
+    installed = programs.install(names or programs.ALL, say)
+    say(f"installed {', '.join(installed)}" if installed else "nothing to install")
+    peers_status.callback()  # type: ignore[misc]
+
+
+@cli.group()
 def fixture() -> None:
     """Deterministic fixtures to serve or upload, so anyone can reproduce a comparison."""
 
@@ -143,8 +171,10 @@ def demo_alpine(directory, package_size, client_rounds, compare_args) -> None:
     """The Alpine fixture tree served by nginx (baseline) vs caddy (candidate), with real-client
     rounds; extra arguments go to ``httpbench compare`` (e.g. --requests 100 --output r.json)."""
     from httpbench import demo as demo_mod
+    from httpbench.peers import programs
 
     say = lambda line: click.echo(f"httpbench: {line}", err=True)
+    programs.ensure(["nginx", "caddy"], say)
     with demo_mod.alpine(directory, package_size, client_rounds, say) as args:
         _run_compare(args, compare_args)
 
@@ -167,8 +197,10 @@ def demo_huggingface(naive, no_hf_client, compare_args) -> None:
     import importlib.util
 
     from httpbench import demo as demo_mod
+    from httpbench.peers import programs
 
     say = lambda line: click.echo(f"httpbench: {line}", err=True)
+    programs.ensure(["nginx"], say)
     hf_client = not no_hf_client and importlib.util.find_spec("huggingface_hub") is not None
     with demo_mod.huggingface(naive, hf_client, say) as args:
         _run_compare(args, compare_args)

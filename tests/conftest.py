@@ -7,6 +7,11 @@ Tests that need those servers, or start real server processes (nginx, caddy, HTT
 command line against a database), carry the ``servers`` marker: every test using the
 ``local_servers`` fixture gets it here, and modules that need servers throughout set it as
 ``pytestmark``. ``pytest -m "not servers"`` runs the pure tests in seconds, with no server up.
+
+The peer programs the HTTP tests start (nginx, caddy, wrk) are installed by the ``peer_programs``
+fixture when missing (:mod:`httpbench.peers.programs`, as ``httpbench peers install`` does), so a
+newcomer's run needs no hand step. No test skips: a skipped test proves nothing, so a run with a
+skip ends with a nonzero exit and names the skipped tests.
 """
 
 from __future__ import annotations
@@ -71,6 +76,25 @@ def local_servers():
     """Status rows of the running local servers, keyed by dialect."""
     rows = servers.up()
     return dict(zip(("postgresql", "mysql"), rows))
+
+
+@pytest.fixture(scope="session")
+def peer_programs() -> dict[str, str]:
+    """nginx, caddy and wrk, installed first when missing: program name -> executable path."""
+    from httpbench.peers import programs
+
+    return programs.ensure(programs.ALL, lambda line: print(f"\nhttpbench: {line}", file=sys.stderr))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run in which a test skipped fails: what it was to prove was not proven (fix the cause:
+    install what it needs from a fixture, or delete the test)."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if skipped and exitstatus == pytest.ExitCode.OK:
+        names = ", ".join(sorted({r.nodeid for r in skipped})[:10])
+        reporter.write_line(f"{len(skipped)} test(s) skipped, which proves nothing: {names}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

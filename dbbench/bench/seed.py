@@ -36,11 +36,11 @@ class BenchRow:
 
 
 def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
+    """The server's own bulk load of ``tables`` plus the indexes, on the seeder's loader connection
+    (on MySQL the only one allowed ``LOAD DATA LOCAL``, for the prepared files only)."""
     d = dialects.get(target.dialect)
     table_sql, index_sql = dialects.schema_statements(target.dialect)
-    raw = target.engine.raw_connection()
-    conn = raw.driver_connection
-    try:
+    with target.loader() as conn:
         if d.namespace_state(conn, FLOOR_NAMESPACE) == "foreign":
             raise seed.NotOurs(
                 f"{target.label} {d.NAMESPACE_KIND} {FLOOR_NAMESPACE!r} exists and is not dbbench's"
@@ -55,8 +55,6 @@ def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
         d.execute(conn, index_sql)
         d.commit(conn)
         return time.perf_counter() - start
-    finally:
-        raw.close()
 
 
 def _drop(target: Target, namespace: str) -> None:

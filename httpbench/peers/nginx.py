@@ -10,10 +10,10 @@ without limits, sendfile, no access log) around the ``server`` blocks a peer sup
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 from httpbench.errors import HttpbenchError
+from httpbench.peers import programs
 from httpbench.peers.process import ServerProcess, free_port
 
 _TEMP_KINDS = (
@@ -26,9 +26,7 @@ _TEMP_KINDS = (
 
 
 def nginx_binary() -> str | None:
-    return shutil.which("nginx") or next(
-        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None
-    )
+    return programs.find("nginx")
 
 
 def config(directory: Path, servers: str, *, workers: int = 1, http_extra: str = "") -> str:
@@ -91,7 +89,7 @@ class NginxProcess(ServerProcess):
     def prepare(self) -> list[str]:
         binary = nginx_binary()
         if binary is None:
-            raise HttpbenchError("nginx not found (Debian: apt-get install -y nginx)")
+            raise programs.not_found("nginx")
         self.allocate()
         conf = self.workdir / "nginx.conf"
         conf.write_text(

@@ -8,19 +8,16 @@ real A/B runs of a protocol profile (e.g. nginx vs caddy serving the Alpine fixt
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 from httpbench.errors import HttpbenchError
+from httpbench.peers import programs
 from httpbench.peers.nginx import NginxProcess, config_path, static_server
 from httpbench.peers.process import ServerProcess, free_port
 
 
 def caddy_binary() -> str | None:
-    return shutil.which("caddy") or next(
-        (p for p in ("/usr/bin/caddy", "/usr/local/bin/caddy") if os.access(p, os.X_OK)), None
-    )
+    return programs.find("caddy")
 
 
 def _root(root: str | Path) -> Path:
@@ -54,7 +51,7 @@ class StaticCaddy(ServerProcess):
     def prepare(self) -> list[str]:
         binary = caddy_binary()
         if binary is None:
-            raise HttpbenchError("caddy not found (Debian: apt-get install -y caddy)")
+            raise programs.not_found("caddy")
         self.ports = [free_port()]
         conf = self.workdir / "Caddyfile"
         conf.write_text(

@@ -7,14 +7,9 @@ import json
 
 import pytest
 
-from httpbench.peers.nginx import nginx_binary
-from httpbench.peers.static import caddy_binary
 from tests.httpbench.http_fixtures import ALPINE_SCENARIOS, cli_options, run_httpbench, seeded
 
-pytestmark = pytest.mark.skipif(
-    nginx_binary() is None or caddy_binary() is None,
-    reason="nginx and caddy are needed (CI: apt-get install -y nginx caddy)",
-)
+pytestmark = pytest.mark.usefixtures("peer_programs")  # nginx and caddy, installed when missing
 DEMO = seeded(40, 2, warmups=2, concurrency=4, q=True)  # the timed rounds of both demos
 
 

@@ -5,25 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 
 import pytest
 
-from httpbench.peers.nginx import LocalNginx, nginx_binary
+from httpbench.peers.nginx import LocalNginx
 from tests.httpbench.http_fixtures import body_of, run_compare, run_httpbench, seeded
 
 PACKAGE = body_of(300_000, seed=7)
 INDEX = body_of(1024, seed=8)
 
-needs_nginx = pytest.mark.skipif(
-    nginx_binary() is None, reason="nginx binary not found (CI installs it: apt-get install -y nginx)"
-)
+needs_nginx = pytest.mark.usefixtures("peer_programs")  # installed by the session when missing
 
 
 @pytest.fixture(scope="module")
-def nginx():
-    if nginx_binary() is None:
-        pytest.skip("nginx binary not found (CI installs it: apt-get install -y nginx)")
+def nginx(peer_programs):
     with LocalNginx({"repo/index.txt": INDEX, "repo/pkg.bin": PACKAGE}, servers=2) as ng:
         yield ng
 
@@ -61,9 +56,6 @@ def test_compare_on_nginx_every_scenario_kind(nginx, tmp_path):
 
 
 @needs_nginx
-@pytest.mark.skipif(
-    shutil.which("wrk") is None, reason="wrk not found (CI installs it: apt-get install -y wrk)"
-)
 @pytest.mark.servers
 def test_bench_client_runs_wrk_and_httpbench_on_the_same_nginx():
     run = run_httpbench("bench-client", "--requests", "20000", "--duration", "1", "--json", timeout=60)

@@ -18,7 +18,7 @@ from httpbench import apk, report
 from httpbench.errors import HttpbenchError
 from httpbench.fixtures import alpine as fixture
 from httpbench.model import Target
-from httpbench.peers.nginx import LocalNginx, nginx_binary
+from httpbench.peers.nginx import LocalNginx
 from httpbench.profiles import Context, load
 from httpbench.profiles.alpine import AlpineProfile
 from tests.httpbench.http_fixtures import ALPINE_SCENARIOS, run_compare, seeded
@@ -37,10 +37,8 @@ def tree(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def served(tree):
+def served(tree, peer_programs):
     """One nginx, two ports, every variant of the repository under its own prefix."""
-    if nginx_binary() is None:
-        pytest.skip("nginx binary not found (CI installs it: apt-get install -y nginx)")
     dest, manifest, files = tree
     private = files[manifest["key"]["private"]]
     pkg_path, idx_path = manifest["package"]["path"], manifest["index"]["path"]

@@ -5,7 +5,6 @@ real huggingface_hub client in subprocesses, and one end-to-end ``httpbench comp
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import socket
 import subprocess
@@ -19,20 +18,13 @@ from httpbench.errors import HttpbenchError
 from httpbench.fixtures import huggingface as fx
 from httpbench.model import Target
 from httpbench.peers.hfcache import HfCache
-from httpbench.peers.nginx import nginx_binary
 from httpbench.profiles import Context, load
 from httpbench.profiles.huggingface import HuggingFaceProfile, leak
 from tests.httpbench.http_fixtures import read_head, run_compare, seeded
 
 COMMIT = fx.COMMIT
 FILE = f"/org/model/resolve/{COMMIT}/model.safetensors"
-needs_nginx = pytest.mark.skipif(
-    nginx_binary() is None, reason="nginx binary not found (apt-get install nginx)"
-)
-needs_hub = pytest.mark.skipif(
-    importlib.util.find_spec("huggingface_hub") is None,
-    reason="huggingface_hub not installed (pip install -e '.[test]')",
-)
+needs_nginx = pytest.mark.usefixtures("peer_programs")  # installed by the session when missing
 
 
 def targets(**urls: str) -> list[Target]:
@@ -70,9 +62,7 @@ def cdn_hub():
 
 
 @pytest.fixture(scope="module")
-def clean(cdn_hub):
-    if nginx_binary() is None:
-        pytest.skip("nginx binary not found")
+def clean(cdn_hub, peer_programs):
     with HfCache(cdn_hub.url) as cache:
         yield cache
 
@@ -262,7 +252,7 @@ def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_cl
 
 
 @pytest.fixture()
-def fast_and_slow():
+def fast_and_slow(peer_programs):
     """The URLs of two clean caches, over a redirect-mode hub and over one 60 ms slower."""
     with (
         fx.HubFixture(mode="redirect") as fast,
@@ -322,7 +312,6 @@ def test_a_cache_without_singleflight_fails_the_cold_fill(hub, cdn_hub):
 
 
 @needs_nginx
-@needs_hub
 @pytest.mark.servers
 def test_real_huggingface_hub_client_downloads_from_fixture_and_clean_cache(hub, clean):
     section = after_rounds(
@@ -360,8 +349,6 @@ def test_compare_profile_huggingface_end_to_end(hub, clean, tmp_path):
 
 
 @needs_nginx
-@needs_hub
-@pytest.mark.skipif(importlib.util.find_spec("hf_xet") is None, reason="hf_xet not installed")
 @pytest.mark.servers
 def test_a_xet_enabled_client_stays_on_the_clean_cache_but_follows_a_leak(tmp_path):
     """With Xet on in the client, the clean cache keeps every download on itself (the upstream sees
