@@ -9,6 +9,7 @@ import click
 
 from dbbench import defaults
 from dbbench.errors import DbbenchError
+from verdict.options import Float
 
 DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
 
@@ -92,7 +93,7 @@ def explain_options(fn):
         "timeout_s",
         default=defaults.TIMEOUT_S,
         show_default=True,
-        type=click.FloatRange(0.1, 3600),
+        type=Float(0.1, 3600),
         help="Per-statement timeout in seconds (a pathological plan is reported as timeout).",
     )(fn)
     fn = report_options(fn)

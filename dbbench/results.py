@@ -157,12 +157,14 @@ def _entry(r: ShapeResult) -> Entry:
     )
 
 
-def write(path: Path | str, doc: dict[str, Any]) -> None:
+def write(path: Path | str, doc: dict[str, Any]) -> str:
     """Write ``doc`` as strict JSON (:func:`verdict.files.write_output`: an ordinary file atomically,
-    a device or link written through)."""
+    a device or link written through); returns the text written."""
     from verdict.files import write_output
 
-    write_output(path, json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
+    text = json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"
+    write_output(path, text)
+    return text
 
 
 _MAX_NUMBER_CHARS = 100  # a float needs 17 significant digits; dbbench rounds to 4 places

@@ -17,10 +17,10 @@ class Float(click.FloatRange):
     """A finite float in ``[min, max]`` (``min_open`` / ``max_open`` exclude a bound)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if isinstance(number, float) and not math.isfinite(number):
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
-        return number
+        return super().convert(number, param, ctx)
 
 
 def port() -> click.IntRange:

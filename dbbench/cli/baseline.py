@@ -22,6 +22,8 @@ from dbbench.options import (
 )
 from dbbench.servers import Home
 from dbbench.workflow import Run
+from verdict.files import write_output
+from verdict.options import Float
 
 
 @click.group("baseline")
@@ -41,9 +43,7 @@ def baseline_group() -> None:
 @catalog_option("Catalog directory, entry file or name.")
 @click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")
 @namespace_option("The seeded schema / database.")
-@click.option(
-    "--timeout", "timeout_s", default=defaults.TIMEOUT_S, show_default=True, type=click.FloatRange(0.1, 3600)
-)
+@click.option("--timeout", "timeout_s", default=defaults.TIMEOUT_S, show_default=True, type=Float(0.1, 3600))
 @click.option("--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(0, 1000))
 @click.option("--runs", default=defaults.RUNS, show_default=True, type=click.IntRange(1, 1000))
 @click.option(
@@ -104,9 +104,7 @@ THRESHOLDS = (
 def threshold_options(fn):
     """--rows-factor, --rows-min, --slower and --noise-ms (:data:`THRESHOLDS`)."""
     for name, default, low, text in reversed(THRESHOLDS):
-        fn = click.option(
-            name, default=default, show_default=True, type=click.FloatRange(low, None), help=text
-        )(fn)
+        fn = click.option(name, default=default, show_default=True, type=Float(low, None), help=text)(fn)
     return fn
 
 
@@ -122,9 +120,7 @@ def threshold_options(fn):
 @click.option("--namespace", default=None, help="Namespace to run in [default: the baseline's].")
 @click.option("--warmups", default=None, type=click.IntRange(0, 1000), help="[default: the baseline's]")
 @click.option("--runs", default=None, type=click.IntRange(1, 1000), help="[default: the baseline's]")
-@click.option(
-    "--timeout", "timeout_s", default=None, type=click.FloatRange(0.1, 3600), help="[default: the baseline's]"
-)
+@click.option("--timeout", "timeout_s", default=None, type=Float(0.1, 3600), help="[default: the baseline's]")
 @threshold_options
 @click.option(
     "--stability",
@@ -226,11 +222,11 @@ def diff_cmd(
     md = render.to_markdown(report)
     click.echo(md if fmt == "markdown" else render.to_text(report))
     if markdown_file:
-        markdown_file.write_text(md)
+        write_output(markdown_file, md)
     if output:
         results.write(output, report.to_dict())
     if junit:
-        junit.write_text(render.junit_xml(report))
+        write_output(junit, render.junit_xml(report))
     if github_summary:
         append_summary(github_summary, md)
     sys.exit(exit_code(report.verdict))

@@ -12,6 +12,7 @@ from dbbench.cli.app import _connect, err
 from dbbench.options import catalog_option, isolate, namespace_option, output_file, target_options
 from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
 from dbbench.servers import Home
+from verdict.files import write_output
 
 
 @click.command("info")
@@ -103,7 +104,7 @@ def report_cmd(result_file, html_file, output, title) -> None:
     md = explain.markdown(doc, result_file)
     click.echo(md, nl=False)
     if output:
-        output.write_text(md)
+        write_output(output, md)
     if html_file:
-        html_file.write_text(html.html(doc, result_file, title))
+        write_output(html_file, html.html(doc, result_file, title))
         err(f"wrote {html_file}")

@@ -11,6 +11,7 @@ from dbbench import grow
 from dbbench.cli.app import _connect, err
 from dbbench.options import isolate, output_file, target_options
 from dbbench.servers import Home
+from verdict.files import write_output
 
 
 @click.command("grow")
@@ -93,7 +94,7 @@ def grow_cmd(
     if html_file:
         from dbbench.output import grow_html
 
-        html_file.write_text(grow_html.page(doc))
+        write_output(html_file, grow_html.page(doc))
         click.echo(f"wrote {html_file}")
     if doc["problems"]:
         for line in doc["problems"]:

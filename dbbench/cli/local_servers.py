@@ -9,6 +9,7 @@ from dbbench.cli.app import err, say
 from dbbench.options import DIALECT_CHOICE
 from dbbench.output.commands import render_status
 from dbbench.servers import Home
+from verdict.options import port
 
 
 @click.group("servers")
@@ -26,8 +27,8 @@ def _print_status(rows, as_json: bool) -> None:
 
 @servers_group.command("up")
 @click.argument("which", nargs=-1, type=DIALECT_CHOICE)
-@click.option("--pg-port", type=int, help="Port for a newly started PostgreSQL (default 55432).")
-@click.option("--mysql-port", type=int, help="Port for a newly started MySQL (default 53306).")
+@click.option("--pg-port", type=port(), help="Port for a newly started PostgreSQL (default 55432).")
+@click.option("--mysql-port", type=port(), help="Port for a newly started MySQL (default 53306).")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.pass_obj
 def servers_up(home: Home, which, pg_port, mysql_port, as_json) -> None:

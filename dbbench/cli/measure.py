@@ -12,6 +12,7 @@ from dbbench.cli.app import _connect, err
 from dbbench.options import explain_options, isolate, sampling_options, split_report, target_options
 from dbbench.servers import Home
 from dbbench.workflow import Run
+from verdict.files import write_output
 
 
 def _measure(home: Home, pg_url, mysql_url, only, run: Run) -> dict:
@@ -26,8 +27,8 @@ def _write_json(path: Path, doc: dict) -> None:
 
     from dbbench import results
 
-    results.write(path, doc)
-    click.echo(f"\nwrote {path} (SHA-256 {hashlib.sha256(path.read_bytes()).hexdigest()})")
+    text = results.write(path, doc)  # the bytes written: a device or a pipe cannot be read back
+    click.echo(f"\nwrote {path} (SHA-256 {hashlib.sha256(text.encode()).hexdigest()})")
 
 
 def _emit(
@@ -47,7 +48,7 @@ def _emit(
     if output:
         _write_json(output, doc)
     if junit:
-        junit.write_text(report.junit_xml(typed, f"dbbench.{command}"))
+        write_output(junit, report.junit_xml(typed, f"dbbench.{command}"))
     if github_summary:
         append_summary(github_summary, report.github_summary(typed, f"dbbench {command}"))
     problems = report.failures(typed)

@@ -66,5 +66,6 @@ def table_format(fmt: str) -> str:
 
 def append_summary(path: Path | str, markdown: str) -> None:
     """Append to a GitHub step summary file (GitHub concatenates every step's summary)."""
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    from verdict.files import write_output
+
+    write_output(path, markdown if markdown.endswith("\n") else markdown + "\n", append=True)

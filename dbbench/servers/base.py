@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import ClassVar
 
-from dbbench.errors import PrerequisiteError
+from dbbench.errors import DbbenchError, PrerequisiteError
 from verdict.files import write_atomic
 
 Say = Callable[[str], None]
@@ -396,6 +396,12 @@ class LocalServer:
     def up(self, state: InstanceState, port: int | None, say: Say) -> ServerState:
         st = state.servers.get(self.key)
         if st is not None and self.running(st):
+            if port is not None and port != st.port:
+                raise DbbenchError(
+                    f"the local {self.label} is already running on port {st.port}; {self.port_option} "
+                    f"{port} applies when it starts (`dbbench servers down {self.key}` first, or use "
+                    "another --instance)"
+                )
             return st
         self.require()
         self.install(say)
