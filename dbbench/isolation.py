@@ -81,25 +81,34 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
                 ) from None
         return password
 
-    password = arm()  # refused (not ours, no privilege): nothing to lock again
+    def login(password: str) -> Target:
+        def as_role(password: str) -> Target:
+            login_url = urls.as_login(target.url, role, password)
+            return connect(login_url, dialect=target.dialect, source="the namespace role")
+
+        try:
+            return as_role(password)
+        except ConnectionFailed:  # another dbbench run on this namespace may lock the role in between
+            pass
+        try:
+            return as_role(arm())
+        except ConnectionFailed as exc:
+            raise IsolationUnavailable(
+                f"cannot log in as the namespace role {role!r}: {exc}; pass {NO_ISOLATION_FLAG} to run "
+                "user SQL with dbbench's own privileges"
+            ) from None
+
     try:
-        for attempt in (1, 2):  # another dbbench run on this namespace may lock the role in between
-            try:
-                if attempt == 2:
-                    password = arm()
-                inner = connect(
-                    urls.as_login(target.url, role, password),
-                    dialect=target.dialect,
-                    source="the namespace role",
-                )
-                break
-            except ConnectionFailed as exc:
-                if attempt == 2:
-                    raise IsolationUnavailable(
-                        f"cannot log in as the namespace role {role!r}: {exc}; pass "
-                        f"{NO_ISOLATION_FLAG} to run user SQL with dbbench's own "
-                        "privileges"
-                    ) from None
+        password = arm()  # refused (not ours, no privilege): nothing to lock again
+    except DbbenchError as exc:
+        _note_left_incomplete(exc, target, namespace)
+        raise
+    try:
+        try:
+            inner = login(password)
+        except DbbenchError as exc:
+            _note_left_incomplete(exc, target, namespace)
+            raise
         try:
             yield inner
         finally:
@@ -108,6 +117,23 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
         with target.all_or_nothing() as conn:
             d.close_role(conn, role)
             conn.commit()
+
+
+def _note_left_incomplete(exc: DbbenchError, target: Target, namespace: str) -> None:
+    """Add to ``exc`` (the role could not be prepared or used) that the namespace is left incomplete
+    when it is: a seed empties it and marks it ``loading`` before its setup SQL runs as the role."""
+    d = dialects.get(target.dialect)
+    try:
+        with target.all_or_nothing() as conn:
+            state = d.namespace_state(conn, namespace)
+            conn.rollback()
+    except Exception:  # the refusal itself is the error to report
+        return
+    if state == "incomplete":
+        exc.args = (
+            f"{exc}; {d.NAMESPACE_KIND} {namespace!r} is left empty and marked incomplete (state "
+            "loading): no command uses it until `dbbench seed` builds it again",
+        )
 
 
 def escaped(target: Target, namespace: str) -> list[str]:

@@ -134,6 +134,7 @@ class _Session:
                 f"{urls.ENV_VARS[dialect]}, or `dbbench servers up`)"
             )
             pytest.skip(self.failures[dialect])
+        unexpected = None
         try:
             target = connect(url, dialect=cast("Dialect", dialect))
         except DbbenchError as exc:
@@ -141,6 +142,10 @@ class _Session:
                 pytest.fail(f"dbbench: {exc}", pytrace=False)
             self.failures[dialect] = f"dbbench: {exc}"
             pytest.skip(self.failures[dialect])
+        except Exception as exc:  # the driver's own (a query parameter it cannot read, say)
+            unexpected = _one_line(exc, url, dialect)
+        if unexpected:  # failed outside the except block: pytest would show the exception chained
+            pytest.fail(unexpected, pytrace=False)
         self.targets[dialect] = target
         return target
 
@@ -154,7 +159,7 @@ class _Session:
         from dbbench.catalog import open_catalog
         from dbbench.errors import DbbenchError
 
-        target = self.target(dialect)
+        target, unexpected = self.target(dialect), None
         try:
             cat = open_catalog(self.catalog)
             d = dialects.get(dialect)
@@ -171,11 +176,17 @@ class _Session:
                 setupsql.load([target], cat, namespace=self.namespace)
         except DbbenchError as exc:
             pytest.fail(f"dbbench: {exc}", pytrace=False)
+        except Exception as exc:
+            unexpected = _one_line(exc, target.url, dialect)
+        if unexpected:
+            pytest.fail(unexpected, pytrace=False)
         self.built.add(dialect)
         return self.namespace
 
     def engine(self, dialect: str):
         import sqlalchemy as sa
+
+        from dbbench import urls
 
         if dialect in self.engines:
             return self.engines[dialect]
@@ -186,7 +197,8 @@ class _Session:
             args["options"] = f"-c search_path={ns}"
         elif ns:
             url = url.set(database=ns)
-        engine = sa.create_engine(url, connect_args=args, pool_pre_ping=True)
+        # its repr (in a failing test's arguments) shows no password, whatever the URL's form
+        engine = sa.create_engine(urls.RedactedURL(*url), connect_args=args, pool_pre_ping=True)
         self.engines[dialect] = engine
         return engine
 
@@ -195,6 +207,22 @@ class _Session:
             e.dispose()
         for t in self.targets.values():
             t.dispose()
+
+
+def _one_line(exc: Exception, url, dialect: str) -> str:
+    """An unexpected error of the driver or SQLAlchemy as one line without the URL's secrets,
+    reported without a traceback: its frames hold the URL and the driver's keyword arguments,
+    password included, and pytest prints a frame's arguments."""
+    from sqlalchemy.engine import make_url
+
+    from dbbench import urls
+
+    try:
+        parsed = make_url(url) if isinstance(url, str) else url
+        where, text = urls.redact(parsed), urls.scrub((str(exc).strip().splitlines() or [""])[0], parsed)
+    except Exception:
+        where, text = "the URL given", ""
+    return f"dbbench: cannot use the {dialect} target {where}: {type(exc).__name__}: {text}"
 
 
 @pytest.fixture(scope="session")

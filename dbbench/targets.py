@@ -45,6 +45,12 @@ class Target:
     warnings: list[str] = field(default_factory=list)
     connect_args: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    def __repr__(self) -> str:  # the URL redacted (any form of its password), as in every output
+        return (
+            f"Target(dialect={self.dialect!r}, url={self.safe_url}, version={self.version!r}, "
+            f"version_text={self.version_text!r}, warnings={self.warnings!r})"
+        )
+
     @property
     def label(self) -> str:
         return DIALECT_LABEL[self.dialect]

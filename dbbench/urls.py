@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from typing import Literal
+from urllib.parse import quote, quote_plus
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
@@ -53,7 +55,7 @@ def parse(raw: str, dialect: Dialect, source: str) -> URL:
         raise DbbenchError(f"{source} uses driver {driver!r}; dbbench supports {dialect}+{DRIVERS[dialect]}")
     if not url.host and not url.query.get("host") and not url.query.get("unix_socket"):
         raise DbbenchError(f"{source} has no host (expected {example(dialect)})")
-    return url.set(drivername=f"{dialect}+{DRIVERS[dialect]}")
+    return RedactedURL(*url.set(drivername=f"{dialect}+{DRIVERS[dialect]}"))
 
 
 # SQLAlchemy's split of a URL: the password ends at the *first* '@', the host at '/', ':' or '?'
@@ -113,7 +115,34 @@ def redact(url: URL | str) -> str:
     secret = {k: "***" for k in url.query if k.lower() in SECRET_QUERY_KEYS}
     if secret:
         url = url.update_query_dict(secret)
-    return url.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
+    # URL's own rendering: RedactedURL.render_as_string is this function
+    return URL.render_as_string(url, hide_password=True).replace("%2A%2A%2A", "***")
+
+
+class RedactedURL(URL):
+    """A SQLAlchemy URL whose text never shows a secret: ``str``, ``repr`` and ``render_as_string()``
+    are :func:`redact`'s, so the reprs that show it -- an ``Engine(…)``, a
+    :class:`dbbench.Target`, a pytest failure listing them -- hide the userinfo password and every
+    secret query parameter (``?password=``), however they were encoded. Only
+    ``render_as_string(hide_password=False)`` gives the real URL (for the drivers). :func:`parse`
+    returns one; the URL methods that derive a new URL (``set``, ``update_query_dict``,
+    ``difference_update_query`` …) keep the class."""
+
+    __slots__ = ()
+
+    def render_as_string(self, hide_password: bool = True) -> str:
+        if not hide_password:
+            return URL.render_as_string(self, hide_password=False)
+        return redact(self)
+
+    def __repr__(self) -> str:
+        return redact(self)
+
+    def __str__(self) -> str:
+        return redact(self)
+
+    def difference_update_query(self, names: Iterable[str]) -> RedactedURL:
+        return RedactedURL(*URL.difference_update_query(self, names))
 
 
 def as_login(url: URL, username: str, password: str) -> URL:
@@ -128,12 +157,55 @@ def from_env(dialect: Dialect) -> str | None:
     return value or None
 
 
+# a secret as a driver echoes its connection parameters: any URL's userinfo password (up to the last
+# '@' of the URL), a ``key=value`` of a query string, a libpq DSN (quoted or not) or an environment
+# (PGPASSWORD, MYSQL_PWD), and a ``'key': 'value'`` of a parameter dict
+_KEYS = "|".join(sorted(SECRET_QUERY_KEYS | {"pgpassword", "mysql_pwd"}, key=len, reverse=True))
+_URL_USERINFO = re.compile(r"(?P<keep>[A-Za-z][\w+.-]*://[^\s/?#@:'\"]*:)[^\s'\"]*@")
+_KEY_VALUE = re.compile(
+    rf"(?P<keep>(?<![\w-])(?:{_KEYS})\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&'\"]+)",
+    re.IGNORECASE,
+)
+_KEY_COLON = re.compile(
+    rf"(?P<keep>(?P<q>['\"])(?:{_KEYS})(?P=q)\s*:\s*)(?P<v>['\"])(?:(?!(?P=v))[^\\]|\\.)*(?P=v)",
+    re.IGNORECASE,
+)
+
+
+def _distinctive(secret: str) -> bool:
+    """Whether ``secret`` can be cut out of any text without garbling it: 8 characters or more,
+    mixing at least two of letters (with ``_``), digits and other characters -- not a word of a
+    message (``option``), an identifier (``my_table``) or a number a message may hold."""
+    kinds = {"digit" if c.isdigit() else "word" if c.isalpha() or c == "_" else "other" for c in secret}
+    return len(secret) >= 8 and len(kinds) >= 2
+
+
 def scrub(text: str, url: URL) -> str:
-    """Remove ``url``'s password from free text (driver error messages quote odd things)."""
+    """``text`` (a driver's error message) without ``url``'s secrets.
+
+    What is redacted is where a driver echoes a secret: ``url`` itself as text, the password of
+    any URL's userinfo, a secret ``key=value`` of a query string or a libpq DSN
+    (``password=…``, quoted or not), a ``'password': '…'`` of a parameter dict. The words of the
+    message are not searched for the password: a password ``option`` leaves ``invalid connection
+    option "bogus_option"`` as it is (replacing it there garbles the message and tells the
+    password). Only a distinctive password (:func:`_distinctive`) is also replaced wherever it
+    appears, plain or percent-encoded."""
     secrets = [str(url.password)] if url.password else []
     for key, value in url.query.items():
         if key.lower() in SECRET_QUERY_KEYS:
             secrets += [value] if isinstance(value, str) else list(value)
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        text = text.replace(secret, "***")
+    if not secrets:
+        return text
+    text = text.replace(URL.render_as_string(url, hide_password=False), redact(url))
+    text = _URL_USERINFO.sub(r"\g<keep>***@", text)
+    text = _KEY_VALUE.sub(r"\g<keep>***", text)
+    text = _KEY_COLON.sub(r"\g<keep>\g<v>***\g<v>", text)
+    forms = {
+        f
+        for s in secrets
+        if _distinctive(s)
+        for f in (s, quote(s, safe=""), quote_plus(s), quote(s, safe=" +"))
+    }
+    for form in sorted(forms, key=len, reverse=True):
+        text = re.sub(re.escape(form), "***", text, flags=re.IGNORECASE if "%" in form else 0)
     return text

@@ -31,6 +31,7 @@ PASSWORD = "Kq7Zr:Wm@x9/Tj%4F?&=Vb8Ny"
 USER = "dbbench_t_secret"
 NS = "dbbench_t_secret_ns"
 CHECK_NS = "dbbench_t_secret_check"
+PLUGIN_NS = "dbbench_t_secret_plugin"
 HTTP_USER = "hbuser_t"
 HTTP_PASSWORD = "Hq4Xw:Pz@k2/Lm%7E?&=Rd6Tc"
 HTTP_TOKEN = "tok_Gf3Yb8Mn2Qs7Jd5Vw"
@@ -62,6 +63,7 @@ def encodings(secret: Secret) -> dict[str, bytes]:
         "url-encoded": quote(v, safe="").encode(),
         "url-encoded (safe '/')": quote(v).encode(),
         "plus-encoded": quote_plus(v).encode(),
+        "percent-encoded (every byte)": "".join(f"%{b:02X}" for b in v.encode()).encode(),
         "html-escaped": html.escape(v).encode(),
         "html-escaped (no quotes)": html.escape(v, quote=False).encode(),
         "json-escaped": json.dumps(v)[1:-1].encode(),
@@ -223,7 +225,7 @@ def drop_account(local_urls: dict[str, str]) -> None:
     test's own role / user."""
     from dbbench.isolation import role_name
 
-    namespaces = [NS, CHECK_NS, f"{NS}_bad", f"{NS}_broken"]
+    namespaces = [NS, CHECK_NS, PLUGIN_NS, f"{NS}_bad", f"{NS}_broken"]
     roles = [USER, *(role_name(ns) for ns in namespaces)]
     admin(
         local_urls["postgresql"],

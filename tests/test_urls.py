@@ -56,6 +56,124 @@ def test_a_password_in_the_query_is_redacted_and_scrubbed():
     )
 
 
+def test_scrub_leaves_the_words_of_a_message_alone(local_urls):
+    """A password that is a common word (``option``) is not cut out of the driver's message (issue
+    19): before, ``invalid connection option "bogus_option"`` became ``invalid connection *** "bogus_***"``.
+    The message is the real driver's, for a URL with an option it does not know."""
+    from dbbench.errors import ConnectionFailed
+    from dbbench.targets import connect
+
+    local = urls.parse(local_urls["postgresql"], "postgresql", "x")
+    for url in (
+        local.set(password="option").update_query_dict({"bogus_option": "1"}),
+        local.set(password=None).update_query_dict({"password": "option", "bogus_option": "1"}),
+    ):
+        with pytest.raises(ConnectionFailed) as err:
+            connect(url, dialect="postgresql")
+        assert 'invalid connection option "bogus_option"' in str(err.value), err.value
+        assert "***" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "echoed, shown",
+    [
+        # a libpq DSN, unquoted and quoted
+        (
+            "host=h port=5432 user=u password=option dbname=db",
+            "host=h port=5432 user=u password=*** dbname=db",
+        ),
+        ("host=h password='option' dbname=db", "host=h password=*** dbname=db"),
+        ("host=h PASSWORD = 'opt\\'ion' sslpassword=option", "host=h PASSWORD = *** sslpassword=***"),
+        # a URL: the userinfo password (plain, percent-encoded, unencoded '@') and the query
+        (
+            "could not connect to postgresql://u:option@h:5432/db",
+            "could not connect to postgresql://u:***@h:5432/db",
+        ),
+        ("bad URI mysql://u:op%74ion@h/?x=1", "bad URI mysql://u:***@h/?x=1"),
+        ("bad URI postgresql://u:op@tion@h/db", "bad URI postgresql://u:***@h/db"),
+        (
+            "postgresql://u@h/db?sslmode=require&password=option&x=1",
+            "postgresql://u@h/db?sslmode=require&password=***&x=1",
+        ),
+        # a driver's keyword arguments
+        (
+            "kw = {'host': 'h', 'password': 'option', 'port': 1}",
+            "kw = {'host': 'h', 'password': '***', 'port': 1}",
+        ),
+        ('{"passwd": "option"}', '{"passwd": "***"}'),
+        # and nothing else: the words of the message stay
+        ('invalid connection option "bogus_option"', 'invalid connection option "bogus_option"'),
+        (
+            'password authentication failed for user "u" (option)',
+            'password authentication failed for user "u" (option)',
+        ),
+    ],
+)
+def test_scrub_masks_the_password_where_a_driver_echoes_it(echoed, shown):
+    from sqlalchemy.engine import make_url
+
+    for url in (
+        "postgresql+psycopg://u:option@h:5432/db",
+        "postgresql+psycopg://u@h:5432/db?password=option",
+    ):
+        assert urls.scrub(echoed, make_url(url)) == shown
+
+
+def test_scrub_masks_the_url_itself_and_a_distinctive_password_anywhere():
+    from urllib.parse import quote
+
+    url = urls.parse("postgresql://u:K7q%40zR%3A9w@h:5432/db?sslmode=require", "postgresql", "x")
+    raw = url.render_as_string(hide_password=False)
+    assert (
+        urls.scrub(f"cannot use {raw}: no", url)
+        == "cannot use postgresql+psycopg://u:***@h:5432/db?sslmode=require: no"
+    )
+    assert urls.scrub(f"got K7q@zR:9w and {quote('K7q@zR:9w', safe='').lower()}", url) == "got *** and ***"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "postgresql+psycopg://u:S3cr%40t-9@h:5432/db",
+        "postgresql+psycopg://u@h:5432/db?password=S3cr%40t-9",
+        "postgresql+psycopg://u@h:5432/db?password=%53%33%63%72%40%74%2D%39",
+        "postgresql+psycopg://u@h:5432/db?sslmode=require&sslpassword=S3cr%40t-9",
+    ],
+)
+def test_every_text_of_a_parsed_url_and_its_engine_hides_the_password(given):
+    """What pytest shows of the plugin's fixtures (issue 19): ``Target(url=…)``, ``Engine(…)``, the
+    URL's str/repr -- with the password in the userinfo, the query, percent-encoded or not."""
+    import sqlalchemy as sa
+
+    from dbbench.targets import Target
+
+    url = urls.parse(given, "postgresql", "x")
+    engine = sa.create_engine(url)
+    try:
+        target = Target("postgresql", url, engine, (12, 22), "12.22")
+        texts = [
+            repr(url),
+            str(url),
+            url.render_as_string(),
+            f"{url!r}",
+            repr(engine),
+            str(engine),
+            repr(engine.url),
+            repr(target),
+            str(target),
+            repr(url.set(database="x")),
+            repr(url.update_query_dict({"a": "1"})),
+            repr(url.difference_update_query(["sslmode"])),
+        ]
+    finally:
+        engine.dispose()
+    for text in texts:
+        assert "S3cr" not in text and "%53%33" not in text and "***" in text, text
+    assert "S3cr@t-9" in url.render_as_string(hide_password=False) or "S3cr%40t-9" in url.render_as_string(
+        hide_password=False
+    )
+
+
 def test_recorded_commands_lose_every_credential():
     from httpbench.clients import redact
 

@@ -321,6 +321,7 @@ def query_row(conn, sql: str, params: dict) -> dict | None:
 # -- the namespace role (see dbbench.isolation) ---------------------------------------------------
 ROLE_PRIVILEGE = "CREATEROLE"
 _ROLE_MARK = "dbbench namespace role"
+_SUPERUSER_ONLY = ("SUPERUSER", "REPLICATION", "BYPASSRLS")  # attributes only a superuser may alter
 
 
 def is_driver_error(exc: BaseException) -> bool:
@@ -334,7 +335,7 @@ def open_role(conn, ns: str, role: str, password: str) -> None:
     able to log in with ``password`` (sent as a SCRAM verifier, so no server log holds it)."""
     from psycopg import sql
 
-    from dbbench.errors import NotOurs
+    from dbbench.errors import DbbenchError, NotOurs
 
     r = sql.Identifier(role)
     with conn.cursor() as cur:
@@ -362,15 +363,28 @@ def open_role(conn, ns: str, role: str, password: str) -> None:
             )
             for (granted,) in cur.fetchall():
                 cur.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(granted), r))
+        cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+        superuser = bool(cur.fetchone()[0])
+        # Only a superuser may name SUPERUSER, REPLICATION or BYPASSRLS in ALTER ROLE, even to turn
+        # them off ("must be superuser to alter superusers"), so they are named only when the role
+        # has one: never when a CREATEROLE user made it, only when a superuser gave it one since.
+        cur.execute("SELECT rolsuper, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = %s", (role,))
+        held = [a for a, on in zip(_SUPERUSER_ONLY, cur.fetchone()) if on]
+        if held and not superuser:
+            raise DbbenchError(
+                f"the namespace role {role!r} has {', '.join(held)}, which only a superuser may "
+                f"remove; the role is left as it is. Have a superuser run DROP ROLE {role} (or ALTER ROLE "
+                f"{role} {' '.join('NO' + a for a in held)})"
+            )
         verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
         cur.execute(
             sql.SQL(
-                "ALTER ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION "
-                "NOBYPASSRLS CONNECTION LIMIT 16 PASSWORD {}"
+                "ALTER ROLE {} LOGIN NOCREATEDB NOCREATEROLE NOINHERIT CONNECTION LIMIT 16 PASSWORD {}"
             ).format(r, sql.Literal(verifier))
         )
-        cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-        if not cur.fetchone()[0]:  # dbbench's own user must reach the tables the role creates
+        if held:
+            cur.execute(sql.SQL("ALTER ROLE {} " + " ".join("NO" + a for a in held)).format(r))
+        if not superuser:  # dbbench's own user must reach the tables the role creates
             cur.execute(sql.SQL("GRANT {} TO current_user").format(r))
         s = sql.Identifier(ns)
         cur.execute(sql.SQL("GRANT USAGE, CREATE ON SCHEMA {} TO {}").format(s, r))

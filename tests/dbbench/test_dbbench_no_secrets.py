@@ -12,12 +12,13 @@ from urllib.parse import quote, quote_plus
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import CliResult, run_cli
+from tests.conftest import CliResult, run_cli, run_program
 from tests.leaks import (
     CHECK_NS,
     EXAMPLE_BASELINE,
     NS,
     PASSWORD,
+    PLUGIN_NS,
     RECORD_GENERATED,
     SETUP,
     SHAPE,
@@ -28,6 +29,7 @@ from tests.leaks import (
     admin,
     dbbench_secrets,
     drop_account,
+    find_leaks,
     free_port,
     host_port,
 )
@@ -62,11 +64,14 @@ def account(local_urls):
     my_host, my_port = host_port(local_urls["mysql"])
     pg_db = sa.engine.make_url(local_urls["postgresql"]).database
     enc = quote(PASSWORD, safe="")
+    every = "".join(f"%{b:02X}" for b in PASSWORD.encode())  # each byte percent-encoded
     yield {
         "pg_userinfo": f"postgresql+psycopg://{USER}:{enc}@{pg_host}:{pg_port}/{pg_db}",
         "my_userinfo": f"mysql+pymysql://{USER}:{enc}@{my_host}:{my_port}/",
         "pg_query": f"postgresql+psycopg://{USER}@{pg_host}:{pg_port}/{pg_db}?password={quote_plus(PASSWORD)}",
         "my_query": f"mysql+pymysql://{USER}@{my_host}:{my_port}/?password={quote_plus(PASSWORD)}",
+        "pg_percent": f"postgresql+psycopg://{USER}:{every}@{pg_host}:{pg_port}/{pg_db}",
+        "my_percent": f"mysql+pymysql://{USER}@{my_host}:{my_port}/?password={every}",
         "pg": (pg_host, pg_port, pg_db),
         "my": (my_host, my_port),
     }
@@ -476,3 +481,92 @@ def test_dbbench_errors_never_show_the_password(account, generated, tmp_path):
     )
     assert f"rejected user '{USER}'" in said["diff wrong password"], said["diff wrong password"]
     rec.assert_clean([*secrets, *generated.secrets([NS, f"{NS}_bad", f"{NS}_broken"])])
+
+
+# A team's failing plan test: pytest shows the fixtures' values (Target(url=…), Engine(…)) as the
+# test's arguments, -l its locals, the assertion its operands, and the captured output.
+PLUGIN_TESTS = """\
+def test_fails(dbbench_target, dbbench_engine, dbbench_conn):
+    url = dbbench_engine.url
+    print(dbbench_target, dbbench_engine, url, dbbench_target.url, dbbench_target.engine)
+    assert dbbench_target is None, (dbbench_target, dbbench_engine, str(url), repr(dbbench_target.url))
+
+
+def test_fails_on_the_url(dbbench_engine):
+    assert dbbench_engine.url.database == "elsewhere"
+"""
+
+
+@pytest.mark.parametrize(
+    "form, pg, my",
+    [
+        ("user part", "pg_userinfo", "my_userinfo"),
+        ("?password=", "pg_query", "my_query"),
+        ("percent-encoded", "pg_percent", "my_percent"),
+    ],
+)
+def test_the_pytest_plugin_never_shows_the_password(account, generated, tmp_path, form, pg, my):
+    """Issue 19: a failing test using the plugin's fixtures, targets given with the password in the
+    user part, as ``?password=``, or with every byte percent-encoded (the PostgreSQL URL in the user
+    part, the MySQL one in the query), showed ``Target(url=…)`` and ``Engine(…)`` in clear."""
+    (tmp_path / "pytest.ini").write_text(
+        f"[pytest]\naddopts = -p dbbench.pytest_plugin\ndbbench_catalog = cat\ndbbench_namespace = {PLUGIN_NS}\n"
+    )
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    (cat / "01-row.toml").write_text(SHAPE)
+    (cat / "setup.sql").write_text(SETUP)
+    (tmp_path / "test_team.py").write_text(PLUGIN_TESTS)
+    result = run_program(
+        "pytest",
+        str(tmp_path),
+        "-p",
+        "no:cacheprovider",
+        "-l",
+        "-rA",
+        "-vv",
+        "--dbbench-rebuild",
+        "--dbbench-pg-url",
+        account[pg],
+        "--dbbench-mysql-url",
+        account[my],
+        env=generated.env,
+    )
+    made = dbbench_secrets(generated, [PLUGIN_NS])
+    assert len(made) > 1, "the catalog was not built: no namespace-role password was generated"
+    leaks = find_leaks(
+        {
+            f"pytest, {form} [stdout]": result.stdout.encode(),
+            f"pytest, {form} [stderr]": result.stderr.encode(),
+        },
+        made,
+    )
+    assert not leaks, "credentials leaked:\n" + "\n".join(leaks)
+    out = result.output
+    assert result.code == 1 and "4 failed" in result.stdout, out
+    for dialect, scheme in (("postgresql", "postgresql+psycopg"), ("mysql", "mysql+pymysql")):
+        assert f"Target(dialect='{dialect}', url={scheme}://{USER}" in out, out  # the reprs were shown
+    assert "dbbench_engine = Engine(" in out and "***" in out, out
+
+
+def test_the_pytest_plugin_reports_a_driver_error_in_one_line_without_the_password(account, tmp_path):
+    """A URL the driver cannot use (a query value it cannot read) is one line, not a traceback
+    whose frames list the driver's keyword arguments, password included."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p dbbench.pytest_plugin\n")
+    (tmp_path / "test_team.py").write_text(PLUGIN_TESTS)
+    result = run_program(
+        "pytest",
+        str(tmp_path),
+        "-p",
+        "no:cacheprovider",
+        "-l",
+        "--dbbench-only",
+        "mysql",
+        "--dbbench-mysql-url",
+        account["my_query"] + "&read_timeout=soon",
+    )
+    out = result.output
+    assert result.code == 1 and "dbbench: cannot use the mysql target mysql+pymysql://" in out, out
+    assert "read_timeout=soon: ValueError: invalid literal" in out, out
+    leaks = find_leaks({"pytest [stdout]": result.stdout.encode()}, dbbench_secrets())
+    assert not leaks, "credentials leaked:\n" + "\n".join(leaks)

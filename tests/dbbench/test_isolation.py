@@ -329,6 +329,101 @@ def test_without_the_privilege_to_create_roles_isolation_needs_an_explicit_flag(
         _sql(my, [f"DROP DATABASE IF EXISTS {ns}", f"DROP USER IF EXISTS '{user}'@'%'"])
 
 
+def _pg_drop_login(user: str) -> str:
+    """Drop a PostgreSQL role with what it owns and its grants, if it exists."""
+    return (
+        f"DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{user}') THEN "
+        f"DROP OWNED BY {user} CASCADE; DROP ROLE {user}; END IF; END $$"
+    )
+
+
+@pytest.fixture()
+def creator(admins):
+    """A PostgreSQL login with CREATEROLE and not superuser, allowed to create its schema (CREATE
+    on the database) as docs/isolation.md requires; its namespace and role dropped after."""
+    ns, user, password = "dbbench_t_crns", "dbbench_t_creator", "creator-pass-3"
+    pg = admins["postgresql"]
+    drop = [
+        f"DROP SCHEMA IF EXISTS {ns} CASCADE",
+        _pg_drop_login(isolation.role_name(ns)),
+        _pg_drop_login(user),
+    ]
+    _sql(
+        pg,
+        [
+            *drop,
+            f"CREATE ROLE {user} LOGIN CREATEROLE NOSUPERUSER PASSWORD '{password}'",
+            f"GRANT CREATE ON DATABASE {pg.url.database} TO {user}",
+        ],
+    )
+    url = f"postgresql+psycopg://{user}:{password}@127.0.0.1:{pg.url.port}/{pg.url.database}"
+    yield ns, url, password
+    _sql(pg, drop)
+
+
+def test_a_createrole_user_that_is_not_superuser_seeds_with_isolation(admins, creator):
+    """Issue 19: on PostgreSQL 12 a CREATEROLE user (the documented requirement) got "must be
+    superuser to alter superusers" from ALTER ROLE … NOSUPERUSER … NOBYPASSRLS, leaving the namespace
+    ``loading``. The example catalog seeds through the CLI, its setup SQL run as the namespace role,
+    twice (the role created, then re-armed), and its shapes run as that role too."""
+    ns, url, password = creator
+    role = isolation.role_name(ns)
+    pg = admins["postgresql"]
+    shop = Path(__file__).resolve().parents[2] / "examples" / "shop"
+    common = ("--only", "postgresql", "--pg-url", url, "--catalog", str(shop), "--namespace", ns)
+    for attempt in ("created", "re-armed"):
+        result = run_cli("seed", *common)
+        assert result.code == 0 and "Traceback" not in result.output, f"{attempt}: {result.output}"
+        assert password not in result.output
+        assert _sql(
+            pg, [f"SELECT key, value FROM {ns}.dbbench_meta WHERE key IN ('isolation', 'state') ORDER BY 1"]
+        ) == [
+            ("isolation", role),
+            ("state", "complete"),
+        ]
+        assert _sql(
+            pg,
+            [
+                "SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, rolcanlogin "
+                f"FROM pg_roles WHERE rolname = '{role}'"
+            ],
+        ) == [(False,) * 6]  # and locked again
+        assert _sql(
+            pg,
+            [
+                f"SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = '{ns}' AND tablename <> 'dbbench_meta'"
+            ],
+        ) == [(role,)]  # the setup SQL ran as the role
+    result = run_cli("explain", *common, *ONE_SAMPLE)
+    assert result.code == 0 and password not in result.output, result.output
+
+
+def test_a_role_only_a_superuser_may_rearm_is_one_clear_line(admins, creator):
+    """When the CREATEROLE user cannot re-arm the role (someone gave it SUPERUSER), the seed stops
+    with one line naming the role, what to do, and that the namespace is left incomplete."""
+    ns, url, password = creator
+    role = isolation.role_name(ns)
+    pg = admins["postgresql"]
+    cat = Path(__file__).resolve().parents[2] / "examples" / "shop"
+    args = ("seed", "--only", "postgresql", "--pg-url", url, "--catalog", str(cat), "--namespace", ns)
+    assert run_cli(*args).code == 0
+    _sql(pg, [f"ALTER ROLE {role} SUPERUSER BYPASSRLS"])
+    result = run_cli(*args)
+    assert result.code == 2 and "Traceback" not in result.output, result.output
+    lines = [ln for ln in result.stderr.splitlines() if "warning:" not in ln]
+    assert len(lines) == 1, result.stderr
+    assert (
+        f"the namespace role '{role}' has SUPERUSER, BYPASSRLS, which only a superuser may remove" in lines[0]
+    )
+    assert f"ALTER ROLE {role} NOSUPERUSER NOBYPASSRLS" in lines[0]
+    assert f"schema '{ns}' is left empty and marked incomplete" in lines[0], lines[0]
+    assert password not in result.output
+    assert _sql(pg, [f"SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = '{role}'"]) == [
+        (True, True)
+    ]
+    assert _sql(pg, [f"SELECT value FROM {ns}.dbbench_meta WHERE key = 'state'"]) == [("loading",)]
+
+
 # -- item 2: LOAD DATA LOCAL ---------------------------------------------------------------------
 def test_no_dbbench_connection_but_the_loader_may_send_client_files(admins, victims):
     admin = admins["mysql"]
