@@ -121,19 +121,24 @@ def connect(
     if dialect == "mysql":
         # local_infile is the loader's only (Target.loader); a ?local_infile=1 in the URL is overridden
         connect_args.update(read_timeout=max(timeout, 60), local_infile=False)
-    engine = sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
-    try:
+    engine = None
+    try:  # SQLAlchemy converts the URL's query values (?read_timeout=) when it creates the engine
+        engine = sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
         with engine.connect() as conn:
             raw_version = _server_version(conn, dialect)
     except SQLAlchemyError as exc:
-        engine.dispose()
+        if engine is not None:
+            engine.dispose()
         raise ConnectionFailed(describe_failure(exc, parsed, dialect)) from None
-    except TypeError as exc:  # PyMySQL refuses an unknown keyword, i.e. an unknown ?key= of the URL
-        engine.dispose()
+    except (TypeError, ValueError) as exc:
+        # PyMySQL refuses an unknown keyword (an unknown ?key= of the URL) with a TypeError, and a
+        # value it cannot convert (?read_timeout=abc) with a ValueError: either is the URL's query
+        if engine is not None:
+            engine.dispose()
         keys = ", ".join(sorted(parsed.query)) or "none"
         raise ConnectionFailed(
             f"{DIALECT_LABEL[dialect]} at {_host_port(parsed)}: the driver does not accept a "
-            f"query parameter of the {source} (given: {keys}): {exc}"
+            f"query parameter of the {source} (given: {keys}): {urls.scrub(str(exc), parsed)}"
         ) from None
     version, text = _parse_version(raw_version, dialect, parsed)
     target = Target(dialect, parsed, engine, version, text, connect_args=connect_args)

@@ -127,3 +127,10 @@ def test_every_float_option_refuses_nan_through_one_type():
         if "click.FloatRange(" in p.read_text(encoding="utf-8")
     ]
     assert users == [], f"use verdict.options.Float: {users}"
+
+
+def test_a_url_query_value_the_driver_cannot_convert_is_one_line_without_the_password(local_urls):
+    url = "mysql+pymysql://dbbench:Zq7-secret-9w@127.0.0.1:1/?read_timeout=abc"
+    run = run_cli("info", "--only", "mysql", "--mysql-url", url)
+    _one_line_error(run, "does not accept a query parameter", "read_timeout")
+    assert "Zq7-secret-9w" not in run.output
