@@ -28,6 +28,7 @@ import httpx
 from httpbench import apk
 from httpbench.clients import redact
 from httpbench.errors import HttpbenchError
+from verdict.options import Float
 
 
 def trusted_keys(directory: Path) -> dict[str, bytes]:
@@ -119,7 +120,7 @@ def flow(
 )
 @click.option("--package", "package", required=True, help="Exact package name to search and fetch.")
 @click.option("--no-fetch", is_flag=True, help="Stop after update/search/policy.")
-@click.option("--timeout", type=click.FloatRange(0.1, 600), default=30.0, show_default=True)
+@click.option("--timeout", type=Float(0.1, 600), default=30.0, show_default=True)
 def command(repository: str, arch: str, keys_dir: Path, package: str, no_fetch: bool, timeout: float) -> None:
     """apk update + exact search + policy (+ fetch) against REPOSITORY (e.g. http://host/v3.23/main)."""
     result = flow(repository, arch, trusted_keys(keys_dir), package, not no_fetch, timeout)

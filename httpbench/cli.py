@@ -19,6 +19,7 @@ from httpbench.cli_config import _split_pair as _split_pair
 from httpbench.cli_config import _targets as _targets
 from httpbench.cli_config import build_config, compare_options
 from httpbench.errors import HttpbenchError
+from verdict.options import Float
 
 
 def _err(message: str) -> None:
@@ -38,6 +39,7 @@ def compare(output, markdown, junit, github_summary, enforce_gates, quiet, **opt
     from httpbench import compare as compare_mod
     from httpbench import report
     from verdict import exit_code
+    from verdict.files import write_output
 
     cfg = build_config(output=output, junit=junit, github_summary=github_summary, **options)
     progress = None if quiet else (lambda line: click.echo(f"httpbench: {line}", err=True))
@@ -48,13 +50,15 @@ def compare(output, markdown, junit, github_summary, enforce_gates, quiet, **opt
         except OSError as exc:
             raise HttpbenchError(f"--output: cannot write {output}: {exc.strerror}") from None
     click.echo(report.tables(doc, markdown))
-    for path, text, mode in ((junit, report.junit_xml, "w"), (github_summary, report.github_summary, "a")):
+    for name, path, text, append in (
+        ("--junit", junit, report.junit_xml, False),
+        ("--github-summary", github_summary, report.github_summary, True),
+    ):
         if path:
             try:
-                with open(path, mode, encoding="utf-8") as fh:
-                    fh.write(text(doc))
+                write_output(path, text(doc), append=append)
             except OSError as exc:
-                raise HttpbenchError(f"cannot write {path}: {exc.strerror}") from None
+                raise HttpbenchError(f"{name}: cannot write {path}: {exc.strerror}") from None
     failed = doc["totals"]["failures"]
     if failed:
         raise HttpbenchError(f"{failed} timed request(s) failed their checks (see failure_kinds)", 1)
@@ -78,9 +82,7 @@ def compare(output, markdown, junit, github_summary, enforce_gates, quiet, **opt
     show_default=True,
     help="httpbench timed requests.",
 )
-@click.option(
-    "--duration", type=click.FloatRange(1, 60), default=5.0, show_default=True, help="wrk run seconds."
-)
+@click.option("--duration", type=Float(1, 60), default=5.0, show_default=True, help="wrk run seconds.")
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=16, show_default=True)
 @click.option("--wrk-threads", type=click.IntRange(1, 64), default=1, show_default=True)
 @click.option(

@@ -12,6 +12,7 @@ import click
 from httpbench.errors import HttpbenchError
 from httpbench.options import option
 from httpbench.profiles import PROFILES
+from verdict.options import Float
 from verdict.outputs import unwritable
 
 if TYPE_CHECKING:
@@ -54,13 +55,13 @@ def _profile_options(command):
     """Attach every profile's options to ``compare`` (declared once, in the profile module)."""
     from httpbench.profiles import all_profiles
 
+    kinds = {"str": str, "int": int, "float": Float(), "path": click.Path(exists=True, dir_okay=False)}
     seen: dict[str, str] = {}
     for pname, profile in sorted(all_profiles().items(), reverse=True):
         for opt in reversed(profile.options):
             if opt.name in seen:
                 continue
             seen[opt.name] = pname
-            kinds = {"str": str, "int": int, "float": float, "path": click.Path(exists=True, dir_okay=False)}
             if opt.kind == "bool":
                 command = click.option(
                     opt.name, opt.dest, is_flag=True, default=None, help=f"[{pname}] {opt.help}"
@@ -114,7 +115,7 @@ _HELP = {
     "--scenario": "A path, or key=value pairs: name,method,path,status,length,sha256,class,header,conditional. Repeat.",
     "--scenarios": "TOML file with [[scenario]] tables.",
     "--warmups": "Untimed requests per target and round, on the timed connections. [default: 32, or the profile's; --method paired: one per connection]",
-    "--requests": "Timed requests per target and round: --method seed exactly [default: 250, or the profile's]; --method paired at least, more to last --min-round-ms [default: 64].",
+    "--requests": "Timed requests per target and round: --method seed exactly, at least 1 [default: 250, or the profile's]; --method paired at least, more to last --min-round-ms (0: sized by --min-round-ms alone) [default: 64].",
     "--concurrency": "Workers, each with one keep-alive connection. [default: 16, or the profile's]",
     "--rounds": "--method seed: rounds (target order alternates) [default: 3, or the profile's]. --method paired: exactly this many pairs, one look [default: sequential looks].",
     "--method": "paired: gates decided on intervals of paired-round ratios, rounds added until decided (pass/fail) or --budget runs out (inconclusive). seed: the seeds' fixed rounds and point-estimate gates, as published.",
@@ -156,16 +157,16 @@ COMPARE_OPTIONS = [
     _option("--concurrency", type=click.IntRange(1, 1024), default=None),
     _option("--rounds", type=click.IntRange(1, 1000), default=None),
     _option("--method", type=click.Choice(["paired", "seed"]), default="paired"),
-    _option("--budget", "budget_s", type=click.FloatRange(1, 86_400), default=60.0),
-    _option("--alpha", type=click.FloatRange(0.0001, 0.5), default=0.05),
-    _option("--min-round-ms", type=click.FloatRange(0, 60_000), default=100.0),
+    _option("--budget", "budget_s", type=Float(1, 86_400), default=60.0),
+    _option("--alpha", type=Float(0.0001, 0.5), default=0.05),
+    _option("--min-round-ms", type=Float(0, 60_000), default=100.0),
     _option("--self-control", is_flag=True),
-    _option("--timeout", type=click.FloatRange(0.01, 600), default=10.0),
-    _option("--rate", type=click.FloatRange(1, 10_000_000), default=None),
+    _option("--timeout", type=Float(0.01, 600), default=10.0),
+    _option("--rate", type=Float(1, 10_000_000), default=None),
     _option("--gate", "gate_opts", multiple=True, metavar="CLASS:MIN_TP:MAX_P95"),
     _option("--client-command", "client_opts", multiple=True, metavar="NAME=COMMAND"),
     _option("--client-rounds", type=click.IntRange(1, 100), default=None),
-    _option("--client-timeout", type=click.FloatRange(1, 3600), default=300.0),
+    _option("--client-timeout", type=Float(1, 3600), default=300.0),
     _option("--output", metavar="FILE"),
     _option("--markdown", is_flag=True),
     _option("--junit", type=click.Path(dir_okay=False), default=None),
@@ -230,6 +231,16 @@ def build_config(
     from httpbench import scenarios as sc_mod
     from httpbench.model import DEFAULT_GATES
 
+    if requests_ == 0 and method == "seed":
+        # a seed round times exactly --requests requests: none measures 0 req/s and fails every gate
+        raise HttpbenchError(
+            "--requests 0: --method seed times exactly --requests per round; give at least 1"
+        )
+    if requests_ == 0 and min_round_ms == 0:
+        raise HttpbenchError(
+            "--requests 0 with --min-round-ms 0 leaves nothing to size a round by; "
+            "give --requests at least 1 or --min-round-ms above 0"
+        )
     parsed = _targets(targets, auths)
     profile = _make_profile(profile_name, profile_values, method)
     gates = dict(DEFAULT_GATES)

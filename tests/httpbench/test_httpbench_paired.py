@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from httpbench.paired import Plan
 from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, cli_options, run_compare
 
 BODY = body_of(2048)
@@ -82,16 +83,29 @@ def test_too_few_pairs_are_inconclusive_exit_3(pair, tmp_path):
 
 
 @pytest.mark.servers
-def test_noise_wider_than_the_margin_runs_out_of_budget_inconclusive(tmp_path):
+def test_noise_wider_than_the_margin_stops_inconclusive_at_the_first_look(tmp_path):
     # the same server in both slots against gates at exactly 1.0: the true ratio sits on the
-    # threshold, so an interval (99.998 % per look) straddles it; the budget ends the run
+    # threshold, so an interval (99.998 % per look) straddles it and the first look is undecided.
+    # The run then stops there, inconclusive, for one of two honest reasons, which the noise picks:
+    # the next look would overrun the 1 s budget ("budget"), or, when both estimates happen to lie
+    # on the good side of 1.0, the last look has too small a chance to decide it ("futile", checked
+    # first). Each is checked against the look it was taken at.
     with FixtureServer({"/f": Route(BODY, delay=0.01)}) as srv:
         out = tmp_path / "r.json"
         run = compare(srv, srv, out, "--gate", "metadata:1.0:1.0", "--alpha", "0.0001", "--budget", "1")
     assert run.code == 3, run.output
     doc = json.loads(out.read_text())
-    rec = doc["paired"]["GET /f"]
-    assert rec["stopped"] == "budget" and rec["pairs"] == doc["config"]["paired"]["looks"][0]
+    rec, plan = doc["paired"]["GET /f"], doc["config"]["paired"]
+    assert rec["pairs"] == plan["looks"][0] and len(rec["looks"]) == 1
+    assert rec["looks"][0]["verdicts"] == {"cand": "inconclusive"}
+    chance = rec["looks"][0]["chance_to_decide"]  # rounded to 4 places
+    if rec["stopped"] == "futile":
+        assert chance is not None and chance <= Plan().futility
+    else:
+        assert rec["stopped"] == "budget", rec["stopped"]
+        assert chance is None or chance >= Plan().futility
+        # at this pace the second look's pairs would overrun the budget (elapsed_s is rounded to ms)
+        assert rec["elapsed_s"] * plan["looks"][1] / rec["pairs"] > plan["budget_s"] - 0.001
     assert any("straddles" in u for u in doc["inconclusive"])
 
 
