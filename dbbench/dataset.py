@@ -65,6 +65,31 @@ PRIMARY_KEYS = {
 }
 
 
+# The most rows dbbench generates for one table. Rows are generated in memory before they are
+# encoded (1M rows in each table take about 1.4 GB and 15 s), so this bounds the memory and time a
+# definition can ask for: twice what the largest size of `dbbench grow` needs (alpine-1m: 1,000,001
+# snapshots).
+MAX_TABLE_ROWS = 2_000_000
+# The counts of a definition, (section, key), and the table each counts rows of.
+ROW_COUNTS = {
+    ("packages", "rows"): "package",
+    ("packages", "hot_rows"): "package",
+    ("relations", "rows"): "package_relation",
+    ("relations", "match_rows"): "package_relation",
+    ("relations", "decoy_rows"): "package_relation",
+    ("suites", "rows"): "suite_state",
+    ("suites", "pending_rows"): "suite_state",
+    ("snapshots", "rows"): "snapshot",
+    ("snapshots", "cleanup_suites"): "snapshot",
+    ("snapshots", "candidates_per_suite"): "snapshot",
+    ("snapshots", "retain"): "snapshot",
+    ("snapshots", "old_unpublished_rows"): "snapshot",
+    ("groups", "stages"): "group_snapshot_stage",
+    ("groups", "bindings"): "group_binding",
+    ("groups", "published_stage_bindings"): "group_binding",
+}
+
+
 @dataclass
 class Table:
     name: str
@@ -187,7 +212,26 @@ def load(name_or_path: str) -> Dataset:
     return ds
 
 
+def _check_counts(ds: Dataset) -> None:
+    """Every row count a whole number from 0 to :data:`MAX_TABLE_ROWS`, before any row is made."""
+    for (section, key), table in ROW_COUNTS.items():
+        spec = ds.section(section)
+        if not isinstance(spec, dict):
+            raise DbbenchError(f"{ds.path}: {section} must be a section ([{section}])")
+        value = spec.get(key)
+        if value is None:
+            raise DbbenchError(f"{ds.path}: [{section}] {key} is missing")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise DbbenchError(f"{ds.path}: [{section}] {key} = {value!r}: must be a whole number of rows")
+        if value > MAX_TABLE_ROWS:
+            raise DbbenchError(
+                f"{ds.path}: [{section}] {key} = {value:,}: too many rows for table {table} "
+                f"(dbbench generates at most {MAX_TABLE_ROWS:,} rows per table)"
+            )
+
+
 def _validate(ds: Dataset) -> None:
+    _check_counts(ds)
     pk, rel, su, sn, gr = (ds.section(k) for k in ("packages", "relations", "suites", "snapshots", "groups"))
     checks = [
         (pk["hot_rows"] <= pk["rows"], "packages.hot_rows exceeds packages.rows"),

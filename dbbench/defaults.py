@@ -1,6 +1,9 @@
-"""dbbench's defaults, in one place: the commands' option defaults and the library's keyword defaults."""
+"""dbbench's defaults, in one place: the commands' option defaults and the library's keyword defaults,
+and the bounds the options, the library and the values read back from result files are held to."""
 
 from __future__ import annotations
+
+import re
 
 WARMUPS = 3  # untimed EXPLAIN ANALYZE runs before the timed ones
 RUNS = 7  # timed samples per spelling (nearest-rank p50 / p95)
@@ -10,3 +13,17 @@ NAMESPACE = "dbbench"  # the PostgreSQL schema / MySQL database dbbench owns
 CHECK_NAMESPACE = "dbbench_check"  # `dbbench check`'s scratch namespace (when --namespace is the default)
 DATASET = "alpine-100k"  # `dbbench seed`'s dataset
 CHECK_DATASET = "alpine-ci"  # `dbbench check`'s scratch dataset (a catalog without setup SQL)
+
+# The bounds of the sampling options, for the command line (dbbench.options, dbbench.cli) and for
+# the same values read back from a result file or baseline (dbbench.doccheck.check_config): a
+# baseline cannot make `diff` do what no command line could.
+WARMUPS_RANGE = (0, 1000)  # --warmups
+RUNS_RANGE = (1, 1000)  # --runs; also the most samples a spelling of a result file holds
+TIMEOUT_RANGE_S = (0.1, 3600)  # --timeout, seconds (finite: verdict.options.Float)
+NAMESPACE_PATTERN = r"[a-z_][a-z0-9_]{0,62}"  # a namespace dbbench creates (seed) and uses
+NAMESPACE_RULE = "use lower-case letters, digits and _ (max 63)"
+
+
+def valid_namespace(name: object) -> bool:
+    """Whether ``name`` is a namespace name dbbench accepts (:data:`NAMESPACE_PATTERN`)."""
+    return isinstance(name, str) and re.fullmatch(NAMESPACE_PATTERN, name) is not None

@@ -1,5 +1,10 @@
 """The checks of a decoded result document (:mod:`dbbench.document`): each names the first bad
-field by its path (``results[3].remediated.samples_ms``) in a :class:`DocumentError`."""
+field by its path (``results[3].remediated.samples_ms``) in a :class:`DocumentError`.
+
+The values a file holds that dbbench would act on (its ``config``: namespace, warm-ups, runs,
+timeout) are held to the bounds the command line puts on the same options
+(:mod:`dbbench.defaults`), by one check (:func:`setting_problem`): a baseline cannot make ``diff``
+do what no command line could, and no spelling holds more samples than ``--runs`` can take."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+from dbbench import defaults
 from dbbench.errors import DbbenchError
 from dbbench.plan import MAX_DEPTH, PlanNode
 
@@ -80,3 +86,64 @@ def check_plan(root: object, top: str) -> PlanNode:
             (child, f"{at}.children[{k}]", depth + 1) for k, child in reversed(list(enumerate(children)))
         )
     return PlanNode.from_dict(root)  # type: ignore[arg-type]  # checked above
+
+
+# -- the bounds of the values dbbench acts on ---------------------------------------------------
+# setting -> (lowest, highest, the option that takes it)
+SETTING_BOUNDS: dict[str, tuple[float, float, str]] = {
+    "warmups": (*defaults.WARMUPS_RANGE, "--warmups"),
+    "runs": (*defaults.RUNS_RANGE, "--runs"),
+    "timeout_s": (*defaults.TIMEOUT_RANGE_S, "--timeout"),
+}
+MAX_SAMPLES = defaults.RUNS_RANGE[1]  # the samples one spelling holds: one per run
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def setting_problem(key: str, value: object) -> str | None:
+    """What is wrong with the run setting ``key`` (``namespace``, ``warmups``, ``runs`` or
+    ``timeout_s``) being ``value``, held to the command line's bounds; None when nothing is."""
+    if key == "namespace":
+        if defaults.valid_namespace(value):
+            return None
+        return f"{_shown(value)} is not a namespace name: {defaults.NAMESPACE_RULE}"
+    lo, hi, option = SETTING_BOUNDS[key]
+    whole = key != "timeout_s"
+    if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
+        return "must be a whole number" if whole else "must be a number"
+    if not lo <= value <= hi:  # NaN and infinities too
+        return f"{_shown(value)} is out of range ({lo} to {hi}, as {option} takes)"
+    return None
+
+
+def check_config(obj: Mapping[str, Any], at: str = "config") -> None:
+    """A result file's ``config`` (:class:`dbbench.document.RunConfig`): each field null or of its
+    type, and the settings within the command line's bounds (:func:`setting_problem`)."""
+    for key in ("command", "catalog", "isolation"):
+        text(obj, key, at, optional=True)
+    for key in ("namespace", *SETTING_BOUNDS):
+        value = obj.get(key)
+        if value is not None and (why := setting_problem(key, value)):
+            raise DocumentError(f"{at}.{key}", why)
+    if obj.get("natural") is not None and not isinstance(obj["natural"], bool):
+        raise DocumentError(f"{at}.natural", "must be true, false or null")
+    shapes = obj.get("shapes")
+    if shapes is not None and not (isinstance(shapes, list) and all(isinstance(x, str) for x in shapes)):
+        raise DocumentError(f"{at}.shapes", "must be a list of shape names or null")
+
+
+def check_samples(samples: object, at: str) -> tuple[float, ...]:
+    """A spelling's ``samples_ms``: a list of at most :data:`MAX_SAMPLES` numbers (one per run)."""
+    if not isinstance(samples, list):
+        raise DocumentError(at, "must be a list of numbers")
+    if len(samples) > MAX_SAMPLES:
+        raise DocumentError(
+            at,
+            f"holds {len(samples):,} samples; a dbbench result holds at most {MAX_SAMPLES:,} (one per --runs)",
+        )
+    if not all(number_or_null(v) and v is not None for v in samples):
+        raise DocumentError(at, "must be a list of numbers")
+    return tuple(samples)

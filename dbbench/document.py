@@ -21,9 +21,10 @@ from dbbench.doccheck import (
     DocumentError,
     ResultFileError,
     as_object,
+    check_config,
     check_plan,
+    check_samples,
     known,
-    number_or_null,
     numbers,
     text,
 )
@@ -77,7 +78,8 @@ class Server:
 @dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """What the run measured (:meth:`dbbench.workflow.Run.config`); a field the file does not
-    hold is None (files of older dbbench have no ``isolation``)."""
+    hold is None (files of older dbbench have no ``isolation``). The settings are held to the
+    command line's bounds (:func:`dbbench.doccheck.check_config`): ``diff`` runs them again."""
 
     command: str | None = None
     catalog: str | None = None
@@ -91,7 +93,8 @@ class RunConfig:
     extra: dict[str, Any] = field(default_factory=dict)  # keys this dbbench does not know, kept
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> RunConfig:
+    def from_json(cls, obj: Mapping[str, Any], at: str = "config") -> RunConfig:
+        check_config(obj, at)
         given = {k: v for k, v in obj.items() if k in known(cls)}
         if given.get("shapes") is not None:
             given["shapes"] = tuple(given["shapes"])
@@ -168,14 +171,12 @@ class Spelling:
     @classmethod
     def from_json(cls, obj: object, at: str) -> Spelling:
         m = as_object(obj, at)
-        samples = m.get("samples_ms")
-        if not isinstance(samples, list) or not all(number_or_null(v) and v is not None for v in samples):
-            raise DocumentError(f"{at}.samples_ms", "must be a list of numbers")
+        samples = check_samples(m.get("samples_ms"), f"{at}.samples_ms")
         numbers(m, ("p50_ms", "p95_ms"), at)
         plan = m.get("plan")
         return cls(
             sql=m.get("sql", ""),
-            samples_ms=tuple(samples),
+            samples_ms=samples,
             p50_ms=m.get("p50_ms"),
             p95_ms=m.get("p95_ms"),
             rows=m.get("rows"),

@@ -296,7 +296,12 @@ def run(
     isolate: bool = True,
     progress: Progress | None = None,
 ) -> Ladder:
-    """Load every size (or reuse it), run every shape at each, and fit the growth."""
+    """Load every size (or reuse it), run every shape at each, and fit the growth. ``timeout_ms``
+    bounds each EXPLAIN ANALYZE (the servers take 0 as no timeout at all, so it is refused)."""
+    if not isinstance(timeout_ms, int) or timeout_ms <= 0:
+        raise GrowError(
+            f"timeout_ms = {timeout_ms!r}: a statement timeout must be a positive number of milliseconds"
+        )
     cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
     shapes = _picked(cat, only)
     say = progress or (lambda _msg: None)

@@ -93,7 +93,7 @@ def explain_options(fn):
         "timeout_s",
         default=defaults.TIMEOUT_S,
         show_default=True,
-        type=Float(0.1, 3600),
+        type=Float(*defaults.TIMEOUT_RANGE_S),
         help="Per-statement timeout in seconds (a pathological plan is reported as timeout).",
     )(fn)
     fn = report_options(fn)
@@ -124,9 +124,9 @@ def split_report(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 def sampling_options(fn):
     """--warmups and --runs: the untimed and the timed EXPLAIN ANALYZE of each spelling."""
     runs_help = "Timed EXPLAIN ANALYZE samples per spelling (p50/p95 by nearest rank)."
-    samples = click.IntRange(1, 1000)
+    samples = click.IntRange(*defaults.RUNS_RANGE)
     fn = click.option("--runs", default=defaults.RUNS, show_default=True, type=samples, help=runs_help)(fn)
-    fn = click.option("--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(0, 1000))(
-        fn
-    )
+    fn = click.option(
+        "--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(*defaults.WARMUPS_RANGE)
+    )(fn)
     return fn

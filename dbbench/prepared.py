@@ -8,6 +8,7 @@ generates and encodes rows, so any change to them produces a new cache entry.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -23,6 +24,7 @@ from dbbench.dataset import Dataset, Table
 from dbbench.dialects import encode as encode_module
 
 FORMAT = 1
+PARTIAL = ".partial-"  # NAME-KEY.partial-PID: the folder a process writes before renaming it to NAME-KEY
 
 
 @dataclass
@@ -78,29 +80,58 @@ def prepare(
         tables = _read_manifest(entry)
         if all(all(d in t.files and t.files[d].exists() for d in dialect_names) for t in tables):
             return tables, time.perf_counter() - start, True
-    partial = entry.with_name(entry.name + f".partial-{os.getpid()}")
+    _remove_abandoned(cache_root, ds.name)
+    partial = entry.with_name(entry.name + f"{PARTIAL}{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
+    try:
+        partial.mkdir(parents=True)
+        _write(ds, partial)
+        shutil.rmtree(entry, ignore_errors=True)
+        os.replace(partial, entry)
+    except BaseException:  # Ctrl-C included: no half-written folder is left behind
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    for stale in cache_root.glob(f"{ds.name}-*"):  # keep one entry per dataset name
+        if stale != entry and PARTIAL not in stale.name:
+            shutil.rmtree(stale, ignore_errors=True)
+    return _read_manifest(entry), time.perf_counter() - start, False
+
+
+def _write(ds: Dataset, folder: Path) -> None:
+    """Generate the dataset's rows and write its load files and manifest into ``folder``."""
     out = []
     for table in datagen.generate(ds):
         kinds = column_kinds(table)
         files = {}
         for d in dialects.MODULES:
-            path = partial / f"{table.name}.{d}.tsv"
+            path = folder / f"{table.name}.{d}.tsv"
             path.write_text(dialects.get(d).encode(table.rows, kinds))
             files[d] = path
         out.append(PreparedTable(table.name, table.columns, kinds, len(table.rows), files))
-    (partial / "manifest.json").write_text(
+    (folder / "manifest.json").write_text(
         json.dumps(
             [{"name": t.name, "columns": t.columns, "kinds": t.kinds, "rows": t.rows} for t in out], indent=1
         )
     )
-    shutil.rmtree(entry, ignore_errors=True)
-    os.replace(partial, entry)
-    for stale in cache_root.glob(f"{ds.name}-*"):  # keep one entry per dataset name
-        if stale != entry and ".partial-" not in stale.name:
-            shutil.rmtree(stale, ignore_errors=True)
-    return _read_manifest(entry), time.perf_counter() - start, False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _remove_abandoned(cache_root: Path, name: str) -> None:
+    """Remove the folders of ``name`` a killed process left half-written (``NAME-KEY.partial-PID``
+    whose process is gone); a live process's folder is its own."""
+    for folder in cache_root.glob(f"{glob.escape(name)}-*{PARTIAL}*"):
+        pid = folder.name.rpartition(PARTIAL)[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _read_manifest(entry: Path) -> list[PreparedTable]:

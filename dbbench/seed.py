@@ -10,7 +10,6 @@ Targets are loaded concurrently.
 from __future__ import annotations
 
 import functools
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -191,8 +190,8 @@ def seed(
 ) -> tuple[Dataset, list[SeedResult], float]:
     """Seed every target concurrently. Returns the dataset, one result per target, and the seconds
     spent preparing load files (near zero when the cache under ``cache_dir`` already has them)."""
-    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", namespace):
-        raise DbbenchError(f"namespace {namespace!r}: use lower-case letters, digits and _ (max 63)")
+    if not defaults.valid_namespace(namespace):
+        raise DbbenchError(f"namespace {namespace!r}: {defaults.NAMESPACE_RULE}")
     ds = datasets.load(dataset) if isinstance(dataset, str) else dataset
     tables, generated, _ = prepared.prepare(ds, [t.dialect for t in targets], cache_dir or default_cache())
     cancel = threading.Event()  # Ctrl-C reaches the main thread only: tell the loaders to stop

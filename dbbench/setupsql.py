@@ -20,14 +20,13 @@
 
 from __future__ import annotations
 
-import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from dbbench import dialects
+from dbbench import defaults, dialects
 from dbbench.catalog import Catalog, open_catalog
 from dbbench.errors import DbbenchError, server_message
 from dbbench.setupcheck import check_statement, statements_for  # noqa: F401 (check_statement: re-exported)
@@ -257,8 +256,8 @@ def load(
 ) -> tuple[Catalog, list[SetupResult]]:
     """Run the catalog's setup SQL into ``namespace`` on every target (concurrently); see
     :func:`setup_target` for ``isolate`` and ``text_checks``."""
-    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", namespace):
-        raise DbbenchError(f"namespace {namespace!r}: use lower-case letters, digits and _ (max 63)")
+    if not defaults.valid_namespace(namespace):
+        raise DbbenchError(f"namespace {namespace!r}: {defaults.NAMESPACE_RULE}")
     cat = catalog if isinstance(catalog, Catalog) else open_catalog(catalog)
     if not cat.has_setup:
         raise SetupError(f"{cat.path}: the catalog has no setup SQL (setup.sql or setup.<dialect>.sql)")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dbbench import defaults
+from dbbench.doccheck import setting_problem
 from dbbench.document import RunConfig
 from dbbench.errors import DbbenchError
 from dbbench.targets import Target, open_targets
@@ -80,6 +81,13 @@ class Run:
     command: str = "explain"
     isolate: bool = True
     access_only: bool = False
+
+    def __post_init__(self) -> None:
+        """The namespace and sampling held to the command line's bounds (the same check as a result
+        file's ``config``: :func:`dbbench.doccheck.setting_problem`)."""
+        for key in ("namespace", "warmups", "runs", "timeout_s"):
+            if why := setting_problem(key, getattr(self, key)):
+                raise DbbenchError(f"{key}: {why}")
 
     @classmethod
     def from_config(

@@ -43,9 +43,17 @@ def baseline_group() -> None:
 @catalog_option("Catalog directory, entry file or name.")
 @click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")
 @namespace_option("The seeded schema / database.")
-@click.option("--timeout", "timeout_s", default=defaults.TIMEOUT_S, show_default=True, type=Float(0.1, 3600))
-@click.option("--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(0, 1000))
-@click.option("--runs", default=defaults.RUNS, show_default=True, type=click.IntRange(1, 1000))
+@click.option(
+    "--timeout",
+    "timeout_s",
+    default=defaults.TIMEOUT_S,
+    show_default=True,
+    type=Float(*defaults.TIMEOUT_RANGE_S),
+)
+@click.option(
+    "--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(*defaults.WARMUPS_RANGE)
+)
+@click.option("--runs", default=defaults.RUNS, show_default=True, type=click.IntRange(*defaults.RUNS_RANGE))
 @click.option(
     "--natural/--no-natural",
     default=True,
@@ -118,9 +126,19 @@ def threshold_options(fn):
     "--catalog", default=None, help="Catalog to run when RESULT is not given [default: the baseline's]."
 )
 @click.option("--namespace", default=None, help="Namespace to run in [default: the baseline's].")
-@click.option("--warmups", default=None, type=click.IntRange(0, 1000), help="[default: the baseline's]")
-@click.option("--runs", default=None, type=click.IntRange(1, 1000), help="[default: the baseline's]")
-@click.option("--timeout", "timeout_s", default=None, type=Float(0.1, 3600), help="[default: the baseline's]")
+@click.option(
+    "--warmups", default=None, type=click.IntRange(*defaults.WARMUPS_RANGE), help="[default: the baseline's]"
+)
+@click.option(
+    "--runs", default=None, type=click.IntRange(*defaults.RUNS_RANGE), help="[default: the baseline's]"
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    default=None,
+    type=Float(*defaults.TIMEOUT_RANGE_S),
+    help="[default: the baseline's]",
+)
 @threshold_options
 @click.option(
     "--stability",

@@ -7,11 +7,12 @@ import sys
 
 import click
 
-from dbbench import grow
+from dbbench import defaults, grow
 from dbbench.cli.app import _connect, err
 from dbbench.options import isolate, output_file, target_options
 from dbbench.servers import Home
 from verdict.files import write_output
+from verdict.options import Float
 
 
 @click.command("grow")
@@ -34,7 +35,14 @@ from verdict.files import write_output
 )
 @click.option("--warmups", default=1, show_default=True, type=click.IntRange(0, 100))
 @click.option("--runs", default=3, show_default=True, type=click.IntRange(1, 100))
-@click.option("--timeout", "timeout_s", default=60.0, show_default=True, help="Seconds per EXPLAIN ANALYZE.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    default=60.0,
+    show_default=True,
+    type=Float(*defaults.TIMEOUT_RANGE_S),
+    help="Seconds per EXPLAIN ANALYZE.",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @output_file("--output", help="Write the JSON result (dbbench.grow/1) here.")
 @output_file("--html", "html_file", help="Write a page with a log-log chart of work against N per shape.")

@@ -22,6 +22,21 @@ from dbbench.output.explain import (
 from dbbench.urls import DIALECT_LABEL
 
 _COLORS = {"postgresql": "#336791", "mysql": "#d9822b"}
+# The most samples one row of the chart plots (a dot is ~250 bytes of SVG): a row with more plots
+# this many, evenly spaced by rank (the fastest and slowest included), and the page says so; p50
+# and p95 stay those of all samples.
+MAX_PLOTTED = 200
+
+
+def plotted(samples: tuple[float, ...] | list[float], cap: int = MAX_PLOTTED) -> list[tuple[int, float]]:
+    """(1-based sample number, value) of the samples a chart row plots: all of them, or ``cap``
+    of them evenly spaced by rank (deterministic: the same samples give the same points)."""
+    if len(samples) <= cap:
+        return list(enumerate(samples, start=1))
+    ranked = sorted(range(len(samples)), key=samples.__getitem__)  # stable: ties in sample order
+    last = len(ranked) - 1
+    picks = sorted({ranked[round(j * last / (cap - 1))] for j in range(cap)})
+    return [(i + 1, samples[i]) for i in picks]
 
 
 def _ticks(lo: float, hi: float) -> list[float]:
@@ -95,7 +110,7 @@ def samples_svg(doc: Doc, width: int = 900) -> str:
             f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#222">{esc(label)}</text>'
         )
         color = _COLORS[d]
-        for k, v in enumerate(m.samples_ms, start=1):
+        for k, v in plotted(m.samples_ms):
             fill = color if spelling == "remediated" else "none"
             parts.append(
                 f'<circle cx="{x(v):.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{color}" '
@@ -112,6 +127,14 @@ def samples_svg(doc: Doc, width: int = 900) -> str:
                 f'y2="{y + 7:.1f}" stroke="#000" stroke-dasharray="2,2"><title>p95 {m.p95_ms:g} ms</title></line>'
             )
     parts.append("</svg>")
+    capped = [m for *_, m in rows if len(m.samples_ms) > MAX_PLOTTED]
+    if capped:
+        most = max(len(m.samples_ms) for m in capped)
+        parts.append(
+            f"<p>{len(capped)} of {len(rows)} rows hold more than {MAX_PLOTTED} samples (up to {most:,}): "
+            f"each plots {MAX_PLOTTED} of them, evenly spaced by rank with the fastest and slowest "
+            "included; p50 and p95 are of all samples.</p>"
+        )
     return "\n".join(parts)
 
 
