@@ -134,18 +134,21 @@ class _Session:
                 f"{urls.ENV_VARS[dialect]}, or `dbbench servers up`)"
             )
             pytest.skip(self.failures[dialect])
-        unexpected = None
+        unexpected = refused = None
         try:
             target = connect(url, dialect=cast("Dialect", dialect))
         except DbbenchError as exc:
-            if explicit:
-                pytest.fail(f"dbbench: {exc}", pytrace=False)
-            self.failures[dialect] = f"dbbench: {exc}"
-            pytest.skip(self.failures[dialect])
+            refused = f"dbbench: {exc}"
         except Exception as exc:  # the driver's own (a query parameter it cannot read, say)
             unexpected = _one_line(exc, url, dialect)
-        if unexpected:  # failed outside the except block: pytest would show the exception chained
+        # failed outside the except block: pytest would show the exception chained
+        if unexpected:
             pytest.fail(unexpected, pytrace=False)
+        if refused:
+            if explicit:
+                pytest.fail(refused, pytrace=False)
+            self.failures[dialect] = refused
+            pytest.skip(refused)
         self.targets[dialect] = target
         return target
 
