@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dbbench import dialects  # noqa: E402 (after the sys.path line)
-from dbbench.targets import open_targets  # noqa: E402 (after the sys.path line)
+from dbbench.access.targets import open_targets  # noqa: E402 (after the sys.path line)
 
 DBBENCH = [sys.executable, "-m", "dbbench"]
 

@@ -23,8 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dbbench import dialects, grow  # noqa: E402 (after the sys.path line)
-from dbbench.targets import open_targets  # noqa: E402 (after the sys.path line)
+from dbbench import dialects  # noqa: E402 (after the sys.path line)
+from dbbench.access.targets import open_targets  # noqa: E402
+from dbbench.measure import grow  # noqa: E402
 
 
 def drop(namespace: str, sizes: list[int]) -> None:

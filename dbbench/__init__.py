@@ -5,21 +5,21 @@ The library is the product; the ``dbbench`` command is a thin layer over it:
 =====================================  ==============================================================
 command                                library
 =====================================  ==============================================================
-``dbbench validate --catalog DIR``     ``dbbench.catalog.open_catalog(DIR)``
+``dbbench validate --catalog DIR``     ``dbbench.catalog.entries.open_catalog(DIR)``
 ``dbbench seed``                       ``dbbench.workflow.seed_dataset(targets, dataset, namespace=…)``
-                                       (``dbbench.seed.seed`` and the verification)
+                                       (``dbbench.dataset.seed.seed`` and the verification)
 ``dbbench seed --catalog DIR``         ``dbbench.workflow.seed_catalog(targets, DIR, namespace=…)``
 ``dbbench explain``                    ``dbbench.workflow.measure(connect, Run(…))``: ``explain.run`` then
-                                       ``dbbench.results.explain_document(…)`` (the result document)
+                                       ``dbbench.document.store.explain_document(…)`` (the result document)
 ``dbbench check``                      ``dbbench.workflow.check(connect, Run(…), dataset=…)``
-``dbbench baseline save FILE``         ``dbbench.baseline.save(FILE, doc)``
+``dbbench baseline save FILE``         ``dbbench.document.baseline.save(FILE, doc)``
 ``dbbench diff BASELINE [RESULT]``     ``dbbench.diff.compare(base_doc, result_doc, Thresholds(…))``
 ``dbbench report RESULT``              ``dbbench.output.explain.markdown(doc)`` / ``output.html.html(doc)``
 ``--junit`` / ``--github-summary``     ``dbbench.output.explain.junit_xml(doc)`` / ``….github_summary(doc)``
 (print or write anything)              ``dbbench.output`` (every renderer; the measuring modules never format)
 (defaults: warm-ups, runs, timeout…)   ``dbbench.defaults``
-(read a result or baseline file)       ``dbbench.results.load_document(path)`` (typed:
-                                       ``dbbench.document.Document``) / ``results.load(path)`` (a dict)
+(read a result or baseline file)       ``dbbench.document.store.load_document(path)`` (typed:
+                                       ``dbbench.document.model.Document``) / ``results.load(path)`` (a dict)
 (a DAO test)                           ``dbbench.assert_plan(conn, sql, params, uses_index=…)``;
                                        fixtures in ``dbbench.pytest_plugin``
 =====================================  ==============================================================
@@ -36,18 +36,18 @@ __version__ = "0.1.0"
 # does not load SQLAlchemy and both drivers before it needs them.
 _EXPORTS = {
     "DbbenchError": "dbbench.errors",
-    "PlanAssertionError": "dbbench.assertions",
-    "assert_plan": "dbbench.assertions",
-    "Target": "dbbench.targets",
-    "connect": "dbbench.targets",
+    "PlanAssertionError": "dbbench.measure.assertions",
+    "assert_plan": "dbbench.measure.assertions",
+    "Target": "dbbench.access.targets",
+    "connect": "dbbench.access.targets",
 }
 
 __all__ = ["DbbenchError", "PlanAssertionError", "Target", "__version__", "assert_plan", "connect"]
 
 if TYPE_CHECKING:
-    from dbbench.assertions import PlanAssertionError, assert_plan
+    from dbbench.access.targets import Target, connect
     from dbbench.errors import DbbenchError
-    from dbbench.targets import Target, connect
+    from dbbench.measure.assertions import PlanAssertionError, assert_plan
 
 
 def __getattr__(name: str) -> Any:

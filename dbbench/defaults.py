@@ -14,8 +14,8 @@ CHECK_NAMESPACE = "dbbench_check"  # `dbbench check`'s scratch namespace (when -
 DATASET = "alpine-100k"  # `dbbench seed`'s dataset
 CHECK_DATASET = "alpine-ci"  # `dbbench check`'s scratch dataset (a catalog without setup SQL)
 
-# The bounds of the sampling options, for the command line (dbbench.options, dbbench.cli) and for
-# the same values read back from a result file or baseline (dbbench.doccheck.check_config): a
+# The bounds of the sampling options, for the command line (dbbench.cli.options, dbbench.cli) and for
+# the same values read back from a result file or baseline (dbbench.document.check.check_config): a
 # baseline cannot make `diff` do what no command line could.
 WARMUPS_RANGE = (0, 1000)  # --warmups
 RUNS_RANGE = (1, 1000)  # --runs; also the most samples a spelling of a result file holds

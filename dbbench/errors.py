@@ -2,7 +2,7 @@
 
 Every error that reaches the command line is a :class:`DbbenchError`: the CLI prints its message
 on one line and exits with :attr:`DbbenchError.exit_code`. Messages must never contain secrets;
-build them from :func:`dbbench.urls.redact`-ed URLs.
+build them from :func:`dbbench.access.urls.redact`-ed URLs.
 """
 
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
-    from dbbench.urls import Dialect
+    from dbbench.access.urls import Dialect
 
 DIALECTS = ("postgresql", "mysql")
 _OPTIONS = {
@@ -110,9 +110,10 @@ class _Session:
         self.built: set[str] = set()
 
     def target(self, dialect: str):
-        from dbbench import servers, urls
+        from dbbench import servers
+        from dbbench.access import urls
+        from dbbench.access.targets import connect
         from dbbench.errors import DbbenchError
-        from dbbench.targets import connect
 
         if dialect in self.targets:
             return self.targets[dialect]
@@ -158,9 +159,10 @@ class _Session:
             return None
         if dialect in self.built:
             return self.namespace
-        from dbbench import dialects, setupsql
-        from dbbench.catalog import open_catalog
+        from dbbench import dialects
+        from dbbench.catalog.entries import open_catalog
         from dbbench.errors import DbbenchError
+        from dbbench.setup import namespace as setupsql
 
         target, unexpected = self.target(dialect), None
         try:
@@ -189,7 +191,7 @@ class _Session:
     def engine(self, dialect: str):
         import sqlalchemy as sa
 
-        from dbbench import urls
+        from dbbench.access import urls
 
         if dialect in self.engines:
             return self.engines[dialect]
@@ -218,7 +220,7 @@ def _one_line(exc: Exception, url, dialect: str) -> str:
     password included, and pytest prints a frame's arguments."""
     from sqlalchemy.engine import make_url
 
-    from dbbench import urls
+    from dbbench.access import urls
 
     try:
         parsed = make_url(url) if isinstance(url, str) else url

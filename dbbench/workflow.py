@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dbbench import defaults
-from dbbench.doccheck import setting_problem
-from dbbench.document import RunConfig
+from dbbench.access.targets import Target, open_targets
+from dbbench.document.check import setting_problem
+from dbbench.document.model import RunConfig
 from dbbench.errors import DbbenchError
-from dbbench.targets import Target, open_targets
 
 Warn = Callable[[str], None]
 
@@ -34,7 +34,7 @@ class Connect(Protocol):
 def opened(
     urls: dict[Any, str | None], only: Any = None, *, home: Any = None, warn: Warn | None = None
 ) -> Iterator[list[Target]]:
-    """Connect to the targets (:func:`dbbench.targets.open_targets`), pass each target's warnings
+    """Connect to the targets (:func:`dbbench.access.targets.open_targets`), pass each target's warnings
     to ``warn``, and dispose of the targets when the block ends."""
     targets = open_targets(urls, only, home=home)
     try:
@@ -84,7 +84,7 @@ class Run:
 
     def __post_init__(self) -> None:
         """The namespace and sampling held to the command line's bounds (the same check as a result
-        file's ``config``: :func:`dbbench.doccheck.setting_problem`)."""
+        file's ``config``: :func:`dbbench.document.check.setting_problem`)."""
         for key in ("namespace", "warmups", "runs", "timeout_s"):
             if why := setting_problem(key, getattr(self, key)):
                 raise DbbenchError(f"{key}: {why}")
@@ -129,7 +129,7 @@ class Run:
         return int(self.timeout_s * 1000)
 
     def explain_arguments(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`dbbench.explain.run` this run gives (all but ``progress``)."""
+        """The keyword arguments of :func:`dbbench.measure.explain.run` this run gives (all but ``progress``)."""
         return {name: getattr(self, name) for name in _EXPLAIN_ARGUMENTS}
 
     def config(self) -> dict[str, Any]:
@@ -154,10 +154,12 @@ def measure(
     warn: Warn | None = None,
 ) -> dict[str, Any]:
     """``dbbench explain``: run the catalog on the targets; the result document (dbbench.explain/1).
-    ``progress`` makes the context manager whose value is passed to :func:`dbbench.explain.run`;
+    ``progress`` makes the context manager whose value is passed to :func:`dbbench.measure.explain.run`;
     ``warn`` gets the warnings about stale setup SQL and unfrozen statistics."""
-    from dbbench import catalog as catalogs
-    from dbbench import explain, results, setupsql
+    from dbbench.catalog import entries as catalogs
+    from dbbench.document import store as results
+    from dbbench.measure import explain
+    from dbbench.setup import namespace as setupsql
 
     cat = catalogs.open_catalog(run.catalog, run.only)
     with connect() as targets:
@@ -184,8 +186,9 @@ def check(
     it has one, else the CI-size alpine dataset) into the scratch namespace (``run.namespace``; the
     default namespace means :data:`dbbench.defaults.CHECK_NAMESPACE`), then measure once. Raises
     :class:`ScratchDatasetFailed` when the scratch dataset does not verify."""
-    from dbbench import catalog as catalogs
-    from dbbench import seed, setupsql
+    from dbbench.catalog import entries as catalogs
+    from dbbench.dataset import seed
+    from dbbench.setup import namespace as setupsql
 
     namespace = defaults.CHECK_NAMESPACE if run.namespace == defaults.NAMESPACE else run.namespace
     cat = catalogs.open_catalog(run.catalog)
@@ -219,9 +222,9 @@ def check(
 
 
 def stability(connect: Connect, run: Run, *, times: int) -> dict[tuple[str, str], list[str]]:
-    """``dbbench diff --stability N``: :func:`dbbench.explain.stability` on the run's catalog."""
-    from dbbench import catalog as catalogs
-    from dbbench import explain
+    """``dbbench diff --stability N``: :func:`dbbench.measure.explain.stability` on the run's catalog."""
+    from dbbench.catalog import entries as catalogs
+    from dbbench.measure import explain
 
     cat = catalogs.open_catalog(run.catalog, run.only)
     with connect(warn=False) as targets:
@@ -260,7 +263,7 @@ class Seeded:
         ]
 
     def document(self, targets: list[Target]) -> dict[str, Any]:
-        from dbbench import results
+        from dbbench.document import store as results
 
         return results.seed_document(self.dataset, targets, self.results, self.generated, self.agree)
 
@@ -273,8 +276,8 @@ def seed_dataset(
     cache_dir: Path | None = None,
     progress: Callable[[], AbstractContextManager[Any]] | None = None,
 ) -> Seeded:
-    """``dbbench seed``: :func:`dbbench.seed.seed`, then the fingerprints compared across dialects."""
-    from dbbench import seed
+    """``dbbench seed``: :func:`dbbench.dataset.seed.seed`, then the fingerprints compared across dialects."""
+    from dbbench.dataset import seed
 
     with progress() if progress else contextlib.nullcontext() as report:
         ds, res, generated = seed.seed(
@@ -292,7 +295,7 @@ class SetUp:
     agree: dict[str, bool]
 
     def document(self, targets: list[Target]) -> dict[str, Any]:
-        from dbbench import results
+        from dbbench.document import store as results
 
         return results.setup_document(self.catalog, targets, self.results, self.agree)
 
@@ -300,8 +303,8 @@ class SetUp:
 def seed_catalog(
     targets: list[Target], catalog: str | Path, *, namespace: str = defaults.NAMESPACE, isolate: bool = True
 ) -> SetUp:
-    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setupsql.load`)."""
-    from dbbench import setupsql
+    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setup.namespace.load`)."""
+    from dbbench.setup import namespace as setupsql
 
     cat, res = setupsql.load(targets, catalog, namespace=namespace, isolate=isolate)
     return SetUp(cat, res, setupsql.fingerprints_agree(res))

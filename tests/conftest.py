@@ -105,8 +105,8 @@ def local_urls(local_servers):
 @contextlib.contextmanager
 def seeded_targets(dataset: str, namespace: str) -> Iterator[list]:
     """Both local servers' targets, ``dataset`` seeded (and verified) into ``namespace``; disposed after."""
-    from dbbench import seed
-    from dbbench.targets import open_targets
+    from dbbench.access.targets import open_targets
+    from dbbench.dataset import seed
 
     targets = open_targets({})
     try:

@@ -186,7 +186,7 @@ class Generated:
         return {"PYTHONPATH": path, "DBBENCH_T_GENERATED_LOG": str(self.log)}
 
     def secrets(self, namespaces: Iterable[str]) -> list[Secret]:
-        from dbbench.isolation import role_name
+        from dbbench.access.isolation import role_name
 
         values = self.log.read_text().split() if self.log.exists() else []
         return [
@@ -223,7 +223,7 @@ def admin(url: str, statements: list[str]) -> None:
 def drop_account(local_urls: dict[str, str]) -> None:
     """Drop the test's namespaces, their namespace roles (dbbench makes one per namespace) and the
     test's own role / user."""
-    from dbbench.isolation import role_name
+    from dbbench.access.isolation import role_name
 
     namespaces = [NS, CHECK_NS, PLUGIN_NS, f"{NS}_bad", f"{NS}_broken"]
     roles = [USER, *(role_name(ns) for ns in namespaces)]

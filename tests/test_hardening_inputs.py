@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from dbbench import results
 from dbbench.dialects import mysql, postgresql
+from dbbench.document import store as results
 from dbbench.errors import DbbenchError, PrerequisiteError
-from dbbench.plan import MAX_DEPTH, PlanNode
+from dbbench.measure.plan import MAX_DEPTH, PlanNode
 from dbbench.servers.base import Home, InstanceState
 from httpbench import scenarios
 from httpbench.errors import HttpbenchError

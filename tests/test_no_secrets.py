@@ -56,7 +56,7 @@ def test_the_scanner_finds_every_form_and_names_where():
     ],
 )
 def test_a_url_whose_password_was_cut_apart_is_refused_without_echoing_it(raw):
-    from dbbench import urls
+    from dbbench.access import urls
     from dbbench.errors import DbbenchError
 
     with pytest.raises(DbbenchError) as caught:
@@ -76,7 +76,7 @@ def test_a_url_whose_password_was_cut_apart_is_refused_without_echoing_it(raw):
     ],
 )
 def test_urls_that_parse_right_are_still_accepted(raw):
-    from dbbench import urls
+    from dbbench.access import urls
 
     assert urls.parse(raw, "postgresql", "--pg-url").host == "127.0.0.1"
 
@@ -103,7 +103,7 @@ def test_a_refused_scenario_option_never_echoes_a_header_value():
 def test_the_namespace_role_logs_in_with_its_own_password_only():
     from sqlalchemy.engine import make_url
 
-    from dbbench import urls
+    from dbbench.access import urls
 
     given = make_url(
         f"postgresql+psycopg://u@127.0.0.1:5432/db?password={quote_plus(PASSWORD)}&user=u&sslmode=require"

@@ -1,8 +1,8 @@
 import pytest
 
-from dbbench import urls
+from dbbench.access import urls
+from dbbench.access.targets import _parse_version
 from dbbench.errors import DbbenchError, UnsupportedServer
-from dbbench.targets import _parse_version
 
 
 def test_bare_scheme_gets_our_driver():
@@ -45,7 +45,7 @@ def test_version_policy():
 def test_a_password_in_the_query_is_redacted_and_scrubbed():
     from sqlalchemy.engine import make_url
 
-    from dbbench.urls import redact, scrub
+    from dbbench.access.urls import redact, scrub
 
     url = "postgresql+psycopg://u@h:5432/db?password=S3cr3t-q&sslmode=require"
     shown = redact(url)
@@ -60,8 +60,8 @@ def test_scrub_leaves_the_words_of_a_message_alone(local_urls):
     """A password that is a common word (``option``) is not cut out of the driver's message (issue
     19): before, ``invalid connection option "bogus_option"`` became ``invalid connection *** "bogus_***"``.
     The message is the real driver's, for a URL with an option it does not know."""
+    from dbbench.access.targets import connect
     from dbbench.errors import ConnectionFailed
-    from dbbench.targets import connect
 
     local = urls.parse(local_urls["postgresql"], "postgresql", "x")
     for url in (
@@ -145,7 +145,7 @@ def test_every_text_of_a_parsed_url_and_its_engine_hides_the_password(given):
     URL's str/repr -- with the password in the userinfo, the query, percent-encoded or not."""
     import sqlalchemy as sa
 
-    from dbbench.targets import Target
+    from dbbench.access.targets import Target
 
     url = urls.parse(given, "postgresql", "x")
     engine = sa.create_engine(url)
@@ -238,7 +238,8 @@ def test_scenario_paths_never_carry_credentials_in_their_query(path):
 
 
 def test_one_dialect_order_everywhere():
-    from dbbench import dialects, servers, targets
+    from dbbench import dialects, servers
+    from dbbench.access import targets
 
     tables = {
         "DIALECT_LABEL": urls.DIALECT_LABEL,

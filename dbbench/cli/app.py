@@ -13,9 +13,9 @@ import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
 from dbbench import __version__
+from dbbench.access.targets import Target
 from dbbench.errors import DbbenchError
 from dbbench.servers import Home
-from dbbench.targets import Target
 from dbbench.workflow import Connect, opened
 
 

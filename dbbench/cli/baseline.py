@@ -10,8 +10,7 @@ import click
 from dbbench import defaults, workflow
 from dbbench.cli.app import _connect, err
 from dbbench.cli.measure import _measure
-from dbbench.errors import DbbenchError
-from dbbench.options import (
+from dbbench.cli.options import (
     OutputPath,
     catalog_option,
     github_summary_option,
@@ -20,6 +19,7 @@ from dbbench.options import (
     output_file,
     target_options,
 )
+from dbbench.errors import DbbenchError
 from dbbench.servers import Home
 from dbbench.workflow import Run
 from verdict.files import write_output
@@ -65,8 +65,9 @@ def baseline_group() -> None:
 @click.pass_obj
 def baseline_save(home: Home, file, pg_url, mysql_url, only, source, allow_failures, fmt, **sampled) -> None:
     """Run the catalog (or take --from RESULT.json) and write its baseline to FILE."""
-    from dbbench import baseline, results
-    from dbbench.document import Document, as_document
+    from dbbench.document import baseline
+    from dbbench.document import store as results
+    from dbbench.document.model import Document, as_document
     from dbbench.output import explain as report
     from dbbench.output import table_format
 
@@ -193,8 +194,10 @@ def diff_cmd(
 
     Without RESULT the baseline's catalog is run now (same namespace, warm-ups and runs unless
     overridden) and compared."""
-    from dbbench import baseline, diff, results
-    from dbbench.document import as_document
+    from dbbench import diff
+    from dbbench.document import baseline
+    from dbbench.document import store as results
+    from dbbench.document.model import as_document
     from dbbench.output import append_summary
     from dbbench.output import diff as render
     from verdict import exit_code

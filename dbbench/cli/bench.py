@@ -6,7 +6,7 @@ import click
 
 from dbbench import defaults
 from dbbench.cli.app import _connect
-from dbbench.options import target_options
+from dbbench.cli.options import target_options
 from dbbench.output.commands import render_bench_seed
 from dbbench.servers import Home
 
@@ -29,7 +29,7 @@ def bench_group() -> None:
 @click.pass_obj
 def bench_seed(home: Home, pg_url, mysql_url, only, dataset, repeat) -> None:
     """Seed time next to the raw floor (the servers' own bulk load + the same indexes)."""
-    from dbbench.bench import seed as bench
+    from dbbench.bench import seed_floor as bench
 
     with _connect(home, pg_url, mysql_url, only)(warn=False) as targets:
         rows, floor_wall, seed_wall = bench.run(targets, dataset, home.root / "datasets", repeat)

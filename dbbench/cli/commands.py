@@ -9,7 +9,7 @@ import click
 
 from dbbench import defaults, workflow
 from dbbench.cli.app import _connect, err
-from dbbench.options import catalog_option, isolate, namespace_option, output_file, target_options
+from dbbench.cli.options import catalog_option, isolate, namespace_option, output_file, target_options
 from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
 from dbbench.servers import Home
 from verdict.files import write_output
@@ -45,8 +45,8 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
 @click.pass_obj
 def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
     """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
-    from dbbench import results
-    from dbbench.progress import seed_progress
+    from dbbench.cli.progress import seed_progress
+    from dbbench.document import store as results
 
     if catalog and dataset:
         raise click.UsageError("give --dataset or --catalog, not both")
@@ -79,8 +79,8 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, o
 @namespace_option("Namespace the setup SQL would run into (its statements are checked against it).")
 def validate_cmd(catalog, namespace) -> None:
     """Check a catalog (every entry, field and setup statement) without touching a database."""
-    from dbbench import catalog as catalogs
-    from dbbench import setupsql
+    from dbbench.catalog import entries as catalogs
+    from dbbench.setup import namespace as setupsql
 
     cat = catalogs.open_catalog(catalog)
     setup = {d: len(setupsql.statements_for(f, d, namespace)) for d, f in cat.setup.items()}
@@ -97,7 +97,7 @@ def validate_cmd(catalog, namespace) -> None:
 def report_cmd(result_file, html_file, output, title) -> None:
     """A result file as a write-up's Markdown tables: p50 / p95 per shape and dialect with the
     access path, and natural vs remediated spellings; --html adds a chart of every sample."""
-    from dbbench import results
+    from dbbench.document import store as results
     from dbbench.output import explain, html
 
     doc = results.load_document(result_file)

@@ -7,9 +7,10 @@ import sys
 
 import click
 
-from dbbench import defaults, grow
+from dbbench import defaults
 from dbbench.cli.app import _connect, err
-from dbbench.options import isolate, output_file, target_options
+from dbbench.cli.options import isolate, output_file, target_options
+from dbbench.measure import grow
 from dbbench.servers import Home
 from verdict.files import write_output
 from verdict.options import Float
@@ -64,11 +65,11 @@ def grow_cmd(
     html_file,
 ) -> None:
     """Seed each size, run every shape (both spellings), fit work ~ N^k; exit 1 on a worse growth than declared."""
-    from dbbench import catalog as catalogs
-    from dbbench import results
+    from dbbench.catalog import entries as catalogs
+    from dbbench.cli.progress import grow_progress
+    from dbbench.document import store as results
     from dbbench.output import grow as render
     from dbbench.output import table_format
-    from dbbench.progress import grow_progress
 
     ladder_sizes = grow.parse_sizes(sizes)
     picked = list(shapes) or None

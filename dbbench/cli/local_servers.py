@@ -6,7 +6,7 @@ import click
 
 from dbbench import servers
 from dbbench.cli.app import err, say
-from dbbench.options import DIALECT_CHOICE
+from dbbench.cli.options import DIALECT_CHOICE
 from dbbench.output.commands import render_status
 from dbbench.servers import Home
 from verdict.options import port

@@ -9,7 +9,7 @@ import click
 
 from dbbench import defaults, workflow
 from dbbench.cli.app import _connect, err
-from dbbench.options import explain_options, isolate, sampling_options, split_report, target_options
+from dbbench.cli.options import explain_options, isolate, sampling_options, split_report, target_options
 from dbbench.servers import Home
 from dbbench.workflow import Run
 from verdict.files import write_output
@@ -17,7 +17,7 @@ from verdict.files import write_output
 
 def _measure(home: Home, pg_url, mysql_url, only, run: Run) -> dict:
     """Run the catalog on the targets (a spinner on stderr); the result document (dbbench.explain/1)."""
-    from dbbench.progress import explain_progress
+    from dbbench.cli.progress import explain_progress
 
     return workflow.measure(_connect(home, pg_url, mysql_url, only), run, progress=explain_progress, warn=err)
 
@@ -25,7 +25,7 @@ def _measure(home: Home, pg_url, mysql_url, only, run: Run) -> dict:
 def _write_json(path: Path, doc: dict) -> None:
     import hashlib
 
-    from dbbench import results
+    from dbbench.document import store as results
 
     text = results.write(path, doc)  # the bytes written: a device or a pipe cannot be read back
     click.echo(f"\nwrote {path} (SHA-256 {hashlib.sha256(text.encode()).hexdigest()})")
@@ -35,7 +35,7 @@ def _emit(
     doc: dict, fmt: str, *, output: Path | None, junit: Path | None, github_summary: Path | None, command: str
 ) -> None:
     """Print the tables, write the requested files, exit 1 on a failed assertion."""
-    from dbbench.document import as_document
+    from dbbench.document.model import as_document
     from dbbench.output import append_summary, table_format
     from dbbench.output import explain as report
 
@@ -88,7 +88,7 @@ def explain_cmd(home: Home, pg_url, mysql_url, only, **options) -> None:
 @click.pass_obj
 def check_cmd(home: Home, pg_url, mysql_url, only, dataset, **options) -> None:
     """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans."""
-    from dbbench.progress import explain_progress
+    from dbbench.cli.progress import explain_progress
 
     selected, reported = split_report(options)
     doc = workflow.check(

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from dbbench.plan import PlanNode
-    from dbbench.prepared import PreparedTable
+    from dbbench.dataset.loadfiles import PreparedTable
+    from dbbench.measure.plan import PlanNode
 
 Connection = Any  # a raw DB-API connection of the dialect's driver
 
 
 @dataclass(frozen=True)
 class SqlSyntax:
-    """How a dialect's scripts are split into statements (:func:`dbbench.setupsql.split_sql`)."""
+    """How a dialect's scripts are split into statements (:func:`dbbench.setup.namespace.split_sql`)."""
 
     delimiter_lines: bool = False  # the mysql client's ``DELIMITER //`` lines
     hash_comments: bool = False  # ``# comment`` to the end of the line
@@ -65,7 +65,7 @@ class Dialect(Protocol):
     def fingerprint_sql(self, table: str, row_text: str, /) -> str: ...
     def concat(self, parts: list[str], /) -> str: ...
 
-    # -- setup SQL (dbbench.setupsql) ----------------------------------------------------------
+    # -- setup SQL (dbbench.setup.namespace) ----------------------------------------------------------
     def run_setup_statement(self, conn: Connection, text: str, /) -> None: ...
     def outside_relations(self, conn: Connection, ns: str, /) -> dict[int, str]: ...
     def outside_changes(self, conn: Connection, ns: str, before: dict[int, str], /) -> list[str]: ...
@@ -83,7 +83,7 @@ class Dialect(Protocol):
     ) -> tuple[Any, PlanNode, float]: ...
     def query_row(self, conn: Connection, sql: str, params: dict[str, Any], /) -> dict[str, Any] | None: ...
 
-    # -- the namespace role (dbbench.isolation) ------------------------------------------------
+    # -- the namespace role (dbbench.access.isolation) ------------------------------------------------
     def open_role(self, conn: Connection, ns: str, role: str, password: str, /) -> None: ...
     def close_role(self, conn: Connection, role: str, /) -> None: ...
     def owned_outside(self, conn: Connection, ns: str, role: str, /) -> list[str]: ...

@@ -225,7 +225,7 @@ def concat(parts: list[str]) -> str:
     return "CONCAT_WS('|', " + ", ".join(parts) + ")"
 
 
-# -- setup SQL (dbbench.setupsql) ---------------------------------------------------------------
+# -- setup SQL (dbbench.setup.namespace) ---------------------------------------------------------------
 SETUP_SYNTAX = SqlSyntax(delimiter_lines=True, hash_comments=True, backslash_escapes=True)
 COMMIT_EACH_SETUP_STATEMENT = True  # its DDL commits implicitly anyway
 COLUMN_TYPE = "column_type"  # tinyint(1) is a bool
@@ -272,7 +272,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     FORMAT=JSON`` (access type const/eq_ref + key). Raises TimeoutError past ``timeout_ms``."""
     import pymysql
 
-    from dbbench.plan import PlanNode
+    from dbbench.measure.plan import PlanNode
 
     aliases = alias_map(sql)
     # Inside the caller's open transaction (a test's uncommitted rows), BEGIN would commit them:
@@ -304,7 +304,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
                 _json_version_1(cur)
                 cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
                 text_json = cur.fetchone()[0]
-                from dbbench.plan import MAX_DEPTH, PlanTooDeep, text_depth_exceeds
+                from dbbench.measure.plan import MAX_DEPTH, PlanTooDeep, text_depth_exceeds
 
                 if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
                     raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
@@ -344,7 +344,7 @@ def query_row(conn, sql: str, params: dict) -> dict | None:
         conn.rollback()
 
 
-# -- the namespace user (see dbbench.isolation) ---------------------------------------------------
+# -- the namespace user (see dbbench.access.isolation) ---------------------------------------------------
 ROLE_PRIVILEGE = "CREATE USER and GRANT OPTION"
 
 

@@ -10,7 +10,7 @@ from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
 if TYPE_CHECKING:
-    from dbbench.plan import PlanNode
+    from dbbench.measure.plan import PlanNode
 
 NAMESPACE_KIND = "schema"
 META = "dbbench_meta"
@@ -148,7 +148,7 @@ def concat(parts: list[str]) -> str:
     return "concat_ws('|', " + ", ".join(parts) + ")"
 
 
-# -- setup SQL (dbbench.setupsql) ---------------------------------------------------------------
+# -- setup SQL (dbbench.setup.namespace) ---------------------------------------------------------------
 SETUP_SYNTAX = SqlSyntax(double_quoted_identifiers=True, dollar_quotes=True)
 # One transaction the caller commits: without the namespace role it is verified before the commit.
 COMMIT_EACH_SETUP_STATEMENT = False
@@ -224,7 +224,7 @@ _KINDS = {
 
 def parse_plan(doc) -> tuple[PlanNode, float]:
     """``EXPLAIN (ANALYZE, FORMAT JSON)`` output → (normalized tree, Execution Time in ms)."""
-    from dbbench.plan import MAX_DEPTH, PlanNode, PlanTooDeep, json_depth_exceeds, mark_subqueries
+    from dbbench.measure.plan import MAX_DEPTH, PlanNode, PlanTooDeep, json_depth_exceeds, mark_subqueries
 
     if json_depth_exceeds(doc, 2 * MAX_DEPTH + 4):  # before the recursive walk below
         raise PlanTooDeep()
@@ -280,7 +280,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     import psycopg
     from psycopg.types.json import set_json_loads
 
-    from dbbench.plan import loads_plan_json
+    from dbbench.measure.plan import loads_plan_json
 
     in_tx = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
     try:
@@ -318,7 +318,7 @@ def query_row(conn, sql: str, params: dict) -> dict | None:
         conn.rollback()
 
 
-# -- the namespace role (see dbbench.isolation) ---------------------------------------------------
+# -- the namespace role (see dbbench.access.isolation) ---------------------------------------------------
 ROLE_PRIVILEGE = "CREATEROLE"
 _ROLE_MARK = "dbbench namespace role"
 _SUPERUSER_ONLY = ("SUPERUSER", "REPLICATION", "BYPASSRLS")  # attributes only a superuser may alter

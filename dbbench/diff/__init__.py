@@ -32,6 +32,7 @@ reported and never fail.
 
 from __future__ import annotations
 
+from dbbench.access.urls import DIALECT_LABEL
 from dbbench.diff.judge import (
     KIND_RANK,
     _features,
@@ -54,9 +55,8 @@ from dbbench.diff.model import (
     entry_tree,
 )
 from dbbench.diff.triage import PLAN_FINDINGS, _signature, apply_self_control, triage_unstable
-from dbbench.document import Document, as_document
+from dbbench.document.model import Document, as_document
 from dbbench.errors import DbbenchError
-from dbbench.urls import DIALECT_LABEL
 
 __all__ = [
     "KIND_RANK",
@@ -121,7 +121,7 @@ def compare(
     result_name: str = "result",
     stability: dict[tuple[str, str], list[str]] | None = None,
 ) -> DiffReport:
-    """Compare two result documents (``dbbench.results.load_document`` / ``baseline.load`` / a live
+    """Compare two result documents (``dbbench.document.store.load_document`` / ``baseline.load`` / a live
     run's dict, validated here)."""
     t = thresholds or Thresholds()
     base, new = as_document(base, baseline_name), as_document(new, result_name)

@@ -4,9 +4,9 @@ assertion and the timing samples (the findings are listed in :mod:`dbbench.diff`
 from __future__ import annotations
 
 from dbbench.diff.model import Finding, Thresholds, _describe, _is_access, entry_tree
-from dbbench.document import ShapeResult
+from dbbench.document.model import ShapeResult
+from dbbench.measure.plan import PlanNode
 from dbbench.output import fmt_factor, fmt_ms
-from dbbench.plan import PlanNode
 from verdict.stats import ratio_interval
 
 # Worse to the right: a change to the right is a regression, to the left an improvement.

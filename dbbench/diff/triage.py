@@ -4,7 +4,7 @@ A/A self-control of this run against a second run now (``--self-control``)."""
 from __future__ import annotations
 
 from dbbench.diff.model import DiffReport, SelfControl, ShapeDiff, entry_tree
-from dbbench.document import ShapeResult
+from dbbench.document.model import ShapeResult
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
 from verdict.stats import ratio_interval
 
@@ -12,7 +12,7 @@ PLAN_FINDINGS = ("index_lost", "access_changed", "scan_kind", "new_access", "sor
 
 
 def _signature(entry: ShapeResult | None) -> str | None:
-    from dbbench.explain import plan_signature
+    from dbbench.measure.explain import plan_signature
 
     tree = entry_tree(entry)
     return plan_signature(tree) if tree is not None else None

@@ -1,6 +1,6 @@
 """Everything dbbench prints or writes for people and CI: the one place renderers live.
 
-The measuring modules (:mod:`dbbench.explain`, :mod:`dbbench.seed`, :mod:`dbbench.diff`, …) never
+The measuring modules (:mod:`dbbench.measure.explain`, :mod:`dbbench.dataset.seed`, :mod:`dbbench.diff`, …) never
 format; the commands hand their results or documents to these modules:
 
 * :mod:`dbbench.output.explain`: shape / remediation tables, failures, JUnit, the write-up Markdown;

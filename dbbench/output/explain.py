@@ -1,10 +1,10 @@
 """An explain result document (``dbbench.explain/1``) rendered: terminal and Markdown tables,
 failures with their plans, JUnit XML, the GitHub step summary and the published write-up's Markdown.
 
-Every renderer reads the one result document (:func:`dbbench.results.explain_document` builds it
+Every renderer reads the one result document (:func:`dbbench.document.store.explain_document` builds it
 from a live run; ``dbbench report RESULT.json`` reads it from a file), never the measurement
 objects, so a file renders exactly like the run that wrote it. They take the typed
-:class:`dbbench.document.Document` (or the dict, validated into one).
+:class:`dbbench.document.model.Document` (or the dict, validated into one).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from dbbench.document import Document, RunConfig, ShapeResult, Spelling, Verdict, as_document
+from dbbench.access.urls import DIALECT_LABEL
+from dbbench.document.model import Document, RunConfig, ShapeResult, Spelling, Verdict, as_document
+from dbbench.measure.plan import PlanNode
 from dbbench.output import Case, fmt_factor, fmt_ms, junit, table
-from dbbench.plan import PlanNode
-from dbbench.urls import DIALECT_LABEL
 
 DIALECT_ORDER = ("mysql", "postgresql")  # the published write-up's column order
 Doc = Document | dict  # what the renderers take: the typed document, or the dict (validated)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from dbbench.access.urls import DIALECT_LABEL, DIALECTS
 from dbbench.output import fmt_factor, fmt_ms, table
-from dbbench.urls import DIALECT_LABEL, DIALECTS
 
 
 def _size(n: int) -> str:
-    from dbbench.grow import size_label
+    from dbbench.measure.grow import size_label
 
     return size_label(n)
 

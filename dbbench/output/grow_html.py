@@ -8,8 +8,8 @@ import html as _html
 import math
 from typing import Any
 
-from dbbench.grow import size_label
-from dbbench.urls import DIALECT_LABEL
+from dbbench.access.urls import DIALECT_LABEL
+from dbbench.measure.grow import size_label
 
 _COLORS = {"postgresql": "#336791", "mysql": "#d9822b"}
 W, H, PAD_L, PAD_B, PAD_T, PAD_R = 330, 230, 52, 34, 26, 10

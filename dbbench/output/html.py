@@ -8,7 +8,8 @@ import html as _html
 import math
 from pathlib import Path
 
-from dbbench.document import as_document
+from dbbench.access.urls import DIALECT_LABEL
+from dbbench.document.model import as_document
 from dbbench.output.explain import (
     Doc,
     by_shape,
@@ -19,7 +20,6 @@ from dbbench.output.explain import (
     remediation_rows_table,
     seed_rows,
 )
-from dbbench.urls import DIALECT_LABEL
 
 _COLORS = {"postgresql": "#336791", "mysql": "#d9822b"}
 # The most samples one row of the chart plots (a dot is ~250 bytes of SVG): a row with more plots

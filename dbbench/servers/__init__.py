@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dbbench import urls
+from dbbench.access import urls
+from dbbench.access.urls import Dialect
 from dbbench.servers.base import Home, Say, ServerState, default_home  # noqa: F401 (ServerState: API)
 from dbbench.servers.mysql import MySQLServer
 from dbbench.servers.postgres import PostgresServer
-from dbbench.urls import Dialect
 
 __all__ = ["Home", "ServerStatus", "default_home", "down", "local_url", "status", "up"]
 

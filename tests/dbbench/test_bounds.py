@@ -17,12 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from dbbench import dataset as datasets
-from dbbench import defaults, grow, prepared, results
-from dbbench.document import Document, ShapeResult, Spelling
+from dbbench import defaults
+from dbbench.dataset import definition as datasets
+from dbbench.dataset import loadfiles as prepared
+from dbbench.document import store as results
+from dbbench.document.model import Document, ShapeResult, Spelling
+from dbbench.document.store import ResultFileError
 from dbbench.errors import DbbenchError
+from dbbench.measure import grow
 from dbbench.output import html
-from dbbench.results import ResultFileError
 from dbbench.servers import default_home
 from dbbench.workflow import Run
 from tests.conftest import run_cli
@@ -209,7 +212,7 @@ def test_the_largest_dataset_is_within_the_bound():
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError])
 def test_an_interrupted_preparation_leaves_no_partial_folder(tmp_path, monkeypatch, stop):
-    from dbbench import datagen
+    from dbbench.dataset import generate as datagen
 
     def interrupted(ds):
         assert glob.glob(str(tmp_path / f"alpine-ci-*.partial-{os.getpid()}"))

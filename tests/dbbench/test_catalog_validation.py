@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from dbbench import catalog
-from dbbench.catalog import CatalogError
-from dbbench.plan import normalize_forbid
-from dbbench.setupsql import SetupError, check_statement, split_sql, statements_for
+from dbbench.catalog import entries as catalog
+from dbbench.catalog.entries import CatalogError
+from dbbench.measure.plan import normalize_forbid
+from dbbench.setup.namespace import SetupError, check_statement, split_sql, statements_for
 from tests.conftest import shape_toml
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"

@@ -8,11 +8,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from dbbench import diff, results
+from dbbench import diff
+from dbbench.document import store as results
+from dbbench.document.store import ResultFileError
 from dbbench.errors import DbbenchError
+from dbbench.measure.plan import PlanNode
 from dbbench.output import diff as render
-from dbbench.plan import PlanNode
-from dbbench.results import ResultFileError
 
 
 def node(kind, label, *children, table=None, index=None, est=None, rows=None, loops=1.0):

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from dbbench import diff
+from dbbench.measure.plan import PlanNode
 from dbbench.output import diff as render
-from dbbench.plan import PlanNode
 
 T = diff.Thresholds()
 
@@ -113,7 +113,7 @@ def test_the_report_carries_the_verdict_into_json_markdown_and_junit():
 
 
 def test_a_flip_that_re_analyze_alone_reproduces_is_equivalent():
-    from dbbench.explain import plan_signature
+    from dbbench.measure.explain import plan_signature
 
     old, new = _limit(_access("index_range", "ix_a", 50_000)), _limit(_access("index_scan", "ix_a", 50_000))
     base = _doc([1.0] * 7, old)

@@ -1,4 +1,4 @@
-"""The typed explain result document (dbbench.document): files round-trip byte for byte. No server."""
+"""The typed explain result document (dbbench.document.model): files round-trip byte for byte. No server."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from dbbench import baseline, results
-from dbbench.document import ABSENT, Document, as_document
-from dbbench.explain import Measurement, ShapeResult
-from dbbench.plan import PlanNode, Verdict
+from dbbench.document import baseline
+from dbbench.document import store as results
+from dbbench.document.model import ABSENT, Document, as_document
+from dbbench.measure.explain import Measurement, ShapeResult
+from dbbench.measure.plan import PlanNode, Verdict
 from dbbench.workflow import Run
 
 ROOT = Path(__file__).resolve().parents[2]

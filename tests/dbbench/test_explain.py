@@ -8,9 +8,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from dbbench import catalog, dialects, seed
-from dbbench.plan import PlanNode
-from dbbench.targets import open_targets
+from dbbench import dialects
+from dbbench.access.targets import open_targets
+from dbbench.catalog import entries as catalog
+from dbbench.dataset import seed
+from dbbench.measure.plan import PlanNode
 from tests.conftest import run_cli, seeded_targets
 
 NS = "dbbench_t_explain"
@@ -24,7 +26,8 @@ def seeded(local_servers):
 
 
 def _fingerprints(targets, ns):
-    from dbbench import dataset, prepared
+    from dbbench.dataset import definition as dataset
+    from dbbench.dataset import loadfiles as prepared
 
     tables, _, _ = prepared.prepare(
         dataset.load("alpine-100k"), ["postgresql", "mysql"], seed.default_cache()

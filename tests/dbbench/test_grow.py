@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from dbbench import grow
-from dbbench.grow import Growth, Point
+from dbbench.measure import grow
+from dbbench.measure.grow import Growth, Point
 from tests.conftest import run_cli
 
 

@@ -1,6 +1,6 @@
 """User SQL is confined by the server's privileges, not by reading its text (issue 13, items 1, 2).
 
-Every escape input below passes (or is meant to pass) the text checks of dbbench.setupsql; here
+Every escape input below passes (or is meant to pass) the text checks of dbbench.setup.namespace; here
 the text checks are switched off, so what refuses them is the server itself: the setup runs
 logged in as the namespace's own role. After each attempt the victim objects outside the
 namespace are exactly as they were.
@@ -14,10 +14,12 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from dbbench import isolation, servers, setupsql
+from dbbench import servers
+from dbbench.access import isolation
+from dbbench.access.targets import connect
 from dbbench.dialects import mysql as mysql_dialect
 from dbbench.errors import NotOurs
-from dbbench.targets import connect
+from dbbench.setup import namespace as setupsql
 from tests.conftest import run_cli
 
 NS = "dbbench_t_iso"

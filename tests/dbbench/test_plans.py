@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dbbench.dialects import mysql, postgresql
-from dbbench.plan import check
+from dbbench.measure.plan import check
 from verdict.stats import nearest_rank
 
 PLANS = Path(__file__).parent / "fixtures" / "plans"
@@ -30,7 +30,7 @@ def test_nearest_rank_edges():
 
 
 def test_one_nearest_rank_for_both_tools():
-    from dbbench import stats
+    from verdict import stats
 
     assert stats.nearest_rank is nearest_rank
 

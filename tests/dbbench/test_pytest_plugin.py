@@ -71,7 +71,7 @@ def test_a_failing_plan_assertion_shows_the_plan_at_the_tests_line(local_servers
         r"-> Index Scan Backward on orders using ix_orders_customer_placed \(rows=10 loops=1\)", out
     )
     assert "test_dao.py:6: PlanAssertionError" in out  # reported at the test's own line
-    assert "dbbench/assertions.py" not in out
+    assert "dbbench/measure/assertions.py" not in out
 
 
 def test_only_one_dialect(local_servers, tmp_path):

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from dbbench import dialects, seed
-from dbbench.targets import open_targets
+from dbbench import dialects
+from dbbench.access.targets import open_targets
+from dbbench.dataset import seed
 from tests.conftest import run_cli
 
 # Recorded from a real run: a change here means the dataset changed for every user.
@@ -154,7 +155,8 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
 
 
 def _table(name: str, dataset_name: str):
-    from dbbench import dataset, prepared
+    from dbbench.dataset import definition as dataset
+    from dbbench.dataset import loadfiles as prepared
 
     tables, _, _ = prepared.prepare(dataset.load(dataset_name), ["postgresql"], seed.default_cache())
     return next(t for t in tables if t.name == name)

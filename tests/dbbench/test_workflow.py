@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbbench import dialects
-from dbbench.targets import open_targets
+from dbbench.access.targets import open_targets
 from tests.conftest import run_cli
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "shop")

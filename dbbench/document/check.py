@@ -1,4 +1,4 @@
-"""The checks of a decoded result document (:mod:`dbbench.document`): each names the first bad
+"""The checks of a decoded result document (:mod:`dbbench.document.model`): each names the first bad
 field by its path (``results[3].remediated.samples_ms``) in a :class:`DocumentError`.
 
 The values a file holds that dbbench would act on (its ``config``: namespace, warm-ups, runs,
@@ -14,7 +14,7 @@ from typing import Any
 
 from dbbench import defaults
 from dbbench.errors import DbbenchError
-from dbbench.plan import MAX_DEPTH, PlanNode
+from dbbench.measure.plan import MAX_DEPTH, PlanNode
 
 SCHEMA_VERSION = 1
 DIALECTS = ("postgresql", "mysql")
@@ -120,7 +120,7 @@ def setting_problem(key: str, value: object) -> str | None:
 
 
 def check_config(obj: Mapping[str, Any], at: str = "config") -> None:
-    """A result file's ``config`` (:class:`dbbench.document.RunConfig`): each field null or of its
+    """A result file's ``config`` (:class:`dbbench.document.model.RunConfig`): each field null or of its
     type, and the settings within the command line's bounds (:func:`setting_problem`)."""
     for key in ("command", "catalog", "isolation"):
         text(obj, key, at, optional=True)

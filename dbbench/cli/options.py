@@ -57,7 +57,7 @@ def target_options(fn):
 
 
 def isolate() -> bool:
-    """False when the command was given --no-isolation (see dbbench.isolation)."""
+    """False when the command was given --no-isolation (see dbbench.access.isolation)."""
     return bool(click.get_current_context().meta.get("dbbench.isolate", True))
 
 

@@ -4,7 +4,7 @@ Per shape and target: resolve parameters (literal ``[params]``, then each ``[[se
 row); for the remediated spelling and, where the catalog has one, the natural spelling: ``warmups``
 untimed runs, then ``runs`` timed ``EXPLAIN ANALYZE`` samples. Every sample runs inside a
 transaction that is rolled back, so locking and writing shapes leave the data as it was, and runs
-logged in as the namespace's own role (:mod:`dbbench.isolation`), so the server refuses anything
+logged in as the namespace's own role (:mod:`dbbench.access.isolation`), so the server refuses anything
 a shape would do outside the namespace. The remediated plan is asserted: expected index on the
 expected table, no forbidden feature.
 """
@@ -16,14 +16,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbbench import catalog as catalogs
-from dbbench import defaults, dialects, isolation
-from dbbench.catalog import Catalog, Shape
+from dbbench import defaults, dialects
+from dbbench.access import isolation
+from dbbench.access.targets import Target
+from dbbench.catalog import entries as catalogs
+from dbbench.catalog.entries import Catalog, Shape
+from dbbench.catalog.params import to_pyformat
 from dbbench.errors import DbbenchError
-from dbbench.plan import PlanNode, Verdict, check
-from dbbench.sqltext import to_pyformat
-from dbbench.stats import nearest_rank
-from dbbench.targets import Target
+from dbbench.measure.plan import PlanNode, Verdict, check
+from verdict.stats import nearest_rank
 
 
 class NotSeeded(DbbenchError):
@@ -230,7 +231,7 @@ def prove_cascade(conn, cascade: dict[str, str], params: dict) -> dict:
 
 def _dataset_params(name: str | None) -> dict:
     """The seeded dataset's catalog values; none for a dataset dbbench does not know by name."""
-    from dbbench import dataset
+    from dbbench.dataset import definition as dataset
 
     if not name or name.startswith("setup:"):
         return {}
@@ -288,12 +289,12 @@ def run(
     """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
 
     ``catalog`` is a name under ``sql/catalog/``, a directory or entry file, or a loaded
-    :class:`~dbbench.catalog.Catalog`. A catalog that carries its own setup SQL needs a namespace
+    :class:`~dbbench.catalog.entries.Catalog`. A catalog that carries its own setup SQL needs a namespace
     built from it (``dbbench seed --catalog``). ``access_only=True`` asserts the access path only
     (expected index, no forbidden full scan): for CI-size datasets, where row counts differ from
     the catalog's claims and the planner rightly sorts a few hundred rows instead of walking an
     index in order. The shapes run logged in as the namespace's own role (``isolate=False``: as
-    dbbench's own user), see :mod:`dbbench.isolation`.
+    dbbench's own user), see :mod:`dbbench.access.isolation`.
     """
     cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
     shapes = [s for s in cat.shapes if not only or s.name in only]
@@ -348,7 +349,7 @@ def run(
 def plan_signature(tree: PlanNode) -> str:
     """What a plan change is judged by: every table access (kind, table, index) and every sort /
     temporary table, in order -- not costs or timings."""
-    from dbbench.plan import ACCESS_KINDS
+    from dbbench.measure.plan import ACCESS_KINDS
 
     parts = []
     for n in tree.walk():

@@ -27,11 +27,11 @@ from datetime import datetime
 from pathlib import Path
 
 from dbbench import defaults, dialects
-from dbbench.catalog import Catalog, open_catalog
+from dbbench.access.targets import Target
+from dbbench.catalog.entries import Catalog, open_catalog
 from dbbench.errors import DbbenchError, server_message
-from dbbench.setupcheck import check_statement, statements_for  # noqa: F401 (check_statement: re-exported)
-from dbbench.sqlsplit import SetupError, Statement, split_sql  # noqa: F401 (split_sql: re-exported)
-from dbbench.targets import Target
+from dbbench.setup.guard import check_statement, statements_for  # noqa: F401 (check_statement: re-exported)
+from dbbench.setup.split import SetupError, Statement, split_sql  # noqa: F401 (split_sql: re-exported)
 
 
 @dataclass
@@ -96,8 +96,8 @@ def _describe(conn, dialect: str, ns: str, table: str):
 
 
 def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
-    from dbbench.prepared import PreparedTable
-    from dbbench.seed import fingerprint
+    from dbbench.dataset.loadfiles import PreparedTable
+    from dbbench.dataset.seed import fingerprint
 
     d = dialects.get(dialect)
     names, kinds = _kinds(_describe(conn, dialect, ns, table))
@@ -165,14 +165,14 @@ def setup_target(
     """Rebuild ``namespace`` from the catalog's setup SQL on one target.
 
     ``isolate`` (the default): the statements run logged in as the namespace's own role
-    (:mod:`dbbench.isolation`), so the server refuses anything outside the namespace; the namespace
+    (:mod:`dbbench.access.isolation`), so the server refuses anything outside the namespace; the namespace
     is re-created and marked ``loading`` first, so a setup that fails leaves it incomplete (never
     half-trusted). ``isolate=False``: they run as dbbench's own user, behind the text checks only;
     on PostgreSQL the whole rebuild is then one transaction, verified before it commits.
     ``text_checks=False`` skips the early text checks (tests use it to show the server refuses).
     ``scale`` replaces ``:scale`` in the setup SQL's code (not in its literals: :func:`split_sql`)."""
-    from dbbench import isolation
-    from dbbench.seed import refuse_foreign
+    from dbbench.access import isolation
+    from dbbench.dataset.seed import refuse_foreign
 
     d = dialects.get(target.dialect)
     file = catalog.setup.get(target.dialect)
@@ -280,8 +280,8 @@ def load(
 
 
 def fingerprints_agree(results: list[SetupResult]) -> dict[str, bool]:
-    """:func:`dbbench.seed.fingerprints_agree`, tables sorted by name (the servers' own orders differ)."""
-    from dbbench.seed import fingerprints_agree as agree
+    """:func:`dbbench.dataset.seed.fingerprints_agree`, tables sorted by name (the servers' own orders differ)."""
+    from dbbench.dataset.seed import fingerprints_agree as agree
 
     return dict(sorted(agree(results).items()))
 

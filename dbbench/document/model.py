@@ -1,7 +1,7 @@
 """The explain result document (``dbbench.explain/1``) as typed, immutable values.
 
-:func:`dbbench.results.explain_document` writes the document as a dict; :meth:`Document.from_json`
-validates a decoded one (a result or baseline file: :func:`dbbench.results.load_document`) and
+:func:`dbbench.document.store.explain_document` writes the document as a dict; :meth:`Document.from_json`
+validates a decoded one (a result or baseline file: :func:`dbbench.document.store.load_document`) and
 :meth:`Document.to_json` gives the dict back, key for key and in order, so a file written by
 dbbench survives a round trip byte for byte. The checks name the first bad field by its path
 (``results[3].remediated.samples_ms``); :class:`DocumentError` carries it.
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from dbbench.doccheck import (
+from dbbench.document.check import (
     DIALECTS,
     SCHEMA_VERSION,
     DocumentError,
@@ -28,7 +28,7 @@ from dbbench.doccheck import (
     numbers,
     text,
 )
-from dbbench.plan import PlanNode
+from dbbench.measure.plan import PlanNode
 
 __all__ = [
     "ABSENT",
@@ -79,7 +79,7 @@ class Server:
 class RunConfig:
     """What the run measured (:meth:`dbbench.workflow.Run.config`); a field the file does not
     hold is None (files of older dbbench have no ``isolation``). The settings are held to the
-    command line's bounds (:func:`dbbench.doccheck.check_config`): ``diff`` runs them again."""
+    command line's bounds (:func:`dbbench.document.check.check_config`): ``diff`` runs them again."""
 
     command: str | None = None
     catalog: str | None = None
@@ -458,7 +458,7 @@ class Document:
 
 
 def as_document(doc: Document | Mapping[str, Any], source: object = "document") -> Document:
-    """``doc`` itself, or the dict (a live run's :func:`dbbench.results.explain_document`) as one
+    """``doc`` itself, or the dict (a live run's :func:`dbbench.document.store.explain_document`) as one
     (validated; a dict built in memory need not name its schema)."""
     if isinstance(doc, Document):
         return doc

@@ -35,12 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbbench import catalog as catalogs
-from dbbench import dialects, explain
-from dbbench.catalog import GROWTH_CLASSES, Catalog
+from dbbench import dialects
+from dbbench.access.targets import Target
+from dbbench.catalog import entries as catalogs
+from dbbench.catalog.entries import GROWTH_CLASSES, Catalog
 from dbbench.errors import DbbenchError
-from dbbench.plan import PlanNode
-from dbbench.targets import Target
+from dbbench.measure import explain
+from dbbench.measure.plan import PlanNode
 
 # The alpine ladder: size -> dataset definition under seeds/.
 ALPINE_DATASETS = {10_000: "alpine-10k", 100_000: "alpine-100k", 1_000_000: "alpine-1m"}
@@ -240,7 +241,8 @@ def _load(
     targets: list[Target], cat: Catalog, size: int, namespace: str, *, cache_dir: Path | None, isolate: bool
 ) -> bool:
     """Make ``namespace`` hold size ``size``; False when it already did."""
-    from dbbench import seed, setupsql
+    from dbbench.dataset import seed
+    from dbbench.setup import namespace as setupsql
 
     if cat.has_setup:
         setupsql.load(targets, cat, namespace=namespace, isolate=isolate, scale=size)
@@ -361,7 +363,7 @@ def run(
 
 def document(ladder: Ladder, targets: list[Target]) -> dict[str, Any]:
     """The ``dbbench.grow/1`` result document."""
-    from dbbench import results
+    from dbbench.document import store as results
 
     doc = results.envelope("grow", targets)
     doc["catalog"] = str(ladder.catalog.path)

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbbench import __version__
-from dbbench.document import SCHEMA_VERSION, ResultFileError
-from dbbench.plan import MAX_DEPTH, text_depth_exceeds
+from dbbench.document.model import SCHEMA_VERSION, ResultFileError
+from dbbench.measure.plan import MAX_DEPTH, text_depth_exceeds
 
 if TYPE_CHECKING:
-    from dbbench.dataset import Dataset
-    from dbbench.document import Document
-    from dbbench.document import ShapeResult as Entry
-    from dbbench.explain import Measurement, ShapeResult
-    from dbbench.seed import SeedResult
-    from dbbench.targets import Target
+    from dbbench.access.targets import Target
+    from dbbench.dataset.definition import Dataset
+    from dbbench.dataset.seed import SeedResult
+    from dbbench.document.model import Document
+    from dbbench.document.model import ShapeResult as Entry
+    from dbbench.measure.explain import Measurement, ShapeResult
 
 
 def envelope(kind: str, targets: list[Target]) -> dict[str, Any]:
@@ -88,8 +88,8 @@ def explain_document(
     targets: list[Target], results: list[ShapeResult], metas: dict, config: dict
 ) -> dict[str, Any]:
     """The result document of a live run (``dbbench explain`` / ``check`` / ``baseline save`` / ``diff``):
-    the typed :class:`dbbench.document.Document` of the run, as the dict dbbench writes."""
-    from dbbench.document import DatasetInfo, Document, RemediationRow, RunConfig, Server
+    the typed :class:`dbbench.document.model.Document` of the run, as the dict dbbench writes."""
+    from dbbench.document.model import DatasetInfo, Document, RemediationRow, RunConfig, Server
 
     env = envelope("explain", targets)
     entries = tuple(_entry(r) for r in results)
@@ -131,8 +131,8 @@ _KEPT = (
 
 
 def _entry(r: ShapeResult) -> Entry:
-    from dbbench import document
-    from dbbench.plan import PlanNode
+    from dbbench.document import model as document
+    from dbbench.measure.plan import PlanNode
 
     def spelling(m: Measurement) -> document.Spelling:
         return document.Spelling(
@@ -180,7 +180,7 @@ def load_document(path: Path | str, kind: str = "explain") -> Document:
     """Read a result document written by ``dbbench explain --output`` / ``check --output`` /
     ``baseline save`` and check the fields the renderers and ``diff`` rely on, naming the first bad
     one (``results[3].remediated.samples_ms``)."""
-    from dbbench.document import Document
+    from dbbench.document.model import Document
 
     path = Path(path)
     try:

@@ -1,8 +1,8 @@
 """The text checks of setup SQL: statements refused before anything runs.
 
-Part of :mod:`dbbench.setupsql` (which re-exports :func:`check_statement` and :func:`statements_for`).
+Part of :mod:`dbbench.setup.namespace` (which re-exports :func:`check_statement` and :func:`statements_for`).
 The checks are early, friendly errors naming the file, the statement and its line; the server's
-privileges (the namespace user, :mod:`dbbench.isolation`) are the boundary.
+privileges (the namespace user, :mod:`dbbench.access.isolation`) are the boundary.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from dbbench.sqlsplit import SetupError, Statement, split_sql
+from dbbench.setup.split import SetupError, Statement, split_sql
 
 _Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
 # why a setup statement is refused, and the pattern (case-insensitive) that finds it; the first found counts

@@ -1,7 +1,7 @@
 """Setup SQL split into statements: ``;``-separated, aware of each dialect's quotes and comments.
 
-Part of :mod:`dbbench.setupsql` (which re-exports :class:`SetupError`, :class:`Statement` and
-:func:`split_sql`); the text checks are :mod:`dbbench.setupcheck`.
+Part of :mod:`dbbench.setup.namespace` (which re-exports :class:`SetupError`, :class:`Statement` and
+:func:`split_sql`); the text checks are :mod:`dbbench.setup.guard`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The deterministic logical dataset: a definition under ``seeds/`` turned into rows.
 
 The definition (TOML) holds the cardinalities, distributions, name pools and the seed value; this
-module loads and validates it. :mod:`dbbench.datagen` holds the model's shape (which rows are
+module loads and validates it. :mod:`dbbench.dataset.generate` holds the model's shape (which rows are
 special and why) and generates the rows (:func:`generate`): one ``random.Random(seed)`` stream
 consumed in a fixed order, plus SHA-256 of their own text, so the same definition gives the same
 rows on every run, machine and Python version; Faker only drew the word pool once, and that pool is
@@ -19,7 +19,7 @@ from typing import Any
 
 from dbbench.errors import DbbenchError
 
-SEEDS_DIR = Path(__file__).resolve().parent.parent / "seeds"
+SEEDS_DIR = Path(__file__).resolve().parents[2] / "seeds"
 
 # Values every dataset offers to query catalogs as `:name` (see Dataset.params).
 DATASET_PARAMS = (

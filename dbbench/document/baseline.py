@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dbbench import results
-from dbbench.document import Document, as_document
+from dbbench.document import store as results
+from dbbench.document.model import Document, as_document
 
 
 def from_result(doc: Document | dict[str, Any], source: str = "run") -> Document:

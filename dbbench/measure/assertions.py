@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbbench import dialects
-from dbbench.plan import PlanNode, Verdict, accesses, check, normalize_forbid
-from dbbench.sqltext import to_pyformat
-from dbbench.urls import DIALECT_LABEL
+from dbbench.access.urls import DIALECT_LABEL
+from dbbench.catalog.params import to_pyformat
+from dbbench.measure.plan import PlanNode, Verdict, accesses, check, normalize_forbid
 
 
 class PlanAssertionError(AssertionError):

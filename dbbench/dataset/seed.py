@@ -19,13 +19,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
-from dbbench import dataset as datasets
-from dbbench import defaults, dialects, prepared
-from dbbench.dataset import TABLE_ORDER, Dataset
+from dbbench import defaults, dialects
+from dbbench.access.targets import Target
+from dbbench.catalog.params import to_pyformat
+from dbbench.dataset import definition as datasets
+from dbbench.dataset import loadfiles as prepared
+from dbbench.dataset.definition import TABLE_ORDER, Dataset
+from dbbench.dataset.loadfiles import PreparedTable
 from dbbench.errors import DbbenchError, NotOurs
-from dbbench.prepared import PreparedTable
-from dbbench.sqltext import to_pyformat
-from dbbench.targets import Target
 
 DEFAULT_NAMESPACE = defaults.NAMESPACE
 Progress = Callable[[str, str, int], None]  # (dialect, step, rows done)

@@ -15,7 +15,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from dbbench import dataset as datasets
+from dbbench.dataset import definition as datasets
 
 
 def _bars(label: str, *after: ProgressColumn) -> Progress:

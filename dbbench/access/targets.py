@@ -25,9 +25,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from dbbench import urls
+from dbbench.access import urls
+from dbbench.access.urls import DIALECT_LABEL, Dialect
 from dbbench.errors import ConnectionFailed, UnsupportedServer
-from dbbench.urls import DIALECT_LABEL, Dialect
 
 REFERENCE_LINE = {"postgresql": (12,), "mysql": (8, 0)}
 MYSQL_MIN_EXPLAIN_ANALYZE = (8, 0, 18)

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from dbbench import datagen, dialects
-from dbbench import dataset as datasets
-from dbbench.dataset import Dataset, Table
+from dbbench import dialects
+from dbbench.dataset import definition as datasets
+from dbbench.dataset import generate as datagen
+from dbbench.dataset.definition import Dataset, Table
 from dbbench.dialects import encode as encode_module
 
 FORMAT = 1

@@ -1,9 +1,9 @@
-"""The dataset's rows: a :class:`~dbbench.dataset.Dataset` definition turned into tables.
+"""The dataset's rows: a :class:`~dbbench.dataset.definition.Dataset` definition turned into tables.
 
 Rows come from one ``random.Random(ds.seed)`` stream consumed in a fixed order (tables in load
 order, each table's draws in a fixed order), plus SHA-256 of their own text, so the same
 definition gives the same rows on every run, machine and Python version. This module holds the
-model's shape (which rows are special and why). Its source is part of the prepared-file cache key (:mod:`dbbench.prepared`).
+model's shape (which rows are special and why). Its source is part of the prepared-file cache key (:mod:`dbbench.dataset.loadfiles`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import random
 from datetime import timedelta
 from typing import Any
 
-from dbbench.dataset import Dataset, Table, sha256, word_pool
+from dbbench.dataset.definition import Dataset, Table, sha256, word_pool
 
 
 def generate(ds: Dataset) -> list[Table]:

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dbbench import dataset as datasets
-from dbbench import dialects, prepared, seed
-from dbbench.isolation import role_name
-from dbbench.targets import Target
+from dbbench import dialects
+from dbbench.access.isolation import role_name
+from dbbench.access.targets import Target
+from dbbench.dataset import definition as datasets
+from dbbench.dataset import loadfiles as prepared
+from dbbench.dataset import seed
 
 FLOOR_NAMESPACE = "dbbench_floor"
 BENCH_NAMESPACE = "dbbench_bench"

@@ -18,13 +18,13 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from dbbench.dataset import DATASET_PARAMS
+from dbbench.access.urls import DIALECTS
+from dbbench.catalog.params import param_names
+from dbbench.dataset.definition import DATASET_PARAMS
 from dbbench.errors import DbbenchError
-from dbbench.plan import FEATURE_ALIASES, FEATURES, normalize_forbid
-from dbbench.sqltext import param_names
-from dbbench.urls import DIALECTS
+from dbbench.measure.plan import FEATURE_ALIASES, FEATURES, normalize_forbid
 
-CATALOG_DIR = Path(__file__).resolve().parent.parent / "sql" / "catalog"
+CATALOG_DIR = Path(__file__).resolve().parents[2] / "sql" / "catalog"
 FORBIDDABLE = FEATURES
 SETUP_FILES = ("setup.{dialect}.sql", "setup.sql")
 

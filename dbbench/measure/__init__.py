@@ -1,0 +1,1 @@
+"""Measuring: warmed EXPLAIN ANALYZE sets (explain), the normalized plan and its assertions (plan), growth over sizes (grow), and plan assertions for DAO tests (assertions). Measuring never formats: renderers live in :mod:`dbbench.output`."""
