@@ -30,7 +30,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from dbbench.defaults import VERSION as __version__
 
 # The public names are imported on first use, so that ``import dbbench`` (and the command's start)
 # does not load SQLAlchemy and both drivers before it needs them.

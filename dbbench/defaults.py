@@ -1,10 +1,12 @@
-"""dbbench's defaults, in one place: the commands' option defaults and the library's keyword defaults,
-and the bounds the options, the library and the values read back from result files are held to."""
+"""dbbench's constants, in one place: its version, the commands' option defaults and the library's
+keyword defaults, and the bounds the options, the library and the values read back from result
+files are held to."""
 
 from __future__ import annotations
 
 import re
 
+VERSION = "0.1.0"  # as in pyproject.toml; written into every result file (tool.version)
 WARMUPS = 3  # untimed EXPLAIN ANALYZE runs before the timed ones
 RUNS = 7  # timed samples per spelling (nearest-rank p50 / p95)
 TIMEOUT_S = 30.0  # per-statement timeout: a pathological plan is reported as timeout
@@ -19,7 +21,7 @@ CHECK_DATASET = "alpine-ci"  # `dbbench check`'s scratch dataset (a catalog with
 # baseline cannot make `diff` do what no command line could.
 WARMUPS_RANGE = (0, 1000)  # --warmups
 RUNS_RANGE = (1, 1000)  # --runs; also the most samples a spelling of a result file holds
-TIMEOUT_RANGE_S = (0.1, 3600)  # --timeout, seconds (finite: verdict.options.Float)
+TIMEOUT_RANGE_S = (0.1, 3600)  # --timeout, seconds (finite: verdict.cli.Float)
 NAMESPACE_PATTERN = r"[a-z_][a-z0-9_]{0,62}"  # a namespace dbbench creates (seed) and uses
 NAMESPACE_RULE = "use lower-case letters, digits and _ (max 63)"
 

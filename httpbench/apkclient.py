@@ -28,7 +28,7 @@ import httpx
 from httpbench import apk
 from httpbench.clients import redact
 from httpbench.errors import HttpbenchError
-from verdict.options import Float
+from verdict.cli import Float
 
 
 def trusted_keys(directory: Path) -> dict[str, bytes]:

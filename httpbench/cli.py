@@ -19,7 +19,7 @@ from httpbench.cli_config import _split_pair as _split_pair
 from httpbench.cli_config import _targets as _targets
 from httpbench.cli_config import build_config, compare_options
 from httpbench.errors import HttpbenchError
-from verdict.options import Float
+from verdict.cli import Float
 
 
 def _err(message: str) -> None:

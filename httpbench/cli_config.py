@@ -12,7 +12,7 @@ import click
 from httpbench.errors import HttpbenchError
 from httpbench.options import option
 from httpbench.profiles import PROFILES
-from verdict.options import Float
+from verdict.cli import Float
 from verdict.outputs import unwritable
 
 if TYPE_CHECKING:

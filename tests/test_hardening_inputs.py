@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from dbbench.dialects import mysql, postgresql
+from dbbench.dialects.plan import MAX_DEPTH, PlanNode
 from dbbench.document import store as results
 from dbbench.errors import DbbenchError, PrerequisiteError
-from dbbench.measure.plan import MAX_DEPTH, PlanNode
 from dbbench.servers.base import Home, InstanceState
 from httpbench import scenarios
 from httpbench.errors import HttpbenchError

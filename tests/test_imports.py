@@ -1,7 +1,16 @@
-"""No import cycle in dbbench, httpbench or verdict: module-level and function-level imports count
-(an import made inside a function to dodge a cycle is still a cycle); ``from pkg import sub``
-depends on the submodule, not on the package's ``__init__``; ``if TYPE_CHECKING:`` blocks
-(annotations only) do not count."""
+"""The import structure is the architecture, checked.
+
+* No import cycle in dbbench, httpbench or verdict. Every import counts: module level, inside a
+  function (an import made there to dodge a cycle is still a cycle) and under ``if
+  TYPE_CHECKING:`` (an annotation names a dependency as surely as a call). ``from pkg import sub``
+  depends on the submodule, not on the package's ``__init__``.
+* dbbench's layers, each importing only from the layers below it (or its own):
+  ``cli`` (and the pytest plugin, the package's public facade) → ``output`` → ``workflow`` (and the
+  ``bench`` commands) → the stages (``catalog``, ``setup``, ``dataset``, ``measure``, ``document``,
+  ``diff``, ``access``, ``servers``) → ``dialects`` → the base (``errors``, ``defaults``, ``units``).
+* click and rich, the command line's libraries, are imported only by command-line modules: a
+  ``cli`` package or module.
+"""
 
 from __future__ import annotations
 
@@ -14,49 +23,90 @@ from tests.httpbench.test_httpbench_imports import cycles
 
 ROOT = Path(__file__).resolve().parents[1]
 
+BASE = {"dbbench.errors", "dbbench.defaults", "dbbench.units", "dbbench.entry", "dbbench.__main__"}
+STAGES = {"catalog", "setup", "dataset", "measure", "document", "diff", "access", "servers"}
+LAYERS = ("base", "dialects", "stages", "workflow", "output", "cli")
 
-def _is_type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+def modules(package: str) -> dict[str, Path]:
+    found = {}
+    for p in (ROOT / package).rglob("*.py"):
+        parts = p.relative_to(ROOT).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    return found
 
 
 def _imports(tree: ast.AST):
-    """Import nodes of ``tree``, outside ``if TYPE_CHECKING:`` blocks."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if _is_type_checking(node):
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
+    """Every import node of ``tree``, wherever it is."""
+    return (n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
 
 
 def import_graph(package: str) -> dict[str, set[str]]:
-    base = ROOT / package
-    modules = {}
-    for p in base.rglob("*.py"):
-        parts = p.relative_to(ROOT).with_suffix("").parts
-        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    known = modules(package)
     graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
+    for name, path in known.items():
         deps: set[str] = set()
         for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                deps.update(a.name for a in node.names if a.name in modules)
+                deps.update(a.name for a in node.names if a.name in known)
             elif node.module and node.level == 0:
                 subs = [f"{node.module}.{a.name}" for a in node.names]
-                found = [s for s in subs if s in modules]
-                if found:
-                    deps.update(found)
-                if len(found) < len(subs) and node.module in modules:
+                found = [s for s in subs if s in known]
+                deps.update(found)
+                if len(found) < len(subs) and node.module in known:
                     deps.add(node.module)
         deps.discard(name)
         graph[name] = deps
     return graph
 
 
+def layer(module: str) -> str:
+    """The layer of a dbbench module."""
+    if module in BASE:
+        return "base"
+    if module in ("dbbench", "dbbench.pytest_plugin"):
+        return "cli"  # the public facade and the pytest front end sit where the command line does
+    stage = module.split(".")[1]
+    if stage == "dialects":
+        return "dialects"
+    if stage in STAGES:
+        return "stages"
+    if stage in ("workflow", "bench"):
+        return "workflow"
+    if stage in ("output", "cli"):
+        return stage
+    raise AssertionError(f"{module} belongs to no layer: add its folder to tests/test_imports.py")
+
+
 @pytest.mark.parametrize("package", ["dbbench", "httpbench", "verdict"])
-def test_no_import_cycle(package):
+def test_no_import_cycle_counting_every_import(package):
     graph = import_graph(package)
     assert len(graph) > 1
     assert cycles(graph) == []
+
+
+def test_dbbench_imports_only_downward_through_its_layers():
+    upward = []
+    for module, deps in import_graph("dbbench").items():
+        for dep in deps:
+            if LAYERS.index(layer(dep)) > LAYERS.index(layer(module)):
+                upward.append(f"{module} ({layer(module)}) imports {dep} ({layer(dep)})")
+    assert upward == []
+
+
+def test_the_layer_check_sees_an_upward_import():
+    assert LAYERS.index(layer("dbbench.output.diff")) > LAYERS.index(layer("dbbench.diff.judge"))
+    assert layer("dbbench.dialects.postgresql") == "dialects" and layer("dbbench.units") == "base"
+
+
+def test_click_and_rich_only_in_command_line_modules():
+    offenders = []
+    for package in ("dbbench", "httpbench", "verdict"):
+        for name, path in modules(package).items():
+            if "cli" in name.split("."):
+                continue
+            for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                if any(n.split(".")[0] in ("click", "rich") for n in names):
+                    offenders.append(name)
+    assert sorted(set(offenders)) == []

@@ -22,7 +22,7 @@ from dbbench.access.urls import DIALECTS
 from dbbench.catalog.params import param_names
 from dbbench.dataset.definition import DATASET_PARAMS
 from dbbench.errors import DbbenchError
-from dbbench.measure.plan import FEATURE_ALIASES, FEATURES, normalize_forbid
+from dbbench.measure.expect import FEATURE_ALIASES, FEATURES, normalize_forbid
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "sql" / "catalog"
 FORBIDDABLE = FEATURES

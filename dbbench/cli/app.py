@@ -12,8 +12,8 @@ import psycopg
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
-from dbbench import __version__
 from dbbench.access.targets import Target
+from dbbench.defaults import VERSION as __version__
 from dbbench.errors import DbbenchError
 from dbbench.servers import Home
 from dbbench.workflow import Connect, opened

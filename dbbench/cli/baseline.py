@@ -22,8 +22,8 @@ from dbbench.cli.options import (
 from dbbench.errors import DbbenchError
 from dbbench.servers import Home
 from dbbench.workflow import Run
+from verdict.cli import Float
 from verdict.files import write_output
-from verdict.options import Float
 
 
 @click.group("baseline")

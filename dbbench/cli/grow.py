@@ -12,8 +12,8 @@ from dbbench.cli.app import _connect, err
 from dbbench.cli.options import isolate, output_file, target_options
 from dbbench.measure import grow
 from dbbench.servers import Home
+from verdict.cli import Float
 from verdict.files import write_output
-from verdict.options import Float
 
 
 @click.command("grow")

@@ -9,7 +9,7 @@ from dbbench.cli.app import err, say
 from dbbench.cli.options import DIALECT_CHOICE
 from dbbench.output.commands import render_status
 from dbbench.servers import Home
-from verdict.options import port
+from verdict.cli import port
 
 
 @click.group("servers")

@@ -9,7 +9,7 @@ import click
 
 from dbbench import defaults
 from dbbench.errors import DbbenchError
-from verdict.options import Float
+from verdict.cli import Float
 
 DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
 

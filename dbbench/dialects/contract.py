@@ -8,13 +8,26 @@ Every function takes a raw DB-API connection of its driver (psycopg or PyMySQL) 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from dbbench.dataset.loadfiles import PreparedTable
-    from dbbench.measure.plan import PlanNode
+from dbbench.dialects.plan import PlanNode
 
 Connection = Any  # a raw DB-API connection of the dialect's driver
+
+
+class LoadFile(Protocol):
+    """A table's rows encoded for each dialect's bulk load (what
+    :class:`dbbench.dataset.loadfiles.PreparedTable` is), as a dialect reads it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def columns(self) -> list[str]: ...
+    @property
+    def files(self) -> dict[str, Path]: ...
+    @property
+    def binary_columns(self) -> frozenset[str]: ...
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,7 @@ class Dialect(Protocol):
 
     # -- loading, statistics and fingerprints --------------------------------------------------
     def encode(self, rows: list[tuple[Any, ...]], kinds: list[str], /) -> str: ...
-    def bulk_load(self, conn: Connection, table: PreparedTable, /) -> None: ...
+    def bulk_load(self, conn: Connection, table: LoadFile, /) -> None: ...
     def freeze_statistics(self, conn: Connection, tables: list[str], /) -> None: ...
     def analyze(self, conn: Connection, tables: list[str], /) -> None: ...
     def restore_statistics(self, conn: Connection, ns: str, /) -> bool: ...

@@ -272,7 +272,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     FORMAT=JSON`` (access type const/eq_ref + key). Raises TimeoutError past ``timeout_ms``."""
     import pymysql
 
-    from dbbench.measure.plan import PlanNode
+    from dbbench.dialects.plan import PlanNode
 
     aliases = alias_map(sql)
     # Inside the caller's open transaction (a test's uncommitted rows), BEGIN would commit them:
@@ -304,7 +304,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
                 _json_version_1(cur)
                 cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
                 text_json = cur.fetchone()[0]
-                from dbbench.measure.plan import MAX_DEPTH, PlanTooDeep, text_depth_exceeds
+                from dbbench.dialects.plan import MAX_DEPTH, PlanTooDeep, text_depth_exceeds
 
                 if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
                     raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")

@@ -57,7 +57,7 @@ def alias_map(sql: str) -> dict[str, str]:
 def parse_plan(text: str, aliases: dict[str, str] | None = None):
     """Tree-format ``EXPLAIN ANALYZE`` (8.0.18+ and 9.x; times may be in exponent notation) →
     (normalized tree, executor ms = the root's time to last row)."""
-    from dbbench.measure.plan import PlanNode, mark_subqueries
+    from dbbench.dialects.plan import PlanNode, mark_subqueries
 
     aliases = aliases or {}
     stack: list[tuple[int, PlanNode]] = []

@@ -10,7 +10,7 @@ from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
 if TYPE_CHECKING:
-    from dbbench.measure.plan import PlanNode
+    from dbbench.dialects.plan import PlanNode
 
 NAMESPACE_KIND = "schema"
 META = "dbbench_meta"
@@ -224,7 +224,7 @@ _KINDS = {
 
 def parse_plan(doc) -> tuple[PlanNode, float]:
     """``EXPLAIN (ANALYZE, FORMAT JSON)`` output → (normalized tree, Execution Time in ms)."""
-    from dbbench.measure.plan import MAX_DEPTH, PlanNode, PlanTooDeep, json_depth_exceeds, mark_subqueries
+    from dbbench.dialects.plan import MAX_DEPTH, PlanNode, PlanTooDeep, json_depth_exceeds, mark_subqueries
 
     if json_depth_exceeds(doc, 2 * MAX_DEPTH + 4):  # before the recursive walk below
         raise PlanTooDeep()
@@ -280,7 +280,7 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     import psycopg
     from psycopg.types.json import set_json_loads
 
-    from dbbench.measure.plan import loads_plan_json
+    from dbbench.dialects.plan import loads_plan_json
 
     in_tx = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
     try:

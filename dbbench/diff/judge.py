@@ -3,10 +3,10 @@ assertion and the timing samples (the findings are listed in :mod:`dbbench.diff`
 
 from __future__ import annotations
 
+from dbbench.dialects.plan import PlanNode
 from dbbench.diff.model import Finding, Thresholds, _describe, _is_access, entry_tree
 from dbbench.document.model import ShapeResult
-from dbbench.measure.plan import PlanNode
-from dbbench.output import fmt_factor, fmt_ms
+from dbbench.units import fmt_factor, fmt_ms
 from verdict.stats import ratio_interval
 
 # Worse to the right: a change to the right is a regression, to the left an improvement.

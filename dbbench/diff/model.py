@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dbbench.dialects.plan import ACCESS_KINDS, PlanNode
 from dbbench.document.model import Document, ShapeResult
-from dbbench.measure.plan import ACCESS_KINDS, PlanNode
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
 from verdict.stats import Interval
 

@@ -13,8 +13,8 @@ from dataclasses import fields
 from typing import Any
 
 from dbbench import defaults
+from dbbench.dialects.plan import MAX_DEPTH, PlanNode
 from dbbench.errors import DbbenchError
-from dbbench.measure.plan import MAX_DEPTH, PlanNode
 
 SCHEMA_VERSION = 1
 DIALECTS = ("postgresql", "mysql")

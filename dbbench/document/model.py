@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from dbbench.dialects.plan import PlanNode
 from dbbench.document.check import (
     DIALECTS,
     SCHEMA_VERSION,
@@ -28,7 +29,6 @@ from dbbench.document.check import (
     numbers,
     text,
 )
-from dbbench.measure.plan import PlanNode
 
 __all__ = [
     "ABSENT",

@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dbbench import __version__
+from dbbench.defaults import VERSION as __version__
+from dbbench.dialects.plan import MAX_DEPTH, text_depth_exceeds
 from dbbench.document.model import SCHEMA_VERSION, ResultFileError
-from dbbench.measure.plan import MAX_DEPTH, text_depth_exceeds
 
 if TYPE_CHECKING:
     from dbbench.access.targets import Target
@@ -131,8 +131,8 @@ _KEPT = (
 
 
 def _entry(r: ShapeResult) -> Entry:
+    from dbbench.dialects.plan import PlanNode
     from dbbench.document import model as document
-    from dbbench.measure.plan import PlanNode
 
     def spelling(m: Measurement) -> document.Spelling:
         return document.Spelling(

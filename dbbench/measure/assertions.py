@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from dbbench import dialects
 from dbbench.access.urls import DIALECT_LABEL
 from dbbench.catalog.params import to_pyformat
-from dbbench.measure.plan import PlanNode, Verdict, accesses, check, normalize_forbid
+from dbbench.dialects.plan import PlanNode, accesses
+from dbbench.measure.expect import PlanCheck, check, normalize_forbid
 
 
 class PlanAssertionError(AssertionError):
     def __init__(
         self,
-        verdict: Verdict,
+        verdict: PlanCheck,
         tree: PlanNode,
         sql: str,
         dialect: str | None = None,

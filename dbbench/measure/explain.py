@@ -22,8 +22,9 @@ from dbbench.access.targets import Target
 from dbbench.catalog import entries as catalogs
 from dbbench.catalog.entries import Catalog, Shape
 from dbbench.catalog.params import to_pyformat
+from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
-from dbbench.measure.plan import PlanNode, Verdict, check
+from dbbench.measure.expect import PlanCheck, check
 from verdict.stats import nearest_rank
 
 
@@ -63,7 +64,7 @@ class ShapeResult:
     remediated: Measurement
     natural: Measurement | None = None
     natural_label: str | None = None
-    verdict: Verdict | None = None
+    verdict: PlanCheck | None = None
     cascade: dict | None = None  # rows counted before / after the delete / after the rollback
     access_path: str | None = None  # the catalog's words for the expected path (reports)
 
@@ -184,7 +185,7 @@ def run_shape(
             result.verdict.ok = False
             result.verdict.problems.append(f"returned {rem.rows:g} rows, expected {shape.expect_rows}")
     else:
-        result.verdict = Verdict(
+        result.verdict = PlanCheck(
             False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"]
         )
     if shape.cascade and rem._tree is not None:
@@ -349,7 +350,7 @@ def run(
 def plan_signature(tree: PlanNode) -> str:
     """What a plan change is judged by: every table access (kind, table, index) and every sort /
     temporary table, in order -- not costs or timings."""
-    from dbbench.measure.plan import ACCESS_KINDS
+    from dbbench.dialects.plan import ACCESS_KINDS
 
     parts = []
     for n in tree.walk():

@@ -39,9 +39,9 @@ from dbbench import dialects
 from dbbench.access.targets import Target
 from dbbench.catalog import entries as catalogs
 from dbbench.catalog.entries import GROWTH_CLASSES, Catalog
+from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
 from dbbench.measure import explain
-from dbbench.measure.plan import PlanNode
 
 # The alpine ladder: size -> dataset definition under seeds/.
 ALPINE_DATASETS = {10_000: "alpine-10k", 100_000: "alpine-100k", 1_000_000: "alpine-1m"}

@@ -23,21 +23,6 @@ from verdict.junit import Case as Case  # the JUnit writer, shared with httpbenc
 from verdict.junit import junit as junit
 
 
-def fmt_ms(value: float | None) -> str:
-    """Milliseconds: six places below 0.01, three below 100, then thousands separators."""
-    if value is None:
-        return "—"
-    if value < 0.01:
-        return f"{value:.6f}"
-    if value < 1:
-        return f"{value:.3f}"
-    return f"{value:.3f}" if value < 100 else f"{value:,.1f}"
-
-
-def fmt_factor(factor: float) -> str:
-    return f"{factor:,.0f}x" if factor >= 100 else f"{factor:.1f}x"
-
-
 def md_table(headers: list[str], rows: list[list[Any]], align: str = "") -> str:
     """A Markdown table in the published write-up's style (``| --- | ---: |``); ``align`` holds one
     letter per column, ``l`` or ``r``."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dbbench.access.urls import DIALECT_LABEL
 from dbbench.diff import DiffReport, Thresholds, entry_access, entry_p50, entry_tree
 from dbbench.document.model import Document
-from dbbench.output import Case, fmt_ms, junit, md_table, table
+from dbbench.output import Case, junit, md_table, table
+from dbbench.units import fmt_ms
 from verdict import FAIL, INCONCLUSIVE, PASS
 
 

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dbbench.access.urls import DIALECT_LABEL
+from dbbench.dialects.plan import PlanNode
 from dbbench.document.model import Document, RunConfig, ShapeResult, Spelling, Verdict, as_document
-from dbbench.measure.plan import PlanNode
-from dbbench.output import Case, fmt_factor, fmt_ms, junit, table
+from dbbench.output import Case, junit, table
+from dbbench.units import fmt_factor, fmt_ms
 
 DIALECT_ORDER = ("mysql", "postgresql")  # the published write-up's column order
 Doc = Document | dict  # what the renderers take: the typed document, or the dict (validated)

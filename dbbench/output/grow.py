@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from dbbench.access.urls import DIALECT_LABEL, DIALECTS
-from dbbench.output import fmt_factor, fmt_ms, table
+from dbbench.output import table
+from dbbench.units import fmt_factor, fmt_ms
 
 
 def _size(n: int) -> str:

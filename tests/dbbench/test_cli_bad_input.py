@@ -126,7 +126,7 @@ def test_every_float_option_refuses_nan_through_one_type():
         for p in (root / package).rglob("*.py")
         if "click.FloatRange(" in p.read_text(encoding="utf-8")
     ]
-    assert users == [], f"use verdict.options.Float: {users}"
+    assert users == [], f"use verdict.cli.Float: {users}"
 
 
 def test_a_url_query_value_the_driver_cannot_convert_is_one_line_without_the_password(local_urls):

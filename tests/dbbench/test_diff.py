@@ -9,10 +9,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from dbbench import diff
+from dbbench.dialects.plan import PlanNode
 from dbbench.document import store as results
 from dbbench.document.store import ResultFileError
 from dbbench.errors import DbbenchError
-from dbbench.measure.plan import PlanNode
 from dbbench.output import diff as render
 
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from dbbench import diff
-from dbbench.measure.plan import PlanNode
+from dbbench.dialects.plan import PlanNode
 from dbbench.output import diff as render
 
 T = diff.Thresholds()

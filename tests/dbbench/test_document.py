@@ -8,11 +8,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from dbbench.dialects.plan import PlanNode
 from dbbench.document import baseline
 from dbbench.document import store as results
 from dbbench.document.model import ABSENT, Document, as_document
+from dbbench.measure.expect import PlanCheck
 from dbbench.measure.explain import Measurement, ShapeResult
-from dbbench.measure.plan import PlanNode, Verdict
 from dbbench.workflow import Run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,9 +47,9 @@ def live_run() -> dict:
     nat = Measurement("natural", "SELECT 1", [4.0, 5.0], 2, None, None, "timed out after 1 s")
     shapes = [
         ShapeResult("s", "postgresql", "1 of 3", 1, {"a": 1}, rem, nat, "spelled naturally",
-                    Verdict(True, "t using ix", "index_range on t using ix", [])),
+                    PlanCheck(True, "t using ix", "index_range on t using ix", [])),
         ShapeResult("s", "mysql", "1 of 3", 1, {"a": 1}, rem, None, None,
-                    Verdict(False, "t using ix", "full_scan on t", ["expected index ix on t is not used"])),
+                    PlanCheck(False, "t using ix", "full_scan on t", ["expected index ix on t is not used"])),
     ]  # fmt: skip
     target = SimpleNamespace(dialect="postgresql", version_text="12.22", safe_url="postgresql://x:***@h/db")
     metas = {"postgresql": {"dataset": "setup:x", "seed": None, "fingerprint.t": "3:abc"}}

@@ -12,7 +12,7 @@ from dbbench import dialects
 from dbbench.access.targets import open_targets
 from dbbench.catalog import entries as catalog
 from dbbench.dataset import seed
-from dbbench.measure.plan import PlanNode
+from dbbench.dialects.plan import PlanNode
 from tests.conftest import run_cli, seeded_targets
 
 NS = "dbbench_t_explain"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dbbench.dialects import mysql, postgresql
-from dbbench.measure.plan import check
+from dbbench.measure.expect import check
 from verdict.stats import nearest_rank
 
 PLANS = Path(__file__).parent / "fixtures" / "plans"

@@ -1,4 +1,4 @@
-"""Option value types both command lines share: a number option is a finite number in its range.
+"""The command-line pieces both tools share (click types): a number option is a finite number in its range.
 
 click's own ``FloatRange`` lets ``nan`` through every bound (no comparison with NaN is true) and
 ``inf`` through an open one; :class:`Float` refuses both, so ``--timeout nan`` is one line at

@@ -1,11 +1,12 @@
-"""One normalized plan tree for both dialects, and the assertions made on it.
+"""One normalized plan tree for both dialects: what every dialect's parser produces.
 
 Each dialect's parser (``dbbench.dialects.<name>.parse_plan``) turns its server's
 ``EXPLAIN ANALYZE`` output into :class:`PlanNode` trees. An *access* is a node that reads a table:
 ``kind`` is one of ``full_scan``, ``index_scan`` (whole index in order), ``index_range``,
 ``index_lookup`` (equality on a prefix), ``unique_lookup`` (at most one row) or ``const``
 (resolved before execution); the other nodes are operators (``sort``, ``temp_table``, ``join``,
-``filter``, ``limit``, ``lock``, …).
+``filter``, ``limit``, ``lock``, …). What is expected of a plan (an index used, features
+forbidden) is :mod:`dbbench.measure.expect`.
 """
 
 from __future__ import annotations
@@ -23,35 +24,6 @@ from dbbench.errors import DbbenchError
 # rather than exhausting the interpreter's recursion limit. Every walk below is iterative.
 MAX_DEPTH = 200
 ACCESS_KINDS = ("full_scan", "index_scan", "index_range", "index_lookup", "unique_lookup", "const")
-FEATURES = ("full_scan", "sort", "temp_table")
-# The servers' own words for the features, accepted wherever a feature is forbidden.
-FEATURE_ALIASES = {
-    "seq_scan": "full_scan",
-    "table_scan": "full_scan",
-    "filesort": "sort",
-    "temporary": "temp_table",
-}
-
-
-def normalize_forbid(items) -> list[str]:
-    """Forbid entries in canonical form: ``full_scan``, ``full_scan:TABLE``, ``sort``, ``temp_table``
-    (``seq_scan``/``table_scan``, ``filesort`` and ``temporary`` are accepted as the servers' names).
-    Raises ValueError naming the first entry that is none of these."""
-    if isinstance(items, str):
-        items = [items]
-    out = []
-    for item in items:
-        if not isinstance(item, str):
-            raise ValueError(f"{item!r} is not a feature name")
-        feature, colon, table = item.partition(":")
-        feature = FEATURE_ALIASES.get(feature, feature)
-        if feature not in FEATURES or (colon and (feature != "full_scan" or not table)):
-            allowed = ", ".join([*FEATURES, *FEATURE_ALIASES])
-            raise ValueError(
-                f"{item!r} is not one of {allowed} (full_scan:TABLE limits a full scan to one table)"
-            )
-        out.append(f"{feature}:{table}" if colon else feature)
-    return out
 
 
 @dataclass
@@ -204,37 +176,3 @@ def accesses(root: PlanNode) -> list[PlanNode]:
 def describe_access(node: PlanNode) -> str:
     where = node.table or node.alias or "?"
     return f"{node.kind} on {where}" + (f" using {node.index}" if node.index else "")
-
-
-@dataclass
-class Verdict:
-    ok: bool
-    expected: str
-    actual: str
-    problems: list[str]
-
-
-def check(root: PlanNode, table: str, index: str, forbid: list[str]) -> Verdict:
-    """Whether ``index`` is used on ``table`` and no forbidden feature appears.
-
-    ``forbid`` entries: ``full_scan`` (of any table), ``full_scan:TABLE``, ``sort``, ``temp_table``
-    (or the servers' names, see :func:`normalize_forbid`).
-    ``sort`` and ``temp_table`` concern the statement's own path; a bounded correlated probe that
-    orders its few rows (``ORDER BY … LIMIT 1 OFFSET n`` per candidate) is not a filesort of the
-    result.
-    """
-    forbid = normalize_forbid(forbid)
-    found = accesses(root)
-    expected = f"{table} using {index}"
-    actual = "; ".join(describe_access(n) for n in found) or "no table access"
-    problems = []
-    if not any(n.table == table and n.index == index for n in found):
-        problems.append(f"expected index {index} on {table} is not used")
-    for item in forbid:
-        feature, _, only = item.partition(":")
-        for n in root.walk():
-            if feature == "full_scan" and n.kind == "full_scan" and (not only or n.table == only):
-                problems.append(f"forbidden full scan of {n.table}")
-            elif feature in ("sort", "temp_table") and n.kind == feature and not n.in_subquery:
-                problems.append(f"forbidden {feature.replace('_', ' ')}: {n.label}")
-    return Verdict(not problems, expected, actual, list(dict.fromkeys(problems)))
