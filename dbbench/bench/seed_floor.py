@@ -41,7 +41,7 @@ def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
     """The server's own bulk load of ``tables`` plus the indexes, on the seeder's loader connection
     (on MySQL the only one allowed ``LOAD DATA LOCAL``, for the prepared files only)."""
     d = dialects.get(target.dialect)
-    table_sql, index_sql = dialects.schema_statements(target.dialect)
+    table_sql, index_sql = seed.schema_statements(target.dialect)
     with target.loader() as conn:
         if d.namespace_state(conn, FLOOR_NAMESPACE) == "foreign":
             raise seed.NotOurs(

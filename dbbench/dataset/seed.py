@@ -10,6 +10,7 @@ Targets are loaded concurrently.
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -27,9 +28,22 @@ from dbbench.dataset import loadfiles as prepared
 from dbbench.dataset.definition import TABLE_ORDER, Dataset
 from dbbench.dataset.loadfiles import PreparedTable
 from dbbench.errors import DbbenchError, NotOurs
+from dbbench.setup.split import split_sql
 
 DEFAULT_NAMESPACE = defaults.NAMESPACE
 Progress = Callable[[str, str, int], None]  # (dialect, step, rows done)
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "sql" / "schema"
+
+
+def schema_statements(dialect: str) -> tuple[list[str], list[str]]:
+    """(table statements, index statements) of ``sql/schema/<dialect>.sql``: the parts before and
+    after its ``-- indexes`` line, each split by :func:`~dbbench.setup.split.split_sql`."""
+    file = SCHEMA_DIR / f"{dialect}.sql"
+    tables, indexes = re.split(r"^-- indexes$", file.read_text(), maxsplit=1, flags=re.M)
+    table_sql, index_sql = (
+        [s.text for s in split_sql(part, dialect, str(file))] for part in (tables, indexes)
+    )
+    return table_sql, index_sql
 
 
 def default_cache() -> Path:
@@ -143,7 +157,7 @@ def seed_target(
 ) -> SeedResult:
     d = dialects.get(target.dialect)
     result = SeedResult(target.dialect, target.version_text, namespace)
-    table_sql, index_sql = dialects.schema_statements(target.dialect)
+    table_sql, index_sql = schema_statements(target.dialect)
     report = progress or (lambda *_: None)
     clock = time.perf_counter
 

@@ -32,7 +32,7 @@ class LoadFile(Protocol):
 
 @dataclass(frozen=True)
 class SqlSyntax:
-    """How a dialect's scripts are split into statements (:func:`dbbench.setup.namespace.split_sql`)."""
+    """How a dialect's scripts are split into statements (:func:`dbbench.setup.split.split_sql`)."""
 
     delimiter_lines: bool = False  # the mysql client's ``DELIMITER //`` lines
     hash_comments: bool = False  # ``# comment`` to the end of the line

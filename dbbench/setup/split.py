@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dbbench import dialects
+from dbbench.dialects.contract import SqlSyntax
 from dbbench.errors import DbbenchError
 
 
@@ -26,6 +27,13 @@ class Statement:
 
 
 _BIND = re.compile(r":([A-Za-z_]\w*)")
+_DELIMITER_LINE = re.compile(r"[ \t]*DELIMITER[ \t]+(\S+)[ \t]*(?:\r?\n|$)", re.I)
+_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_]\w*)?\$")
+# Characters that may start something other than plain code (a comment, quoted text, a dollar body,
+# a bind) or end a line; the statement delimiter's first character is added per delimiter.
+_SPECIAL = "\n-#/'\"`$:"
+# In text where a backslash escapes: the next quote or backslash, per quote character.
+_QUOTE_STOPS = {c: re.compile("[" + re.escape(c + "\\") + "]") for c in "'\"`"}
 
 
 def split_sql(
@@ -36,111 +44,190 @@ def split_sql(
     :attr:`~dbbench.dialects.contract.Dialect.SETUP_SYNTAX` has them.
 
     ``binds``: ``:name`` in the code (not in string literals, quoted bodies or comments, and not a
-    ``::`` cast) is replaced by ``binds[name]`` where it has one (``:scale`` for ``dbbench grow``)."""
-    syntax = dialects.get(dialect).SETUP_SYNTAX
-    out: list[Statement] = []
-    buf: list[str] = []
-    code: list[str] = []
-    start: list[int | None] = [None]
-    delim = ";"
-    i, n, line = 0, len(text), 1
+    ``::`` cast) is replaced by ``binds[name]`` where it has one (``:scale`` for ``dbbench grow``).
 
-    def flush() -> None:
-        body = "".join(buf).strip()
-        if body:
-            out.append(Statement(body, start[0] or line, "".join(code).strip()))
-        buf.clear()
-        code.clear()
-        start[0] = None
+    One pass over the text, each character looked at a bounded number of times and each statement
+    joined once: linear in the script's length."""
+    return _Splitter(text, dialects.get(dialect).SETUP_SYNTAX, source, binds or {}).split()
 
-    def begin() -> None:
-        if start[0] is None:
-            start[0] = line
 
-    while i < n:
-        if syntax.delimiter_lines and (i == 0 or text[i - 1] == "\n") and not "".join(buf).strip():
-            m = re.match(r"[ \t]*DELIMITER[ \t]+(\S+)[ \t]*(?:\r?\n|$)", text[i:], re.I)
-            if m:
-                delim = m.group(1)
-                line += m.group(0).count("\n")
-                i += m.end()
+class _Splitter:
+    """The state of one :func:`split_sql` pass: where it is (``i``, ``line``), the statement being
+    built (its text pieces ``buf``, the pieces the guard reads ``code``, its first ``line``)."""
+
+    def __init__(self, text: str, syntax: SqlSyntax, source: str, binds: Mapping[str, str]):
+        self.text, self.syntax, self.source, self.binds = text, syntax, source, binds
+        self.out: list[Statement] = []
+        self.buf: list[str] = []
+        self.code: list[str] = []
+        self.blank = True  # whether ``buf`` holds only whitespace so far
+        self.start: int | None = None
+        self.i, self.line = 0, 1
+        self._set_delimiter(";")
+
+    def split(self) -> list[Statement]:
+        text, n = self.text, len(self.text)
+        while self.i < n:
+            if self._delimiter_line():
                 continue
-        c = text[i]
-        if text.startswith(delim, i):
-            flush()
-            i += len(delim)
-            continue
-        if text.startswith("--", i) or (syntax.hash_comments and c == "#"):
+            if text.startswith(self.delim, self.i):
+                self._flush()
+                self.i += len(self.delim)
+                continue
+            if self._comment() or self._quoted() or self._dollar_body() or self._bind():
+                continue
+            self._plain()
+        self._flush()
+        return self.out
+
+    # -- the statement being built -------------------------------------------------------------
+    def _set_delimiter(self, delim: str) -> None:
+        self.delim = delim
+        self.plain = re.compile("[^" + re.escape(_SPECIAL + delim[0]) + "]+")
+
+    def _add(self, text: str, code: str) -> None:
+        self.buf.append(text)
+        self.code.append(code)
+        if self.blank and text.strip():
+            self.blank = False
+
+    def _begin(self) -> None:
+        if self.start is None:
+            self.start = self.line
+
+    def _flush(self) -> None:
+        if not self.blank:
+            body = "".join(self.buf).strip()
+            self.out.append(Statement(body, self.start or self.line, "".join(self.code).strip()))
+        self.buf.clear()
+        self.code.clear()
+        self.blank = True
+        self.start = None
+
+    def _fail(self, what: str) -> SetupError:
+        return SetupError(f"{self.source}: line {self.line}: {what}")
+
+    # -- one step each: True if it consumed something at ``i`` ---------------------------------
+    def _delimiter_line(self) -> bool:
+        """A ``DELIMITER x`` line of the mysql client, between statements."""
+        i, text = self.i, self.text
+        if not (self.syntax.delimiter_lines and (i == 0 or text[i - 1] == "\n") and self.blank):
+            return False
+        m = _DELIMITER_LINE.match(text, i)
+        if not m:
+            return False
+        self._set_delimiter(m.group(1))
+        self.line += m.group(0).count("\n")
+        self.i = m.end()
+        return True
+
+    def _comment(self) -> bool:
+        """``-- …`` (or ``# …``) to the end of the line, dropped; ``/* … */`` kept as one space."""
+        i, text = self.i, self.text
+        if text.startswith("--", i) or (self.syntax.hash_comments and text[i] == "#"):
             j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
+            self.i = len(text) if j < 0 else j
+            return True
         if text.startswith("/*", i):
             j = text.find("*/", i + 2)
             if j < 0:
-                raise SetupError(f"{source}: line {line}: unterminated /* comment")
-            line += text.count("\n", i, j + 2)
-            buf.append(" ")
-            code.append(" ")
-            i = j + 2
-            continue
-        if c in "'\"`":
-            begin()
-            j = i + 1
-            while j < n:
-                if text[j] == "\\" and syntax.backslash_escapes and c != "`":
-                    j += 2
-                    continue
-                if text[j] == c:
-                    if j + 1 < n and text[j + 1] == c:
-                        j += 2
-                        continue
-                    break
-                j += 1
-            if j >= n:
-                raise SetupError(f"{source}: line {line}: unterminated {c}quoted{c} text")
-            literal = text[i : j + 1]
-            buf.append(literal)
-            identifier = c == "`" or (c == '"' and syntax.double_quoted_identifiers)
-            code.append(literal if identifier else "''")
-            line += literal.count("\n")
-            i = j + 1
-            continue
-        if (
-            c == "$"
-            and syntax.dollar_quotes
+                raise self._fail("unterminated /* comment")
+            self.line += text.count("\n", i, j + 2)
+            self._add(" ", " ")
+            self.i = j + 2
+            return True
+        return False
+
+    def _quoted(self) -> bool:
+        """'text', "text" or `name`: kept as written; in the code, text is ``''``."""
+        i, text, c = self.i, self.text, self.text[self.i]
+        if c not in "'\"`":
+            return False
+        self._begin()
+        j = _closing_quote(text, i, self.syntax.backslash_escapes and c != "`")
+        if j >= len(text):
+            raise self._fail(f"unterminated {c}quoted{c} text")
+        literal = text[i : j + 1]
+        identifier = c == "`" or (c == '"' and self.syntax.double_quoted_identifiers)
+        self._add(literal, literal if identifier else "''")
+        self.line += literal.count("\n")
+        self.i = j + 1
+        return True
+
+    def _dollar_body(self) -> bool:
+        """PostgreSQL's ``$tag$ … $tag$`` bodies: kept as written; ``''`` in the code."""
+        i, text = self.i, self.text
+        if not (
+            text[i] == "$"
+            and self.syntax.dollar_quotes
             and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
         ):
-            m = re.match(r"\$(?:[A-Za-z_]\w*)?\$", text[i:])
-            if m:
-                begin()
-                tag = m.group(0)
-                j = text.find(tag, i + len(tag))
-                if j < 0:
-                    raise SetupError(f"{source}: line {line}: unterminated {tag} quoted body")
-                literal = text[i : j + len(tag)]
-                buf.append(literal)
-                code.append("''")
-                line += literal.count("\n")
-                i = j + len(tag)
-                continue
-        if (
-            c == ":"
-            and binds
+            return False
+        m = _DOLLAR_TAG.match(text, i)
+        if not m:
+            return False
+        self._begin()
+        tag = m.group(0)
+        j = text.find(tag, i + len(tag))
+        if j < 0:
+            raise self._fail(f"unterminated {tag} quoted body")
+        literal = text[i : j + len(tag)]
+        self._add(literal, "''")
+        self.line += literal.count("\n")
+        self.i = j + len(tag)
+        return True
+
+    def _bind(self) -> bool:
+        """``:name`` with a value in ``binds`` (not ``::name``, not inside a longer name)."""
+        i, text = self.i, self.text
+        if not (
+            text[i] == ":"
+            and self.binds
             and (i == 0 or not (text[i - 1] == ":" or text[i - 1].isalnum() or text[i - 1] == "_"))
         ):
-            m = _BIND.match(text, i)
-            if m and m.group(1) in binds:
-                begin()
-                buf.append(binds[m.group(1)])
-                code.append(binds[m.group(1)])
-                i = m.end()
+            return False
+        m = _BIND.match(text, i)
+        if not (m and m.group(1) in self.binds):
+            return False
+        self._begin()
+        value = self.binds[m.group(1)]
+        self._add(value, value)
+        self.i = m.end()
+        return True
+
+    def _plain(self) -> None:
+        """Plain code: a run of characters that start nothing (none is a newline), else one character."""
+        m = self.plain.match(self.text, self.i)
+        chunk = m.group(0) if m else self.text[self.i]
+        if chunk == "\n":
+            self.line += 1
+        elif not chunk.isspace():
+            self._begin()
+        self._add(chunk, chunk)
+        self.i += len(chunk)
+
+
+def _closing_quote(text: str, i: int, backslash_escapes: bool) -> int:
+    """Where the quote opened at ``text[i]`` closes (a doubled quote, or one after a backslash where
+    ``backslash_escapes``, does not close it); ``len(text)`` or beyond if it never does."""
+    c, n = text[i], len(text)
+    stops = _QUOTE_STOPS[c] if backslash_escapes else None
+    j = i + 1
+    while j < n:
+        if stops is None:
+            j = text.find(c, j)
+            if j < 0:
+                return n
+        else:
+            m = stops.search(text, j)
+            if m is None:
+                return n
+            j = m.start()
+            if text[j] == "\\":
+                j += 2
                 continue
-        if c == "\n":
-            line += 1
-        elif not c.isspace():
-            begin()
-        buf.append(c)
-        code.append(c)
-        i += 1
-    flush()
-    return out
+        if j + 1 < n and text[j + 1] == c:
+            j += 2
+            continue
+        return j
+    return j

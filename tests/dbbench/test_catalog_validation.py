@@ -114,6 +114,76 @@ SELECT 2"""
         split_sql("SELECT 'open", "mysql")
 
 
+class _CountingText(str):
+    """Script text that counts the characters its slices copy (``text[i:]`` at each line would
+    copy the rest of the script every time: quadratic)."""
+
+    copied = 0
+
+    def __getitem__(self, key):
+        piece = str.__getitem__(self, key)
+        if isinstance(key, slice):
+            self.copied += len(piece)
+        return piece
+
+
+def _split_counting(text: str, dialect: str) -> tuple[list, int, int]:
+    """split_sql's statements, the characters it copied by slicing, and its ``str.join`` calls."""
+    import sys
+
+    joins = 0
+
+    def profile(frame, event, arg):
+        nonlocal joins
+        if event == "c_call" and getattr(arg, "__name__", "") == "join":
+            joins += 1
+
+    counted = _CountingText(text)
+    sys.setprofile(profile)
+    try:
+        stmts = split_sql(counted, dialect)
+    finally:
+        sys.setprofile(None)
+    return stmts, counted.copied, joins
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_split_sql_is_linear_a_long_statement_joined_once_and_the_script_copied_at_most_once(dialect):
+    """Counted, not timed: one statement of 20,000 lines (a dump's INSERT) is joined once (its text
+    and its code), whatever its length, and no step copies the rest of the script as it goes."""
+    rows = ",\n".join(f"({k}, 'name {k}; it''s', $x$ :a; {k} $x$)" for k in range(20_000))
+    if dialect == "mysql":
+        rows = rows.replace("$x$", "'")
+    text = f"CREATE TABLE t (a int);\nINSERT INTO t VALUES\n{rows};\nSELECT 1;\n"
+    stmts, copied, joins = _split_counting(text, dialect)
+    assert [s.line for s in stmts] == [1, 2, 20_003]
+    assert stmts[1].text == f"INSERT INTO t VALUES\n{rows}"
+    assert joins <= 2 * len(stmts) and copied <= len(text)
+
+
+def test_split_sql_large_dump_splits_as_written():
+    """A 1 MB mysqldump-like script: every statement found, at its line, with its text as written
+    (DELIMITER bodies, conditional comments, escaped quotes and ``#`` comments included)."""
+    expected, lines, parts, line = [], [], [], 1
+    for t in range(40):
+        values = ",".join(f"({r},'it\\'s {r};','a\\\\b')" for r in range(1_000))
+        body = f"CREATE PROCEDURE p{t}() BEGIN SELECT {t}; SELECT ';'; END"
+        for stmt in (f"CREATE TABLE t{t} (id int, name text, b text)", f"INSERT INTO t{t} VALUES {values}"):
+            parts.append(f"# table {t}\n{stmt};\n")
+            expected.append(stmt)
+            lines.append(line + 1)
+            line += 2
+        parts.append(f"DELIMITER //\n{body}//\nDELIMITER ;\n")
+        expected.append(body)
+        lines.append(line + 1)
+        line += 3
+    text = "".join(parts)
+    assert len(text) > 1_000_000
+    stmts, copied, joins = _split_counting(text, "mysql")
+    assert [s.text for s in stmts] == expected and [s.line for s in stmts] == lines
+    assert joins <= 2 * len(stmts) and copied <= len(text)
+
+
 def test_binds_replace_only_code():
     """``:scale`` in code is the size; in a literal, a dollar-quoted body or a comment, and as a
     ``::`` cast or part of a longer name, it stays as written."""
