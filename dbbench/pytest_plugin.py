@@ -42,7 +42,6 @@ import pytest
 if TYPE_CHECKING:
     from dbbench.access.urls import Dialect
 
-DIALECTS = ("postgresql", "mysql")
 _OPTIONS = {
     "dbbench_pg_url": "PostgreSQL URL for plan assertions (env DBBENCH_PG_URL; default: the local server)",
     "dbbench_mysql_url": "MySQL URL for plan assertions (env DBBENCH_MYSQL_URL; default: the local server)",
@@ -77,6 +76,8 @@ def _option(config, name: str):
 
 
 def _dialects(config) -> list[str]:
+    from dbbench.access.urls import DIALECTS  # here: loading the plugin imports no driver or SQLAlchemy
+
     only = _option(config, "dbbench_only")
     if only and only not in DIALECTS:
         raise pytest.UsageError(f"--dbbench-only: {only!r} is not postgresql or mysql")

@@ -13,11 +13,11 @@ from dataclasses import fields
 from typing import Any
 
 from dbbench import defaults
+from dbbench.access.urls import DIALECTS as DIALECTS  # the one dialect order (model.py reads it here)
 from dbbench.dialects.plan import MAX_DEPTH, PlanNode
 from dbbench.errors import DbbenchError
 
 SCHEMA_VERSION = 1
-DIALECTS = ("postgresql", "mysql")
 
 
 class ResultFileError(DbbenchError):
