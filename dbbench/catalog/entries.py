@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
@@ -194,14 +195,12 @@ def _is_param_value(value) -> bool:
     return isinstance(value, (str, int, float, bool, datetime, date, time))
 
 
+Fail = Callable[[str, str], None]  # (where in the entry, what is wrong): one problem line
+
+
 def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
     """One catalog entry, validated. Raises :class:`CatalogError` listing every problem found."""
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise CatalogError(f"{path}: not UTF-8 text") from None
+    raw = _read_entry(path)
     name = raw.get("name") if isinstance(raw.get("name"), str) and raw["name"].strip() else None
     where_entry = f"entry {name!r}: " if name else ""
     problems: list[str] = []
@@ -209,40 +208,10 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
     def fail(where: str, what: str) -> None:
         problems.append(f"{path}: {where_entry}{where}: {what}")
 
-    if name is None:
-        fail("name", "required text is missing")
-    for key in ("cardinality",):
-        if not isinstance(raw.get(key), str) or not raw[key].strip():
-            fail(key, "required text is missing")
-    for key in ("description", "access_path"):
-        if key in raw and not isinstance(raw[key], str):
-            fail(key, "must be text")
-    for key in raw:
-        if key not in ENTRY_FIELDS:
-            fail(key, f"unknown field (expected one of {', '.join(sorted(ENTRY_FIELDS))})")
-    params = raw.get("params", {})
-    if not isinstance(params, dict):
-        fail("params", "must be a table of name = value")
-        params = {}
-    for key, value in params.items():
-        if not _is_param_value(value):
-            fail(f"params.{key}", "must be text, a number, a boolean or a date/time")
-    setup = []
-    raw_setup = raw.get("setup", [])
-    if not isinstance(raw_setup, list):
-        fail("setup", 'must be [[setup]] entries with sql = "SELECT … AS name …"')
-        raw_setup = []
-    for i, entry in enumerate(raw_setup):
-        if not isinstance(entry, dict) or not isinstance(entry.get("sql"), str) or not entry["sql"].strip():
-            fail(f"setup[{i}]", 'needs sql = "SELECT … AS name …"')
-            continue
-        setup.append(entry["sql"])
-    expect_rows = raw.get("expect_rows")
-    if expect_rows is not None and (
-        not isinstance(expect_rows, int) or isinstance(expect_rows, bool) or expect_rows < 0
-    ):
-        fail("expect_rows", "must be a non-negative integer")
-        expect_rows = None
+    _check_fields(raw, name, fail)
+    params = _params(raw, fail)
+    setup = _setup_queries(raw, fail)
+    expect_rows = _expect_rows(raw, fail)
     if "locks" in raw and not isinstance(raw["locks"], bool):
         fail("locks", "must be true or false")
     growth = raw.get("growth")
@@ -264,18 +233,101 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
     available = set(params) | set(offered_params)
     for s in setup:
         available |= {a.lower() for a in _aliases(s)}
-    cascade = raw.get("cascade")
-    if cascade is not None:
-        if not isinstance(cascade, dict) or not all(
-            isinstance(cascade.get(k), str) for k in ("delete", "count")
-        ):
-            fail("cascade", 'needs delete = "DELETE …" and count = "SELECT COUNT(*) …"')
-        else:
-            shape.cascade = {"delete": cascade["delete"], "count": cascade["count"]}
-            for key in ("delete", "count"):
-                missing = [p for p in param_names(cascade[key]) if p not in available]
-                if missing:
-                    fail(f"cascade.{key}", f"parameter :{missing[0]} is not in [params] or a setup query")
+    shape.cascade = _cascade(raw.get("cascade"), available, fail)
+    shared = _shared_query(raw, fail)
+    for dialect in DIALECTS:
+        variant = _variant(dialect, raw.get(dialect), shared, available, fail)
+        if variant is not None:
+            shape.variants[dialect] = variant
+    if not any(isinstance(raw.get(d), dict) for d in DIALECTS):
+        fail("[postgresql]/[mysql]", "at least one dialect section is required")
+    if problems:
+        raise CatalogError(problems)
+    return shape
+
+
+def _read_entry(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise CatalogError(f"{path}: not UTF-8 text") from None
+
+
+def _check_fields(raw: dict[str, Any], name: str | None, fail: Fail) -> None:
+    """The entry's required and text fields, and no unknown one."""
+    if name is None:
+        fail("name", "required text is missing")
+    for key in ("cardinality",):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            fail(key, "required text is missing")
+    for key in ("description", "access_path"):
+        if key in raw and not isinstance(raw[key], str):
+            fail(key, "must be text")
+    for key in raw:
+        if key not in ENTRY_FIELDS:
+            fail(key, f"unknown field (expected one of {', '.join(sorted(ENTRY_FIELDS))})")
+
+
+def _params(raw: dict[str, Any], fail: Fail) -> dict[str, Any]:
+    params = raw.get("params", {})
+    if not isinstance(params, dict):
+        fail("params", "must be a table of name = value")
+        params = {}
+    for key, value in params.items():
+        if not _is_param_value(value):
+            fail(f"params.{key}", "must be text, a number, a boolean or a date/time")
+    return params
+
+
+def _setup_queries(raw: dict[str, Any], fail: Fail) -> list[str]:
+    """The SQL of the ``[[setup]]`` queries (their select lists name parameters)."""
+    setup = []
+    raw_setup = raw.get("setup", [])
+    if not isinstance(raw_setup, list):
+        fail("setup", 'must be [[setup]] entries with sql = "SELECT … AS name …"')
+        raw_setup = []
+    for i, entry in enumerate(raw_setup):
+        if not isinstance(entry, dict) or not isinstance(entry.get("sql"), str) or not entry["sql"].strip():
+            fail(f"setup[{i}]", 'needs sql = "SELECT … AS name …"')
+            continue
+        setup.append(entry["sql"])
+    return setup
+
+
+def _expect_rows(raw: dict[str, Any], fail: Fail) -> int | None:
+    expect_rows = raw.get("expect_rows")
+    if expect_rows is not None and (
+        not isinstance(expect_rows, int) or isinstance(expect_rows, bool) or expect_rows < 0
+    ):
+        fail("expect_rows", "must be a non-negative integer")
+        expect_rows = None
+    return expect_rows
+
+
+def _missing_param(sql: str, available: set[str]) -> str | None:
+    """The first ``:name`` of ``sql`` that no parameter or setup query gives."""
+    missing = [p for p in param_names(sql) if p not in available]
+    return missing[0] if missing else None
+
+
+def _cascade(cascade: Any, available: set[str], fail: Fail) -> dict[str, str] | None:
+    """The ``[cascade]`` delete and count, each using only parameters the entry has."""
+    if cascade is None:
+        return None
+    if not isinstance(cascade, dict) or not all(isinstance(cascade.get(k), str) for k in ("delete", "count")):
+        fail("cascade", 'needs delete = "DELETE …" and count = "SELECT COUNT(*) …"')
+        return None
+    for key in ("delete", "count"):
+        missing = _missing_param(cascade[key], available)
+        if missing:
+            fail(f"cascade.{key}", f"parameter :{missing} is not in [params] or a setup query")
+    return {"delete": cascade["delete"], "count": cascade["count"]}
+
+
+def _shared_query(raw: dict[str, Any], fail: Fail) -> dict[str, Any]:
+    """``[query]``: the SQL every dialect section uses unless it gives its own."""
     shared = raw.get("query", {})
     if not isinstance(shared, dict):
         fail("query", 'must be a table: [query] sql = "…"')
@@ -283,86 +335,91 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
     for key in shared:
         if key != "sql":
             fail(f"[query] {key}", "unknown field (only sql)")
-    for dialect in DIALECTS:
-        section = raw.get(dialect)
-        if section is None:
-            continue
-        where = f"[{dialect}]"
-        if not isinstance(section, dict):
-            fail(where, "must be a table")
-            continue
-        for key in section:
-            if key not in DIALECT_FIELDS:
-                fail(f"{where} {key}", f"unknown field (expected one of {', '.join(sorted(DIALECT_FIELDS))})")
-        sql = section.get("sql", shared.get("sql"))
-        if not isinstance(sql, str) or not sql.strip():
-            fail(f"{where} sql", "missing (give it here or in [query])")
-            sql = None
-        expect = section.get("expect")
-        if (
-            not isinstance(expect, dict)
-            or not isinstance(expect.get("table"), str)
-            or not expect.get("table")
-            or not isinstance(expect.get("index"), str)
-            or not expect.get("index")
-        ):
-            fail(f"{where} expect", 'needs { table = "…", index = "…" }')
-            expect = None
-        elif set(expect) - {"table", "index"}:
+    return shared
+
+
+def _variant(
+    dialect: str, section: Any, shared: dict[str, Any], available: set[str], fail: Fail
+) -> Variant | None:
+    """One dialect's section (``[postgresql]``, ``[mysql]``), validated: its variant if complete."""
+    if section is None:
+        return None
+    where = f"[{dialect}]"
+    if not isinstance(section, dict):
+        fail(where, "must be a table")
+        return None
+    for key in section:
+        if key not in DIALECT_FIELDS:
+            fail(f"{where} {key}", f"unknown field (expected one of {', '.join(sorted(DIALECT_FIELDS))})")
+    sql = section.get("sql", shared.get("sql"))
+    if not isinstance(sql, str) or not sql.strip():
+        fail(f"{where} sql", "missing (give it here or in [query])")
+        sql = None
+    expect = _expect(where, section.get("expect"), fail)
+    forbid = _forbid(where, section.get("forbid", []), fail)
+    natural = section.get("natural")
+    if natural is not None and (not isinstance(natural, str) or not natural.strip()):
+        fail(f"{where} natural", "must be SQL text")
+        natural = None
+    label = section.get("natural_label")
+    if label is not None and not natural:
+        fail(f"{where} natural_label", "given without a natural spelling")
+    for text, field_name in ((sql, "sql"), (natural, "natural")):
+        missing = _missing_param(text, available) if text else None
+        if missing:
+            fail(f"{where} {field_name}", f"parameter :{missing} is not in [params] or a setup query")
+    settings = _settings(where, dialect, section.get("settings", {}), fail)
+    if not (sql and expect):
+        return None
+    natural_sql = natural.strip() if natural else None
+    return Variant(sql.strip(), expect["table"], expect["index"], forbid, natural_sql, label, settings)
+
+
+def _expect(where: str, expect: Any, fail: Fail) -> dict[str, str] | None:
+    """``expect = { table = "…", index = "…" }``, or None (reported) if it is not that."""
+    if (
+        not isinstance(expect, dict)
+        or not isinstance(expect.get("table"), str)
+        or not expect.get("table")
+        or not isinstance(expect.get("index"), str)
+        or not expect.get("index")
+    ):
+        fail(f"{where} expect", 'needs { table = "…", index = "…" }')
+        return None
+    if set(expect) - {"table", "index"}:
+        fail(
+            f"{where} expect",
+            f"unknown key {sorted(set(expect) - {'table', 'index'})[0]!r} (only table, index)",
+        )
+    return expect
+
+
+def _forbid(where: str, forbid: Any, fail: Fail) -> list[str]:
+    """The forbidden plan features, by their canonical names."""
+    if not isinstance(forbid, list):
+        fail(f"{where} forbid", 'must be a list, e.g. ["full_scan", "sort"]')
+        forbid = []
+    canonical = []
+    for item in forbid:
+        try:
+            canonical += normalize_forbid([item])
+        except ValueError:
             fail(
-                f"{where} expect",
-                f"unknown key {sorted(set(expect) - {'table', 'index'})[0]!r} (only table, index)",
+                f"{where} forbid",
+                f"{item!r} is not one of {', '.join([*FEATURES, *FEATURE_ALIASES])} "
+                "(optionally full_scan:TABLE)",
             )
-        forbid = section.get("forbid", [])
-        if not isinstance(forbid, list):
-            fail(f"{where} forbid", 'must be a list, e.g. ["full_scan", "sort"]')
-            forbid = []
-        canonical = []
-        for item in forbid:
-            try:
-                canonical += normalize_forbid([item])
-            except ValueError:
-                fail(
-                    f"{where} forbid",
-                    f"{item!r} is not one of {', '.join([*FEATURES, *FEATURE_ALIASES])} "
-                    "(optionally full_scan:TABLE)",
-                )
-        natural = section.get("natural")
-        if natural is not None and (not isinstance(natural, str) or not natural.strip()):
-            fail(f"{where} natural", "must be SQL text")
-            natural = None
-        label = section.get("natural_label")
-        if label is not None and not natural:
-            fail(f"{where} natural_label", "given without a natural spelling")
-        for text, field_name in ((sql, "sql"), (natural, "natural")):
-            if text:
-                missing = [p for p in param_names(text) if p not in available]
-                if missing:
-                    fail(
-                        f"{where} {field_name}",
-                        f"parameter :{missing[0]} is not in [params] or a setup query",
-                    )
-        settings = section.get("settings", {})
-        if not isinstance(settings, dict):
-            fail(f"{where} settings", "must be a table of planner setting = value")
-            settings = {}
-        if settings and dialect != "postgresql":
-            fail(f"{where} settings", "planner settings are supported on PostgreSQL only")
-        if sql and expect:
-            shape.variants[dialect] = Variant(
-                sql.strip(),
-                expect["table"],
-                expect["index"],
-                canonical,
-                natural.strip() if natural else None,
-                label,
-                dict(settings),
-            )
-    if not any(isinstance(raw.get(d), dict) for d in DIALECTS):
-        fail("[postgresql]/[mysql]", "at least one dialect section is required")
-    if problems:
-        raise CatalogError(problems)
-    return shape
+    return canonical
+
+
+def _settings(where: str, dialect: str, settings: Any, fail: Fail) -> dict[str, Any]:
+    """Planner settings (PostgreSQL only) for the spelling's runs."""
+    if not isinstance(settings, dict):
+        fail(f"{where} settings", "must be a table of planner setting = value")
+        settings = {}
+    if settings and dialect != "postgresql":
+        fail(f"{where} settings", "planner settings are supported on PostgreSQL only")
+    return dict(settings)
 
 
 def _aliases(sql: str) -> list[str]:
