@@ -12,11 +12,16 @@ command                                library
 ``dbbench explain``                    ``dbbench.workflow.measure(connect, Run(…))``: ``explain.run`` then
                                        ``dbbench.document.store.explain_document(…)`` (the result document)
 ``dbbench check``                      ``dbbench.workflow.check(connect, Run(…), dataset=…)``
-``dbbench baseline save FILE``         ``dbbench.document.baseline.save(FILE, doc)``
-``dbbench diff BASELINE [RESULT]``     ``dbbench.diff.compare(base_doc, result_doc, Thresholds(…))``
+``dbbench baseline save FILE``         ``dbbench.workflow.save_baseline(connect, FILE, Run(…) or RESULT)``
+                                       (``dbbench.document.baseline.save(FILE, doc)``)
+``dbbench diff BASELINE [RESULT]``     ``dbbench.workflow.diff(connect, Comparison(BASELINE, RESULT, …))``
+                                       (``dbbench.diff.compare(base_doc, result_doc, Thresholds(…))``)
+``dbbench grow``                       ``dbbench.workflow.grow(connect, catalog, LadderOptions(…))``
+                                       (``dbbench.measure.grow.run`` then ``….document``)
 ``dbbench report RESULT``              ``dbbench.output.explain.markdown(doc)`` / ``output.html.html(doc)``
 ``--junit`` / ``--github-summary``     ``dbbench.output.explain.junit_xml(doc)`` / ``….github_summary(doc)``
-(print or write anything)              ``dbbench.output`` (every renderer; the measuring modules never format)
+(render anything)                      ``dbbench.output`` (every renderer; the measuring modules never format)
+(write an output file)                 ``dbbench.cli.app.write_file`` (``verdict.files.write_output``)
 (defaults: warm-ups, runs, timeout…)   ``dbbench.defaults``
 (read a result or baseline file)       ``dbbench.document.store.load_document(path)`` (typed:
                                        ``dbbench.document.model.Document``) / ``results.load(path)`` (a dict)

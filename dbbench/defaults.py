@@ -15,6 +15,11 @@ NAMESPACE = "dbbench"  # the PostgreSQL schema / MySQL database dbbench owns
 CHECK_NAMESPACE = "dbbench_check"  # `dbbench check`'s scratch namespace (when --namespace is the default)
 DATASET = "alpine-100k"  # `dbbench seed`'s dataset
 CHECK_DATASET = "alpine-ci"  # `dbbench check`'s scratch dataset (a catalog without setup SQL)
+GROW_SIZES = "10k,100k,1m"  # `dbbench grow`'s ladder (dbbench.measure.grow.parse_sizes)
+GROW_NAMESPACE = "dbbench_grow"  # `dbbench grow`'s namespace prefix (one namespace per size)
+GROW_WARMUPS = 1  # `dbbench grow`: untimed runs per spelling and size
+GROW_RUNS = 3  # `dbbench grow`: timed samples per spelling and size
+GROW_TIMEOUT_S = 60.0  # `dbbench grow`: per-statement timeout
 
 # The bounds of the sampling options, for the command line (dbbench.cli.options, dbbench.cli) and for
 # the same values read back from a result file or baseline (dbbench.document.check.check_config): a

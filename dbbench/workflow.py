@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dbbench import defaults
 from dbbench.access.targets import Target, open_targets
@@ -21,7 +21,16 @@ from dbbench.document.check import setting_problem
 from dbbench.document.model import RunConfig
 from dbbench.errors import DbbenchError
 
+if TYPE_CHECKING:
+    from dbbench.diff import DiffReport, Thresholds
+    from dbbench.document.model import Document
+    from dbbench.measure.explain import MeasureOptions
+    from dbbench.measure.grow import LadderOptions
+
 Warn = Callable[[str], None]
+ProgressFactory = Callable[
+    [], AbstractContextManager[Any]
+]  # makes the context manager a run reports progress to
 
 
 class Connect(Protocol):
@@ -48,22 +57,24 @@ def opened(
             t.dispose()
 
 
-class ScratchDatasetFailed(DbbenchError):
-    """``dbbench check``: the scratch dataset does not verify (exit code 1)."""
+class DatasetUnverified(DbbenchError):
+    """``dbbench seed``: the dataset loaded does not verify (exit code 1)."""
 
     exit_code = 1
 
 
-_EXPLAIN_ARGUMENTS = (
-    "namespace",
-    "warmups",
-    "runs",
-    "timeout_ms",
-    "natural",
-    "only",
-    "access_only",
-    "isolate",
-)
+class ScratchDatasetFailed(DatasetUnverified):
+    """``dbbench check``: the scratch dataset does not verify (exit code 1)."""
+
+
+class BaselineRefused(DbbenchError):
+    """``dbbench baseline save``: an assertion fails and failures were not allowed (exit code 1)."""
+
+    exit_code = 1
+
+
+class NothingToCompare(DbbenchError):
+    """``dbbench diff``: the result measured none of the baseline's shapes (exit code 2)."""
 
 
 @dataclass(frozen=True)
@@ -128,9 +139,19 @@ class Run:
     def timeout_ms(self) -> int:
         return int(self.timeout_s * 1000)
 
-    def explain_arguments(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`dbbench.measure.explain.run` this run gives (all but ``progress``)."""
-        return {name: getattr(self, name) for name in _EXPLAIN_ARGUMENTS}
+    def measure_options(self) -> MeasureOptions:
+        """How :func:`dbbench.measure.explain.run` measures this run."""
+        from dbbench.measure.explain import MeasureOptions
+
+        return MeasureOptions(
+            namespace=self.namespace,
+            warmups=self.warmups,
+            runs=self.runs,
+            timeout_ms=self.timeout_ms,
+            natural=self.natural,
+            access_only=self.access_only,
+            isolate=self.isolate,
+        )
 
     def config(self) -> dict[str, Any]:
         return {
@@ -147,11 +168,7 @@ class Run:
 
 
 def measure(
-    connect: Connect,
-    run: Run,
-    *,
-    progress: Callable[[], AbstractContextManager[Any]] | None = None,
-    warn: Warn | None = None,
+    connect: Connect, run: Run, *, progress: ProgressFactory | None = None, warn: Warn | None = None
 ) -> dict[str, Any]:
     """``dbbench explain``: run the catalog on the targets; the result document (dbbench.explain/1).
     ``progress`` makes the context manager whose value is passed to :func:`dbbench.measure.explain.run`;
@@ -164,7 +181,7 @@ def measure(
     cat = catalogs.open_catalog(run.catalog, run.only)
     with connect() as targets:
         with progress() if progress else contextlib.nullcontext() as report:
-            _, res, metas = explain.run(targets, cat, progress=report, **run.explain_arguments())
+            _, res, metas = explain.run(targets, cat, run.measure_options(), only=run.only, progress=report)
         for w in setupsql.stale(cat, metas, run.namespace) + explain.statistics_warnings(
             targets, run.namespace
         ):
@@ -179,7 +196,7 @@ def check(
     *,
     dataset: str | None = None,
     cache_dir: Path | None = None,
-    progress: Callable[[], AbstractContextManager[Any]] | None = None,
+    progress: ProgressFactory | None = None,
     warn: Warn | None = None,
 ) -> dict[str, Any]:
     """``dbbench check``: seed a scratch dataset (``dataset``, else the catalog's own setup SQL when
@@ -228,15 +245,175 @@ def stability(connect: Connect, run: Run, *, times: int) -> dict[tuple[str, str]
 
     cat = catalogs.open_catalog(run.catalog, run.only)
     with connect(warn=False) as targets:
-        return explain.stability(
-            targets,
-            cat,
-            namespace=run.namespace,
-            times=times,
-            timeout_ms=run.timeout_ms,
-            only=run.only,
-            isolate=run.isolate,
+        return explain.stability(targets, cat, run.measure_options(), times=times, only=run.only)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What ``dbbench diff`` compares: the ``baseline`` file with the ``result`` file or, without
+    one, with a run measured now: the baseline's run (:meth:`Run.from_config`), each of ``catalog``,
+    ``namespace``, ``warmups``, ``runs`` and ``timeout_s`` overriding it when given. A run now may
+    first re-plan every shape ``stability`` times (:func:`stability`), measure twice and diff the two
+    runs (``self_control``: the A/A noise floor), and keep its result document in ``save_result``."""
+
+    baseline: Path
+    result: Path | None = None
+    thresholds: Thresholds | None = None
+    catalog: str | None = None
+    namespace: str | None = None
+    warmups: int | None = None
+    runs: int | None = None
+    timeout_s: float | None = None
+    isolate: bool = True
+    stability: int | None = None
+    self_control: bool = False
+    save_result: Path | None = None
+
+    @property
+    def result_name(self) -> str:
+        """How the diff names the result: its file, else the file the run now is saved to."""
+        if self.result:
+            return str(self.result)
+        return str(self.save_result) if self.save_result else "this run"
+
+    def run(self, base: Document) -> Run:
+        """The run measured now: the baseline's, overridden."""
+        return Run.from_config(
+            base.config,
+            catalog=self.catalog,
+            namespace=self.namespace,
+            timeout_s=self.timeout_s,
+            warmups=self.warmups,
+            runs=self.runs,
+            isolate=self.isolate,
         )
+
+
+def diff(
+    connect: Connect,
+    comparison: Comparison,
+    *,
+    progress: ProgressFactory | None = None,
+    warn: Warn | None = None,
+) -> DiffReport:
+    """``dbbench diff``: the comparison's result (read, or measured now) compared with its baseline,
+    node by node (:func:`dbbench.diff.compare`). Raises :class:`NothingToCompare` when the result
+    holds none of the baseline's shapes."""
+    from dbbench import diff as judge
+    from dbbench.document import baseline, store
+
+    c = comparison
+    base = baseline.load(c.baseline)
+    if c.result and (c.stability or c.self_control):
+        raise DbbenchError("--stability and --self-control measure now: give no RESULT file")
+    if c.result:
+        new, plans, aa = store.load_document(c.result), None, None
+    else:
+        new, plans, aa = _measure_now(connect, c, c.run(base), progress=progress, warn=warn)
+    report = judge.compare(
+        base, new, c.thresholds, baseline_name=str(c.baseline), result_name=c.result_name, stability=plans
+    )
+    if aa is not None:
+        judge.apply_self_control(report, aa)
+    if not any(s.base and s.result for s in report.shapes):
+        raise NothingToCompare(
+            f"nothing to compare: {c.result_name} measured none of the shapes in {c.baseline}"
+        )
+    return report
+
+
+def _measure_now(
+    connect: Connect, c: Comparison, run: Run, *, progress: ProgressFactory | None, warn: Warn | None
+) -> tuple[Document, dict[tuple[str, str], list[str]] | None, DiffReport | None]:
+    """``diff`` without a result file: the plans' stability (when asked), the run (kept in
+    ``c.save_result`` when given) and the A/A diff of a second run (when asked)."""
+    from dbbench import diff as judge
+    from dbbench.document import store
+    from dbbench.document.model import as_document
+
+    plans = stability(connect, run, times=c.stability) if c.stability else None
+    live = measure(connect, run, progress=progress, warn=warn)
+    aa = None
+    if c.self_control:
+        aa = judge.compare(live, measure(connect, run, progress=progress, warn=warn), c.thresholds)
+    if c.save_result:
+        store.write(c.save_result, live)
+    return as_document(live, c.result_name), plans, aa
+
+
+@dataclass(frozen=True)
+class SavedBaseline:
+    """``dbbench baseline save``: the document kept and the SHA-256 of the file written."""
+
+    document: Document
+    digest: str
+
+
+def save_baseline(
+    connect: Connect,
+    path: Path,
+    source: Run | Path,
+    *,
+    allow_failures: bool = False,
+    show: Callable[[Document], None] | None = None,
+    progress: ProgressFactory | None = None,
+    warn: Warn | None = None,
+) -> SavedBaseline:
+    """``dbbench baseline save``: the ``source`` run measured now (a result file: read) and kept as
+    the baseline in ``path`` (:func:`dbbench.document.baseline.save`). ``show`` sees the document
+    before it is saved. Raises :class:`BaselineRefused` when an assertion fails in it, unless
+    ``allow_failures``."""
+    from dbbench.document import baseline
+    from dbbench.document import store as results
+    from dbbench.document.model import as_document
+
+    if isinstance(source, Run):
+        doc = as_document(measure(connect, source, progress=progress, warn=warn), "this run")
+    else:
+        doc = results.load_document(source)
+    if show is not None:
+        show(doc)
+    if not allow_failures and any(not r.ok for r in doc.results):
+        raise BaselineRefused(
+            f"not saving a baseline in which {_failure_count(doc)} assertion(s) fail "
+            "(fix them, or pass --allow-failures)"
+        )
+    digest = baseline.save(path, doc, source="run" if isinstance(source, Run) else str(source))
+    return SavedBaseline(doc, digest)
+
+
+def _failure_count(doc: Document) -> int:
+    """The failures a refused baseline names: the document's ``failures``, else (a file without
+    them) as many as the lines the command prints for them, a failing entry and its plan."""
+    if doc.failures:
+        return len(doc.failures)
+    return sum(
+        1 + (r.remediated is not None and r.remediated.plan is not None) for r in doc.results if not r.ok
+    )
+
+
+def grow(
+    connect: Connect,
+    catalog: str,
+    options: LadderOptions,
+    *,
+    shapes: tuple[str, ...] = (),
+    cache_dir: Path | None = None,
+    progress: Callable[[int], AbstractContextManager[Any]] | None = None,
+) -> dict[str, Any]:
+    """``dbbench grow``: the catalog (``shapes`` of it; all when empty) measured at every size of the
+    ladder (:func:`dbbench.measure.grow.run`); the result document (dbbench.grow/1). ``progress``
+    makes, from the number of steps, the context manager whose value gets each step's message."""
+    from dbbench.catalog import entries as catalogs
+    from dbbench.measure import grow as growth
+
+    picked = list(shapes) or None
+    cat = catalogs.open_catalog(catalog, picked)
+    with connect() as targets:
+        steps = growth.progress_steps(targets, cat, sorted(options.sizes), picked)
+        with progress(steps) if progress else contextlib.nullcontext() as report:
+            ladder = growth.run(targets, cat, options, only=picked, cache_dir=cache_dir, progress=report)
+        return growth.document(ladder, targets)
 
 
 @dataclass
@@ -274,7 +451,7 @@ def seed_dataset(
     *,
     namespace: str = defaults.NAMESPACE,
     cache_dir: Path | None = None,
-    progress: Callable[[], AbstractContextManager[Any]] | None = None,
+    progress: ProgressFactory | None = None,
 ) -> Seeded:
     """``dbbench seed``: :func:`dbbench.dataset.seed.seed`, then the fingerprints compared across dialects."""
     from dbbench.dataset import seed

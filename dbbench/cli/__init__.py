@@ -1,6 +1,9 @@
-"""The ``dbbench`` command: a thin layer over the library (every command maps to one call).
+"""The ``dbbench`` command: a thin layer over the library. A command parses its options (into a
+typed options object where they are many: ``DiffOptions``, ``GrowOptions``, ``SaveOptions``), makes
+one call of :mod:`dbbench.workflow` (or of the module it names), prints and writes what it returns.
 
-The group and what the commands share live in :mod:`dbbench.cli.app`; the commands by concern in
+The group and what the commands share (the one error handler, the one output writer) live in
+:mod:`dbbench.cli.app`; the commands by concern in
 :mod:`~dbbench.cli.local_servers` (``servers``), :mod:`~dbbench.cli.commands` (``info``, ``seed``,
 ``validate``, ``report``), :mod:`~dbbench.cli.measure` (``explain``, ``check``),
 :mod:`~dbbench.cli.baseline` (``baseline save``, ``diff``), :mod:`~dbbench.cli.grow` (``grow``) and
@@ -21,16 +24,13 @@ from dbbench.cli.local_servers import (
     servers_status,
     servers_up,
 )
-from dbbench.cli.measure import _emit, _measure, _write_json, check_cmd, explain_cmd
+from dbbench.cli.measure import check_cmd, explain_cmd
 
 __all__ = [
     "Cli",
     "_connect",
-    "_emit",
-    "_measure",
     "_print_status",
     "_which",
-    "_write_json",
     "baseline_group",
     "baseline_save",
     "bench_group",

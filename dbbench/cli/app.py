@@ -1,11 +1,16 @@
-"""The ``dbbench`` click group and what every command shares: errors as one line on stderr,
-the ``--home`` / ``--instance`` options, and the targets the options name."""
+"""The ``dbbench`` click group and what every command shares: errors as one line on stderr (the
+one error handler, :class:`Cli`), the ``--home`` / ``--instance`` options, the targets the options
+name (:class:`Targets`), and the output files (:func:`write_file`, the one writer)."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
+from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 import psycopg
@@ -17,6 +22,7 @@ from dbbench.defaults import VERSION as __version__
 from dbbench.errors import DbbenchError
 from dbbench.servers import Home
 from dbbench.workflow import Connect, opened
+from verdict.files import write_output
 
 
 def err(message: str) -> None:
@@ -80,3 +86,50 @@ def _connect(home: Home, pg_url: str | None, mysql_url: str | None, only: str | 
         return opened({"postgresql": pg_url, "mysql": mysql_url}, only, home=home, warn=err if warn else None)
 
     return connect
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The databases a command talks to: ``--pg-url``, ``--mysql-url`` and ``--only``."""
+
+    pg_url: str | None = None
+    mysql_url: str | None = None
+    only: str | None = None
+
+    @classmethod
+    def take(cls, given: dict[str, Any]) -> Targets:
+        """The target options, taken out of a command's option values."""
+        return cls(given.pop("pg_url"), given.pop("mysql_url"), given.pop("only"))
+
+    def connect(self, home: Home) -> Connect:
+        return _connect(home, self.pg_url, self.mysql_url, self.only)
+
+
+def write_file(
+    path: Path,
+    text: str,
+    *,
+    tell: Callable[[str], None] | None = None,
+    digest: bool = False,
+    append: bool = False,
+) -> None:
+    """Write one output file a command was asked for, through :func:`verdict.files.write_output`
+    (``append``: add to it, as a GitHub step summary). ``tell`` gets ``wrote PATH`` afterwards, with
+    the SHA-256 of the bytes written when ``digest`` (a device or a pipe cannot be read back)."""
+    write_output(path, text, append=append)
+    if tell is not None:
+        tell(f"wrote {path}" + (f" (SHA-256 {hashlib.sha256(text.encode()).hexdigest()})" if digest else ""))
+
+
+def write_json(
+    path: Path, doc: dict[str, Any], *, tell: Callable[[str], None] | None = None, digest: bool = False
+) -> None:
+    """:func:`write_file` of a JSON document, as dbbench writes it (:func:`dbbench.document.store.dumps`)."""
+    from dbbench.document import store
+
+    write_file(path, store.dumps(doc), tell=tell, digest=digest)
+
+
+def append_summary(path: Path, markdown: str) -> None:
+    """Add to a GitHub step summary file (GitHub concatenates every step's summary), newline-ended."""
+    write_file(path, markdown if markdown.endswith("\n") else markdown + "\n", append=True)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from dbbench import defaults, workflow
-from dbbench.cli.app import _connect, err
-from dbbench.cli.measure import _measure
+from dbbench.cli.app import Targets, append_summary, err, write_file, write_json
 from dbbench.cli.options import (
     OutputPath,
     catalog_option,
@@ -19,11 +21,13 @@ from dbbench.cli.options import (
     output_file,
     target_options,
 )
-from dbbench.errors import DbbenchError
 from dbbench.servers import Home
-from dbbench.workflow import Run
+from dbbench.workflow import Comparison, Run
 from verdict.cli import Float
-from verdict.files import write_output
+
+if TYPE_CHECKING:
+    from dbbench.diff import DiffReport
+    from dbbench.document.model import Document
 
 
 @click.group("baseline")
@@ -63,32 +67,55 @@ def baseline_group() -> None:
 @click.option("--allow-failures", is_flag=True, help="Save even when a catalog assertion fails.")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @click.pass_obj
-def baseline_save(home: Home, file, pg_url, mysql_url, only, source, allow_failures, fmt, **sampled) -> None:
+def baseline_save(home: Home, **given: Any) -> None:
     """Run the catalog (or take --from RESULT.json) and write its baseline to FILE."""
-    from dbbench.document import baseline
-    from dbbench.document import store as results
-    from dbbench.document.model import Document, as_document
+    from dbbench.cli.progress import explain_progress
+
+    opts = SaveOptions.parse(given)
+    saved = workflow.save_baseline(
+        opts.targets.connect(home),
+        opts.file,
+        opts.source,
+        allow_failures=opts.allow_failures,
+        show=functools.partial(_show_baseline, opts),
+        progress=explain_progress,
+        warn=err,
+    )
+    click.echo(
+        f"\nbaseline: {opts.file} ({len(saved.document.results)} shape/dialect entries; SHA-256 {saved.digest})"
+    )
+
+
+@dataclass(frozen=True)
+class SaveOptions:
+    """``dbbench baseline save``'s options: the targets, the baseline ``file``, what is saved (a
+    result file, or the run measured now) and how it is shown."""
+
+    targets: Targets
+    file: Path
+    source: Run | Path
+    allow_failures: bool
+    fmt: str
+
+    @classmethod
+    def parse(cls, given: dict[str, Any]) -> SaveOptions:
+        targets = Targets.take(given)
+        file, result_file = given.pop("file"), given.pop("source")
+        allow_failures, fmt = given.pop("allow_failures"), given.pop("fmt")
+        source = result_file or Run(**given, command="baseline save", isolate=isolate())
+        return cls(targets, file, source, allow_failures, fmt)
+
+
+def _show_baseline(opts: SaveOptions, doc: Document) -> None:
+    """A run's shape table; the failures on stderr when they refuse the baseline."""
     from dbbench.output import explain as report
     from dbbench.output import table_format
 
-    doc: Document
-    if source:
-        doc = results.load_document(source)
-    else:
-        run = Run(**sampled, command="baseline save", isolate=isolate())
-        doc = as_document(_measure(home, pg_url, mysql_url, only, run), "this run")
-        click.echo(report.shape_table(doc, table_format(fmt)))
-    problems = report.failures(doc)
-    if problems and not allow_failures:
-        for line in problems:
+    if isinstance(opts.source, Run):
+        click.echo(report.shape_table(doc, table_format(opts.fmt)))
+    if not opts.allow_failures:
+        for line in report.failures(doc):
             click.echo(line, err=True)
-        err(
-            f"error: not saving a baseline in which {len(doc.failures or problems)} assertion(s) fail "
-            "(fix them, or pass --allow-failures)"
-        )
-        sys.exit(1)
-    digest = baseline.save(file, doc, source=str(source) if source else "run")
-    click.echo(f"\nbaseline: {file} ({len(doc.results)} shape/dialect entries; SHA-256 {digest})")
 
 
 # (option, default, lower bound, help) of diff.Thresholds, in its order
@@ -164,90 +191,67 @@ def threshold_options(fn):
 @output_file("--junit", help="JUnit XML: one test case per shape and dialect, failed when it regressed.")
 @github_summary_option("Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).")
 @click.pass_obj
-def diff_cmd(
-    home: Home,
-    baseline_file,
-    result_file,
-    pg_url,
-    mysql_url,
-    only,
-    catalog,
-    namespace,
-    warmups,
-    runs,
-    timeout_s,
-    rows_factor,
-    rows_min,
-    slower,
-    noise_ms,
-    stability,
-    self_control,
-    fmt,
-    markdown_file,
-    output,
-    save_result,
-    junit,
-    github_summary,
-) -> None:
+def diff_cmd(home: Home, **given: Any) -> None:
     """Compare a run with a baseline, node by node; exit 0 pass, 1 fail (a regression), 3 inconclusive
     (the noise is larger than a threshold at these samples), 2 bad input.
 
     Without RESULT the baseline's catalog is run now (same namespace, warm-ups and runs unless
     overridden) and compared."""
-    from dbbench import diff
-    from dbbench.document import baseline
-    from dbbench.document import store as results
-    from dbbench.document.model import as_document
-    from dbbench.output import append_summary
+    from dbbench.cli.progress import explain_progress
+
+    opts = DiffOptions.parse(given)
+    report = workflow.diff(opts.targets.connect(home), opts.comparison, progress=explain_progress, warn=err)
+    _render_diff(opts, report)
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    """``dbbench diff``'s options: the targets, what is compared (:class:`dbbench.workflow.Comparison`),
+    the format printed and the files written."""
+
+    targets: Targets
+    comparison: Comparison
+    fmt: str
+    markdown_file: Path | None
+    output: Path | None
+    junit: Path | None
+    github_summary: Path | None
+
+    @classmethod
+    def parse(cls, given: dict[str, Any]) -> DiffOptions:
+        from dbbench.diff import Thresholds
+
+        comparison = Comparison(
+            given["baseline_file"],
+            given["result_file"],
+            Thresholds(given["rows_factor"], given["rows_min"], given["slower"], given["noise_ms"]),
+            catalog=given["catalog"],
+            namespace=given["namespace"],
+            warmups=given["warmups"],
+            runs=given["runs"],
+            timeout_s=given["timeout_s"],
+            isolate=isolate(),
+            stability=given["stability"],
+            self_control=given["self_control"],
+            save_result=given["save_result"],
+        )
+        files = ("markdown_file", "output", "junit", "github_summary")
+        return cls(Targets.take(given), comparison, given["fmt"], *(given[name] for name in files))
+
+
+def _render_diff(opts: DiffOptions, report: DiffReport) -> None:
+    """Print the diff, write the requested files, exit with the verdict's code."""
     from dbbench.output import diff as render
     from verdict import exit_code
 
-    base = baseline.load(baseline_file)
-    thresholds = diff.Thresholds(rows_factor, rows_min, slower, noise_ms)
-    plans = None
-    aa = None
-    if result_file and (stability or self_control):
-        raise DbbenchError("--stability and --self-control measure now: give no RESULT file")
-    if result_file:
-        new = results.load_document(result_file)
-        result_name = str(result_file)
-    else:
-        run = Run.from_config(
-            base.config,
-            catalog=catalog,
-            namespace=namespace,
-            timeout_s=timeout_s,
-            warmups=warmups,
-            runs=runs,
-            isolate=isolate(),
-        )
-        if stability:
-            plans = workflow.stability(_connect(home, pg_url, mysql_url, only), run, times=stability)
-        live = _measure(home, pg_url, mysql_url, only, run)
-        if self_control:
-            aa = diff.compare(live, _measure(home, pg_url, mysql_url, only, run), thresholds)
-        result_name = "this run"
-        if save_result:
-            results.write(save_result, live)
-            result_name = str(save_result)
-        new = as_document(live, result_name)
-    report = diff.compare(
-        base, new, thresholds, baseline_name=str(baseline_file), result_name=result_name, stability=plans
-    )
-    if aa is not None:
-        diff.apply_self_control(report, aa)
-    if not any(s.base and s.result for s in report.shapes):
-        raise DbbenchError(
-            f"nothing to compare: {result_name} measured none of the shapes in {baseline_file}"
-        )
     md = render.to_markdown(report)
-    click.echo(md if fmt == "markdown" else render.to_text(report))
-    if markdown_file:
-        write_output(markdown_file, md)
-    if output:
-        results.write(output, report.to_dict())
-    if junit:
-        write_output(junit, render.junit_xml(report))
-    if github_summary:
-        append_summary(github_summary, md)
+    click.echo(md if opts.fmt == "markdown" else render.to_text(report))
+    if opts.markdown_file:
+        write_file(opts.markdown_file, md)
+    if opts.output:
+        write_json(opts.output, report.to_dict())
+    if opts.junit:
+        write_file(opts.junit, render.junit_xml(report))
+    if opts.github_summary:
+        append_summary(opts.github_summary, md)
     sys.exit(exit_code(report.verdict))

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from dbbench import defaults, workflow
-from dbbench.cli.app import _connect, err
+from dbbench.cli.app import _connect, say, write_file, write_json
 from dbbench.cli.options import catalog_option, isolate, namespace_option, output_file, target_options
 from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
 from dbbench.servers import Home
-from verdict.files import write_output
 
 
 @click.command("info")
@@ -46,7 +44,6 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
 def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
     """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
     from dbbench.cli.progress import seed_progress
-    from dbbench.document import store as results
 
     if catalog and dataset:
         raise click.UsageError("give --dataset or --catalog, not both")
@@ -55,7 +52,7 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, o
             setup = workflow.seed_catalog(targets, catalog, namespace=namespace, isolate=isolate())
             click.echo(render_setup(setup.catalog, setup.results, setup.agree))
             if output:
-                results.write(output, setup.document(targets))
+                write_json(output, setup.document(targets))
             return
         name = dataset or defaults.DATASET
         seeded = workflow.seed_dataset(
@@ -67,10 +64,9 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, o
         )
         click.echo(render_seed(seeded.results, seeded.agree, seeded.generated))
         if output:
-            results.write(output, seeded.document(targets))
+            write_json(output, seeded.document(targets))
     if seeded.problems:
-        err("error: verification failed: " + "; ".join(seeded.problems))
-        sys.exit(1)
+        raise workflow.DatasetUnverified("verification failed: " + "; ".join(seeded.problems))
 
 
 # -- validate ----------------------------------------------------------------------------------
@@ -104,7 +100,6 @@ def report_cmd(result_file, html_file, output, title) -> None:
     md = explain.markdown(doc, result_file)
     click.echo(md, nl=False)
     if output:
-        write_output(output, md)
+        write_file(output, md)
     if html_file:
-        write_output(html_file, html.html(doc, result_file, title))
-        err(f"wrote {html_file}")
+        write_file(html_file, html.html(doc, result_file, title), tell=say)

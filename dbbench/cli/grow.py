@@ -4,42 +4,47 @@ shape grows worse than its catalog entry declares)."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import click
 
-from dbbench import defaults
-from dbbench.cli.app import _connect, err
+from dbbench import defaults, workflow
+from dbbench.cli.app import Targets, err, write_file, write_json
 from dbbench.cli.options import isolate, output_file, target_options
 from dbbench.measure import grow
 from dbbench.servers import Home
 from verdict.cli import Float
-from verdict.files import write_output
 
 
 @click.command("grow")
 @target_options
 @click.option(
-    "--catalog", default="alpine", show_default=True, help="Catalog directory or name under sql/catalog/."
+    "--catalog",
+    default=defaults.CATALOG,
+    show_default=True,
+    help="Catalog directory or name under sql/catalog/.",
 )
 @click.option(
     "--sizes",
-    default="10k,100k,1m",
+    default=defaults.GROW_SIZES,
     show_default=True,
     help="The ladder: package counts (alpine datasets) or the :scale of a catalog's setup SQL.",
 )
 @click.option("--shape", "shapes", multiple=True, help="Only this shape (repeatable).")
 @click.option(
     "--namespace",
-    default="dbbench_grow",
+    default=defaults.GROW_NAMESPACE,
     show_default=True,
     help="Prefix of the namespaces, one per size (NS_10k, …): kept and reused while they hold that size.",
 )
-@click.option("--warmups", default=1, show_default=True, type=click.IntRange(0, 100))
-@click.option("--runs", default=3, show_default=True, type=click.IntRange(1, 100))
+@click.option("--warmups", default=defaults.GROW_WARMUPS, show_default=True, type=click.IntRange(0, 100))
+@click.option("--runs", default=defaults.GROW_RUNS, show_default=True, type=click.IntRange(1, 100))
 @click.option(
     "--timeout",
     "timeout_s",
-    default=60.0,
+    default=defaults.GROW_TIMEOUT_S,
     show_default=True,
     type=Float(*defaults.TIMEOUT_RANGE_S),
     help="Seconds per EXPLAIN ANALYZE.",
@@ -48,63 +53,74 @@ from verdict.files import write_output
 @output_file("--output", help="Write the JSON result (dbbench.grow/1) here.")
 @output_file("--html", "html_file", help="Write a page with a log-log chart of work against N per shape.")
 @click.pass_obj
-def grow_cmd(
-    home: Home,
-    pg_url,
-    mysql_url,
-    only,
-    catalog,
-    sizes,
-    shapes,
-    namespace,
-    warmups,
-    runs,
-    timeout_s,
-    fmt,
-    output,
-    html_file,
-) -> None:
+def grow_cmd(home: Home, **given: Any) -> None:
     """Seed each size, run every shape (both spellings), fit work ~ N^k; exit 1 on a worse growth than declared."""
-    from dbbench.catalog import entries as catalogs
     from dbbench.cli.progress import grow_progress
-    from dbbench.document import store as results
+
+    opts = GrowOptions.parse(given)
+    doc = workflow.grow(
+        opts.targets.connect(home),
+        opts.catalog,
+        opts.ladder,
+        shapes=opts.shapes,
+        cache_dir=home.root / "datasets",
+        progress=grow_progress,
+    )
+    _render_grow(opts, doc)
+
+
+@dataclass(frozen=True)
+class GrowOptions:
+    """``dbbench grow``'s options: the targets, the catalog (``shapes`` of it), the ladder
+    (:class:`dbbench.measure.grow.LadderOptions`), the format printed and the files written."""
+
+    targets: Targets
+    catalog: str
+    shapes: tuple[str, ...]
+    ladder: grow.LadderOptions
+    fmt: str
+    output: Path | None
+    html_file: Path | None
+
+    @classmethod
+    def parse(cls, given: dict[str, Any]) -> GrowOptions:
+        ladder = grow.LadderOptions(
+            sizes=tuple(grow.parse_sizes(given["sizes"])),
+            namespace=given["namespace"],
+            warmups=given["warmups"],
+            runs=given["runs"],
+            timeout_ms=int(given["timeout_s"] * 1000),
+            isolate=isolate(),
+        )
+        return cls(
+            Targets.take(given),
+            given["catalog"],
+            given["shapes"],
+            ladder,
+            given["fmt"],
+            given["output"],
+            given["html_file"],
+        )
+
+
+def _render_grow(opts: GrowOptions, doc: dict[str, Any]) -> None:
+    """Print the growth tables, write the requested files, exit 1 on a growth worse than declared."""
     from dbbench.output import grow as render
     from dbbench.output import table_format
 
-    ladder_sizes = grow.parse_sizes(sizes)
-    picked = list(shapes) or None
-    cat = catalogs.open_catalog(catalog, picked)
-    with _connect(home, pg_url, mysql_url, only)() as targets:
-        with grow_progress(grow.progress_steps(targets, cat, ladder_sizes, picked)) as progress:
-            ladder = grow.run(
-                targets,
-                cat,
-                sizes=ladder_sizes,
-                namespace=namespace,
-                warmups=warmups,
-                runs=runs,
-                timeout_ms=int(timeout_s * 1000),
-                only=picked,
-                cache_dir=home.root / "datasets",
-                isolate=isolate(),
-                progress=progress,
-            )
-        doc = grow.document(ladder, targets)
-    tablefmt = table_format(fmt)
+    tablefmt = table_format(opts.fmt)
     click.echo(render.growth_table(doc, tablefmt))
     if any(g["spelling"] == "natural" for g in doc["growth"]):
         click.echo("")
         click.echo(render.ratio_table(doc, tablefmt))
     click.echo("")
     click.echo("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in doc["seconds"].items()))
-    if output:
-        results.write(output, doc)
-        click.echo(f"wrote {output}")
-    if html_file:
+    if opts.output:
+        write_json(opts.output, doc, tell=click.echo)
+    if opts.html_file:
         from dbbench.output import grow_html
 
-        write_output(html_file, grow_html.page(doc))
-        click.echo(f"wrote {html_file}")
+        write_file(opts.html_file, grow_html.page(doc), tell=click.echo)
     if doc["problems"]:
         for line in doc["problems"]:
             err(f"growth: {line}")

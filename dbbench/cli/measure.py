@@ -8,27 +8,10 @@ from pathlib import Path
 import click
 
 from dbbench import defaults, workflow
-from dbbench.cli.app import _connect, err
+from dbbench.cli.app import Targets, append_summary, err, write_file, write_json
 from dbbench.cli.options import explain_options, isolate, sampling_options, split_report, target_options
 from dbbench.servers import Home
 from dbbench.workflow import Run
-from verdict.files import write_output
-
-
-def _measure(home: Home, pg_url, mysql_url, only, run: Run) -> dict:
-    """Run the catalog on the targets (a spinner on stderr); the result document (dbbench.explain/1)."""
-    from dbbench.cli.progress import explain_progress
-
-    return workflow.measure(_connect(home, pg_url, mysql_url, only), run, progress=explain_progress, warn=err)
-
-
-def _write_json(path: Path, doc: dict) -> None:
-    import hashlib
-
-    from dbbench.document import store as results
-
-    text = results.write(path, doc)  # the bytes written: a device or a pipe cannot be read back
-    click.echo(f"\nwrote {path} (SHA-256 {hashlib.sha256(text.encode()).hexdigest()})")
 
 
 def _emit(
@@ -36,8 +19,8 @@ def _emit(
 ) -> None:
     """Print the tables, write the requested files, exit 1 on a failed assertion."""
     from dbbench.document.model import as_document
-    from dbbench.output import append_summary, table_format
     from dbbench.output import explain as report
+    from dbbench.output import table_format
 
     typed = as_document(doc, "this run")
     tablefmt = table_format(fmt)
@@ -46,9 +29,9 @@ def _emit(
         click.echo("")
         click.echo(report.remediation_table(typed, tablefmt))
     if output:
-        _write_json(output, doc)
+        write_json(output, doc, tell=lambda line: click.echo("\n" + line), digest=True)
     if junit:
-        write_output(junit, report.junit_xml(typed, f"dbbench.{command}"))
+        write_file(junit, report.junit_xml(typed, f"dbbench.{command}"))
     if github_summary:
         append_summary(github_summary, report.github_summary(typed, f"dbbench {command}"))
     problems = report.failures(typed)
@@ -69,10 +52,14 @@ def _emit(
     help="Also measure the natural (pre-remediation) spellings.",
 )
 @click.pass_obj
-def explain_cmd(home: Home, pg_url, mysql_url, only, **options) -> None:
+def explain_cmd(home: Home, **options) -> None:
     """Warmed EXPLAIN ANALYZE sets per shape; exit 1 when an expected index is not used."""
+    from dbbench.cli.progress import explain_progress
+
+    targets = Targets.take(options)
     sampled, reported = split_report(options)
-    doc = _measure(home, pg_url, mysql_url, only, Run(**sampled, command="explain", isolate=isolate()))
+    run = Run(**sampled, command="explain", isolate=isolate())
+    doc = workflow.measure(targets.connect(home), run, progress=explain_progress, warn=err)
     _emit(doc, command="explain", **reported)
 
 
@@ -86,13 +73,14 @@ def explain_cmd(home: Home, pg_url, mysql_url, only, **options) -> None:
     f"it has one, else {defaults.CHECK_DATASET}].",
 )
 @click.pass_obj
-def check_cmd(home: Home, pg_url, mysql_url, only, dataset, **options) -> None:
+def check_cmd(home: Home, dataset, **options) -> None:
     """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans."""
     from dbbench.cli.progress import explain_progress
 
+    targets = Targets.take(options)
     selected, reported = split_report(options)
     doc = workflow.check(
-        _connect(home, pg_url, mysql_url, only),
+        targets.connect(home),
         Run(**selected, isolate=isolate()),
         dataset=dataset,
         cache_dir=home.root / "datasets",

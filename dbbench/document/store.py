@@ -18,9 +18,8 @@ if TYPE_CHECKING:
     from dbbench.access.targets import Target
     from dbbench.dataset.definition import Dataset
     from dbbench.dataset.seed import SeedResult
-    from dbbench.document.model import Document
-    from dbbench.document.model import ShapeResult as Entry
-    from dbbench.measure.explain import Measurement, ShapeResult
+    from dbbench.document.model import Document, ShapeResult
+    from dbbench.measure.explain import Measurement, ShapeMeasurement
 
 
 def envelope(kind: str, targets: list[Target]) -> dict[str, Any]:
@@ -85,7 +84,7 @@ def setup_document(catalog, targets: list[Target], results: list, agree: dict[st
 
 # -- the result document -----------------------------------------------------------------------
 def explain_document(
-    targets: list[Target], results: list[ShapeResult], metas: dict, config: dict
+    targets: list[Target], results: list[ShapeMeasurement], metas: dict, config: dict
 ) -> dict[str, Any]:
     """The result document of a live run (``dbbench explain`` / ``check`` / ``baseline save`` / ``diff``):
     the typed :class:`dbbench.document.model.Document` of the run, as the dict dbbench writes."""
@@ -130,7 +129,7 @@ _KEPT = (
 )
 
 
-def _entry(r: ShapeResult) -> Entry:
+def _entry(r: ShapeMeasurement) -> ShapeResult:
     from dbbench.dialects.plan import PlanNode
     from dbbench.document import model as document
 
@@ -157,12 +156,17 @@ def _entry(r: ShapeResult) -> Entry:
     )
 
 
+def dumps(doc: dict[str, Any]) -> str:
+    """``doc`` as the strict JSON text dbbench writes (no NaN/Infinity; a final newline)."""
+    return json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"
+
+
 def write(path: Path | str, doc: dict[str, Any]) -> str:
-    """Write ``doc`` as strict JSON (:func:`verdict.files.write_output`: an ordinary file atomically,
-    a device or link written through); returns the text written."""
+    """Write ``doc`` as strict JSON (:func:`dumps`; :func:`verdict.files.write_output`: an ordinary
+    file atomically, a device or link written through); returns the text written."""
     from verdict.files import write_output
 
-    text = json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"
+    text = dumps(doc)
     write_output(path, text)
     return text
 

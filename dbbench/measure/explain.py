@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dbbench import defaults, dialects
@@ -29,7 +29,23 @@ from verdict.stats import nearest_rank
 
 
 class NotSeeded(DbbenchError):
-    pass
+    """The namespace does not hold a complete dbbench seed (of the catalog's data, when it has setup SQL)."""
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """How :func:`run` measures a catalog: in ``namespace``, ``warmups`` untimed then ``runs`` timed
+    ``EXPLAIN ANALYZE`` of each spelling under a statement timeout of ``timeout_ms``; the natural
+    spellings too (``natural``); only the access path asserted (``access_only``, see :func:`run`);
+    the shapes run as the namespace's own role (``isolate``, see :mod:`dbbench.access.isolation`)."""
+
+    namespace: str = defaults.NAMESPACE
+    warmups: int = defaults.WARMUPS
+    runs: int = defaults.RUNS
+    timeout_ms: int = int(defaults.TIMEOUT_S * 1000)
+    natural: bool = True
+    access_only: bool = False
+    isolate: bool = True
 
 
 @dataclass
@@ -55,7 +71,10 @@ class Measurement:
 
 
 @dataclass
-class ShapeResult:
+class ShapeMeasurement:
+    """One shape measured on one dialect: both spellings and the plan check of the remediated one
+    (what the result document's entry, :class:`dbbench.document.model.ShapeResult`, is made from)."""
+
     shape: str
     dialect: str
     cardinality: str
@@ -114,23 +133,17 @@ def resolve_params(conn, d, shape: Shape, base: dict | None = None) -> dict:
 
 
 def measure(
-    conn,
-    d,
-    spelling: str,
-    sql: str,
-    params: dict,
-    warmups: int,
-    runs: int,
-    timeout_ms: int,
-    settings: dict | None = None,
+    conn, d, spelling: str, sql: str, params: dict, options: MeasureOptions, settings: dict | None = None
 ) -> Measurement:
+    """One spelling: ``options.warmups`` untimed, then ``options.runs`` timed EXPLAIN ANALYZE (a
+    timeout is recorded, not raised)."""
     m = Measurement(spelling, sql)
     stmt = to_pyformat(sql)
     try:
-        for _ in range(warmups):
-            d.run_explain(conn, stmt, params, timeout_ms, settings)
-        for _ in range(runs):
-            raw, tree, ms = d.run_explain(conn, stmt, params, timeout_ms, settings)
+        for _ in range(options.warmups):
+            d.run_explain(conn, stmt, params, options.timeout_ms, settings)
+        for _ in range(options.runs):
+            raw, tree, ms = d.run_explain(conn, stmt, params, options.timeout_ms, settings)
             m.samples_ms.append(ms)
         m.raw_plan, m._tree = raw, tree
         m.plan = tree.to_dict()
@@ -144,17 +157,12 @@ def run_shape(
     target: Target,
     conn,
     shape: Shape,
+    options: MeasureOptions = MeasureOptions(),
     *,
-    warmups: int,
-    runs: int,
-    timeout_ms: int,
-    natural: bool = True,
     progress: Progress | None = None,
     base_params: dict | None = None,
-    access_only: bool = False,
-    namespace: str | None = None,
     admin=None,
-) -> ShapeResult:
+) -> ShapeMeasurement:
     """Measure one shape on ``conn``. ``admin``: dbbench's own connection, for the server-wide
     work between measurements (restoring statistics); ``conn`` itself when not given."""
     d = dialects.get(target.dialect)
@@ -162,8 +170,9 @@ def run_shape(
     params = resolve_params(conn, d, shape, base_params)
     report = progress or (lambda *_: None)
     report(target.dialect, shape.name, "remediated")
-    rem = measure(conn, d, "remediated", v.sql, params, warmups, runs, timeout_ms, v.settings)
-    result = ShapeResult(
+    rem = measure(conn, d, "remediated", v.sql, params, options, v.settings)
+    verdict = plan_check(shape, target.dialect, rem, access_only=options.access_only)
+    result = ShapeMeasurement(
         shape.name,
         target.dialect,
         shape.cardinality,
@@ -171,40 +180,56 @@ def run_shape(
         {k: _jsonable(val) for k, val in params.items()},
         rem,
         natural_label=v.natural_label,
+        verdict=verdict,
         access_path=shape.access_path,
     )
-    if rem._tree is not None:
-        forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
-        result.verdict = check(rem._tree, v.expect_table, v.expect_index, forbid)
-        if (
-            not access_only
-            and shape.expect_rows is not None
-            and rem.rows is not None
-            and int(rem.rows) != shape.expect_rows
-        ):
-            result.verdict.ok = False
-            result.verdict.problems.append(f"returned {rem.rows:g} rows, expected {shape.expect_rows}")
-    else:
-        result.verdict = PlanCheck(
-            False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"]
-        )
     if shape.cascade and rem._tree is not None:
         result.cascade = prove_cascade(conn, shape.cascade, params)
-        if namespace:  # the rolled-back delete must not leak into later plans
-            d.restore_statistics(admin if admin is not None else conn, namespace)
-            if admin is not None:
-                admin.commit()
-        c = result.cascade
-        if not (c["before"] > 0 and c["after_delete"] == 0 and c["after_rollback"] == c["before"]):
-            result.verdict.ok = False
-            result.verdict.problems.append(
-                f"cascade: {c['before']} dependent rows, {c['after_delete']} left after the delete, "
-                f"{c['after_rollback']} after the rollback (expected >0, 0, {c['before']})"
-            )
-    if natural and v.natural:
+        # the rolled-back delete must not leak into later plans
+        d.restore_statistics(admin if admin is not None else conn, options.namespace)
+        if admin is not None:
+            admin.commit()
+        if problem := cascade_problem(result.cascade):
+            verdict.ok = False
+            verdict.problems.append(problem)
+    if options.natural and v.natural:
         report(target.dialect, shape.name, "natural")
-        result.natural = measure(conn, d, "natural", v.natural, params, warmups, runs, timeout_ms, v.settings)
+        result.natural = measure(conn, d, "natural", v.natural, params, options, v.settings)
     return result
+
+
+def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: bool = False) -> PlanCheck:
+    """The remediated spelling's plan against the shape's expectations on ``dialect``: the expected
+    index on the expected table, no forbidden feature (``access_only``: no forbidden full scan) and,
+    unless ``access_only``, the expected row count. A timed-out spelling fails."""
+    v = shape.variants[dialect]
+    if rem._tree is None:
+        return PlanCheck(
+            False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"]
+        )
+    forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
+    verdict = check(rem._tree, v.expect_table, v.expect_index, forbid)
+    if (
+        not access_only
+        and shape.expect_rows is not None
+        and rem.rows is not None
+        and int(rem.rows) != shape.expect_rows
+    ):
+        verdict.ok = False
+        verdict.problems.append(f"returned {rem.rows:g} rows, expected {shape.expect_rows}")
+    return verdict
+
+
+def cascade_problem(counts: dict) -> str | None:
+    """What is wrong with :func:`prove_cascade`'s counts, if anything: the delete must have removed
+    some dependent rows and the rollback must have brought all of them back."""
+    before, after, restored = counts["before"], counts["after_delete"], counts["after_rollback"]
+    if before > 0 and after == 0 and restored == before:
+        return None
+    return (
+        f"cascade: {before} dependent rows, {after} left after the delete, "
+        f"{restored} after the rollback (expected >0, 0, {before})"
+    )
 
 
 def prove_cascade(conn, cascade: dict[str, str], params: dict) -> dict:
@@ -276,29 +301,34 @@ def _connections(target: Target, namespace: str, isolate: bool) -> Iterator[tupl
 def run(
     targets: list[Target],
     catalog: str | Catalog = defaults.CATALOG,
+    options: MeasureOptions = MeasureOptions(),
     *,
-    namespace: str = defaults.NAMESPACE,
-    warmups: int = defaults.WARMUPS,
-    runs: int = defaults.RUNS,
-    timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
-    natural: bool = True,
     only: list[str] | None = None,
     progress: Progress | None = None,
-    access_only: bool = False,
-    isolate: bool = True,
-) -> tuple[list[Shape], list[ShapeResult], dict[Any, dict[str, str]]]:
+) -> tuple[list[Shape], list[ShapeMeasurement], dict[Any, dict[str, str]]]:
     """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
 
     ``catalog`` is a name under ``sql/catalog/``, a directory or entry file, or a loaded
-    :class:`~dbbench.catalog.entries.Catalog`. A catalog that carries its own setup SQL needs a namespace
-    built from it (``dbbench seed --catalog``). ``access_only=True`` asserts the access path only
-    (expected index, no forbidden full scan): for CI-size datasets, where row counts differ from
-    the catalog's claims and the planner rightly sorts a few hundred rows instead of walking an
-    index in order. The shapes run logged in as the namespace's own role (``isolate=False``: as
-    dbbench's own user), see :mod:`dbbench.access.isolation`.
+    :class:`~dbbench.catalog.entries.Catalog`; ``only``: these shapes of it. A catalog that carries
+    its own setup SQL needs a namespace built from it (``dbbench seed --catalog``).
+    ``options.access_only`` asserts the access path only (expected index, no forbidden full scan):
+    for CI-size datasets, where row counts differ from the catalog's claims and the planner rightly
+    sorts a few hundred rows instead of walking an index in order. The shapes run logged in as the
+    namespace's own role (``options.isolate`` False: as dbbench's own user), see
+    :mod:`dbbench.access.isolation`.
     """
     cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
     shapes = [s for s in cat.shapes if not only or s.name in only]
+    metas = seeded_metas(targets, cat, options.namespace)
+    results: list[ShapeMeasurement] = []
+    for target in targets:
+        results += _run_target(target, shapes, options, metas[target.dialect], progress)
+    return shapes, results, metas
+
+
+def seeded_metas(targets: list[Target], cat: Catalog, namespace: str) -> dict[Any, dict[str, str]]:
+    """Each target's dataset meta (:func:`require_seeded`); for a catalog with setup SQL, the
+    namespace must hold that catalog's data, and the advice names ``seed --catalog``."""
     try:
         metas = {t.dialect: require_seeded(t, namespace) for t in targets}
     except NotSeeded as exc:
@@ -319,32 +349,27 @@ def run(
                     f"{have!r}, not the data of catalog {cat.name!r}: run "
                     f"`dbbench seed --catalog {cat.path} --namespace {namespace}` first"
                 )
-    results = []
-    for target in targets:
-        d = dialects.get(target.dialect)
-        base = _dataset_params(metas[target.dialect].get("dataset"))
-        with _connections(target, namespace, isolate) as (admin, conn):
-            d.restore_statistics(admin, namespace)  # start from the persisted statistics
-            admin.commit()
-            for shape in shapes:
-                if target.dialect in shape.variants:
-                    results.append(
-                        run_shape(
-                            target,
-                            conn,
-                            shape,
-                            warmups=warmups,
-                            runs=runs,
-                            timeout_ms=timeout_ms,
-                            natural=natural,
-                            progress=progress,
-                            base_params=base,
-                            access_only=access_only,
-                            namespace=namespace,
-                            admin=admin,
-                        )
-                    )
-    return shapes, results, metas
+    return metas
+
+
+def _run_target(
+    target: Target,
+    shapes: list[Shape],
+    options: MeasureOptions,
+    meta: dict[str, str],
+    progress: Progress | None,
+) -> list[ShapeMeasurement]:
+    """The shapes that have a variant for ``target``, measured there (from the persisted statistics)."""
+    d = dialects.get(target.dialect)
+    base = _dataset_params(meta.get("dataset"))
+    with _connections(target, options.namespace, options.isolate) as (admin, conn):
+        d.restore_statistics(admin, options.namespace)  # start from the persisted statistics
+        admin.commit()
+        return [
+            run_shape(target, conn, shape, options, progress=progress, base_params=base, admin=admin)
+            for shape in shapes
+            if target.dialect in shape.variants
+        ]
 
 
 def plan_signature(tree: PlanNode) -> str:
@@ -387,26 +412,26 @@ def statistics_warnings(targets: list[Target], namespace: str) -> list[str]:
 def stability(
     targets: list[Target],
     catalog: str | Catalog = defaults.CATALOG,
+    options: MeasureOptions = MeasureOptions(),
     *,
-    namespace: str = defaults.NAMESPACE,
     times: int = 5,
-    timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
     only: list[str] | None = None,
     progress: Progress | None = None,
-    isolate: bool = True,
 ) -> dict[tuple[str, str], list[str]]:
     """Re-ANALYZE every owned table and re-plan every shape (one EXPLAIN ANALYZE of the remediated
-    spelling), ``times`` times per target. Returns (shape, dialect) -> the plan signature of each
-    round: one distinct signature is a stable plan, several mean re-sampling the statistics alone
-    changes the plan. The statistics are left as the last ANALYZE sampled them."""
+    spelling, in ``options.namespace`` under ``options.timeout_ms``), ``times`` times per target.
+    Returns (shape, dialect) -> the plan signature of each round: one distinct signature is a stable
+    plan, several mean re-sampling the statistics alone changes the plan. The statistics are left
+    as the last ANALYZE sampled them."""
     cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
     shapes = [s for s in cat.shapes if not only or s.name in only]
+    namespace, once = options.namespace, replace(options, warmups=0, runs=1)
     metas = {t.dialect: require_seeded(t, namespace) for t in targets}
     seen: dict[tuple[str, str], list[str]] = {}
     for target in targets:
         d = dialects.get(target.dialect)
         base = _dataset_params(metas[target.dialect].get("dataset"))
-        with _connections(target, namespace, isolate) as (admin, conn):
+        with _connections(target, namespace, options.isolate) as (admin, conn):
             tables = [d.quote(t) for t in d.statistics_frozen(admin, namespace)]
             admin.commit()
             for _ in range(times):
@@ -421,7 +446,7 @@ def stability(
                         progress(target.dialect, shape.name, "stability")
                     v = shape.variants[target.dialect]
                     params = resolve_params(conn, d, shape, base)
-                    m = measure(conn, d, "remediated", v.sql, params, 0, 1, timeout_ms, v.settings)
+                    m = measure(conn, d, "remediated", v.sql, params, once, v.settings)
                     sig = "timeout" if m._tree is None else plan_signature(m._tree)
                     seen.setdefault((shape.name, target.dialect), []).append(sig)
     return seen

@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbbench import dialects
+from dbbench import defaults, dialects
 from dbbench.access.targets import Target
 from dbbench.catalog import entries as catalogs
 from dbbench.catalog.entries import GROWTH_CLASSES, Catalog
 from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
 from dbbench.measure import explain
+from dbbench.measure.explain import Measurement, ShapeMeasurement
 
 # The alpine ladder: size -> dataset definition under seeds/.
 ALPINE_DATASETS = {10_000: "alpine-10k", 100_000: "alpine-100k", 1_000_000: "alpine-1m"}
@@ -53,7 +54,7 @@ Progress = Callable[[str], None]
 
 
 class GrowError(DbbenchError):
-    pass
+    """A ladder that cannot be climbed: bad sizes, no dataset of a size, a size that does not verify."""
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -284,81 +285,107 @@ def progress_steps(
     return per_size * len(sizes)
 
 
+@dataclass(frozen=True)
+class LadderOptions:
+    """How :func:`run` climbs the ladder: the ``sizes``, the prefix of the namespaces (one per size,
+    :func:`namespace_for`), ``warmups`` untimed and ``runs`` timed EXPLAIN ANALYZE of each spelling
+    under a statement timeout of ``timeout_ms`` (the servers take 0 as no timeout at all, so it is
+    refused), and whether the shapes run as the namespace's own role (``isolate``)."""
+
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    namespace: str = defaults.GROW_NAMESPACE
+    warmups: int = defaults.GROW_WARMUPS
+    runs: int = defaults.GROW_RUNS
+    timeout_ms: int = int(defaults.GROW_TIMEOUT_S * 1000)
+    isolate: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.timeout_ms, int) or self.timeout_ms <= 0:
+            raise GrowError(
+                f"timeout_ms = {self.timeout_ms!r}: a statement timeout must be a positive number of milliseconds"
+            )
+
+    def at(self, size: int) -> explain.MeasureOptions:
+        """The measurement at ``size``: both spellings, only the access path asserted (the catalog's
+        row counts hold at one size)."""
+        return explain.MeasureOptions(
+            namespace=namespace_for(self.namespace, size),
+            warmups=self.warmups,
+            runs=self.runs,
+            timeout_ms=self.timeout_ms,
+            natural=True,
+            access_only=True,
+            isolate=self.isolate,
+        )
+
+
 def run(
     targets: list[Target],
-    catalog: str | Catalog = "alpine",
+    catalog: str | Catalog = defaults.CATALOG,
+    options: LadderOptions = LadderOptions(),
     *,
-    sizes: list[int] | tuple[int, ...] = DEFAULT_SIZES,
-    namespace: str = "dbbench_grow",
-    warmups: int = 1,
-    runs: int = 3,
-    timeout_ms: int = 60_000,
     only: list[str] | None = None,
     cache_dir: Path | None = None,
-    isolate: bool = True,
     progress: Progress | None = None,
 ) -> Ladder:
-    """Load every size (or reuse it), run every shape at each, and fit the growth. ``timeout_ms``
-    bounds each EXPLAIN ANALYZE (the servers take 0 as no timeout at all, so it is refused)."""
-    if not isinstance(timeout_ms, int) or timeout_ms <= 0:
-        raise GrowError(
-            f"timeout_ms = {timeout_ms!r}: a statement timeout must be a positive number of milliseconds"
-        )
+    """Load every size (or reuse it), run every shape (``only``: these) at each, and fit the growth."""
     cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
-    shapes = _picked(cat, only)
+    declared = {s.name: s.growth for s in _picked(cat, only)}
     say = progress or (lambda _msg: None)
     growth: dict[tuple[str, str, str], Growth] = {}
-    ladder = Ladder(sorted(sizes), cat, [])
+    ladder = Ladder(sorted(options.sizes), cat, [])
     for size in ladder.sizes:
-        ns = namespace_for(namespace, size)
-        start = time.perf_counter()
-        say(f"{size_label(size)}: loading {ns}")
-        seeded = _load(targets, cat, size, ns, cache_dir=cache_dir, isolate=isolate)
-        ladder.seconds[f"{size_label(size)} {'load' if seeded else 'reused'}"] = time.perf_counter() - start
-        start = time.perf_counter()
-        say(f"{size_label(size)}: measuring {len(shapes)} shapes")
-        _, results, _ = explain.run(
-            targets,
-            cat,
-            namespace=ns,
-            warmups=warmups,
-            runs=runs,
-            timeout_ms=timeout_ms,
-            natural=True,
-            only=only,
-            access_only=True,
-            isolate=isolate,
-            progress=functools.partial(_report, say, size),
-        )
-        ladder.seconds[f"{size_label(size)} measure"] = time.perf_counter() - start
-        declared = {s.name: s.growth for s in shapes}
+        results = _at_size(targets, cat, size, options, only, cache_dir, say, ladder.seconds)
         for r in results:
             for m in (r.remediated, r.natural):
                 if m is None:
                     continue
+                rem = m.spelling == "remediated"
                 key = (r.shape, r.dialect, m.spelling)
                 g = growth.setdefault(
-                    key,
-                    Growth(
-                        r.shape,
-                        r.dialect,
-                        m.spelling,
-                        declared.get(r.shape) if m.spelling == "remediated" else None,
-                    ),
+                    key, Growth(r.shape, r.dialect, m.spelling, declared.get(r.shape) if rem else None)
                 )
-                tree = m._tree
-                g.points.append(
-                    Point(
-                        size,
-                        pg_work(m.raw_plan) if r.dialect == "postgresql" else work(tree),
-                        buffers(m.raw_plan) if r.dialect == "postgresql" else None,
-                        m.p50,
-                        m.rows,
-                        "timeout" if tree is None else explain.plan_signature(tree),
-                    )
-                )
+                g.points.append(_point(size, r.dialect, m))
     ladder.growth = list(growth.values())
     return ladder
+
+
+def _at_size(
+    targets: list[Target],
+    cat: Catalog,
+    size: int,
+    options: LadderOptions,
+    only: list[str] | None,
+    cache_dir: Path | None,
+    say: Progress,
+    seconds: dict[str, float],
+) -> list[ShapeMeasurement]:
+    """Size ``size`` loaded (or reused) and the catalog measured there; the seconds each took go
+    into ``seconds``."""
+    ns, label = namespace_for(options.namespace, size), size_label(size)
+    start = time.perf_counter()
+    say(f"{label}: loading {ns}")
+    seeded = _load(targets, cat, size, ns, cache_dir=cache_dir, isolate=options.isolate)
+    seconds[f"{label} {'load' if seeded else 'reused'}"] = time.perf_counter() - start
+    start = time.perf_counter()
+    say(f"{label}: measuring {len(_picked(cat, only))} shapes")
+    report = functools.partial(_report, say, size)
+    _, results, _ = explain.run(targets, cat, options.at(size), only=only, progress=report)
+    seconds[f"{label} measure"] = time.perf_counter() - start
+    return results
+
+
+def _point(size: int, dialect: str, m: Measurement) -> Point:
+    """One spelling's work at one size (PostgreSQL's counts the rows its scans read and discarded)."""
+    tree = m._tree
+    return Point(
+        size,
+        pg_work(m.raw_plan) if dialect == "postgresql" else work(tree),
+        buffers(m.raw_plan) if dialect == "postgresql" else None,
+        m.p50,
+        m.rows,
+        "timeout" if tree is None else explain.plan_signature(tree),
+    )
 
 
 def document(ladder: Ladder, targets: list[Target]) -> dict[str, Any]:

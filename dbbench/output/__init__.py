@@ -8,13 +8,12 @@ format; the commands hand their results or documents to these modules:
 * :mod:`dbbench.output.diff`: a diff as text, Markdown and JUnit;
 * :mod:`dbbench.output.commands`: the tables of ``seed``, ``validate``, ``info``, ``servers``, ``bench``.
 
-This module holds what they share: number formats, tables (terminal or Markdown), the JUnit
-writer and the GitHub step summary.
+This module holds what they share: number formats, tables (terminal or Markdown) and the JUnit
+writer. They return text; the command line writes it (:func:`dbbench.cli.app.write_file`).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
@@ -47,10 +46,3 @@ def table(headers: list[str], rows: list[list[Any]], align: str, fmt: str) -> st
 def table_format(fmt: str) -> str:
     """The ``--format`` option's value (``table`` / ``markdown``) as a :func:`table` format."""
     return "markdown" if fmt == "markdown" else "simple"
-
-
-def append_summary(path: Path | str, markdown: str) -> None:
-    """Append to a GitHub step summary file (GitHub concatenates every step's summary)."""
-    from verdict.files import write_output
-
-    write_output(path, markdown if markdown.endswith("\n") else markdown + "\n", append=True)

@@ -282,4 +282,4 @@ def test_grow_refuses_a_timeout_of_0_which_would_mean_no_timeout(local_servers, 
         )  # before, 0: ran, no timeout
         assert run.code == 2 and "Invalid value for '--timeout'" in run.stderr, (bad, run.output)
     with pytest.raises(grow.GrowError, match="a statement timeout must be a positive number of milliseconds"):
-        grow.run([], "alpine", timeout_ms=0)
+        grow.LadderOptions(timeout_ms=0)

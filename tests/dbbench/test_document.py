@@ -13,7 +13,7 @@ from dbbench.document import baseline
 from dbbench.document import store as results
 from dbbench.document.model import ABSENT, Document, as_document
 from dbbench.measure.expect import PlanCheck
-from dbbench.measure.explain import Measurement, ShapeResult
+from dbbench.measure.explain import Measurement, ShapeMeasurement
 from dbbench.workflow import Run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,9 +46,9 @@ def live_run() -> dict:
     rem = Measurement("remediated", "SELECT  *\n FROM t", [1.0, 2.0, 3.0], 1, tree.to_dict(), {"Plan": {}})
     nat = Measurement("natural", "SELECT 1", [4.0, 5.0], 2, None, None, "timed out after 1 s")
     shapes = [
-        ShapeResult("s", "postgresql", "1 of 3", 1, {"a": 1}, rem, nat, "spelled naturally",
+        ShapeMeasurement("s", "postgresql", "1 of 3", 1, {"a": 1}, rem, nat, "spelled naturally",
                     PlanCheck(True, "t using ix", "index_range on t using ix", [])),
-        ShapeResult("s", "mysql", "1 of 3", 1, {"a": 1}, rem, None, None,
+        ShapeMeasurement("s", "mysql", "1 of 3", 1, {"a": 1}, rem, None, None,
                     PlanCheck(False, "t using ix", "full_scan on t", ["expected index ix on t is not used"])),
     ]  # fmt: skip
     target = SimpleNamespace(dialect="postgresql", version_text="12.22", safe_url="postgresql://x:***@h/db")
