@@ -1,10 +1,39 @@
-"""Errors a user can act on.
+"""Errors a user can act on, and the one tree they form.
 
-Every error that reaches the command line is a :class:`DbbenchError`: the CLI prints its message
-on one line and exits with :attr:`DbbenchError.exit_code`. Messages must never contain secrets;
-build them from :func:`dbbench.access.urls.redact`-ed URLs.
+Every error that reaches the command line is a :class:`DbbenchError`: the CLI's one handler
+(:class:`dbbench.cli.app.Cli`) prints its message on one line and exits with
+:attr:`DbbenchError.exit_code`. Messages must never contain secrets; build them from
+:func:`dbbench.access.urls.redact`-ed URLs.
+
+The hierarchy, one line per class (its module in brackets; exit code 2 unless noted)::
+
+    DbbenchError (dbbench.errors): a failure caused by input or environment
+      PrerequisiteError (dbbench.errors): the local servers lack root, network, a free port or disk
+      ConnectionFailed (dbbench.errors): a target cannot be reached or refused the credentials
+      UnsupportedServer (dbbench.errors): the server cannot run what dbbench needs (MySQL < 8.0.18)
+      NotOurs (dbbench.errors): a namespace, role or user of that name is not dbbench's
+      IsolationUnavailable (dbbench.access.isolation): the namespace role cannot be created or used
+      CatalogError (dbbench.catalog.entries): catalog problems, one line each
+      SetupError (dbbench.setup.split): a catalog's setup SQL that dbbench refuses to run
+      PlanTooDeep (dbbench.dialects.plan): a plan nested deeper than dbbench reads
+      ResultFileError (dbbench.document.check): a result or baseline file that cannot be read
+        DocumentError (dbbench.document.check): a document field with a bad value, named
+      NotSeeded (dbbench.measure.explain): the namespace holds no complete seed (of the catalog)
+      GrowError (dbbench.measure.grow): a ladder that cannot be climbed
+      NothingToCompare (dbbench.workflow): the result holds none of the baseline's shapes
+      BaselineRefused (dbbench.workflow): an assertion fails in a baseline to save (exit code 1)
+      DatasetUnverified (dbbench.workflow): a seeded dataset does not verify (exit code 1)
+        ScratchDatasetFailed (dbbench.workflow): ``check``'s scratch dataset (exit code 1)
+
+Not a :class:`DbbenchError`, on purpose::
+
+    PlanAssertionError (dbbench.measure.assertions): an AssertionError, raised by assert_plan in
+      the user's own tests, so that pytest reports a failed assertion with the plan; no command
+      raises it
+
+The handler also turns a database driver's error (a statement refused mid-run) and an
+:class:`OSError` naming a file (an output that cannot be written) into one line and exit code 2.
 """
-
 
 class DbbenchError(Exception):
     """A failure caused by input or environment, reported as one line (exit code 2)."""
