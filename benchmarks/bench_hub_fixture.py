@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 from tabulate import tabulate
 
-from httpbench.demo import _FixtureProcess
-from httpbench.fixtures.huggingface import COMMIT, DEFAULT_REPO, MODEL_FILE
 from httpbench.peers.nginx import LocalNginx
+from httpbench.profiles.huggingface.demo import _FixtureProcess
+from httpbench.profiles.huggingface.fixture import COMMIT, DEFAULT_REPO, MODEL_FILE
 
 INFO = f"/api/models/{DEFAULT_REPO}/revision/{COMMIT}"
 FILE = f"/{DEFAULT_REPO}/resolve/{COMMIT}/{MODEL_FILE}"

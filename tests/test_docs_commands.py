@@ -83,15 +83,15 @@ ELSEWHERE: dict[str, str] = {
     "dbbench diff": "tests/dbbench/test_diff.py",
     "dbbench report": "tests/dbbench/test_cli_bad_input.py::test_report_output_to_dev_stdout_and_a_fifo_writes_through",
     "dbbench grow": "tests/dbbench/test_grow.py::test_a_bounded_shape_passes_and_loses_its_bound_when_its_index_is_removed",
-    "httpbench compare": "tests/httpbench/test_httpbench_cli.py::test_equal_targets_pass_the_gates",
-    "httpbench bench-client": "tests/httpbench/test_httpbench_nginx.py::test_bench_client_runs_wrk_and_httpbench_on_the_same_nginx",
-    "httpbench demo alpine": "tests/httpbench/test_httpbench_demo.py::test_demo_alpine_nginx_vs_caddy_end_to_end",
-    "httpbench demo huggingface": "tests/httpbench/test_httpbench_demo.py",
-    "httpbench apk-client": "tests/httpbench/test_httpbench_demo.py::test_demo_alpine_nginx_vs_caddy_end_to_end",
-    "httpbench fixture huggingface": "tests/httpbench/test_profile_huggingface.py::test_fixture_command_serves_in_the_foreground",
+    "httpbench compare": "tests/httpbench/cli/test_compare.py::test_equal_targets_pass_the_gates",
+    "httpbench bench-client": "tests/httpbench/bench/test_wrk.py::test_bench_client_runs_wrk_and_httpbench_on_the_same_nginx",
+    "httpbench demo alpine": "tests/httpbench/profiles/alpine/test_demo.py::test_demo_alpine_nginx_vs_caddy_end_to_end",
+    "httpbench demo huggingface": "tests/httpbench/profiles/huggingface/test_demo.py",
+    "httpbench apk-client": "tests/httpbench/profiles/alpine/test_demo.py::test_demo_alpine_nginx_vs_caddy_end_to_end",
+    "httpbench fixture huggingface": "tests/httpbench/cli/test_fixture.py::test_fixture_command_serves_in_the_foreground",
     "httpbench fixture alpine": "tests/test_docs_commands.py::test_fixture_alpine_writes_a_signed_tree",
-    "httpbench peers install": "tests/httpbench/test_peers.py::test_peers_install_leaves_every_program_found_and_status_names_its_path",
-    "httpbench peers status": "tests/httpbench/test_peers.py::test_peers_install_leaves_every_program_found_and_status_names_its_path",
+    "httpbench peers install": "tests/httpbench/peers/test_programs.py::test_peers_install_leaves_every_program_found_and_status_names_its_path",
+    "httpbench peers status": "tests/httpbench/peers/test_programs.py::test_peers_install_leaves_every_program_found_and_status_names_its_path",
 }
 
 

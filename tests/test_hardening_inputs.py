@@ -18,7 +18,7 @@ from dbbench.dialects.plan import MAX_DEPTH, PlanNode
 from dbbench.document import store as results
 from dbbench.errors import DbbenchError, PrerequisiteError
 from dbbench.servers.base import Home, InstanceState
-from httpbench import scenarios
+from httpbench.config import scenarios
 from httpbench.errors import HttpbenchError
 from tests.conftest import run_cli
 from tests.httpbench.http_fixtures import run_httpbench

@@ -82,8 +82,8 @@ def test_urls_that_parse_right_are_still_accepted(raw):
 
 
 def test_a_refused_scenario_option_never_echoes_a_header_value():
+    from httpbench.config.scenarios import parse_option
     from httpbench.errors import HttpbenchError
-    from httpbench.scenarios import parse_option
 
     for text in (
         f"path=/f,header=X-Api-Key: {HTTP_TOKEN}",

@@ -175,7 +175,7 @@ def test_every_text_of_a_parsed_url_and_its_engine_hides_the_password(given):
 
 
 def test_recorded_commands_lose_every_credential():
-    from httpbench.clients import redact
+    from httpbench.measure.client_rounds import redact
 
     assert redact("curl http://user:p@ss@host/x") == "curl http://host/x"
     assert redact("curl -u alice:s3cret http://h/") == "curl -u *** http://h/"
@@ -191,7 +191,7 @@ def test_recorded_commands_lose_every_credential():
 
 
 def test_a_client_that_prints_its_credentials_does_not_get_them_recorded():
-    from httpbench.clients import ClientCommand, run_sample
+    from httpbench.measure.client_rounds import ClientCommand, run_sample
     from httpbench.model import Target
 
     target = Target.parse("t", "http://127.0.0.1:9")[0].with_credentials("alice:s3cr3t-pw")
@@ -215,8 +215,8 @@ def test_a_client_that_prints_its_credentials_does_not_get_them_recorded():
     ],
 )
 def test_scenario_headers_never_carry_credentials(header):
+    from httpbench.config.scenarios import make
     from httpbench.errors import HttpbenchError
-    from httpbench.scenarios import make
 
     with pytest.raises(HttpbenchError) as err:
         make({"path": "/f", "header": [header]}, "--scenario")
@@ -228,8 +228,8 @@ def test_scenario_headers_never_carry_credentials(header):
     ["/f?access_token=t0k3n", "/f?a=1&api_key=t0k3n", "/f?X-Amz-Signature=t0k3n", "/f?sig=t0k3n&se=2030"],
 )
 def test_scenario_paths_never_carry_credentials_in_their_query(path):
+    from httpbench.config.scenarios import make
     from httpbench.errors import HttpbenchError
-    from httpbench.scenarios import make
 
     with pytest.raises(HttpbenchError, match="the path's query carries credentials") as err:
         make({"path": path}, "--scenario")

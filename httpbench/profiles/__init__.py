@@ -30,7 +30,10 @@ import httpx
 from httpbench.errors import HttpbenchError
 from httpbench.model import Gate, Scenario, Target
 
-PROFILES = {"alpine": "httpbench.profiles.alpine", "huggingface": "httpbench.profiles.huggingface"}
+PROFILES = {
+    "alpine": "httpbench.profiles.alpine.profile",
+    "huggingface": "httpbench.profiles.huggingface.profile",
+}
 
 
 @dataclass(frozen=True)
@@ -90,12 +93,12 @@ class Context:
     ):
         from httpbench.model import DEFAULT_GATES
 
-        self.method, self.alpha = method, alpha  # how gates are decided (see httpbench.paired)
+        self.method, self.alpha = method, alpha  # how gates are decided (see httpbench.measure.paired)
         self.targets = targets
         self.timeout = timeout
         self.gates = dict(gates or DEFAULT_GATES)  # the run's gates (e.g. "cold", "client")
         self._progress = progress
-        from httpbench.preflight import new_client
+        from httpbench.measure.preflight import new_client
 
         self.client = new_client(timeout)
 
@@ -111,7 +114,7 @@ class Context:
         headers: dict[str, str] | None = None,
         content: bytes | None = None,
     ) -> httpx.Response:
-        from httpbench.preflight import send
+        from httpbench.measure.preflight import send
 
         return send(self.client, target, method, path, headers or {}, content)
 

@@ -33,8 +33,8 @@ After the warm rounds:
 
 from __future__ import annotations
 
-from httpbench.profiles.huggingface.clientrounds import CLIENTS, ClientRounds, client_argv, client_env
 from httpbench.profiles.huggingface.cold import STATS_MAX_BYTES, ColdFill, ColdPlan
+from httpbench.profiles.huggingface.hub_clients import CLIENTS, ClientRounds, client_argv, client_env
 from httpbench.profiles.huggingface.leaks import leak
 from httpbench.profiles.huggingface.profile import (
     DEFAULT_COLD_REPO,

@@ -10,15 +10,15 @@ from typing import Any
 
 import httpx
 
-from httpbench import engine
-from httpbench.fixtures import huggingface as fixture
-from httpbench.gates import add_failures, decision_message, paired_samples
+from httpbench.measure import engine
+from httpbench.measure.gates import add_failures, decision_message, paired_samples
+from httpbench.measure.percentiles import median_or_none, ratio
+from httpbench.measure.preflight import request_within
+from httpbench.measure.schedule import round_order
 from httpbench.model import Expectation, Gate, RoundResult, Scenario, Target
-from httpbench.preflight import request_within
 from httpbench.profiles import Context, Section
 from httpbench.profiles.huggingface.base import ModelProfile
-from httpbench.schedule import round_order
-from httpbench.stats import median_or_none, ratio
+from httpbench.profiles.huggingface.fixture.app import STATS_SCHEMA
 
 STATS_MAX_BYTES = 16 << 20  # an upstream /__stats document larger than this is not read
 
@@ -141,7 +141,7 @@ class ColdFill:
             doc = resp.json() if resp.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             doc = None
-        if not isinstance(doc, dict) or doc.get("schema") != fixture.STATS_SCHEMA:
+        if not isinstance(doc, dict) or doc.get("schema") != STATS_SCHEMA:
             self.stats_ok[name] = False
             return None
         self.stats_ok[name] = True

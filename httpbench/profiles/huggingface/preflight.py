@@ -11,8 +11,8 @@ from typing import Any, Protocol
 import httpx
 
 from httpbench.errors import HttpbenchError
+from httpbench.measure.preflight import send
 from httpbench.model import Target
-from httpbench.preflight import send
 from httpbench.profiles import Context, Section
 from httpbench.profiles.huggingface.base import ModelProfile
 from httpbench.profiles.huggingface.leaks import leak

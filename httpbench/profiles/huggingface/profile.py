@@ -13,12 +13,12 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from httpbench.errors import HttpbenchError
-from httpbench.fixtures import huggingface as fixture
-from httpbench.gates import PAIRED_MIN_SAMPLES
+from httpbench.measure.gates import PAIRED_MIN_SAMPLES
 from httpbench.model import Gate, Scenario, Target
 from httpbench.profiles import Context, Defaults, Option, Profile, Section
-from httpbench.profiles.huggingface.clientrounds import ClientRounds
 from httpbench.profiles.huggingface.cold import ColdFill, ColdPlan
+from httpbench.profiles.huggingface.fixture.content import COMMIT, DEFAULT_REPO, MODEL_FILE, model_bytes
+from httpbench.profiles.huggingface.hub_clients import ClientRounds
 from httpbench.profiles.huggingface.preflight import _HEX40, RANGE_BYTES, ModelPreflight
 from httpbench.profiles.huggingface.preflight import _unquote_etag as _unquote_etag
 
@@ -32,7 +32,7 @@ _PLACEHOLDERS = ("{i}", "{run}", "{repo}", "{target}", "{org}", "{name}")
 @lru_cache(maxsize=1)
 def _fixture_defaults() -> tuple[str, int, str]:
     """SHA-256 and size of the default fixture's model file, and the digest of its first 64 KiB."""
-    data = fixture.model_bytes()
+    data = model_bytes()
     return hashlib.sha256(data).hexdigest(), len(data), hashlib.sha256(data[:RANGE_BYTES]).hexdigest()
 
 
@@ -55,15 +55,15 @@ class HuggingFaceProfile(Profile):
         "hf_client_rounds": PAIRED_MIN_SAMPLES,
     }
     options = (
-        Option("--repo", "Model repository id ORG/NAME.", default=fixture.DEFAULT_REPO, metavar="ORG/NAME"),
+        Option("--repo", "Model repository id ORG/NAME.", default=DEFAULT_REPO, metavar="ORG/NAME"),
         Option(
             "--revision",
             "Pinned revision: the commit every target must report (a branch name is "
             "resolved on the baseline).",
-            default=fixture.COMMIT,
+            default=COMMIT,
             metavar="REV",
         ),
-        Option("--file", "Model file in the repository.", default=fixture.MODEL_FILE, metavar="PATH"),
+        Option("--file", "Model file in the repository.", default=MODEL_FILE, metavar="PATH"),
         Option("--file-sha256", "SHA-256 of the model file (default: the fixture's).", metavar="HEX"),
         Option(
             "--file-size",
@@ -198,7 +198,7 @@ class HuggingFaceProfile(Profile):
 
     def options_json(self) -> dict[str, Any]:
         """The options as recorded in the result: URLs without any ``user:password@``."""
-        from httpbench.clients import redact
+        from httpbench.measure.client_rounds import redact
 
         out = super().options_json()
         for key in ("cold_target", "stats_url"):

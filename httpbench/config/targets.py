@@ -1,0 +1,75 @@
+"""The targets of a comparison: ``--target NAME=URL`` (the first is the baseline) and their
+credentials, ``--auth NAME=env:VAR`` or ``NAME=file:PATH`` (never from the command line itself)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from httpbench.errors import HttpbenchError
+from httpbench.model import Target
+
+
+def read_credentials(name: str, source: str) -> str:
+    kind, _, ref = source.partition(":")
+    if kind == "env" and ref:
+        value = os.environ.get(ref)
+        if value is None:
+            raise HttpbenchError(f"--auth {name}: environment variable {ref} is not set")
+        value = value.strip("\r\n")
+    elif kind == "file" and ref:
+        try:
+            value = Path(ref).read_text(encoding="utf-8").strip("\r\n")
+        except OSError as exc:
+            raise HttpbenchError(f"--auth {name}: cannot read {ref}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise HttpbenchError(f"--auth {name}: {ref} is not UTF-8 text") from None
+    else:
+        # never echo what was given: it may be the secret itself
+        raise HttpbenchError(
+            f"--auth {name}: use NAME=env:VARIABLE or NAME=file:PATH "
+            "(credentials are never taken from the command line)"
+        )
+    if not value:
+        raise HttpbenchError(f"--auth {name}: the credentials from {kind}:{ref} are empty")
+    return value
+
+
+def split_pair(option: str, text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise HttpbenchError(f"{option} expects NAME=VALUE")
+    return name.strip(), value.strip()
+
+
+def parse_targets(
+    targets: tuple[str, ...], auths: tuple[str, ...], warn: Callable[[str], None]
+) -> list[Target]:
+    """The targets, in order, with their credentials; ``warn`` is told of credentials given in a URL."""
+    if len(targets) < 2:
+        raise HttpbenchError("give at least two --target NAME=URL (the first is the baseline)")
+    parsed: list[Target] = []
+    for text in targets:
+        name, url = split_pair("--target", text)
+        target, userinfo = Target.parse(name, url)
+        if any(t.name == name for t in parsed):
+            raise HttpbenchError(f"target name {name!r} is used twice")
+        if userinfo is not None:
+            warn(
+                f"target {name!r}: credentials in the URL are visible in the process list; "
+                "prefer --auth NAME=env:VAR"
+            )
+            target = target.with_credentials(userinfo)
+        parsed.append(target)
+    by_name = {t.name: i for i, t in enumerate(parsed)}
+    for text in auths:
+        name, source = text.partition("=")[0].strip(), text.partition("=")[2].strip()
+        if name not in by_name:
+            raise HttpbenchError(f"--auth names unknown target {name!r}")
+        credentials = read_credentials(name, source)
+        try:
+            parsed[by_name[name]] = parsed[by_name[name]].with_credentials(credentials)
+        except HttpbenchError as exc:
+            raise HttpbenchError(f"--auth {name}: {exc}") from None
+    return parsed

@@ -1,0 +1,402 @@
+"""The paired method (the default): gates decided with uncertainty, rounds added until decided.
+
+Measurement model (docs/statistics.md explains it in plain words):
+
+* **Round size by time and count.** A calibration run per target (untimed, also a warm-up) measures
+  the rate; every round of the scenario then times ``max(requests, rate x min_round)`` requests, the
+  same count for every target, so that a round of a fast server lasts long enough to measure
+  (a 250-request round against nginx lasts ~5 ms here).
+* **Pairs.** One *pair* is one round of every target, adjacent in time, in alternating order
+  (rotated by scenario + pair), each with its own warm-ups on fresh connections. Each candidate
+  gives one ratio per pair and metric: throughput ``cand rps / base rps`` and ``cand p95 / base p95``.
+  Slow drifts of the machine hit both halves of a pair and cancel in the ratio.
+* **Interval.** For each gate, the Hodges-Lehmann estimate of the typical pair ratio with its exact
+  Wilcoxon signed-rank interval, on the log scale (``verdict.stats.paired_ratio_interval``). It
+  assumes only that the pair ratios are independent and symmetric about their centre.
+* **Decision.** ``fail`` when the whole interval lies past the gate, ``pass`` when it lies wholly
+  inside, otherwise ``inconclusive`` -- and more pairs are taken.
+* **Sequential looks.** The interval is looked at after n0, then about 1.5x as many pairs, up to
+  ``max_looks`` looks. Each look uses alpha / max_looks (Bonferroni), so looking repeatedly never
+  raises the error rate above ``alpha``. A scenario stops at its first decided look; when the time
+  ``budget`` (shared by the scenarios, unused time passes on) or the looks run out, it stays
+  ``inconclusive``.
+* **Futility.** A scenario also stops, ``inconclusive``, when no undecided candidate has a
+  ``futility`` (5 %) chance of being decided by the last look (a gate failing, or every gate
+  passing) if the pairs to come scatter like those so far (``verdict.stats.chances_to_decide``):
+  a candidate at 0.89x against a 0.90x gate is not decided by 62 pairs either, and the time is
+  better left to the next scenario. Stopping without a verdict never makes a wrong pass or fail
+  more likely.
+* With ``fixed_pairs`` (``--rounds N``) there is one look at ``alpha`` after exactly N pairs.
+* **Self-control** (``--self-control``): before the comparison, each scenario is first run with the
+  baseline against itself (two slots, the same server). Its interval is the noise floor on this
+  machine, reported beside the verdict. An A/A that *fails* means the set-up itself is biased
+  (an order or slot effect): the scenario's verdict is then at most ``inconclusive``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from httpbench.measure import engine
+from httpbench.model import Gate, RoundResult, Scenario, Target
+from verdict import FAIL, INCONCLUSIVE, PASS, Decision, combine, decide
+from verdict.stats import chances_to_decide, min_pairs, paired_ratio_interval
+
+Progress = Callable[[str], None]
+MAX_REQUESTS_PER_ROUND = 2_000_000
+MIN_ROUND_MS = 100.0  # rounds shorter than this are timer and start-up noise (docs/statistics.md)
+MIN_REQUESTS = 64  # requests per round when --requests is not given (then sized by time)
+SELF_SUFFIX = "-self"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The knobs of the paired method."""
+
+    alpha: float = 0.05  # error rate of a verdict (over all looks)
+    budget_s: float = 60.0  # seconds of paired rounds for all scenarios together
+    min_round_ms: float = MIN_ROUND_MS  # a timed round lasts at least this long (0: count only)
+    max_looks: int = 6
+    growth: float = 1.5  # pairs at the next look = previous x growth
+    futility: float = 0.05  # stop early when no undecided candidate has this chance to be decided
+    fixed_pairs: int | None = None  # exactly this many pairs, one look at alpha
+
+    @property
+    def looks(self) -> list[int]:
+        """Pair counts at which the intervals are looked at."""
+        if self.fixed_pairs:
+            return [self.fixed_pairs]
+        n = min_pairs(self.look_alpha)
+        out = [n]
+        while len(out) < self.max_looks:
+            n = max(n + 1, math.ceil(n * self.growth))
+            out.append(n)
+        return out
+
+    @property
+    def look_alpha(self) -> float:
+        return self.alpha if self.fixed_pairs else self.alpha / self.max_looks
+
+    def to_json(self) -> dict[str, Any]:
+        looks = self.looks
+        out = {name: getattr(self, name) for name in ("alpha", "look_alpha", "budget_s", "min_round_ms")}
+        return out | {"max_looks": len(looks), "looks": looks, "fixed_pairs": self.fixed_pairs}
+
+
+@dataclass(kw_only=True)
+class Settings:
+    """What one timed round needs besides target and scenario (from the compare config)."""
+
+    warmups: int
+    requests: int
+    concurrency: int
+    timeout: float
+    rate: float | None
+    keep_samples: bool
+    verify_digest: bool
+    digest_every: int | None
+
+
+def gate_decisions(
+    scenario: Scenario, gate: Gate, base: list[RoundResult], cand: list[RoundResult], alpha: float
+) -> list[Decision]:
+    """The throughput and p95 decisions of one candidate on one scenario, from its pairs."""
+    out = []
+    failed = [r for r in (*base, *cand) if r.failures]
+    if failed:
+        kinds: dict[str, int] = {}
+        for r in failed:
+            for k, v in r.failure_kinds.items():
+                kinds[k] = kinds.get(k, 0) + v
+        text = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+        out.append(
+            Decision(
+                "correctness",
+                FAIL,
+                0.0,
+                "above",
+                None,
+                f"{sum(r.failures for r in failed)} timed request(s) failed their checks ({text})",
+            )
+        )
+    need = f"too few pairs for a {1 - alpha:.1%} interval ({len(base)}; at least {min_pairs(alpha)})"
+    if gate.min_throughput_ratio > 0:
+        iv = paired_ratio_interval([r.rps for r in base], [r.rps for r in cand], alpha)
+        out.append(decide("throughput", iv, gate.min_throughput_ratio, "below", need))
+    if math.isfinite(gate.max_p95_ratio):
+        # rounds without a p95 (no sample) are None: paired_ratio_interval skips those pairs
+        iv = paired_ratio_interval([r.p95_ms for r in base], [r.p95_ms for r in cand], alpha)
+        out.append(decide("p95", iv, gate.max_p95_ratio, "above", need))
+    return out
+
+
+class ScenarioRun:
+    """The paired rounds of one scenario for a list of targets (the first is the baseline)."""
+
+    def __init__(
+        self,
+        runner: asyncio.Runner,
+        targets: list[Target],
+        scenario: Scenario,
+        s_idx: int,
+        expectations: dict,
+        settings: Settings,
+        gate: Gate,
+        plan: Plan,
+        progress: Progress | None,
+        label: str = "",
+        aliases: dict[str, str] | None = None,
+    ):
+        self.runner, self.targets, self.scenario, self.s_idx = runner, targets, scenario, s_idx
+        self.expectations, self.settings, self.gate, self.plan = expectations, settings, gate, plan
+        self.progress, self.label = progress, label
+        self.aliases = aliases or {}  # slot name -> the target whose expectations it shares
+        self.rounds: list[RoundResult] = []
+        self.calibration: dict[str, Any] = {}
+        self.looks: list[dict[str, Any]] = []
+        self.decisions: dict[str, list[Decision]] = {}
+        self.stopped = ""
+        self.elapsed_s = 0.0
+
+    def _say(self, text: str) -> None:
+        if self.progress:
+            self.progress(f"{self.label}{self.scenario.name}: {text}")
+
+    def _spec(self, target: Target, requests: int, warmups: int) -> engine.RoundSpec:
+        exp = self.expectations[(self.scenario.name, self.aliases.get(target.name, target.name))]
+        per_round = dataclasses.asdict(self.settings) | {"warmups": warmups, "requests": requests}
+        return engine.RoundSpec(target=target, scenario=self.scenario, expectation=exp, **per_round)
+
+    def calibrate(self) -> int:
+        """Requests per round: at least ``requests``, and enough for ``min_round_ms`` at the
+        fastest target's rate (measured here, untimed)."""
+        s = self.settings
+        want = self.plan.min_round_ms / 1000.0
+        count = max(s.requests, 1)
+        if s.rate:
+            count = max(count, math.ceil(s.rate * want))
+            self.calibration = {"rate": s.rate}
+        elif want > 0:
+            rates = {}
+            for target in self.targets:
+                n, rps = max(s.requests, 1), 0.0
+                for _ in range(3):
+                    r = self.runner.run(engine.run_round(self._spec(target, n, s.warmups), 0, 0, []))
+                    rps = r.rps
+                    if r.wall_ms / 1000.0 >= want / 2 or r.ok == 0:
+                        break
+                    n = min(
+                        MAX_REQUESTS_PER_ROUND,
+                        max(n * 2, math.ceil(n * want / max(r.wall_ms / 1000.0, 1e-4))),
+                    )
+                rates[target.name] = rps
+            fastest = max(rates.values()) if rates else 0.0
+            count = max(count, min(MAX_REQUESTS_PER_ROUND, math.ceil(fastest * want * 1.1)))
+            self.calibration = {"rps": rates}
+        self.calibration["requests_per_round"] = count
+        return count
+
+    def run(self, allowance_s: float) -> None:
+        start = time.perf_counter()
+        requests = self.calibrate()
+        names = [t.name for t in self.targets]
+        by_name = {t.name: t for t in self.targets}
+        looks = self.plan.looks
+        pairs = 0
+        self._say(f"{requests:,} requests per round; looks at {', '.join(map(str, looks))} pairs")
+        for look_no, goal in enumerate(looks, 1):
+            while pairs < goal:
+                order = [names[(self.s_idx + pairs + i) % len(names)] for i in range(len(names))]
+                for pos, name in enumerate(order, 1):
+                    r = self.runner.run(
+                        engine.run_round(
+                            self._spec(by_name[name], requests, self.settings.warmups), pairs + 1, pos, order
+                        )
+                    )
+                    self.rounds.append(r)
+                pairs += 1
+            self.decisions = self._decide()
+            verdicts = {c: combine(d.verdict for d in ds) for c, ds in self.decisions.items()}
+            self.looks.append({"pairs": pairs, "verdicts": verdicts})
+            self._say(
+                f"look {look_no} at {pairs} pairs: "
+                + ", ".join(f"{c} {v}" for c, v in verdicts.items())
+                + self._brief()
+            )
+            if all(v != INCONCLUSIVE for v in verdicts.values()):
+                self.stopped = "decided"
+                break
+            if look_no == len(looks):
+                self.stopped = "looks exhausted" if not self.plan.fixed_pairs else "fixed pairs"
+                break
+            chance = self._chance_to_decide(looks[-1])
+            self.looks[-1]["chance_to_decide"] = None if chance is None else round(chance, 4)
+            if chance is not None and chance < self.plan.futility:
+                self.stopped = "futile"
+                self._say(
+                    f"stopped: {chance:.0%} chance that {looks[-1]} pairs decide it "
+                    f"(below {self.plan.futility:.0%}): inconclusive"
+                )
+                break
+            spent = time.perf_counter() - start
+            per_pair = spent / max(pairs, 1)
+            if spent + per_pair * (looks[look_no] - pairs) > allowance_s:
+                self.stopped = "budget"
+                break
+        self.elapsed_s = time.perf_counter() - start
+
+    def _brief(self) -> str:
+        parts = []
+        for ds in self.decisions.values():
+            for d in ds:
+                if d.interval is not None:
+                    parts.append(
+                        f"{d.metric} {d.interval.estimate:.3f}x [{d.interval.low:.3f}, {d.interval.high:.3f}]"
+                    )
+        return f" ({'; '.join(parts)})" if parts else ""
+
+    def _chance_to_decide(self, n_final: int) -> float | None:
+        """The best chance, over the undecided candidates, that one is decided after ``n_final``
+        pairs: some gate fails, or every gate passes (None when a gate has no interval yet)."""
+        best = 0.0
+        for ds in self.decisions.values():
+            if combine(d.verdict for d in ds) != INCONCLUSIVE:
+                continue
+            none_fails, all_pass = 1.0, 1.0
+            for d in ds:
+                if d.verdict == PASS:
+                    continue
+                if d.interval is None:
+                    return None
+                to_fail, to_pass = chances_to_decide(
+                    d.interval, d.threshold, d.worse, n_final, self.plan.look_alpha
+                )
+                none_fails *= 1 - to_fail
+                all_pass *= to_pass
+            best = max(best, min(1.0, 1 - none_fails + all_pass))
+        return best
+
+    def _decide(self) -> dict[str, list[Decision]]:
+        base = self.targets[0].name
+        by_pair: dict[str, list[RoundResult]] = {}
+        for r in self.rounds:
+            by_pair.setdefault(r.target, []).append(r)
+        return {
+            t.name: gate_decisions(
+                self.scenario, self.gate, by_pair.get(base, []), by_pair.get(t.name, []), self.plan.look_alpha
+            )
+            for t in self.targets[1:]
+        }
+
+    def record(self) -> dict[str, Any]:
+        base = self.targets[0].name
+        by_target: dict[str, list[RoundResult]] = {}
+        for r in self.rounds:
+            by_target.setdefault(r.target, []).append(r)
+        candidates = {}
+        for cand, ds in self.decisions.items():
+            pairs = list(zip(by_target.get(base, []), by_target.get(cand, [])))
+            candidates[cand] = {
+                "verdict": combine(d.verdict for d in ds),
+                "decisions": [d.to_json() for d in ds],
+                "pair_ratios": {
+                    "throughput": [_ratio(c.rps, b.rps) for b, c in pairs],
+                    "p95": [_ratio(c.p95_ms, b.p95_ms) for b, c in pairs],
+                },
+            }
+        return {
+            "requests_per_round": self.calibration.get("requests_per_round"),
+            "calibration": self.calibration,
+            "pairs": len(by_target.get(base, [])),
+            "looks": self.looks,
+            "stopped": self.stopped,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "gate": self.gate.to_json(),
+            "candidates": candidates,
+        }
+
+
+def _ratio(c: float | None, b: float | None) -> float | None:
+    return c / b if c is not None and b else None
+
+
+def self_copy(target: Target, taken: set[str]) -> Target:
+    """The baseline in a second slot (same server), for the A/A self-control, under a free name."""
+    name = target.name + SELF_SUFFIX
+    while name in taken:
+        name += "_"
+    return dataclasses.replace(target, name=name)
+
+
+def run(
+    targets: list[Target],
+    scenarios: list[Scenario],
+    expectations: dict,
+    settings: Settings,
+    gates: dict[str, Gate],
+    default_gates: dict[str, Gate],
+    plan: Plan,
+    self_control: bool,
+    progress: Progress | None,
+) -> tuple[list[RoundResult], dict[str, Any]]:
+    """Every scenario's self-control (when asked) and paired comparison. Returns the comparison's
+    rounds and the ``paired`` section of the result (per scenario)."""
+    rounds: list[RoundResult] = []
+    section: dict[str, Any] = {}
+    budget_left = plan.budget_s
+    with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
+        for s_idx, scenario in enumerate(scenarios):
+            gate = gates.get(scenario.klass, default_gates[scenario.klass])
+            allowance = budget_left / (len(scenarios) - s_idx)
+            record: dict[str, Any] = {}
+            aa_verdict = None
+            if self_control:
+                copy = self_copy(targets[0], {t.name for t in targets})
+                aa = ScenarioRun(
+                    runner,
+                    [targets[0], copy],
+                    scenario,
+                    s_idx,
+                    expectations,
+                    settings,
+                    gate,
+                    plan,
+                    progress,
+                    label="self-control ",
+                    aliases={copy.name: targets[0].name},
+                )
+                aa.run(allowance)
+                aa_rec = aa.record()
+                aa_rec["rounds"] = [r.to_json() for r in aa.rounds]
+                record["self_control"] = aa_rec
+                aa_verdict = next(iter(aa_rec["candidates"].values()))["verdict"]
+            run_ = ScenarioRun(runner, targets, scenario, s_idx, expectations, settings, gate, plan, progress)
+            t0 = time.perf_counter()
+            run_.run(allowance)
+            budget_left = max(0.0, budget_left - (time.perf_counter() - t0))
+            record.update(run_.record())
+            if aa_verdict == FAIL:
+                for cand in record["candidates"].values():
+                    if cand["verdict"] != INCONCLUSIVE:
+                        cand["verdict_before_self_control"] = cand["verdict"]
+                        cand["verdict"] = INCONCLUSIVE
+                        cand["self_control_note"] = (
+                            "the A/A self-control failed on this scenario: the "
+                            "set-up itself is biased, so no verdict is trusted"
+                        )
+            rounds += run_.rounds
+            section[scenario.name] = record
+    return rounds, section
+
+
+def overall(section: dict[str, Any]) -> str:
+    return combine(c["verdict"] for rec in section.values() for c in rec["candidates"].values())
+
+
+__all__ = ["FAIL", "INCONCLUSIVE", "PASS", "Plan", "Settings", "gate_decisions", "overall", "run"]

@@ -1,0 +1,250 @@
+"""The paired method (the default): intervals of paired-round ratios, three verdicts, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from httpbench.measure.paired import Plan
+from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, cli_options, run_compare
+
+BODY = body_of(2048)
+ROUND = {"warmups": 2, "requests": 20, "concurrency": 4}  # the timed rounds of every test here
+SMALL = {**ROUND, "min_round_ms": 0, "q": True}
+
+
+@pytest.fixture()
+def pair():
+    with (
+        FixtureServer({"/f": Route(BODY, delay=0.005)}) as a,
+        FixtureServer({"/f": Route(BODY, delay=0.005)}) as b,
+    ):
+        yield a, b
+
+
+def base_cand(a, b) -> dict[str, str]:
+    return {"base": a.url, "cand": b.url}
+
+
+def compare(a, b, out, *args):
+    return run_compare(base_cand(a, b), "/f", enforce_gates=True, output=out, **SMALL, extra=args)
+
+
+def judged(a, b, tmp_path, code, *args):
+    """``compare`` with these options: the exit code must be ``code``; returns (run, result document)."""
+    out = tmp_path / "r.json"
+    run = compare(a, b, out, *args)
+    assert run.code == code, run.output
+    return run, json.loads(out.read_text())
+
+
+@pytest.mark.servers
+def test_equal_targets_pass_with_intervals_inside_the_gates(pair, tmp_path):
+    a, b = pair
+    run, doc = judged(a, b, tmp_path, 0, "--gate", "metadata:0.5:2.0")
+    assert doc["verdict"] == "pass" and doc["config"]["method"] == "paired"
+    rec = doc["paired"]["GET /f"]
+    assert rec["stopped"] == "decided" and rec["pairs"] == doc["config"]["paired"]["looks"][0]
+    assert len(doc["rounds"]) == 2 * rec["pairs"]
+    # every pair is adjacent in time and the order alternates
+    firsts = [r["target"] for r in doc["rounds"] if r["position"] == 1]
+    assert firsts[:4] == ["base", "cand", "base", "cand"]
+    decisions = {d["metric"]: d for d in doc["comparisons"]["GET /f"]["cand"]["decisions"]}
+    assert set(decisions) == {"throughput", "p95"}
+    for d in decisions.values():
+        assert d["verdict"] == "pass" and d["low"] <= d["estimate"] <= d["high"]
+        assert d["n"] == rec["pairs"] and d["confidence"] >= 1 - doc["config"]["paired"]["look_alpha"]
+    assert decisions["throughput"]["low"] > 0.5 and decisions["p95"]["high"] < 2.0
+    assert "Verdict: pass" in run.stdout and "Pairs × requests" in run.stdout
+
+
+@pytest.mark.servers
+def test_a_slower_candidate_fails_with_the_interval_named(pair, tmp_path):
+    a, b = pair
+    b.routes["/f"].delay = 0.015
+    run, doc = judged(a, b, tmp_path, 1)
+    assert "verdict fail" in run.stderr
+    assert doc["verdict"] == "fail"
+    tp = next(g for g in doc["gate_failures"] if "throughput" in g)
+    assert "pairs" in tp and "[" in tp and "≥ 0.80x" in tp
+    rec = doc["paired"]["GET /f"]
+    assert rec["candidates"]["cand"]["verdict"] == "fail"
+    assert all(r < 0.6 for r in rec["candidates"]["cand"]["pair_ratios"]["throughput"])
+
+
+@pytest.mark.servers
+def test_too_few_pairs_are_inconclusive_exit_3(pair, tmp_path):
+    a, b = pair
+    run, doc = judged(a, b, tmp_path, 3, "--rounds", "3")
+    assert doc["verdict"] == "inconclusive" and doc["gate_failures"] == []
+    assert any("too few pairs" in u and "(3; at least 6)" in u for u in doc["inconclusive"])
+    assert "Inconclusive:" in run.stdout and "Verdict: inconclusive" in run.stdout
+
+
+@pytest.mark.servers
+def test_noise_wider_than_the_margin_stops_inconclusive_at_the_first_look(tmp_path):
+    # the same server in both slots against gates at exactly 1.0: the true ratio sits on the
+    # threshold, so an interval (99.998 % per look) straddles it and the first look is undecided.
+    # The run then stops there, inconclusive, for one of two honest reasons, which the noise picks:
+    # the next look would overrun the 1 s budget ("budget"), or, when both estimates happen to lie
+    # on the good side of 1.0, the last look has too small a chance to decide it ("futile", checked
+    # first). Each is checked against the look it was taken at.
+    with FixtureServer({"/f": Route(BODY, delay=0.01)}) as srv:
+        out = tmp_path / "r.json"
+        run = compare(srv, srv, out, "--gate", "metadata:1.0:1.0", "--alpha", "0.0001", "--budget", "1")
+    assert run.code == 3, run.output
+    doc = json.loads(out.read_text())
+    rec, plan = doc["paired"]["GET /f"], doc["config"]["paired"]
+    assert rec["pairs"] == plan["looks"][0] and len(rec["looks"]) == 1
+    assert rec["looks"][0]["verdicts"] == {"cand": "inconclusive"}
+    chance = rec["looks"][0]["chance_to_decide"]  # rounded to 4 places
+    if rec["stopped"] == "futile":
+        assert chance is not None and chance <= Plan().futility
+    else:
+        assert rec["stopped"] == "budget", rec["stopped"]
+        assert chance is None or chance >= Plan().futility
+        # at this pace the second look's pairs would overrun the budget (elapsed_s is rounded to ms)
+        assert rec["elapsed_s"] * plan["looks"][1] / rec["pairs"] > plan["budget_s"] - 0.001
+    assert any("straddles" in u for u in doc["inconclusive"])
+
+
+@pytest.mark.servers
+def test_self_control_reports_the_noise_floor_beside_the_verdict(pair, tmp_path):
+    a, b = pair
+    run, doc = judged(a, b, tmp_path, 0, "--self-control", "--gate", "metadata:0.5:2.0")
+    aa = doc["paired"]["GET /f"]["self_control"]
+    assert set(aa["candidates"]) == {"base-self"}
+    assert aa["candidates"]["base-self"]["verdict"] == "pass"
+    assert {r["target"] for r in aa["rounds"]} == {"base", "base-self"}
+    assert all(r["target"] in ("base", "cand") for r in doc["rounds"])  # A/A kept apart
+    assert "Self-control (base against itself" in run.stdout
+
+
+@pytest.mark.servers
+def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
+    a, b = pair
+    for srv in pair:
+        srv.routes["/f"].delay = 0.0
+    out = tmp_path / "r.json"
+    options = {**ROUND, "min_round_ms": 100, "rounds": 2, "output": out, "q": True}
+    run = run_compare(base_cand(a, b), "/f", **options)
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    per_round = doc["paired"]["GET /f"]["requests_per_round"]
+    assert per_round > 20
+    assert all(r["requests"] == per_round for r in doc["rounds"])
+    walls = sorted(r["wall_ms"] for r in doc["rounds"])
+    assert walls[len(walls) // 2] >= 50  # sized for 100 ms at the measured rate
+
+
+@pytest.mark.servers
+def test_seed_method_keeps_the_seeds_tables_and_point_gates(pair, tmp_path):
+    a, b = pair
+    out = tmp_path / "r.json"
+    gates = {"gate": "metadata:0.5:2.0", "enforce_gates": True}
+    run = run_compare(base_cand(a, b), "/f", method="seed", **ROUND, **gates, output=out, q=True)
+    assert run.code == 0, run.output
+    doc = json.loads(out.read_text())
+    assert "paired" not in doc and doc["verdict"] == "pass"
+    assert len(doc["rounds"]) == 2 * 3 and all(r["requests"] == 20 for r in doc["rounds"])
+    assert "median of 3 rounds" in run.stdout and "Per-round throughput and RT" in run.stdout
+
+
+@pytest.mark.servers
+def test_self_control_needs_the_paired_method(pair, tmp_path):
+    a, b = pair
+    run = compare(a, b, tmp_path / "r.json", "--method", "seed", "--self-control")
+    assert run.code == 2 and "--self-control needs --method paired" in run.stderr
+
+
+@pytest.mark.servers
+def test_real_client_rounds_are_paired_and_decided(pair, tmp_path):
+    a, b = pair
+    clients = cli_options(gate="metadata:0.01:100", client_command=["base=true", "cand=sleep 0.2"])
+    _, doc = judged(a, b, tmp_path, 1, *clients)
+    cmp = doc["clients"]["scenarios"]["real client"]["comparisons"]["cand"]
+    assert doc["clients"]["rounds"] == 8 and cmp["verdict"] == "fail"
+    assert cmp["decision"]["low"] > 1.25 and cmp["decision"]["n"] == 8
+    assert any(
+        g.startswith("client real client: cand sample time") and "client gate" in g
+        for g in doc["gate_failures"]
+    )
+    assert doc["paired"]["GET /f"]["candidates"]["cand"]["verdict"] == "pass"  # HTTP itself passed
+
+
+def test_too_few_client_pairs_are_inconclusive():
+    from httpbench.measure import client_rounds
+    from httpbench.model import Gate
+
+    samples = [
+        {"target": t, "round": r, "position": 1, "ms": 100.0 + r, "ok": True}
+        for r in (1, 2, 3)
+        for t in ("base", "cand")
+    ]
+    _, comparisons, failures = client_rounds.summarize(
+        "real client", ["base", "cand"], samples, Gate(0.0, 1.25), "paired", 0.05
+    )
+    assert failures == []
+    assert comparisons["cand"]["verdict"] == "inconclusive"
+    assert "too few sample pairs" in comparisons["cand"]["inconclusive"]
+    assert client_rounds.undecided({"scenarios": {"real client": {"comparisons": comparisons}}}) == [
+        comparisons["cand"]["inconclusive"]
+    ]
+
+
+def test_paired_client_verdict_ignores_the_raw_p95_ratio_of_a_few_samples():
+    """A 1 ms process timed three times has a max that jitters by 2x; that raw p95 ratio is no
+    verdict: with too few pairs the paired method says inconclusive (the CI flake of stop 16)."""
+    from httpbench.measure import client_rounds
+    from httpbench.model import Gate
+
+    ms = {
+        ("base", 1): 1.0,
+        ("cand", 1): 1.1,
+        ("base", 2): 1.2,
+        ("cand", 2): 2.6,
+        ("base", 3): 1.1,
+        ("cand", 3): 1.0,
+    }
+    samples = [{"target": t, "round": r, "position": 1, "ms": v, "ok": True} for (t, r), v in ms.items()]
+    _, comparisons, failures = client_rounds.summarize(
+        "real client", ["base", "cand"], samples, Gate(0.0, 1.25), "paired", 0.05
+    )
+    assert comparisons["cand"]["p95_ratio"] > 2.0  # the seed method would fail this
+    assert failures == [] and comparisons["cand"]["verdict"] == "inconclusive"
+    _, seeded, seed_failures = client_rounds.summarize(
+        "real client", ["base", "cand"], samples, Gate(0.0, 1.25)
+    )
+    assert seeded["cand"]["verdict"] == "fail" and "client gate" in seed_failures[0]
+
+
+@pytest.mark.servers
+def test_junit_and_github_summary_show_all_three_verdicts(tmp_path):
+    body = body_of(1024)
+    with (
+        FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.005)}) as a,
+        FixtureServer({"/ok": Route(body, delay=0.005), "/slow": Route(body, delay=0.05)}) as b,
+    ):
+        junit, summary = tmp_path / "j.xml", tmp_path / "summary.md"
+        summary.write_text("earlier step\n")
+        scenarios = ("name=ok,path=/ok", "name=slow,path=/slow")
+        clients = {"client_command": "true {url}", "client_rounds": 3}  # too few pairs: inconclusive
+        exports = {"junit": junit, "github_summary": summary}
+        run = run_compare(
+            base_cand(a, b), *scenarios, gate="metadata:0.25:4.0", **clients, **exports, **SMALL
+        )
+    assert run.code == 0, run.output  # without --enforce-gates the verdict is printed only
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(junit).getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert cases["ok: cand"].find("failure") is None and cases["ok: cand"].find("skipped") is None
+    assert "throughput" in cases["slow: cand"].find("failure").get("message")
+    skipped = cases["client real client: cand"].find("skipped").get("message")
+    assert skipped.startswith("inconclusive: ") and "too few sample pairs" in skipped
+    suite = root.find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
+    text = summary.read_text()
+    assert text.startswith("earlier step\n### ❌ httpbench compare: fail (1 pass, 1 fail, 1 inconclusive)")
+    assert "| slow " in text and "Verdict: fail" in text
