@@ -35,6 +35,7 @@ The handler also turns a database driver's error (a statement refused mid-run) a
 :class:`OSError` naming a file (an output that cannot be written) into one line and exit code 2.
 """
 
+
 class DbbenchError(Exception):
     """A failure caused by input or environment, reported as one line (exit code 2)."""
 
