@@ -61,52 +61,14 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
         return
     d = dialects.get(target.dialect)
     role = role_name(namespace)
-    where = f"{target.label} at {target.safe_url}"
-
-    def arm() -> str:
-        password = secrets.token_urlsafe(24)
-        with target.all_or_nothing() as conn:
-            try:
-                d.open_role(conn, namespace, role, password)
-                conn.commit()
-            except DbbenchError:
-                raise
-            except Exception as exc:
-                if not d.is_driver_error(exc):
-                    raise
-                raise IsolationUnavailable(
-                    f"cannot prepare the namespace role {role!r} on {where}: {server_message(exc)}. User SQL runs "
-                    f"as that role so the server confines it to {d.NAMESPACE_KIND} {namespace!r}; give dbbench's "
-                    f"user {d.ROLE_PRIVILEGE}, or pass {NO_ISOLATION_FLAG} to run it with dbbench's own privileges "
-                    "(text checks only)"
-                ) from None
-        return password
-
-    def login(password: str) -> Target:
-        def as_role(password: str) -> Target:
-            login_url = urls.as_login(target.url, role, password)
-            return connect(login_url, dialect=target.dialect, source="the namespace role")
-
-        try:
-            return as_role(password)
-        except ConnectionFailed:  # another dbbench run on this namespace may lock the role in between
-            pass
-        try:
-            return as_role(arm())
-        except ConnectionFailed as exc:
-            raise IsolationUnavailable(
-                f"cannot log in as the namespace role {role!r}: {exc}; pass {NO_ISOLATION_FLAG} to run "
-                "user SQL with dbbench's own privileges"
-            ) from None
-
     try:
-        password = arm()  # refused (not ours, no privilege): nothing to lock again
+        password = _arm(target, namespace, role)  # refused (not ours, no privilege): nothing to lock again
     except DbbenchError as exc:
         _note_left_incomplete(exc, target, namespace)
         raise
     try:
         try:
-            inner = login(password)
+            inner = _login(target, namespace, role, password)
         except DbbenchError as exc:
             _note_left_incomplete(exc, target, namespace)
             raise
@@ -118,6 +80,50 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
         with target.all_or_nothing() as conn:
             d.close_role(conn, role)
             conn.commit()
+
+
+def _arm(target: Target, namespace: str, role: str) -> str:
+    """Create or re-arm ``role`` with a fresh random password (committed); the password."""
+    d = dialects.get(target.dialect)
+    password = secrets.token_urlsafe(24)
+    with target.all_or_nothing() as conn:
+        try:
+            d.open_role(conn, namespace, role, password)
+            conn.commit()
+        except DbbenchError:
+            raise
+        except Exception as exc:
+            if not d.is_driver_error(exc):
+                raise
+            raise IsolationUnavailable(
+                f"cannot prepare the namespace role {role!r} on {target.label} at {target.safe_url}: "
+                f"{server_message(exc)}. User SQL runs "
+                f"as that role so the server confines it to {d.NAMESPACE_KIND} {namespace!r}; give dbbench's "
+                f"user {d.ROLE_PRIVILEGE}, or pass {NO_ISOLATION_FLAG} to run it with dbbench's own privileges "
+                "(text checks only)"
+            ) from None
+    return password
+
+
+def _login(target: Target, namespace: str, role: str, password: str) -> Target:
+    """``target`` logged in as ``role``; re-armed once if the login is refused (another dbbench
+    run on this namespace may lock the role in between)."""
+
+    def as_role(password: str) -> Target:
+        login_url = urls.as_login(target.url, role, password)
+        return connect(login_url, dialect=target.dialect, source="the namespace role")
+
+    try:
+        return as_role(password)
+    except ConnectionFailed:
+        pass
+    try:
+        return as_role(_arm(target, namespace, role))
+    except ConnectionFailed as exc:
+        raise IsolationUnavailable(
+            f"cannot log in as the namespace role {role!r}: {exc}; pass {NO_ISOLATION_FLAG} to run "
+            "user SQL with dbbench's own privileges"
+        ) from None
 
 
 def _note_left_incomplete(exc: DbbenchError, target: Target, namespace: str) -> None:

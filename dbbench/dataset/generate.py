@@ -44,9 +44,37 @@ def _package_names(words: list[str]) -> list[str]:
     return names
 
 
+_PACKAGE_COLUMNS = [
+    "id",
+    "repository_id",
+    "distribution_name",
+    "component_name",
+    "architecture",
+    "package_name",
+    "version",
+    "asset_path",
+    "path_sha256",
+    "size_bytes",
+    "created_at",
+]
+
+
 def _packages(ds: Dataset, rng: random.Random, words: list[str]) -> Table:
     spec = ds.section("packages")
     names = _package_names(words)
+    coords = _package_namespaces(ds, spec, rng)
+    rows = []
+    seen_per_namespace: dict[tuple[int, str], int] = {}
+    for pid, (repo, dist) in enumerate(coords, start=1):
+        n = seen_per_namespace.get((repo, dist), 0)
+        seen_per_namespace[(repo, dist)] = n + 1
+        rows.append(_package_row(ds, spec, rng, pid, repo, dist, names[n % len(names)], n // len(names)))
+    return Table("package", list(_PACKAGE_COLUMNS), rows)
+
+
+def _package_namespaces(ds: Dataset, spec: dict[str, Any], rng: random.Random) -> list[tuple[int, str]]:
+    """(repository, distribution) of every package, shuffled: the hot namespace's first, then
+    decoys drawn among the other Alpine repositories and distributions."""
     decoy_repos = [
         r["id"] for r in ds.raw["repositories"] if r["format"] == "alpine" and r["type"] != "group"
     ]
@@ -61,52 +89,28 @@ def _packages(ds: Dataset, rng: random.Random, words: list[str]) -> Table:
                 dist = spec["distributions"][0]
         coords.append((repo, dist))
     rng.shuffle(coords)  # ids are not in name order, as in a real repository
-    rows = []
-    seen_per_namespace: dict[tuple[int, str], int] = {}
-    for pid, (repo, dist) in enumerate(coords, start=1):
-        n = seen_per_namespace.get((repo, dist), 0)
-        seen_per_namespace[(repo, dist)] = n + 1
-        name = names[n % len(names)]
-        generation = n // len(names)
-        version = (
-            f"{1 + generation // 40}.{generation % 40}.{int(rng.random() * 10)}-r{int(rng.random() * 5)}"
-        )
-        component = spec["components"][int(rng.random() * len(spec["components"]))]
-        arch = spec["architectures"][int(rng.random() * len(spec["architectures"]))]
-        path = f"{spec['path_prefix']}/{dist}/{component}/{arch}/{name}-{version}.apk"
-        created = ds.now - timedelta(seconds=int(rng.random() * 86400 * 365))
-        rows.append(
-            (
-                pid,
-                repo,
-                dist,
-                component,
-                arch,
-                name,
-                version,
-                path,
-                sha256(path),
-                1024 + int(rng.random() * 8 * 2**20),
-                created,
-            )
-        )
-    return Table(
-        "package",
-        [
-            "id",
-            "repository_id",
-            "distribution_name",
-            "component_name",
-            "architecture",
-            "package_name",
-            "version",
-            "asset_path",
-            "path_sha256",
-            "size_bytes",
-            "created_at",
-        ],
-        rows,
-    )
+    return coords
+
+
+def _package_row(
+    ds: Dataset,
+    spec: dict[str, Any],
+    rng: random.Random,
+    pid: int,
+    repo: int,
+    dist: str,
+    name: str,
+    generation: int,
+) -> tuple[Any, ...]:
+    """One package row (:data:`_PACKAGE_COLUMNS`); ``generation``: how many times its name came
+    round in its namespace before (it sets the version)."""
+    version = f"{1 + generation // 40}.{generation % 40}.{int(rng.random() * 10)}-r{int(rng.random() * 5)}"
+    component = spec["components"][int(rng.random() * len(spec["components"]))]
+    arch = spec["architectures"][int(rng.random() * len(spec["architectures"]))]
+    path = f"{spec['path_prefix']}/{dist}/{component}/{arch}/{name}-{version}.apk"
+    created = ds.now - timedelta(seconds=int(rng.random() * 86400 * 365))
+    size = 1024 + int(rng.random() * 8 * 2**20)
+    return (pid, repo, dist, component, arch, name, version, path, sha256(path), size, created)
 
 
 def _relations(ds: Dataset, rng: random.Random, words: list[str], packages: Table) -> Table:

@@ -272,8 +272,6 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     FORMAT=JSON`` (access type const/eq_ref + key). Raises TimeoutError past ``timeout_ms``."""
     import pymysql
 
-    from dbbench.dialects.plan import PlanNode
-
     aliases = alias_map(sql)
     # Inside the caller's open transaction (a test's uncommitted rows), BEGIN would commit them:
     # use a savepoint and roll back to it instead.
@@ -288,39 +286,11 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
                 cur.execute("SAVEPOINT dbbench_explain")
             else:
                 conn.begin()
-            cur.execute("EXPLAIN ANALYZE " + sql, params)
-            text = cur.fetchone()[0]
-            if "not executable by iterator executor" in text:
-                from dbbench.errors import DbbenchError
-
-                raise DbbenchError(
-                    "MySQL cannot EXPLAIN ANALYZE a single-table UPDATE/DELETE "
-                    "(<not executable by iterator executor>); time the selecting statement "
-                    "and prove the write separately"
-                )
+            text = _explain_analyze(cur, sql, params)
             tree, ms = parse_plan(text, aliases)
-            raw = {"tree": text}
+            raw: dict[str, object] = {"tree": text}
             if any(n.kind == "const" for n in tree.walk()):
-                _json_version_1(cur)
-                cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
-                text_json = cur.fetchone()[0]
-                from dbbench.dialects.plan import MAX_DEPTH, PlanTooDeep, text_depth_exceeds
-
-                if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
-                    raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
-                doc = _json.loads(text_json)
-                raw["json"] = doc
-                for n in [n for n in tree.walk() if n.kind == "const"]:
-                    n.children += [
-                        PlanNode(
-                            kind="const",
-                            label=f"{access} on {t}" + (f" using {key}" if key else ""),
-                            table=t,
-                            index=key,
-                        )
-                        for t, key, access in json_accesses(doc, aliases)
-                        if access in ("const", "eq_ref", "system")
-                    ]
+                raw["json"] = _resolve_consts(cur, sql, params, tree, aliases)
         return raw, tree, ms
     except pymysql.err.OperationalError as exc:
         if exc.args and exc.args[0] in TIMEOUT_ERRORS:
@@ -331,6 +301,47 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
         if previous is not None:
             with conn.cursor() as cur:
                 cur.execute(f"SET SESSION max_execution_time = {previous}")
+
+
+def _explain_analyze(cur, sql: str, params: dict) -> str:
+    """The tree-format ``EXPLAIN ANALYZE`` text of ``sql``; a single-table write MySQL cannot
+    analyze is refused."""
+    cur.execute("EXPLAIN ANALYZE " + sql, params)
+    text = cur.fetchone()[0]
+    if "not executable by iterator executor" in text:
+        from dbbench.errors import DbbenchError
+
+        raise DbbenchError(
+            "MySQL cannot EXPLAIN ANALYZE a single-table UPDATE/DELETE "
+            "(<not executable by iterator executor>); time the selecting statement "
+            "and prove the write separately"
+        )
+    return text
+
+
+def _resolve_consts(cur, sql: str, params: dict, tree, aliases: dict[str, str]) -> dict:
+    """Under each ``const`` node of ``tree`` (rows MySQL fetched before execution), the tables
+    ``EXPLAIN FORMAT=JSON`` reads by const/eq_ref/system access and their keys; the JSON document."""
+    from dbbench.dialects.plan import MAX_DEPTH, PlanNode, PlanTooDeep, text_depth_exceeds
+
+    _json_version_1(cur)
+    cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
+    text_json = cur.fetchone()[0]
+    if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
+        raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
+    doc = _json.loads(text_json)
+    for n in [n for n in tree.walk() if n.kind == "const"]:
+        n.children += [
+            PlanNode(
+                kind="const",
+                label=f"{access} on {t}" + (f" using {key}" if key else ""),
+                table=t,
+                index=key,
+            )
+            for t, key, access in json_accesses(doc, aliases)
+            if access in ("const", "eq_ref", "system")
+        ]
+    return doc
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:

@@ -67,43 +67,7 @@ def parse_plan(text: str, aliases: dict[str, str] | None = None):
         if not stripped.startswith("-> "):
             continue
         depth = len(line) - len(stripped)
-        body = stripped[3:]
-        cut = [
-            i
-            for i in (
-                body.find("  (cost="),
-                body.find(" (cost="),
-                body.find(" (actual time="),
-                body.find(" (never executed)"),
-            )
-            if i >= 0
-        ]
-        label = body[: min(cut)].strip() if cut else body.strip()
-        node = PlanNode(kind="operator", label=label)
-        for pattern, kind in _ACCESS:
-            m = pattern.match(label)
-            if m:
-                node.kind, node.alias = kind, m.group(1)
-                node.table = aliases.get(m.group(1), m.group(1))
-                node.index = m.group(2) if m.lastindex and m.lastindex >= 2 else None
-                break
-        else:
-            for prefix, kind in _OPS:
-                if label.startswith(prefix):
-                    node.kind = kind
-                    break
-        m = _ACTUAL.search(body)
-        if m:
-            node.actual_ms, node.actual_rows, node.loops = (
-                float(m.group(2)),
-                float(m.group(3)),
-                float(m.group(4)),
-            )
-        est = re.search(r"\(cost=[^)]*rows=([\d.e+]+)\)", body)
-        if est:
-            node.est_rows = float(est.group(1))
-        if label.startswith("Select #") and "subquery" in label:
-            node.kind = "subquery"
+        node = _node(stripped[3:], aliases)
         while stack and stack[-1][0] >= depth:
             stack.pop()
         if stack:
@@ -115,6 +79,50 @@ def parse_plan(text: str, aliases: dict[str, str] | None = None):
         raise ValueError("no plan in EXPLAIN ANALYZE output")
     mark_subqueries(root, is_probe=lambda n: n.kind == "subquery")
     return root, root.actual_ms or 0.0
+
+
+def _node(body: str, aliases: dict[str, str]):
+    """One ``-> …`` line of the tree (without the arrow) as a node: its label, kind (an access
+    with table, alias and index, or an operator), estimated and actual rows, actual time."""
+    from dbbench.dialects.plan import PlanNode
+
+    cut = [
+        i
+        for i in (
+            body.find("  (cost="),
+            body.find(" (cost="),
+            body.find(" (actual time="),
+            body.find(" (never executed)"),
+        )
+        if i >= 0
+    ]
+    label = body[: min(cut)].strip() if cut else body.strip()
+    node = PlanNode(kind="operator", label=label)
+    for pattern, kind in _ACCESS:
+        m = pattern.match(label)
+        if m:
+            node.kind, node.alias = kind, m.group(1)
+            node.table = aliases.get(m.group(1), m.group(1))
+            node.index = m.group(2) if m.lastindex and m.lastindex >= 2 else None
+            break
+    else:
+        for prefix, kind in _OPS:
+            if label.startswith(prefix):
+                node.kind = kind
+                break
+    m = _ACTUAL.search(body)
+    if m:
+        node.actual_ms, node.actual_rows, node.loops = (
+            float(m.group(2)),
+            float(m.group(3)),
+            float(m.group(4)),
+        )
+    est = re.search(r"\(cost=[^)]*rows=([\d.e+]+)\)", body)
+    if est:
+        node.est_rows = float(est.group(1))
+    if label.startswith("Select #") and "subquery" in label:
+        node.kind = "subquery"
+    return node
 
 
 def json_accesses(doc: dict, aliases: dict[str, str]) -> list[tuple[str, str | None, str]]:

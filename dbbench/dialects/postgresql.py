@@ -335,47 +335,12 @@ def open_role(conn, ns: str, role: str, password: str) -> None:
     able to log in with ``password`` (sent as a SCRAM verifier, so no server log holds it)."""
     from psycopg import sql
 
-    from dbbench.errors import DbbenchError, NotOurs
-
     r = sql.Identifier(role)
     with conn.cursor() as cur:
-        cur.execute(
-            "SELECT oid, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s", (role,)
-        )
-        row = cur.fetchone()
-        if row is None:
-            cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(r))
-            cur.execute(
-                sql.SQL("COMMENT ON ROLE {} IS {}").format(
-                    r, sql.Literal(f"{_ROLE_MARK} for schema {ns}: runs its catalog SQL")
-                )
-            )
-        elif not str(row[1] or "").startswith(_ROLE_MARK):
-            raise NotOurs(
-                f"a role named {role!r} exists and is not dbbench's; nothing was changed. Choose "
-                "another --namespace or remove the role yourself"
-            )
-        else:
-            cur.execute(
-                "SELECT b.rolname FROM pg_auth_members m JOIN pg_roles b ON b.oid = m.roleid "
-                "WHERE m.member = %s",
-                (row[0],),
-            )
-            for (granted,) in cur.fetchall():
-                cur.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(granted), r))
+        _claim_role(cur, ns, role)
         cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
         superuser = bool(cur.fetchone()[0])
-        # Only a superuser may name SUPERUSER, REPLICATION or BYPASSRLS in ALTER ROLE, even to turn
-        # them off ("must be superuser to alter superusers"), so they are named only when the role
-        # has one: never when a CREATEROLE user made it, only when a superuser gave it one since.
-        cur.execute("SELECT rolsuper, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = %s", (role,))
-        held = [a for a, on in zip(_SUPERUSER_ONLY, cur.fetchone()) if on]
-        if held and not superuser:
-            raise DbbenchError(
-                f"the namespace role {role!r} has {', '.join(held)}, which only a superuser may "
-                f"remove; the role is left as it is. Have a superuser run DROP ROLE {role} (or ALTER ROLE "
-                f"{role} {' '.join('NO' + a for a in held)})"
-            )
+        held = _superuser_only_held(cur, role, superuser)
         verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
         cur.execute(
             sql.SQL(
@@ -386,17 +351,75 @@ def open_role(conn, ns: str, role: str, password: str) -> None:
             cur.execute(sql.SQL("ALTER ROLE {} " + " ".join("NO" + a for a in held)).format(r))
         if not superuser:  # dbbench's own user must reach the tables the role creates
             cur.execute(sql.SQL("GRANT {} TO current_user").format(r))
-        s = sql.Identifier(ns)
-        cur.execute(sql.SQL("GRANT USAGE, CREATE ON SCHEMA {} TO {}").format(s, r))
+        _grant_namespace(cur, ns, role)
+
+
+def _claim_role(cur, ns: str, role: str) -> None:
+    """Create ``role`` (no login yet, marked as dbbench's), or take back every membership of the
+    one dbbench made before; a role of that name that is not dbbench's is refused."""
+    from psycopg import sql
+
+    from dbbench.errors import NotOurs
+
+    r = sql.Identifier(role)
+    cur.execute("SELECT oid, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = %s", (role,))
+    row = cur.fetchone()
+    if row is None:
+        cur.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(r))
         cur.execute(
-            sql.SQL(
-                "GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER "
-                "ON ALL TABLES IN SCHEMA {} TO {}"
-            ).format(s, r)
+            sql.SQL("COMMENT ON ROLE {} IS {}").format(
+                r, sql.Literal(f"{_ROLE_MARK} for schema {ns}: runs its catalog SQL")
+            )
         )
-        cur.execute(sql.SQL("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(s, r))
-        cur.execute(sql.SQL("REVOKE ALL ON {}.{} FROM {}").format(s, sql.Identifier(META), r))
-        cur.execute(sql.SQL("GRANT SELECT ON {}.{} TO {}").format(s, sql.Identifier(META), r))
+    elif not str(row[1] or "").startswith(_ROLE_MARK):
+        raise NotOurs(
+            f"a role named {role!r} exists and is not dbbench's; nothing was changed. Choose "
+            "another --namespace or remove the role yourself"
+        )
+    else:
+        cur.execute(
+            "SELECT b.rolname FROM pg_auth_members m JOIN pg_roles b ON b.oid = m.roleid WHERE m.member = %s",
+            (row[0],),
+        )
+        for (granted,) in cur.fetchall():
+            cur.execute(sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(granted), r))
+
+
+def _superuser_only_held(cur, role: str, superuser: bool) -> list[str]:
+    """The attributes of ``role`` only a superuser may remove; refused unless we are one.
+
+    Only a superuser may name SUPERUSER, REPLICATION or BYPASSRLS in ALTER ROLE, even to turn
+    them off ("must be superuser to alter superusers"), so they are named only when the role
+    has one: never when a CREATEROLE user made it, only when a superuser gave it one since."""
+    from dbbench.errors import DbbenchError
+
+    cur.execute("SELECT rolsuper, rolreplication, rolbypassrls FROM pg_roles WHERE rolname = %s", (role,))
+    held = [a for a, on in zip(_SUPERUSER_ONLY, cur.fetchone()) if on]
+    if held and not superuser:
+        raise DbbenchError(
+            f"the namespace role {role!r} has {', '.join(held)}, which only a superuser may "
+            f"remove; the role is left as it is. Have a superuser run DROP ROLE {role} (or ALTER ROLE "
+            f"{role} {' '.join('NO' + a for a in held)})"
+        )
+    return held
+
+
+def _grant_namespace(cur, ns: str, role: str) -> None:
+    """``role``'s privileges: create and use in schema ``ns``, its tables and sequences; read-only
+    on dbbench's marker table."""
+    from psycopg import sql
+
+    r, s = sql.Identifier(role), sql.Identifier(ns)
+    cur.execute(sql.SQL("GRANT USAGE, CREATE ON SCHEMA {} TO {}").format(s, r))
+    cur.execute(
+        sql.SQL(
+            "GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER "
+            "ON ALL TABLES IN SCHEMA {} TO {}"
+        ).format(s, r)
+    )
+    cur.execute(sql.SQL("GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(s, r))
+    cur.execute(sql.SQL("REVOKE ALL ON {}.{} FROM {}").format(s, sql.Identifier(META), r))
+    cur.execute(sql.SQL("GRANT SELECT ON {}.{} TO {}").format(s, sql.Identifier(META), r))
 
 
 def close_role(conn, role: str) -> None:

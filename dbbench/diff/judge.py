@@ -53,9 +53,27 @@ def _features(root: PlanNode, kind: str) -> list[PlanNode]:
     return [n for n in root.walk() if n.kind == kind and not n.in_subquery]
 
 
+Keyed = dict[tuple, tuple[PlanNode, bool]]  # keyed_nodes' result
+
+
 def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]:
-    out: list[Finding] = []
+    """What changed from ``base`` to ``new``: accesses lost, changed, gone or new, sorts and
+    temporary tables added or removed, rows newly misestimated (in that order)."""
     b_nodes, n_nodes = keyed_nodes(base), keyed_nodes(new)
+    out = _access_findings(b_nodes, n_nodes, t)
+    for key, (n, _) in n_nodes.items():
+        if key[0] == "access" and key not in b_nodes:
+            full = n.kind == "full_scan"
+            out.append(Finding("new_access", full, f"new access: {_describe(n)}"))
+    for kind in ("sort", "temp_table"):
+        out += _feature_findings(kind, _features(base, kind), _features(new, kind))
+    return out + _misestimate_findings(b_nodes, n_nodes, t)
+
+
+def _access_findings(b_nodes: Keyed, n_nodes: Keyed, t: Thresholds) -> list[Finding]:
+    """Each access of the base plan against the new plan: its index lost, its path or scan kind
+    changed, or its table no longer read."""
+    out: list[Finding] = []
     new_accesses = [n for n, _ in n_nodes.values() if _is_access(n)]
     for key, (b, _) in b_nodes.items():
         if key[0] != "access":
@@ -79,46 +97,51 @@ def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]
             continue
         n = match[0]
         if n.kind != b.kind and n.kind in KIND_RANK and b.kind in KIND_RANK:
-            worse = KIND_RANK[n.kind] > KIND_RANK[b.kind]
-            text = f"scan kind changed on {b.table or b.alias}: {b.kind} → {n.kind}"
-            rows = max(
-                x for x in (b.est_rows, b.actual_rows, n.est_rows, n.actual_rows, 0.0) if x is not None
+            out.append(_scan_kind_finding(b, n, t))
+    return out
+
+
+def _scan_kind_finding(b: PlanNode, n: PlanNode, t: Thresholds) -> Finding:
+    """An access whose scan kind changed: a regression if worse, unless it reads the same index
+    of a table of at most ``t.few_rows`` rows (equivalent there)."""
+    worse = KIND_RANK[n.kind] > KIND_RANK[b.kind]
+    text = f"scan kind changed on {b.table or b.alias}: {b.kind} → {n.kind}"
+    rows = max(x for x in (b.est_rows, b.actual_rows, n.est_rows, n.actual_rows, 0.0) if x is not None)
+    if worse and b.index and n.index == b.index and rows <= t.few_rows:
+        return Finding(
+            "scan_kind",
+            False,
+            f"{text} (equivalent: the same index {b.index} on a table of {rows:,.0f} rows or fewer)",
+        )
+    return Finding("scan_kind", worse, text, improvement=not worse)
+
+
+def _feature_findings(kind: str, before: list[PlanNode], after: list[PlanNode]) -> list[Finding]:
+    """More (a regression) or fewer (an improvement) nodes of ``kind`` (sort, temp_table)."""
+    if len(after) > len(before):
+        added = after[len(before) :] if before else after
+        return [
+            Finding(
+                f"{kind}_added",
+                True,
+                f"{kind.replace('_', ' ')} added: " + "; ".join(n.label for n in added),
             )
-            if worse and b.index and n.index == b.index and rows <= t.few_rows:
-                out.append(
-                    Finding(
-                        "scan_kind",
-                        False,
-                        f"{text} (equivalent: the same index {b.index} on a "
-                        f"table of {rows:,.0f} rows or fewer)",
-                    )
-                )
-            else:
-                out.append(Finding("scan_kind", worse, text, improvement=not worse))
-    for key, (n, _) in n_nodes.items():
-        if key[0] == "access" and key not in b_nodes:
-            full = n.kind == "full_scan"
-            out.append(Finding("new_access", full, f"new access: {_describe(n)}"))
-    for kind in ("sort", "temp_table"):
-        before, after = _features(base, kind), _features(new, kind)
-        if len(after) > len(before):
-            added = after[len(before) :] if before else after
-            out.append(
-                Finding(
-                    f"{kind}_added",
-                    True,
-                    f"{kind.replace('_', ' ')} added: " + "; ".join(n.label for n in added),
-                )
+        ]
+    if len(after) < len(before):
+        return [
+            Finding(
+                f"{kind}_removed",
+                False,
+                f"{kind.replace('_', ' ')} removed: " + "; ".join(n.label for n in before[len(after) :]),
+                improvement=True,
             )
-        elif len(after) < len(before):
-            out.append(
-                Finding(
-                    f"{kind}_removed",
-                    False,
-                    f"{kind.replace('_', ' ')} removed: " + "; ".join(n.label for n in before[len(after) :]),
-                    improvement=True,
-                )
-            )
+        ]
+    return []
+
+
+def _misestimate_findings(b_nodes: Keyed, n_nodes: Keyed, t: Thresholds) -> list[Finding]:
+    """Nodes of the new plan whose rows are misestimated where the base plan's were not."""
+    out: list[Finding] = []
     for key, (n, limited) in n_nodes.items():
         factor = misestimate(n, limited, t)
         if factor is None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import hashlib
 import html as _html
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from dbbench.access.urls import DIALECT_LABEL
-from dbbench.document.model import as_document
+from dbbench.document.model import Document, Spelling, as_document
 from dbbench.output.explain import (
     Doc,
     by_shape,
@@ -57,32 +58,20 @@ def _tick_label(v: float) -> str:
     return f"{v:g} ms"
 
 
+_LEFT, _RIGHT, _TOP, _ROW_H = 330, 20, 30, 18  # the chart's label column, margins and row height
+ChartRow = tuple[str, str, str, Spelling]  # (shape, dialect, spelling name, its measurement)
+
+
 def samples_svg(doc: Doc, width: int = 900) -> str:
     """An inline SVG strip chart: every timed sample per shape and dialect on a log axis, p50 and
     p95 marked; natural spellings as hollow circles. No scripts: hover titles are SVG <title>s."""
-    doc = as_document(doc)
-    rows = []
-    for shape, by in by_shape(doc):
-        for d in dialects_of(doc):
-            r = by.get((shape, d))
-            if r is None:
-                continue
-            rows += [(shape, d, spelling, m) for spelling, m in r.spellings() if m.samples_ms]
+    rows = _chart_rows(as_document(doc))
     values = [v for *_, m in rows for v in m.samples_ms if v and v > 0]
     if not values:
         return "<p>No timed samples.</p>"
-    lo, hi = min(values), max(values)
-    ticks = _ticks(lo, hi)
-    left, right, top, row_h = 330, 20, 30, 18
-    plot_w = width - left - right
-    height = top + row_h * len(rows) + 30
-    a, b = math.log10(ticks[0]), math.log10(ticks[-1])
-    span = (b - a) or 1.0
-
-    def x(v: float) -> float:
-        return left + (math.log10(max(v, ticks[0])) - a) / span * plot_w
-
-    esc = _html.escape
+    ticks = _ticks(min(values), max(values))
+    height = _TOP + _ROW_H * len(rows) + 30
+    x = _log_x(ticks, _LEFT, width - _LEFT - _RIGHT)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11" role="img" '
@@ -90,52 +79,87 @@ def samples_svg(doc: Doc, width: int = 900) -> str:
     ]
     for t in ticks:
         parts.append(
-            f'<line x1="{x(t):.1f}" y1="{top - 8}" x2="{x(t):.1f}" y2="{height - 24}" stroke="#ddd"/>'
+            f'<line x1="{x(t):.1f}" y1="{_TOP - 8}" x2="{x(t):.1f}" y2="{height - 24}" stroke="#ddd"/>'
         )
         parts.append(
-            f'<text x="{x(t):.1f}" y="{height - 10}" text-anchor="middle" fill="#555">{esc(_tick_label(t))}</text>'
+            f'<text x="{x(t):.1f}" y="{height - 10}" text-anchor="middle" fill="#555">{_html.escape(_tick_label(t))}</text>'
         )
     parts.append(
-        f'<text x="{left}" y="14" fill="#333">executor time per sample (log scale); '
+        f'<text x="{_LEFT}" y="14" fill="#333">executor time per sample (log scale); '
         f"| p50, ¦ p95; ● remediated, ○ natural</text>"
     )
-    for i, (shape, d, spelling, m) in enumerate(rows):
-        y = top + i * row_h + row_h / 2
-        if i % 2 == 0:
-            parts.append(
-                f'<rect x="0" y="{y - row_h / 2:.1f}" width="{width}" height="{row_h}" fill="#f6f8fa"/>'
-            )
-        label = f"{shape} · {DIALECT_LABEL[d]}" + (" (natural)" if spelling == "natural" else "")
-        parts.append(
-            f'<text x="{left - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#222">{esc(label)}</text>'
-        )
-        color = _COLORS[d]
-        for k, v in plotted(m.samples_ms):
-            fill = color if spelling == "remediated" else "none"
-            parts.append(
-                f'<circle cx="{x(v):.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{color}" '
-                f'fill-opacity="0.6"><title>{esc(label)}: sample {k} = {v:g} ms</title></circle>'
-            )
-        if m.p50_ms:
-            parts.append(
-                f'<line x1="{x(m.p50_ms):.1f}" y1="{y - 7:.1f}" x2="{x(m.p50_ms):.1f}" '
-                f'y2="{y + 7:.1f}" stroke="#000" stroke-width="2"><title>p50 {m.p50_ms:g} ms</title></line>'
-            )
-        if m.p95_ms:
-            parts.append(
-                f'<line x1="{x(m.p95_ms):.1f}" y1="{y - 7:.1f}" x2="{x(m.p95_ms):.1f}" '
-                f'y2="{y + 7:.1f}" stroke="#000" stroke-dasharray="2,2"><title>p95 {m.p95_ms:g} ms</title></line>'
-            )
+    for i, row in enumerate(rows):
+        parts += _row_svg(i, row, x, width)
     parts.append("</svg>")
-    capped = [m for *_, m in rows if len(m.samples_ms) > MAX_PLOTTED]
-    if capped:
-        most = max(len(m.samples_ms) for m in capped)
+    return "\n".join(parts + _capped_note(rows))
+
+
+def _chart_rows(doc: Document) -> list[ChartRow]:
+    """(shape, dialect, spelling, measurement) of every spelling with timed samples, in report order."""
+    rows = []
+    for shape, by in by_shape(doc):
+        for d in dialects_of(doc):
+            r = by.get((shape, d))
+            if r is None:
+                continue
+            rows += [(shape, d, spelling, m) for spelling, m in r.spellings() if m.samples_ms]
+    return rows
+
+
+def _log_x(ticks: list[float], left: int, plot_w: int) -> Callable[[float], float]:
+    """The x position of a value on the log axis from the first tick to the last."""
+    a, b = math.log10(ticks[0]), math.log10(ticks[-1])
+    span = (b - a) or 1.0
+
+    def x(v: float) -> float:
+        return left + (math.log10(max(v, ticks[0])) - a) / span * plot_w
+
+    return x
+
+
+def _row_svg(i: int, row: ChartRow, x: Callable[[float], float], width: int) -> list[str]:
+    """One chart row: its band (every other row), label, a dot per plotted sample, p50 and p95."""
+    esc = _html.escape
+    shape, d, spelling, m = row
+    parts = []
+    y = _TOP + i * _ROW_H + _ROW_H / 2
+    if i % 2 == 0:
         parts.append(
-            f"<p>{len(capped)} of {len(rows)} rows hold more than {MAX_PLOTTED} samples (up to {most:,}): "
-            f"each plots {MAX_PLOTTED} of them, evenly spaced by rank with the fastest and slowest "
-            "included; p50 and p95 are of all samples.</p>"
+            f'<rect x="0" y="{y - _ROW_H / 2:.1f}" width="{width}" height="{_ROW_H}" fill="#f6f8fa"/>'
         )
-    return "\n".join(parts)
+    label = f"{shape} · {DIALECT_LABEL[d]}" + (" (natural)" if spelling == "natural" else "")
+    parts.append(f'<text x="{_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#222">{esc(label)}</text>')
+    color = _COLORS[d]
+    for k, v in plotted(m.samples_ms):
+        fill = color if spelling == "remediated" else "none"
+        parts.append(
+            f'<circle cx="{x(v):.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{color}" '
+            f'fill-opacity="0.6"><title>{esc(label)}: sample {k} = {v:g} ms</title></circle>'
+        )
+    if m.p50_ms:
+        parts.append(
+            f'<line x1="{x(m.p50_ms):.1f}" y1="{y - 7:.1f}" x2="{x(m.p50_ms):.1f}" '
+            f'y2="{y + 7:.1f}" stroke="#000" stroke-width="2"><title>p50 {m.p50_ms:g} ms</title></line>'
+        )
+    if m.p95_ms:
+        parts.append(
+            f'<line x1="{x(m.p95_ms):.1f}" y1="{y - 7:.1f}" x2="{x(m.p95_ms):.1f}" '
+            f'y2="{y + 7:.1f}" stroke="#000" stroke-dasharray="2,2"><title>p95 {m.p95_ms:g} ms</title></line>'
+        )
+    return parts
+
+
+def _capped_note(rows: list[ChartRow]) -> list[str]:
+    """A sentence under the chart if some rows plot only :data:`MAX_PLOTTED` of their samples."""
+    capped = [m for *_, m in rows if len(m.samples_ms) > MAX_PLOTTED]
+    if not capped:
+        return []
+    most = max(len(m.samples_ms) for m in capped)
+    return [
+        f"<p>{len(capped)} of {len(rows)} rows hold more than {MAX_PLOTTED} samples (up to {most:,}): "
+        f"each plots {MAX_PLOTTED} of them, evenly spaced by rank with the fastest and slowest "
+        "included; p50 and p95 are of all samples.</p>"
+    ]
 
 
 def _html_table(headers: list[str], rows: list[list[str]], align: str) -> str:
