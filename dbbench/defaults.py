@@ -5,6 +5,13 @@ files are held to."""
 from __future__ import annotations
 
 import re
+from typing import Literal
+
+Dialect = Literal["postgresql", "mysql"]
+# The one dialect order: every per-dialect table (dbbench.dialects.MODULES, the local servers)
+# lists them in it, and targets, results and tables follow it (tests/test_urls.py checks).
+DIALECTS: tuple[Dialect, ...] = ("postgresql", "mysql")
+DIALECT_LABEL = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
 
 VERSION = "0.1.0"  # as in pyproject.toml; written into every result file (tool.version)
 WARMUPS = 3  # untimed EXPLAIN ANALYZE runs before the timed ones

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
-    from dbbench.access.urls import Dialect
+    from dbbench.defaults import Dialect
 
 _OPTIONS = {
     "dbbench_pg_url": "PostgreSQL URL for plan assertions (env DBBENCH_PG_URL; default: the local server)",
@@ -76,7 +76,7 @@ def _option(config, name: str):
 
 
 def _dialects(config) -> list[str]:
-    from dbbench.access.urls import DIALECTS  # here: loading the plugin imports no driver or SQLAlchemy
+    from dbbench.defaults import DIALECTS
 
     only = _option(config, "dbbench_only")
     if only and only not in DIALECTS:

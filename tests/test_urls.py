@@ -1,5 +1,6 @@
 import pytest
 
+from dbbench import defaults
 from dbbench.access import urls
 from dbbench.access.targets import _parse_version
 from dbbench.errors import DbbenchError, UnsupportedServer
@@ -242,7 +243,7 @@ def test_one_dialect_order_everywhere():
     from dbbench.access import targets
 
     tables = {
-        "DIALECT_LABEL": urls.DIALECT_LABEL,
+        "DIALECT_LABEL": defaults.DIALECT_LABEL,
         "DRIVERS": urls.DRIVERS,
         "ENV_VARS": urls.ENV_VARS,
         "URL_OPTIONS": urls.URL_OPTIONS,
@@ -250,7 +251,7 @@ def test_one_dialect_order_everywhere():
         "servers.KINDS": servers.KINDS,
         "targets.REFERENCE_LINE": targets.REFERENCE_LINE,
     }
-    assert urls.DIALECTS == ("postgresql", "mysql")
+    assert defaults.DIALECTS == ("postgresql", "mysql")
     for name, table in tables.items():
-        assert tuple(table) == urls.DIALECTS, name
-    assert [servers.KINDS[d].key for d in urls.DIALECTS] == list(urls.DIALECTS)
+        assert tuple(table) == defaults.DIALECTS, name
+    assert [servers.KINDS[d].key for d in defaults.DIALECTS] == list(defaults.DIALECTS)

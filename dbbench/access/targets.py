@@ -26,7 +26,7 @@ from sqlalchemy.engine import URL, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from dbbench.access import urls
-from dbbench.access.urls import DIALECT_LABEL, Dialect
+from dbbench.defaults import DIALECT_LABEL, DIALECTS, Dialect
 from dbbench.errors import ConnectionFailed, UnsupportedServer
 
 REFERENCE_LINE = {"postgresql": (12,), "mysql": (8, 0)}
@@ -232,7 +232,7 @@ def open_targets(
 
     targets: list[Target] = []
     try:
-        for dialect in urls.DIALECTS:
+        for dialect in DIALECTS:
             if only and dialect != only:
                 continue
             option = urls.URL_OPTIONS[dialect]

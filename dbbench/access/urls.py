@@ -9,19 +9,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from typing import Literal
 from urllib.parse import quote, quote_plus
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from dbbench.defaults import Dialect
 from dbbench.errors import DbbenchError
-
-Dialect = Literal["postgresql", "mysql"]
-# The one dialect order: every per-dialect table (here, dbbench.dialects.MODULES, the local servers)
-# lists them in it, and targets, results and tables follow it (tests/test_urls.py checks).
-DIALECTS: tuple[Dialect, ...] = ("postgresql", "mysql")
-DIALECT_LABEL = {"postgresql": "PostgreSQL", "mysql": "MySQL"}
 
 # The one driver per dialect that dbbench is written and tested against.
 DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql"}

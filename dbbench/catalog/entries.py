@@ -19,9 +19,9 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from dbbench.access.urls import DIALECTS
 from dbbench.catalog.params import param_names
 from dbbench.dataset.definition import DATASET_PARAMS
+from dbbench.defaults import DIALECTS
 from dbbench.errors import DbbenchError
 from dbbench.measure.expect import FEATURE_ALIASES, FEATURES, normalize_forbid
 

@@ -32,7 +32,7 @@ reported and never fail.
 
 from __future__ import annotations
 
-from dbbench.access.urls import DIALECT_LABEL
+from dbbench.defaults import DIALECT_LABEL
 from dbbench.diff.judge import (
     KIND_RANK,
     _features,

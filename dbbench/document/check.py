@@ -13,7 +13,6 @@ from dataclasses import fields
 from typing import Any
 
 from dbbench import defaults
-from dbbench.access.urls import DIALECTS as DIALECTS  # the one dialect order (model.py reads it here)
 from dbbench.dialects.plan import MAX_DEPTH, PlanNode
 from dbbench.errors import DbbenchError
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from dbbench.defaults import DIALECTS
 from dbbench.dialects.plan import PlanNode
 from dbbench.document.check import (
-    DIALECTS,
     SCHEMA_VERSION,
     DocumentError,
     ResultFileError,

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbbench import dialects
-from dbbench.access.urls import DIALECT_LABEL
 from dbbench.catalog.params import to_pyformat
+from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects.plan import PlanNode, accesses
 from dbbench.measure.expect import PlanCheck, check, normalize_forbid
 

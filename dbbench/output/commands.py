@@ -10,7 +10,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from dbbench.access.urls import DIALECT_LABEL
+from dbbench.defaults import DIALECT_LABEL
 
 
 def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:

@@ -3,7 +3,7 @@ GitHub step summary, and JUnit XML (one test case per shape and dialect)."""
 
 from __future__ import annotations
 
-from dbbench.access.urls import DIALECT_LABEL
+from dbbench.defaults import DIALECT_LABEL
 from dbbench.diff import DiffReport, Thresholds, entry_access, entry_p50, entry_tree
 from dbbench.document.model import Document
 from dbbench.output import Case, junit, md_table, table

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from dbbench.access.urls import DIALECT_LABEL
+from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects.plan import PlanNode
 from dbbench.document.model import Document, RunConfig, ShapeResult, Spelling, Verdict, as_document
 from dbbench.output import Case, junit, table

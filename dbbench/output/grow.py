@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbbench.access.urls import DIALECT_LABEL, DIALECTS
+from dbbench.defaults import DIALECT_LABEL, DIALECTS
 from dbbench.output import table
 from dbbench.units import fmt_factor, fmt_ms
 

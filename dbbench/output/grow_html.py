@@ -8,7 +8,7 @@ import html as _html
 import math
 from typing import Any
 
-from dbbench.access.urls import DIALECT_LABEL
+from dbbench.defaults import DIALECT_LABEL
 from dbbench.measure.grow import size_label
 
 _COLORS = {"postgresql": "#336791", "mysql": "#d9822b"}

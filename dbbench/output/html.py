@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from dbbench.access.urls import DIALECT_LABEL
+from dbbench.defaults import DIALECT_LABEL
 from dbbench.document.model import Document, Spelling, as_document
 from dbbench.output.explain import (
     Doc,

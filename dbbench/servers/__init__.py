@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dbbench.access import urls
-from dbbench.access.urls import Dialect
+from dbbench.defaults import Dialect
 from dbbench.servers.base import Home, Say, ServerState, default_home  # noqa: F401 (ServerState: API)
 from dbbench.servers.mysql import MySQLServer
 from dbbench.servers.postgres import PostgresServer
