@@ -78,11 +78,11 @@ RUNS: dict[str, tuple[str, ...]] = {
 }
 # Those a test elsewhere runs end to end: command -> "path::test".
 ELSEWHERE: dict[str, str] = {
-    "dbbench servers down": "tests/dbbench/test_servers.py::test_up_then_down_leaves_no_process",
+    "dbbench servers down": "tests/dbbench/servers/test_servers.py::test_up_then_down_leaves_no_process",
     "dbbench baseline save": "tests/dbbench/test_workflow.py::test_baseline_keeps_normalized_plans_and_timings_without_raw_output",
-    "dbbench diff": "tests/dbbench/test_diff.py",
-    "dbbench report": "tests/dbbench/test_cli_bad_input.py::test_report_output_to_dev_stdout_and_a_fifo_writes_through",
-    "dbbench grow": "tests/dbbench/test_grow.py::test_a_bounded_shape_passes_and_loses_its_bound_when_its_index_is_removed",
+    "dbbench diff": "tests/dbbench/diff/test_diff.py",
+    "dbbench report": "tests/dbbench/cli/test_bad_input.py::test_report_output_to_dev_stdout_and_a_fifo_writes_through",
+    "dbbench grow": "tests/dbbench/measure/test_grow.py::test_a_bounded_shape_passes_and_loses_its_bound_when_its_index_is_removed",
     "httpbench compare": "tests/httpbench/cli/test_compare.py::test_equal_targets_pass_the_gates",
     "httpbench bench-client": "tests/httpbench/bench/test_wrk.py::test_bench_client_runs_wrk_and_httpbench_on_the_same_nginx",
     "httpbench demo alpine": "tests/httpbench/profiles/alpine/test_demo.py::test_demo_alpine_nginx_vs_caddy_end_to_end",

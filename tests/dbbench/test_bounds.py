@@ -29,8 +29,8 @@ from dbbench.output import html
 from dbbench.servers import default_home
 from dbbench.workflow import Run
 from tests.conftest import run_cli
-from tests.dbbench.test_diff import doc, entry, indexed
-from tests.dbbench.test_grow import _catalog
+from tests.dbbench.diff.test_diff import doc, entry, indexed
+from tests.dbbench.measure.test_grow import _catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 

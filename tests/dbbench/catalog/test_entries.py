@@ -13,7 +13,7 @@ from dbbench.measure.expect import normalize_forbid
 from dbbench.setup.namespace import SetupError, check_statement, split_sql, statements_for
 from tests.conftest import shape_toml
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "shop"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "shop"
 
 GOOD = shape_toml(
     "orders of a customer",

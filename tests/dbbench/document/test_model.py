@@ -16,7 +16,7 @@ from dbbench.measure.expect import PlanCheck
 from dbbench.measure.explain import Measurement, ShapeMeasurement
 from dbbench.workflow import Run
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # Every explain result document kept in the repository (docs/results/ holds httpbench documents).
 FILES = sorted(
     p

@@ -11,7 +11,7 @@ from dbbench.dialects import mysql, postgresql
 from dbbench.measure.expect import check
 from verdict.stats import nearest_rank
 
-PLANS = Path(__file__).parent / "fixtures" / "plans"
+PLANS = Path(__file__).parents[1] / "fixtures" / "plans"
 
 
 def test_nearest_rank_with_seven_samples():

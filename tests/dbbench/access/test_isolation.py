@@ -371,7 +371,7 @@ def test_a_createrole_user_that_is_not_superuser_seeds_with_isolation(admins, cr
     ns, url, password = creator
     role = isolation.role_name(ns)
     pg = admins["postgresql"]
-    shop = Path(__file__).resolve().parents[2] / "examples" / "shop"
+    shop = Path(__file__).resolve().parents[3] / "examples" / "shop"
     common = ("--only", "postgresql", "--pg-url", url, "--catalog", str(shop), "--namespace", ns)
     for attempt in ("created", "re-armed"):
         result = run_cli("seed", *common)
@@ -406,7 +406,7 @@ def test_a_role_only_a_superuser_may_rearm_is_one_clear_line(admins, creator):
     ns, url, password = creator
     role = isolation.role_name(ns)
     pg = admins["postgresql"]
-    cat = Path(__file__).resolve().parents[2] / "examples" / "shop"
+    cat = Path(__file__).resolve().parents[3] / "examples" / "shop"
     args = ("seed", "--only", "postgresql", "--pg-url", url, "--catalog", str(cat), "--namespace", ns)
     assert run_cli(*args).code == 0
     _sql(pg, [f"ALTER ROLE {role} SUPERUSER BYPASSRLS"])

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import run_cli
 
-SHOP = str(Path(__file__).resolve().parents[2] / "examples" / "shop")
+SHOP = str(Path(__file__).resolve().parents[3] / "examples" / "shop")
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +119,7 @@ def test_a_port_for_a_running_server_is_not_silently_ignored(local_servers):
 
 def test_every_float_option_refuses_nan_through_one_type():
     """click's FloatRange lets NaN through every bound; no command line may use it directly."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     users = [
         str(p.relative_to(root))
         for package in ("dbbench", "httpbench", "verdict")
