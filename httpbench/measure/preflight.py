@@ -159,101 +159,124 @@ def check(
     records: list[dict[str, Any]] = []
     with new_client(timeout) if client is None else contextlib.nullcontext(client) as client:
         for scenario in scenarios:
-            reference: tuple[int, str] | None = None
+            reference: tuple[int, str] | None = None  # the first target's body: (length, SHA-256)
             for target in targets:
-                where = f"target {target.name!r} scenario {scenario.name!r}"
-                extra: tuple[tuple[str, str], ...] = ()
-                etag = None
-                if scenario.conditional:
-                    first = _request(client, target, Scenario(scenario.name, scenario.path, "GET"))
-                    etag = first.headers.get("etag")
-                    modified = first.headers.get("last-modified")
-                    if first.status_code != 200 or not (etag or modified):
-                        raise HttpbenchError(
-                            f"preflight: {where}: conditional scenario needs a 200 "
-                            f"GET with an ETag or Last-Modified, got {first.status_code}"
-                            f"{'' if etag or modified else ' with neither'}"
-                        )
-                    extra = (("If-None-Match", etag),) if etag else ()
-                    if modified:
-                        extra += (("If-Modified-Since", modified),)
-                expected = (
-                    0
-                    if not scenario.has_body
-                    else scenario.length
-                    if scenario.length is not None
-                    else reference[0]
-                    if reference is not None and scenario.same_body
-                    else None
-                )
-                resp = _request(client, target, scenario, extra, expected)
-                body = resp.content
-                want = scenario.expected_status
-                if resp.status_code != want:
-                    hint = " (redirect: Location header)" if "location" in resp.headers else ""
-                    raise HttpbenchError(
-                        f"preflight: {where}: {scenario.method} {scenario.path} "
-                        f"returned {resp.status_code}, expected {want}{hint}"
-                    )
-                digest = hashlib.sha256(body).hexdigest()
-                if not scenario.has_body:
-                    if body:
-                        raise HttpbenchError(
-                            f"preflight: {where}: {scenario.method} answer with "
-                            f"status {want} must have an empty body, got {len(body)} bytes"
-                        )
-                    length, sha = 0, None
-                else:
-                    length, sha = len(body), digest
-                    declared = resp.headers.get("content-length")
-                    if declared is not None and declared.isdigit() and int(declared) != length:
-                        raise HttpbenchError(
-                            f"preflight: {where}: Content-Length {declared} but {length} body bytes"
-                        )
-                    rng = next((v for k, v in scenario.headers if k.lower() == "range"), None)
-                    if rng and want == 206:
-                        m = _RANGE.match(rng)
-                        if m:
-                            lo, hi = int(m.group(1)), int(m.group(2))
-                            cr = resp.headers.get("content-range", "")
-                            if not cr.startswith(f"bytes {lo}-"):
-                                raise HttpbenchError(
-                                    f"preflight: {where}: Range {rng!r} answered with "
-                                    f"Content-Range {cr or 'missing'!r}"
-                                )
-                            if not (cr.startswith(f"bytes {lo}-{hi}/") or length < hi - lo + 1):
-                                raise HttpbenchError(
-                                    f"preflight: {where}: Content-Range {cr!r} does not match {rng!r}"
-                                )
-                            if length > hi - lo + 1:
-                                raise HttpbenchError(
-                                    f"preflight: {where}: Range {rng!r} returned {length} bytes"
-                                )
-                    if scenario.length is not None and length != scenario.length:
-                        raise HttpbenchError(
-                            f"preflight: {where}: body is {length} bytes, expected {scenario.length}"
-                        )
-                    if scenario.sha256 is not None and digest != scenario.sha256.lower():
-                        raise HttpbenchError(
-                            f"preflight: {where}: body SHA-256 differs from the scenario's sha256"
-                        )
-                    if reference is None:
-                        reference = (length, digest)
-                    elif scenario.same_body and reference != (length, digest):
-                        raise HttpbenchError(
-                            f"preflight: {where}: body differs from the baseline's "
-                            f"({length} bytes vs {reference[0]}; same content is required)"
-                        )
-                expectations[(scenario.name, target.name)] = Expectation(want, length, sha, extra)
-                records.append(
-                    {
-                        "scenario": scenario.name,
-                        "target": target.name,
-                        "status": resp.status_code,
-                        "body_bytes": length,
-                        "sha256": sha,
-                        "etag": etag,
-                        "content_range": resp.headers.get("content-range"),
-                    }
-                )
+                expectation, record = _check_one(client, target, scenario, reference)
+                if reference is None and record["sha256"] is not None:
+                    reference = (record["body_bytes"], record["sha256"])
+                expectations[(scenario.name, target.name)] = expectation
+                records.append(record)
     return expectations, records
+
+
+def _check_one(
+    client: httpx.Client, target: Target, scenario: Scenario, reference: tuple[int, str] | None
+) -> tuple[Expectation, dict[str, Any]]:
+    """One scenario on one target: its answer checked (status, body, Range, against the scenario and
+    the ``reference`` body of the first target); the expectation and the record of what was found."""
+    where = f"target {target.name!r} scenario {scenario.name!r}"
+    extra, etag = _validators(client, target, scenario, where)
+    resp = _request(client, target, scenario, extra, _expected_length(scenario, reference))
+    want = scenario.expected_status
+    if resp.status_code != want:
+        hint = " (redirect: Location header)" if "location" in resp.headers else ""
+        raise HttpbenchError(
+            f"preflight: {where}: {scenario.method} {scenario.path} "
+            f"returned {resp.status_code}, expected {want}{hint}"
+        )
+    length: int
+    sha: str | None
+    if not scenario.has_body:
+        if resp.content:
+            raise HttpbenchError(
+                f"preflight: {where}: {scenario.method} answer with "
+                f"status {want} must have an empty body, got {len(resp.content)} bytes"
+            )
+        length, sha = 0, None
+    else:
+        length, sha = _checked_body(resp, scenario, where)
+        if reference is not None and scenario.same_body and reference != (length, sha):
+            raise HttpbenchError(
+                f"preflight: {where}: body differs from the baseline's "
+                f"({length} bytes vs {reference[0]}; same content is required)"
+            )
+    record = {
+        "scenario": scenario.name,
+        "target": target.name,
+        "status": resp.status_code,
+        "body_bytes": length,
+        "sha256": sha,
+        "etag": etag,
+        "content_range": resp.headers.get("content-range"),
+    }
+    return Expectation(want, length, sha, extra), record
+
+
+def _validators(
+    client: httpx.Client, target: Target, scenario: Scenario, where: str
+) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """A conditional scenario's request headers (``If-None-Match`` / ``If-Modified-Since``, from a
+    first plain GET of the target) and the ETag seen; a scenario that is not conditional has none."""
+    if not scenario.conditional:
+        return (), None
+    first = _request(client, target, Scenario(scenario.name, scenario.path, "GET"))
+    etag = first.headers.get("etag")
+    modified = first.headers.get("last-modified")
+    if first.status_code != 200 or not (etag or modified):
+        raise HttpbenchError(
+            f"preflight: {where}: conditional scenario needs a 200 "
+            f"GET with an ETag or Last-Modified, got {first.status_code}"
+            f"{'' if etag or modified else ' with neither'}"
+        )
+    extra: tuple[tuple[str, str], ...] = (("If-None-Match", etag),) if etag else ()
+    if modified:
+        extra += (("If-Modified-Since", modified),)
+    return extra, etag
+
+
+def _expected_length(scenario: Scenario, reference: tuple[int, str] | None) -> int | None:
+    """The body length a correct answer has, when known: none for a bodiless answer, the scenario's
+    ``length``, else the first target's when the body must be the same."""
+    if not scenario.has_body:
+        return 0
+    if scenario.length is not None:
+        return scenario.length
+    if reference is not None and scenario.same_body:
+        return reference[0]
+    return None
+
+
+def _checked_body(resp: httpx.Response, scenario: Scenario, where: str) -> tuple[int, str]:
+    """The body's length and SHA-256, checked against ``Content-Length``, the Range asked for and
+    the scenario's ``length`` and ``sha256``."""
+    body = resp.content
+    length, digest = len(body), hashlib.sha256(body).hexdigest()
+    declared = resp.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) != length:
+        raise HttpbenchError(f"preflight: {where}: Content-Length {declared} but {length} body bytes")
+    if scenario.expected_status == 206:
+        _check_range(resp, scenario, where, length)
+    if scenario.length is not None and length != scenario.length:
+        raise HttpbenchError(f"preflight: {where}: body is {length} bytes, expected {scenario.length}")
+    if scenario.sha256 is not None and digest != scenario.sha256.lower():
+        raise HttpbenchError(f"preflight: {where}: body SHA-256 differs from the scenario's sha256")
+    return length, digest
+
+
+def _check_range(resp: httpx.Response, scenario: Scenario, where: str, length: int) -> None:
+    """A 206 answer to ``Range: bytes=LO-HI``: its ``Content-Range`` starts at LO and ends at HI (or
+    the body is shorter: the end of the file), and the body is no longer than the range."""
+    rng = next((v for k, v in scenario.headers if k.lower() == "range"), None)
+    m = _RANGE.match(rng) if rng else None
+    if not m:
+        return
+    lo, hi = int(m.group(1)), int(m.group(2))
+    cr = resp.headers.get("content-range", "")
+    if not cr.startswith(f"bytes {lo}-"):
+        raise HttpbenchError(
+            f"preflight: {where}: Range {rng!r} answered with Content-Range {cr or 'missing'!r}"
+        )
+    if not (cr.startswith(f"bytes {lo}-{hi}/") or length < hi - lo + 1):
+        raise HttpbenchError(f"preflight: {where}: Content-Range {cr!r} does not match {rng!r}")
+    if length > hi - lo + 1:
+        raise HttpbenchError(f"preflight: {where}: Range {rng!r} returned {length} bytes")
