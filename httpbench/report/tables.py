@@ -16,44 +16,64 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
     cfg = doc["config"]
     names = [t["name"] for t in cfg["targets"]]
     base = cfg["baseline"]
-    out: list[str] = []
     head = "## " if markdown else ""
-
     cands = names[1:]
     cand_label = cands[0] if len(cands) == 1 else "candidate"
-    if doc.get("paired") is not None:
+    paired = doc.get("paired") is not None
+    out: list[str] = []
+    if paired:
         out += _paired_summary(doc, fmt, head, base, cand_label)
     else:
-        rows = []
-        for sc in cfg["scenarios"]:
-            summ = doc["summaries"][sc["name"]]
-            for cand, cmp in doc["comparisons"][sc["name"]].items():
-                rt = cmp["ratios"]
-                rows.append(
-                    [
-                        sc["name"],
-                        _f(summ[base]["rps"]),
-                        _f(summ[cand]["rps"]),
-                        _x(rt["throughput"]),
-                        _ms(summ[base]["p95_ms"]),
-                        _ms(summ[cand]["p95_ms"]),
-                        _x(rt["p95"]),
-                        "pass" if cmp["passed"] else "FAIL",
-                    ]
-                )
-        out.append(f"{head}Summary ({cand_label} / {base}, median of {cfg['rounds']} rounds)")
-        out.append(
-            tabulate(
-                rows,
-                headers=_summary_headers(base, cand_label, "Gate"),
-                tablefmt=fmt,
-                disable_numparse=True,
-                colalign=("left",) + ("right",) * 7,
-            )
-        )
+        out += _seed_summary(doc, fmt, head, base, cand_label)
+    out += _detail(doc, fmt, head, names)
+    out += _self_control(doc, fmt, head) if paired else _per_round(doc, fmt, head, names)
+    if cfg.get("mode") == "open":
+        out += _open_loop(doc, fmt, head, names)
+    for title, headers, rows in extra_tables(doc):
+        out.append("")
+        out.append(f"{head}{title}")
+        out.append(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True))
+    out.append("")
+    out += _footer(doc)
+    return "\n".join(out)
 
+
+def _seed_summary(doc: dict[str, Any], fmt: str, head: str, base: str, cand_label: str) -> list[str]:
+    """The seed method's summary: medians of the rounds, their ratios and the point-estimate gates."""
+    cfg = doc["config"]
     rows = []
     for sc in cfg["scenarios"]:
+        summ = doc["summaries"][sc["name"]]
+        for cand, cmp in doc["comparisons"][sc["name"]].items():
+            rt = cmp["ratios"]
+            rows.append(
+                [
+                    sc["name"],
+                    _f(summ[base]["rps"]),
+                    _f(summ[cand]["rps"]),
+                    _x(rt["throughput"]),
+                    _ms(summ[base]["p95_ms"]),
+                    _ms(summ[cand]["p95_ms"]),
+                    _x(rt["p95"]),
+                    "pass" if cmp["passed"] else "FAIL",
+                ]
+            )
+    return [
+        f"{head}Summary ({cand_label} / {base}, median of {cfg['rounds']} rounds)",
+        tabulate(
+            rows,
+            headers=_summary_headers(base, cand_label, "Gate"),
+            tablefmt=fmt,
+            disable_numparse=True,
+            colalign=("left",) + ("right",) * 7,
+        ),
+    ]
+
+
+def _detail(doc: dict[str, Any], fmt: str, head: str, names: list[str]) -> list[str]:
+    """Per scenario and target: the medians of the per-round statistics."""
+    rows = []
+    for sc in doc["config"]["scenarios"]:
         for name in names:
             s = doc["summaries"][sc["name"]][name]
             flag = " (client-bound)" if s["client_bound"] else ""
@@ -72,46 +92,18 @@ def tables(doc: dict[str, Any], markdown: bool = False) -> str:
                     f"{s['failures']}/{s['requests']}",
                 ]
             )
-    out.append("")
-    out.append(f"{head}Response-time detail (medians of per-round statistics; connect time is outside RT)")
-    out.append(
+    headers = ["Scenario", "Target", "req/s", "MiB/s", "wall", "p50 RT", "p95 RT", "p99 RT", "max RT"]
+    return [
+        "",
+        f"{head}Response-time detail (medians of per-round statistics; connect time is outside RT)",
         tabulate(
             rows,
-            headers=[
-                "Scenario",
-                "Target",
-                "req/s",
-                "MiB/s",
-                "wall",
-                "p50 RT",
-                "p95 RT",
-                "p99 RT",
-                "max RT",
-                "connect p50",
-                "failed",
-            ],
+            headers=[*headers, "connect p50", "failed"],
             tablefmt=fmt,
             disable_numparse=True,
             colalign=("left", "left") + ("right",) * 9,
-        )
-    )
-
-    if doc.get("paired") is None:
-        out += _per_round(doc, fmt, head, names)
-    else:
-        out += _self_control(doc, fmt, head)
-
-    if cfg.get("mode") == "open":
-        out += _open_loop(doc, fmt, head, names)
-
-    for title, headers, rows in extra_tables(doc):
-        out.append("")
-        out.append(f"{head}{title}")
-        out.append(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True))
-
-    out.append("")
-    out += _footer(doc)
-    return "\n".join(out)
+        ),
+    ]
 
 
 def _summary_headers(base: str, cand_label: str, *tail: str) -> list[str]:
