@@ -53,58 +53,74 @@ def run(
         target, _ = Target.parse("nginx", ng.url())
         scenario = Scenario("GET 1 KiB" if size == 1024 else f"GET {size} B", "/bench.bin", klass="payload")
         expectations, _ = preflight.check([target], [scenario], 5.0)
-        exp = expectations[(scenario.name, "nginx")]
+        spec = engine.RoundSpec(
+            target=target,
+            scenario=scenario,
+            expectation=expectations[(scenario.name, "nginx")],
+            warmups=min(2000, requests),
+            requests=requests,
+            concurrency=concurrency,
+            timeout=5.0,
+        )
+        wrk_argv = [
+            wrk,
+            f"-t{wrk_threads}",
+            f"-c{concurrency}",
+            f"-d{duration:g}s",
+            "--latency",
+            "--timeout",
+            "5s",
+            f"{ng.url()}/bench.bin",
+        ]
         wrk_runs, hb_runs = [], []
         with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
             for r in range(rounds):
                 order = ("wrk", "httpbench") if r % 2 == 0 else ("httpbench", "wrk")
                 for tool in order:
                     if tool == "wrk":
-                        proc = subprocess.run(
-                            [
-                                wrk,
-                                f"-t{wrk_threads}",
-                                f"-c{concurrency}",
-                                f"-d{duration:g}s",
-                                "--latency",
-                                "--timeout",
-                                "5s",
-                                f"{ng.url()}/bench.bin",
-                            ],
-                            capture_output=True,
-                            text=True,
-                            timeout=duration + 30,
-                        )
-                        if proc.returncode != 0:
-                            raise HttpbenchError(f"wrk failed: {proc.stderr.strip()[:200]}")
-                        rps, p50, errs = _parse_wrk(proc.stdout)
-                        wrk_runs.append({"rps": rps, "p50_ms": p50, "errors": errs})
-                        say(
-                            f"round {r + 1} wrk: {rps:,.0f} req/s, p50 {p50 if p50 is None else round(p50, 3)} ms"
-                        )
+                        wrk_runs.append(_wrk_round(wrk_argv, duration, r, say))
                     else:
-                        spec = engine.RoundSpec(
-                            target=target,
-                            scenario=scenario,
-                            expectation=exp,
-                            warmups=min(2000, requests),
-                            requests=requests,
-                            concurrency=concurrency,
-                            timeout=5.0,
-                        )
-                        res = runner.run(engine.run_round(spec, r + 1, 1, ["nginx"]))
-                        hb_runs.append(
-                            {
-                                "rps": res.rps,
-                                "p50_ms": res.p50_ms,
-                                "p95_ms": res.p95_ms,
-                                "p99_ms": res.p99_ms,
-                                "errors": res.failures,
-                                "client_cpu_util": res.client_cpu_util,
-                                "connect_p50_ms": res.connect_ms["p50"],
-                            }
-                        )
-                        say(f"round {r + 1} httpbench: {res.rps:,.0f} req/s, p50 {res.p50_ms:.3f} ms")
+                        hb_runs.append(_httpbench_round(runner, spec, r, say))
+    return _result(size, concurrency, (wrk_threads, duration, wrk_runs), (requests, hb_runs))
+
+
+def _wrk_round(argv: list[str], duration: float, r: int, say: Callable[[str], None]) -> dict[str, Any]:
+    """One wrk run of ``duration`` seconds: its req/s, p50 and errors."""
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=duration + 30)
+    if proc.returncode != 0:
+        raise HttpbenchError(f"wrk failed: {proc.stderr.strip()[:200]}")
+    rps, p50, errs = _parse_wrk(proc.stdout)
+    say(f"round {r + 1} wrk: {rps:,.0f} req/s, p50 {p50 if p50 is None else round(p50, 3)} ms")
+    return {"rps": rps, "p50_ms": p50, "errors": errs}
+
+
+def _httpbench_round(
+    runner: asyncio.Runner, spec: engine.RoundSpec, r: int, say: Callable[[str], None]
+) -> dict[str, Any]:
+    """One round of the timing client: its req/s, percentiles, errors, CPU use and connect time."""
+    res = runner.run(engine.run_round(spec, r + 1, 1, ["nginx"]))
+    say(f"round {r + 1} httpbench: {res.rps:,.0f} req/s, p50 {res.p50_ms:.3f} ms")
+    return {
+        "rps": res.rps,
+        "p50_ms": res.p50_ms,
+        "p95_ms": res.p95_ms,
+        "p99_ms": res.p99_ms,
+        "errors": res.failures,
+        "client_cpu_util": res.client_cpu_util,
+        "connect_p50_ms": res.connect_ms["p50"],
+    }
+
+
+def _result(
+    size: int,
+    concurrency: int,
+    wrk: tuple[int, float, list[dict[str, Any]]],
+    httpbench: tuple[int, list[dict[str, Any]]],
+) -> dict[str, Any]:
+    """The result: each tool's runs and medians, and httpbench/wrk ratios. ``wrk``: threads,
+    seconds and runs; ``httpbench``: requests and runs."""
+    wrk_threads, duration, wrk_runs = wrk
+    requests, hb_runs = httpbench
     wrk_rps = median_or_none(x["rps"] for x in wrk_runs)
     hb_rps = median_or_none(x["rps"] for x in hb_runs)
     wrk_p50 = median_or_none(x["p50_ms"] for x in wrk_runs)
