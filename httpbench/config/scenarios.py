@@ -106,62 +106,14 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
     for key in ("name", "method", "path", "class", "sha256"):
         if fields.get(key) is not None and not isinstance(fields[key], str):
             raise HttpbenchError(f"{where}: {key} must be text")
-    path = str(fields.get("path") or "")
-    if not path.startswith("/"):
-        raise HttpbenchError(f"{where}: path must start with '/'")
-    if any(ch in path for ch in " \r\n\t"):
-        raise HttpbenchError(f"{where}: path must not contain whitespace (percent-encode it)")
-    secret = sorted(
-        {
-            k
-            for k, _ in parse_qsl(urlsplit(path).query, keep_blank_values=True)
-            if k.lower().replace("-", "_") in _CREDENTIAL_QUERY_KEYS
-        }
-    )
-    if secret:
-        raise HttpbenchError(
-            f"{where}: the path's query carries credentials ({', '.join(secret)}), which results "
-            "record with the path: pass them with --auth instead"
-        )
+    path = _path(fields, where)
     method = str(fields.get("method", "GET")).upper()
     if method not in METHODS:
         raise HttpbenchError(f"{where}: method must be one of {', '.join(METHODS)}")
     klass = str(fields.get("class", "metadata")).lower()
     if klass not in SCENARIO_CLASSES:
         raise HttpbenchError(f"{where}: class must be one of {', '.join(SCENARIO_CLASSES)}")
-    headers: list[tuple[str, str]] = []
-    raw_headers = fields.get("headers") or {}
-    if not isinstance(raw_headers, dict):
-        raise HttpbenchError(f"{where}: headers must be a table of name = value")
-    for k, v in raw_headers.items():
-        if not isinstance(v, (str, int, float)) or isinstance(v, bool):
-            raise HttpbenchError(f"{where}: headers.{str(k)[:40]} must be text")
-        headers.append((str(k), str(v)))
-    raw_header = fields.get("header", [])
-    if isinstance(raw_header, str):
-        raw_header = [raw_header]
-    if not isinstance(raw_header, list) or not all(isinstance(item, str) for item in raw_header):
-        raise HttpbenchError(f"{where}: header must be 'Name: value' text (or a list of them)")
-    for item in raw_header:
-        if ":" not in item:
-            raise HttpbenchError(f"{where}: header must be 'Name: value'")
-        key, value = item.split(":", 1)
-        headers.append((key.strip(), value.strip()))
-    for key, value in headers:
-        # a field name is an RFC 9110 token; a value has no control character but tab
-        if (
-            not key
-            or any(c not in _TCHAR for c in key)
-            or any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value)
-        ):
-            raise HttpbenchError(f"{where}: bad header name or value {key[:40]!r}")
-        if key.lower() in ("host", "content-length", "transfer-encoding"):
-            raise HttpbenchError(f"{where}: header {key} is set by httpbench")
-        if key.lower() in _CREDENTIAL_HEADERS:
-            raise HttpbenchError(
-                f"{where}: header {key} carries credentials, which scenarios would record: "
-                "use --auth NAME=env:VAR (never written)"
-            )
+    headers = _headers(fields, where)
     sha = fields.get("sha256")
     if sha is not None:
         sha = str(sha).lower()
@@ -182,6 +134,71 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
     if scenario.conditional and method != "GET":
         raise HttpbenchError(f"{where}: conditional scenarios use GET")
     return scenario
+
+
+def _path(fields: dict[str, Any], where: str) -> str:
+    """The scenario's path: absolute, no whitespace, no credential in its query."""
+    path = str(fields.get("path") or "")
+    if not path.startswith("/"):
+        raise HttpbenchError(f"{where}: path must start with '/'")
+    if any(ch in path for ch in " \r\n\t"):
+        raise HttpbenchError(f"{where}: path must not contain whitespace (percent-encode it)")
+    secret = sorted(
+        {
+            k
+            for k, _ in parse_qsl(urlsplit(path).query, keep_blank_values=True)
+            if k.lower().replace("-", "_") in _CREDENTIAL_QUERY_KEYS
+        }
+    )
+    if secret:
+        raise HttpbenchError(
+            f"{where}: the path's query carries credentials ({', '.join(secret)}), which results "
+            "record with the path: pass them with --auth instead"
+        )
+    return path
+
+
+def _headers(fields: dict[str, Any], where: str) -> list[tuple[str, str]]:
+    """The request headers, from the ``headers`` table then the ``header`` texts, each checked."""
+    headers: list[tuple[str, str]] = []
+    raw_headers = fields.get("headers") or {}
+    if not isinstance(raw_headers, dict):
+        raise HttpbenchError(f"{where}: headers must be a table of name = value")
+    for k, v in raw_headers.items():
+        if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            raise HttpbenchError(f"{where}: headers.{str(k)[:40]} must be text")
+        headers.append((str(k), str(v)))
+    raw_header = fields.get("header", [])
+    if isinstance(raw_header, str):
+        raw_header = [raw_header]
+    if not isinstance(raw_header, list) or not all(isinstance(item, str) for item in raw_header):
+        raise HttpbenchError(f"{where}: header must be 'Name: value' text (or a list of them)")
+    for item in raw_header:
+        if ":" not in item:
+            raise HttpbenchError(f"{where}: header must be 'Name: value'")
+        key, value = item.split(":", 1)
+        headers.append((key.strip(), value.strip()))
+    for key, value in headers:
+        _check_header(key, value, where)
+    return headers
+
+
+def _check_header(key: str, value: str, where: str) -> None:
+    """A header a scenario may send: a valid field, not one httpbench sets, carrying no credential."""
+    # a field name is an RFC 9110 token; a value has no control character but tab
+    if (
+        not key
+        or any(c not in _TCHAR for c in key)
+        or any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value)
+    ):
+        raise HttpbenchError(f"{where}: bad header name or value {key[:40]!r}")
+    if key.lower() in ("host", "content-length", "transfer-encoding"):
+        raise HttpbenchError(f"{where}: header {key} is set by httpbench")
+    if key.lower() in _CREDENTIAL_HEADERS:
+        raise HttpbenchError(
+            f"{where}: header {key} carries credentials, which scenarios would record: "
+            "use --auth NAME=env:VAR (never written)"
+        )
 
 
 def _masked(parts: list[str]) -> list[str]:
