@@ -298,7 +298,6 @@ def run(
     timeout: float,
     gate: Gate = DEFAULT_CLIENT_GATE,
     progress: Callable[[str], None] | None = None,
-    env: dict[str, str] | None = None,
     method: str = "seed",
     alpha: float = 0.05,
 ) -> tuple[dict[str, Any], list[str]]:
@@ -316,7 +315,7 @@ def run(
     for c_idx, command in enumerate(commands):
 
         def sample(name: str, command: ClientCommand = command) -> dict[str, Any]:
-            return run_sample(command, by_name[name], timeout, env)
+            return run_sample(command, by_name[name], timeout)
 
         samples = alternate(command.label, c_idx, names, rounds, sample, progress)
         summary, comparisons, fails = summarize(command.label, names, samples, gate, method, alpha)
@@ -344,66 +343,81 @@ def summarize(
     gate; paired: the interval of the per-round candidate/baseline ratios (same round = a pair),
     whose verdict may be ``inconclusive`` (then ``comparisons[cand]["inconclusive"]`` says why).
     Returns (summary, comparisons, failures)."""
-    summary: dict[str, dict[str, Any]] = {}
-    for name in names:
-        mine = [s for s in samples if s["target"] == name]
-        ok = [s["ms"] for s in mine if s["ok"]]
-        p50, p95 = percentiles(ok, (0.5, 0.95))
-        summary[name] = {
-            "samples": len(mine),
-            "ok": len(ok),
-            "failures": len(mine) - len(ok),
-            "p50_ms": p50,
-            "p95_ms": p95,
-        }
+    summary = {name: _target_summary([s for s in samples if s["target"] == name]) for name in names}
     comparisons: dict[str, dict[str, Any]] = {}
     failures: list[str] = []
     base = names[0]
     for cand in names[1:]:
-        p95_ratio = ratio(summary[cand]["p95_ms"], summary[base]["p95_ms"])
-        sample_fails = [
+        entry: dict[str, Any] = {
+            "baseline": base,
+            "p95_ratio": ratio(summary[cand]["p95_ms"], summary[base]["p95_ms"]),
+            "p50_ratio": ratio(summary[cand]["p50_ms"], summary[base]["p50_ms"]),
+        }
+        fails = [
             f"client {label}: {n} had {summary[n]['failures']} failed sample(s)"
             for n in (base, cand)
             if summary[n]["failures"]
         ]
-        fails = list(sample_fails)
-        if p95_ratio is None:
-            fails.append(f"client {label}: {cand} p95 ratio cannot be computed")
-        elif p95_ratio > gate.max_p95_ratio:
-            fails.append(
-                f"client {label}: {cand} p95 {p95_ratio:.3f}x {base} > "
-                f"{gate.max_p95_ratio:.2f}x (client gate)"
-            )
-        entry: dict[str, Any] = {
-            "baseline": base,
-            "p95_ratio": p95_ratio,
-            "p50_ratio": ratio(summary[cand]["p50_ms"], summary[base]["p50_ms"]),
-        }
         if method == "paired":
             # the raw p95 ratio of a few process timings is noise; the paired interval decides
-            fails = sample_fails
-            rounds = sorted({s["round"] for s in samples})
-            at = {(s["target"], s["round"]): s["ms"] if s["ok"] else None for s in samples}
-            d = paired_samples(
-                "sample time",
-                [at.get((base, r)) for r in rounds],
-                [at.get((cand, r)) for r in rounds],
-                gate.max_p95_ratio,
-                "above",
-                alpha,
-            )
-            entry["decision"] = d.to_json()
-            if d.verdict == "fail":
-                fails.append(decision_message(f"client {label}: {cand}", d, "client"))
-            elif d.verdict == "inconclusive" and not fails:
-                entry["inconclusive"] = decision_message(f"client {label}: {cand}", d, "client")
-            entry["verdict"] = "fail" if fails else d.verdict
+            _paired_verdict(entry, fails, f"client {label}: {cand}", _pairs(samples, base, cand), gate, alpha)
         else:
+            fails += _p95_gate_failures(f"client {label}: {cand}", entry["p95_ratio"], base, gate)
             entry["verdict"] = "fail" if fails else "pass"
         entry["passed"] = entry["verdict"] == "pass"
         comparisons[cand] = entry
         add_failures(failures, fails)
     return summary, comparisons, failures
+
+
+def _target_summary(mine: list[dict[str, Any]]) -> dict[str, Any]:
+    """One target's samples: counts, and nearest-rank p50/p95 of the successful ones."""
+    ok = [s["ms"] for s in mine if s["ok"]]
+    p50, p95 = percentiles(ok, (0.5, 0.95))
+    return {
+        "samples": len(mine),
+        "ok": len(ok),
+        "failures": len(mine) - len(ok),
+        "p50_ms": p50,
+        "p95_ms": p95,
+    }
+
+
+def _p95_gate_failures(who: str, p95_ratio: float | None, base: str, gate: Gate) -> list[str]:
+    """The seed method's client gate: the candidate/baseline p95 ratio at most the gate's."""
+    if p95_ratio is None:
+        return [f"{who} p95 ratio cannot be computed"]
+    if p95_ratio > gate.max_p95_ratio:
+        return [f"{who} p95 {p95_ratio:.3f}x {base} > {gate.max_p95_ratio:.2f}x (client gate)"]
+    return []
+
+
+def _pairs(
+    samples: list[dict[str, Any]], base: str, cand: str
+) -> tuple[list[float | None], list[float | None]]:
+    """The baseline's and the candidate's sample time of each round (None: failed or missing)."""
+    rounds = sorted({s["round"] for s in samples})
+    at = {(s["target"], s["round"]): s["ms"] if s["ok"] else None for s in samples}
+    return [at.get((base, r)) for r in rounds], [at.get((cand, r)) for r in rounds]
+
+
+def _paired_verdict(
+    entry: dict[str, Any],
+    fails: list[str],
+    who: str,
+    pairs: tuple[list[float | None], list[float | None]],
+    gate: Gate,
+    alpha: float,
+) -> None:
+    """The paired method's client gate, into ``entry`` (decision, verdict, why undecided) and
+    ``fails``: the interval of the per-round ratios against the gate's p95 ratio."""
+    d = paired_samples("sample time", pairs[0], pairs[1], gate.max_p95_ratio, "above", alpha)
+    entry["decision"] = d.to_json()
+    if d.verdict == "fail":
+        fails.append(decision_message(who, d, "client"))
+    elif d.verdict == "inconclusive" and not fails:
+        entry["inconclusive"] = decision_message(who, d, "client")
+    entry["verdict"] = "fail" if fails else d.verdict
 
 
 def undecided(section: dict[str, Any]) -> list[str]:
