@@ -100,35 +100,8 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
             fresh = {s.name: s for s in cfg.profile.scenarios()}
             cfg.scenarios = [fresh.get(s.name, s) for s in cfg.scenarios]
         expectations, preflight_records = preflight.check(cfg.targets, cfg.scenarios, cfg.timeout, ctx.client)
-        paired_section = None
-        if cfg.method == "paired":
-            settings = paired.Settings(**round_settings(cfg))
-            rounds, paired_section = paired.run(
-                cfg.targets,
-                cfg.scenarios,
-                expectations,
-                settings,
-                cfg.gates,
-                DEFAULT_GATES,
-                cfg.plan,
-                cfg.self_control,
-                progress,
-            )
-        else:
-            rounds = http_rounds(cfg, expectations, progress)
-        client_section: dict[str, Any] | None = None
-        client_failures: list[str] = []
-        if cfg.client_commands:
-            client_section, client_failures = client_rounds.run(
-                cfg.client_commands,
-                cfg.targets,
-                cfg.client_rounds,
-                cfg.client_timeout,
-                cfg.gates.get("client", client_rounds.DEFAULT_CLIENT_GATE),
-                progress,
-                method=cfg.method,
-                alpha=cfg.plan.alpha,
-            )
+        rounds, paired_section = _timed_rounds(cfg, expectations, progress)
+        client_section, client_failures = _real_clients(cfg, progress)
         profile_post = cfg.profile.after_rounds(ctx) if cfg.profile else None
     finally:
         ctx.close()
@@ -144,6 +117,36 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
         gates_mod.add_failures(doc["inconclusive"], client_rounds.undecided(client_section))
     doc["verdict"] = run_verdict(doc)
     return doc
+
+
+def _timed_rounds(
+    cfg: Config, expectations: dict, progress: Callable[[str], None] | None
+) -> tuple[list[RoundResult], dict[str, Any] | None]:
+    """The timed HTTP rounds: the paired method's (with its ``paired`` section), or the seeds'."""
+    if cfg.method != "paired":
+        return http_rounds(cfg, expectations, progress), None
+    settings = paired.Settings(**round_settings(cfg))
+    return paired.run(
+        cfg.targets, cfg.scenarios, expectations, settings, cfg.gates, cfg.plan, cfg.self_control, progress
+    )
+
+
+def _real_clients(
+    cfg: Config, progress: Callable[[str], None] | None
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The real-client rounds, when a client command is given: their section and gate failures."""
+    if not cfg.client_commands:
+        return None, []
+    return client_rounds.run(
+        cfg.client_commands,
+        cfg.targets,
+        cfg.client_rounds,
+        cfg.client_timeout,
+        cfg.gates.get("client", client_rounds.DEFAULT_CLIENT_GATE),
+        progress,
+        method=cfg.method,
+        alpha=cfg.plan.alpha,
+    )
 
 
 def run_verdict(doc: dict[str, Any]) -> str:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from httpbench.measure import engine
-from httpbench.model import Gate, RoundResult, Scenario, Target
+from httpbench.model import DEFAULT_GATES, Gate, RoundResult, Scenario, Target
 from verdict import FAIL, INCONCLUSIVE, PASS, Decision, combine, decide
 from verdict.stats import chances_to_decide, min_pairs, paired_ratio_interval
 
@@ -136,26 +136,34 @@ def gate_decisions(
     return out
 
 
+@dataclass(frozen=True)
+class Session:
+    """What the paired rounds of every scenario of one run share."""
+
+    runner: asyncio.Runner
+    expectations: dict
+    settings: Settings
+    plan: Plan
+    progress: Progress | None
+
+
 class ScenarioRun:
     """The paired rounds of one scenario for a list of targets (the first is the baseline)."""
 
     def __init__(
         self,
-        runner: asyncio.Runner,
+        session: Session,
         targets: list[Target],
         scenario: Scenario,
         s_idx: int,
-        expectations: dict,
-        settings: Settings,
         gate: Gate,
-        plan: Plan,
-        progress: Progress | None,
         label: str = "",
         aliases: dict[str, str] | None = None,
     ):
-        self.runner, self.targets, self.scenario, self.s_idx = runner, targets, scenario, s_idx
-        self.expectations, self.settings, self.gate, self.plan = expectations, settings, gate, plan
-        self.progress, self.label = progress, label
+        self.runner, self.expectations = session.runner, session.expectations
+        self.settings, self.plan, self.progress = session.settings, session.plan, session.progress
+        self.targets, self.scenario, self.s_idx, self.gate = targets, scenario, s_idx, gate
+        self.label = label
         self.aliases = aliases or {}  # slot name -> the target whose expectations it shares
         self.rounds: list[RoundResult] = []
         self.calibration: dict[str, Any] = {}
@@ -340,59 +348,74 @@ def run(
     expectations: dict,
     settings: Settings,
     gates: dict[str, Gate],
-    default_gates: dict[str, Gate],
     plan: Plan,
     self_control: bool,
     progress: Progress | None,
 ) -> tuple[list[RoundResult], dict[str, Any]]:
     """Every scenario's self-control (when asked) and paired comparison. Returns the comparison's
-    rounds and the ``paired`` section of the result (per scenario)."""
+    rounds and the ``paired`` section of the result (per scenario). A gate not in ``gates`` is the
+    default one of its class."""
     rounds: list[RoundResult] = []
     section: dict[str, Any] = {}
     budget_left = plan.budget_s
     with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
+        session = Session(runner, expectations, settings, plan, progress)
         for s_idx, scenario in enumerate(scenarios):
-            gate = gates.get(scenario.klass, default_gates[scenario.klass])
+            gate = gates.get(scenario.klass, DEFAULT_GATES[scenario.klass])
             allowance = budget_left / (len(scenarios) - s_idx)
             record: dict[str, Any] = {}
-            aa_verdict = None
             if self_control:
-                copy = self_copy(targets[0], {t.name for t in targets})
-                aa = ScenarioRun(
-                    runner,
-                    [targets[0], copy],
-                    scenario,
-                    s_idx,
-                    expectations,
-                    settings,
-                    gate,
-                    plan,
-                    progress,
-                    label="self-control ",
-                    aliases={copy.name: targets[0].name},
-                )
-                aa.run(allowance)
-                aa_rec = aa.record()
-                aa_rec["rounds"] = [r.to_json() for r in aa.rounds]
-                record["self_control"] = aa_rec
-                aa_verdict = next(iter(aa_rec["candidates"].values()))["verdict"]
-            run_ = ScenarioRun(runner, targets, scenario, s_idx, expectations, settings, gate, plan, progress)
+                record["self_control"] = _self_control(session, targets, scenario, s_idx, gate, allowance)
+            run_ = ScenarioRun(session, targets, scenario, s_idx, gate)
             t0 = time.perf_counter()
             run_.run(allowance)
             budget_left = max(0.0, budget_left - (time.perf_counter() - t0))
             record.update(run_.record())
-            if aa_verdict == FAIL:
-                for cand in record["candidates"].values():
-                    if cand["verdict"] != INCONCLUSIVE:
-                        cand["verdict_before_self_control"] = cand["verdict"]
-                        cand["verdict"] = INCONCLUSIVE
-                        cand["self_control_note"] = (
-                            "the A/A self-control failed on this scenario: the "
-                            "set-up itself is biased, so no verdict is trusted"
-                        )
+            if self_control and next(iter(record["self_control"]["candidates"].values()))["verdict"] == FAIL:
+                _distrust(record)
             rounds += run_.rounds
             section[scenario.name] = record
     return rounds, section
+
+
+def _self_control(
+    session: Session,
+    targets: list[Target],
+    scenario: Scenario,
+    s_idx: int,
+    gate: Gate,
+    allowance: float,
+) -> dict[str, Any]:
+    """The A/A run of one scenario: the baseline (the first target) against a second slot of itself;
+    its record, with its rounds."""
+    baseline = targets[0]
+    copy = self_copy(baseline, {t.name for t in targets})
+    aa = ScenarioRun(
+        session,
+        [baseline, copy],
+        scenario,
+        s_idx,
+        gate,
+        label="self-control ",
+        aliases={copy.name: baseline.name},
+    )
+    aa.run(allowance)
+    aa_rec = aa.record()
+    aa_rec["rounds"] = [r.to_json() for r in aa.rounds]
+    return aa_rec
+
+
+def _distrust(record: dict[str, Any]) -> None:
+    """A failed self-control: no decided verdict of the scenario is trusted (each is inconclusive,
+    the one it had kept beside it)."""
+    for cand in record["candidates"].values():
+        if cand["verdict"] != INCONCLUSIVE:
+            cand["verdict_before_self_control"] = cand["verdict"]
+            cand["verdict"] = INCONCLUSIVE
+            cand["self_control_note"] = (
+                "the A/A self-control failed on this scenario: the "
+                "set-up itself is biased, so no verdict is trusted"
+            )
 
 
 def overall(section: dict[str, Any]) -> str:
