@@ -67,8 +67,9 @@ def alpine(directory: Path, package_size: int, seed: int) -> None:
     default=0.0,
     help="Seconds to hold every answer about the model file (a slow upstream).",
 )
-def huggingface(**options: Any) -> None:
+def huggingface(host: str, port: int, cdn_port: int, cdn_host: str | None, **content: Any) -> None:
     """Serve a deterministic Hugging Face model repository in the foreground until Ctrl-C."""
-    from httpbench.profiles.huggingface.fixture.server import HubFixture, run_foreground
+    from httpbench.profiles.huggingface.fixture import HubApp, HubFixture, run_foreground
 
-    run_foreground(HubFixture(**options), lambda line: click.echo(line, file=sys.stdout))
+    fixture = HubFixture(HubApp(**content), host=host, port=port, cdn_port=cdn_port, cdn_host=cdn_host)
+    run_foreground(fixture, lambda line: click.echo(line, file=sys.stdout))

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,51 +36,62 @@ MIN_PACKAGE_SIZE = 4096
 _COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Where the package sits in the tree and what it and its key are called (each a plain path
+    component: letters, digits, ``. _ + -``)."""
+
+    branch: str = "v3.23"
+    repo: str = "main"
+    arch: str = "x86_64"
+    name: str = "httpbench-alpine-benchmark"
+    version: str = "1.0.0-r0"
+    key_name: str = DEFAULT_KEY_NAME
+
+    def check(self) -> None:
+        for label, value in (
+            ("branch", self.branch),
+            ("repo", self.repo),
+            ("arch", self.arch),
+            ("name", self.name),
+            ("version", self.version),
+            ("key name", self.key_name),
+        ):
+            if not _COMPONENT.match(value) or ".." in value:
+                raise HttpbenchError(f"fixture alpine: bad {label} {value!r} (letters, digits, . _ + -)")
+
+    @property
+    def directory(self) -> str:
+        return f"{self.branch}/{self.repo}/{self.arch}"
+
+
 def write_tree(
-    dest: Path,
-    *,
-    package_size: int = DEFAULT_PACKAGE_SIZE,
-    seed: int = 1,
-    branch: str = "v3.23",
-    repo: str = "main",
-    arch: str = "x86_64",
-    name: str = "httpbench-alpine-benchmark",
-    version: str = "1.0.0-r0",
-    key_name: str = DEFAULT_KEY_NAME,
+    dest: Path, *, package_size: int = DEFAULT_PACKAGE_SIZE, seed: int = 1, layout: Layout = Layout()
 ) -> dict[str, Any]:
     """Write the tree into ``dest`` (created if missing) and return the manifest."""
-    for label, value in (
-        ("branch", branch),
-        ("repo", repo),
-        ("arch", arch),
-        ("name", name),
-        ("version", version),
-        ("key name", key_name),
-    ):
-        if not _COMPONENT.match(value) or ".." in value:
-            raise HttpbenchError(f"fixture alpine: bad {label} {value!r} (letters, digits, . _ + -)")
+    layout.check()
     if package_size < MIN_PACKAGE_SIZE:
         raise HttpbenchError(f"fixture alpine: package size must be at least {MIN_PACKAGE_SIZE} bytes")
     dest = Path(dest)
     try:
         previous = _claim(dest)
         dest.mkdir(parents=True, exist_ok=True)  # fail now, not after building the package
-        private = _private_key(dest, key_name)
+        private = _private_key(dest, layout.key_name)
     except OSError as exc:
         raise _cannot_write(dest, exc) from None
-    pub_name = f"{key_name}.rsa.pub"
-    meta = apk.PackageMeta(name, version, arch)
+    pub_name = f"{layout.key_name}.rsa.pub"
+    meta = apk.PackageMeta(layout.name, layout.version, layout.arch)
     package = apk.build_sized_package(package_size, meta, seed=seed, private_key=private, key_name=pub_name)
     index = apk.build_index(
         [apk.record_for(package)],
         private_key=private,
         key_name=pub_name,
-        description=f"{branch}/{repo} httpbench fixture",
+        description=f"{layout.branch}/{layout.repo} httpbench fixture",
         mtime=meta.build_date,
     )
-    directory = f"{branch}/{repo}/{arch}"
+    directory = layout.directory
     files = {
-        f"keys/{key_name}.rsa": private,
+        f"keys/{layout.key_name}.rsa": private,
         f"keys/{pub_name}": apk.public_key_pem(private),
         f"{directory}/{package.file_name}": package.data,
         f"{directory}/APKINDEX.tar.gz": index,

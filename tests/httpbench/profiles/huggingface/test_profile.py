@@ -56,7 +56,7 @@ def hub():
 @pytest.fixture(scope="module")
 def cdn_hub():
     """The real Hub's shape: the model file's resolve redirects to a CDN on another port, with Xet headers."""
-    with fx.HubFixture(mode="redirect", xet=True) as server:
+    with fx.HubFixture(fx.HubApp(mode="redirect", xet=True)) as server:
         yield server
 
 
@@ -144,7 +144,7 @@ def test_preflight_passes_fixture_against_the_clean_cache(hub, cdn_hub, clean):
 @pytest.mark.servers
 def test_preflight_rejects_a_naive_proxy_that_leaks(mode, leaked):
     with (
-        fx.HubFixture(mode=mode, xet=True) as upstream,
+        fx.HubFixture(fx.HubApp(mode=mode, xet=True)) as upstream,
         HfCache(upstream.url, naive=True) as naive,
         fx.HubFixture() as ref,
         pytest.raises(HttpbenchError) as err,
@@ -183,7 +183,7 @@ def test_leak_check_finds_upstream_hosts_in_headers_and_json():
     ],
 )
 def test_preflight_catches_wrong_bytes_and_wrong_ranges(hub, knob, words):
-    with fx.HubFixture(**knob) as bad, pytest.raises(HttpbenchError, match=words) as err:
+    with fx.HubFixture(fx.HubApp(**knob)) as bad, pytest.raises(HttpbenchError, match=words) as err:
         preflight(HuggingFaceProfile(), fixture=hub.url, bad=bad.url)
     assert "target 'bad'" in str(err.value)
 
@@ -193,7 +193,7 @@ def test_preflight_checks_commit_and_expected_files(hub):
     with pytest.raises(HttpbenchError, match=r"'fixture' GET /api/models/\S+/revision/f{40}: returned 404"):
         preflight(HuggingFaceProfile(revision="f" * 40), fixture=hub.url)
     with (
-        fx.HubFixture(commit="f" * 40) as stale,
+        fx.HubFixture(fx.HubApp(commit="f" * 40)) as stale,
         pytest.raises(
             HttpbenchError,
             match=f"target 'stale' .*model info sha f{{40}} is not the "
@@ -238,8 +238,8 @@ def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_cl
 def fast_and_slow(peer_programs):
     """The URLs of two clean caches, over a redirect-mode hub and over one 60 ms slower."""
     with (
-        fx.HubFixture(mode="redirect") as fast,
-        fx.HubFixture(mode="redirect", delay=0.06) as slow,
+        fx.HubFixture(fx.HubApp(mode="redirect")) as fast,
+        fx.HubFixture(fx.HubApp(mode="redirect", delay=0.06)) as slow,
         HfCache(fast.url) as fast_cache,
         HfCache(slow.url) as slow_cache,
     ):
@@ -338,7 +338,7 @@ def test_a_xet_enabled_client_stays_on_the_clean_cache_but_follows_a_leak(tmp_pa
     no Xet token request); the Xet headers of a leaking upstream send the client to Xet instead."""
     from httpbench.profiles.huggingface import client_argv, client_env
 
-    with fx.HubFixture(mode="redirect", xet=True) as upstream, HfCache(upstream.url) as cache:
+    with fx.HubFixture(fx.HubApp(mode="redirect", xet=True)) as upstream, HfCache(upstream.url) as cache:
         for name, url, repo in (("cache", cache.url, "org/via-cache"), ("leaky", upstream.url, "org/direct")):
             target = targets(**{name: url})[0]
             proc = subprocess.run(
