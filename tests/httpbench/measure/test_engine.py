@@ -117,7 +117,9 @@ def test_connection_close_is_reopened_without_failures(server):
     route.fault, route.fault_every, route.fault_after = "close", 3, 1
     r = measure(server.url, Scenario("f", "/f"), requests=30, concurrency=2)
     assert (r.ok, r.failures) == (30, 0)
-    assert route.faults == 10 and 9 <= r.reconnects <= 10  # none needed after the last request
+    # a closed connection is reopened by the next request on it: each of the 2 workers may end on a
+    # close it never reopens, so 8 to 10 reconnects, whichever worker sends the last requests
+    assert route.faults == 10 and 10 - 2 <= r.reconnects <= 10
 
 
 @pytest.mark.servers
