@@ -79,8 +79,11 @@ def validate_cmd(catalog, namespace) -> None:
     from dbbench.setup import namespace as setupsql
 
     cat = catalogs.open_catalog(catalog)
-    setup = {d: len(setupsql.statements_for(f, d, namespace)) for d, f in cat.setup.items()}
-    click.echo(render_validate(cat, setup))
+    checked = {d: setupsql.checked(f, d, namespace) for d, f in cat.setup.items()}
+    problems = list(dict.fromkeys(p for _, found in checked.values() for p in found))
+    if problems:
+        raise setupsql.SetupError.of(problems)
+    click.echo(render_validate(cat, {d: len(stmts) for d, (stmts, _) in checked.items()}))
 
 
 @click.command("report")

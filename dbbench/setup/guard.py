@@ -8,9 +8,11 @@ privileges (the namespace user, :mod:`dbbench.access.isolation`) are the boundar
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
+from dbbench.setup import dumps
 from dbbench.setup.split import SetupError, Statement, split_sql
 
 _Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
@@ -105,20 +107,41 @@ def statements_for(
     *,
     text_checks: bool = True,
     binds: Mapping[str, str] | None = None,
+    skipped: Counter[str] | None = None,
 ) -> list[Statement]:
-    """The checked statements of one setup file (``binds``: :func:`split_sql`'s); a refused
-    statement is a :class:`SetupError`. The checks are early, friendly errors: the server's
-    privileges are the boundary."""
+    """The checked statements of one setup file (``binds``: :func:`split_sql`'s), after its dump
+    adapter (:mod:`dbbench.setup.dumps`; what it skips is counted in ``skipped``). Every refused
+    statement is found before one :class:`SetupError` lists them all. The checks are early,
+    friendly errors: the server's privileges are the boundary."""
+    stmts, problems = checked(file, dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped)
+    if problems:
+        raise SetupError.of(problems)
+    return stmts
+
+
+def checked(
+    file: Path,
+    dialect: str,
+    namespace: str,
+    *,
+    text_checks: bool = True,
+    binds: Mapping[str, str] | None = None,
+    skipped: Counter[str] | None = None,
+) -> tuple[list[Statement], list[str]]:
+    """:func:`statements_for`'s statements and its problems (``FILE: statement K (line L) WHY: SQL``),
+    without raising for refused statements (a file that cannot be read or split still raises)."""
     try:
         text = file.read_text()
     except UnicodeDecodeError:
         raise SetupError(f"{file}: not UTF-8 text") from None
-    stmts = split_sql(text, dialect, str(file), binds)
+    counts: Counter[str] = Counter() if skipped is None else skipped
+    stmts = list(dumps.adapt(dialect, split_sql(text, dialect, str(file), binds), namespace, counts))
     if not stmts:
         raise SetupError(f"{file}: no SQL statements")
+    problems = []
     for k, s in enumerate(stmts, start=1):
         why = check_statement(s, namespace) if text_checks else None
         if why:
             first = " ".join(s.text.split())[:100]
-            raise SetupError(f"{file}: statement {k} (line {s.line}) {why}: {first}")
-    return stmts
+            problems.append(f"{file}: statement {k} (line {s.line}) {why}: {first}")
+    return stmts, problems

@@ -30,7 +30,7 @@ from dbbench import defaults, dialects
 from dbbench.access.targets import Target
 from dbbench.catalog.entries import Catalog, open_catalog
 from dbbench.errors import DbbenchError, server_message
-from dbbench.setup.guard import check_statement, statements_for  # noqa: F401 (check_statement: re-exported)
+from dbbench.setup.guard import check_statement, checked, statements_for  # noqa: F401 (check_statement: re-exported)
 from dbbench.setup.split import SetupError, Statement, split_sql  # noqa: F401 (split_sql: re-exported)
 
 
@@ -291,13 +291,16 @@ def load(
     cat = catalog if isinstance(catalog, Catalog) else open_catalog(catalog)
     if not cat.has_setup:
         raise SetupError(f"{cat.path}: the catalog has no setup SQL (setup.sql or setup.<dialect>.sql)")
-    for t in targets:  # refuse before touching anything
+    problems: list[str] = []
+    for t in targets:  # refuse before touching anything, every problem of every file at once
         if t.dialect not in cat.setup:
             raise SetupError(
                 f"{cat.path}: no setup SQL for {t.label} (setup.{t.dialect}.sql or setup.sql); "
                 "use --only to skip that dialect"
             )
-        statements_for(cat.setup[t.dialect], t.dialect, namespace, text_checks=text_checks)
+        problems += checked(cat.setup[t.dialect], t.dialect, namespace, text_checks=text_checks)[1]
+    if problems:
+        raise SetupError.of(list(dict.fromkeys(problems)))  # one setup.sql serves both dialects
     with ThreadPoolExecutor(max_workers=len(targets) or 1) as pool:
         futures = [
             pool.submit(

@@ -16,7 +16,20 @@ from dbbench.errors import DbbenchError
 
 
 class SetupError(DbbenchError):
-    pass
+    """A catalog's setup SQL cannot run: refused by the text checks, not splittable, or failed on
+    the server. ``problems`` holds one line per refused statement when there are several (a
+    setup file's every problem is reported in one run)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None):
+        super().__init__(message)
+        self.problems = problems or [message]
+
+    @classmethod
+    def of(cls, problems: list[str]) -> SetupError:
+        """One error for every problem found: the message is the count, then one line each."""
+        if len(problems) == 1:
+            return cls(problems[0])
+        return cls(f"{len(problems)} setup statements refused:\n  " + "\n  ".join(problems), problems)
 
 
 @dataclass
