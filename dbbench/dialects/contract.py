@@ -7,6 +7,7 @@ Every function takes a raw DB-API connection of its driver (psycopg or PyMySQL) 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +40,7 @@ class SqlSyntax:
     backslash_escapes: bool = False  # ``\'`` inside '…' and "…" text
     double_quoted_identifiers: bool = False  # "name" is an identifier (else text)
     dollar_quotes: bool = False  # ``$tag$ … $tag$`` bodies
+    psql_input: bool = False  # psql's ``\meta`` lines and ``COPY … FROM stdin`` rows up to ``\.``
 
 
 class Dialect(Protocol):
@@ -79,7 +81,10 @@ class Dialect(Protocol):
     def concat(self, parts: list[str], /) -> str: ...
 
     # -- setup SQL (dbbench.setup.namespace) ----------------------------------------------------------
-    def run_setup_statement(self, conn: Connection, text: str, /) -> None: ...
+    # ``rows``: the data of a ``COPY … FROM stdin`` statement, in chunks (``SqlSyntax.psql_input``)
+    def run_setup_statement(
+        self, conn: Connection, text: str, rows: Iterable[str] | None = None, /
+    ) -> None: ...
     def outside_relations(self, conn: Connection, ns: str, /) -> dict[int, str]: ...
     def outside_changes(self, conn: Connection, ns: str, before: dict[int, str], /) -> list[str]: ...
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as _json
+from collections.abc import Iterable
 
 import pymysql
 
@@ -231,8 +232,8 @@ COMMIT_EACH_SETUP_STATEMENT = True  # its DDL commits implicitly anyway
 COLUMN_TYPE = "column_type"  # tinyint(1) is a bool
 
 
-def run_setup_statement(conn, text: str) -> None:
-    with conn.cursor() as cur:
+def run_setup_statement(conn, text: str, rows: Iterable[str] | None = None) -> None:
+    with conn.cursor() as cur:  # ``rows``: never (MySQL setup SQL has no COPY data)
         cur.execute(text)
         while cur.nextset():  # a CALL returns a result set per SELECT in the procedure
             pass

@@ -10,6 +10,8 @@ from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from dbbench.dialects.plan import PlanNode
 
 NAMESPACE_KIND = "schema"
@@ -149,15 +151,21 @@ def concat(parts: list[str]) -> str:
 
 
 # -- setup SQL (dbbench.setup.namespace) ---------------------------------------------------------------
-SETUP_SYNTAX = SqlSyntax(double_quoted_identifiers=True, dollar_quotes=True)
+SETUP_SYNTAX = SqlSyntax(double_quoted_identifiers=True, dollar_quotes=True, psql_input=True)
 # One transaction the caller commits: without the namespace role it is verified before the commit.
 COMMIT_EACH_SETUP_STATEMENT = False
 COLUMN_TYPE = "data_type"
 
 
-def run_setup_statement(conn, text: str) -> None:
+def run_setup_statement(conn, text: str, rows: Iterable[str] | None = None) -> None:
+    """One statement; a ``COPY … FROM stdin`` streams its ``rows`` (chunks of COPY text) to the server."""
     with conn.cursor() as cur:
-        cur.execute(text)
+        if rows is None:
+            cur.execute(text)
+            return
+        with cur.copy(text) as copy:
+            for chunk in rows:
+                copy.write(chunk)
 
 
 _OUTSIDE = (

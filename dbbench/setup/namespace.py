@@ -112,7 +112,7 @@ def _run_statements(conn, dialect: str, file: Path, stmts: list[Statement]) -> N
     d = dialects.get(dialect)
     for k, s in enumerate(stmts, start=1):
         try:
-            d.run_setup_statement(conn, s.text)
+            d.run_setup_statement(conn, s.text, None if s.data is None else s.data.chunks())
         except Exception as exc:
             if not d.is_driver_error(exc):
                 raise

@@ -1,13 +1,260 @@
-"""PostgreSQL's plain ``pg_dump`` output mapped onto the namespace (see :mod:`dbbench.setup.dumps`)."""
+"""PostgreSQL's plain ``pg_dump`` output mapped onto the namespace (see :mod:`dbbench.setup.dumps`).
+
+A script is a dump when, after psql meta lines and ``SET``s only, it sets
+``pg_catalog.set_config('search_path', '', false)`` (every plain dump of pg_dump 10 to 17 does);
+anything else passes through unchanged. In a dump:
+
+* the dumped schema (from its ``CREATE SCHEMA x``, else the first schema its statements qualify
+  names with: ``public`` or any one schema) becomes the namespace: ``x.`` qualifiers in the code
+  (not in string literals or function bodies) are rewritten to the namespace, and so are the
+  ``'x.name'`` literals pg_dump writes for sequences (``nextval('x.s'::regclass)``, ``setval``);
+* skipped, each counted under its reason: psql's ``\\restrict`` / ``\\unrestrict`` lines, the
+  ``search_path`` settings (the setup already runs inside the namespace), session settings meant for
+  the dumped server's client (timeouts, ``client_encoding``, ``default_tablespace``), ownership
+  (``OWNER TO``, ``SET SESSION AUTHORIZATION``), privileges (``GRANT``, ``REVOKE``, ``ALTER DEFAULT
+  PRIVILEGES``), the dumped schema's ``CREATE SCHEMA`` / ``COMMENT ON SCHEMA``, ``CREATE EXTENSION
+  plpgsql`` and its comment, and the ``dbbench_meta`` marker of a dumped dbbench namespace;
+* ``ALTER TABLE … DISABLE/ENABLE TRIGGER ALL`` (``--disable-triggers`` data-only dumps) runs as
+  ``… TRIGGER USER``: disabling the foreign-key (system) triggers needs a superuser; the table's own
+  triggers are disabled during its load as the dump asks (a full dump loads its data before it
+  creates triggers and foreign keys at all);
+* the other session ``SET``s (``check_function_bodies``, ``xmloption``, ``row_security``, …) run as
+  ``SET LOCAL``: for the setup's transaction only.
+
+A statement naming another schema than the dumped one is left as it is, so the text checks and the
+server refuse it; so is ``CREATE EXTENSION`` of anything but plpgsql (only a superuser may create
+one: the text checks say how to proceed).
+"""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from dbbench.setup.split import Statement
 
+SKIP_META = "skipped: psql meta-commands (\\restrict, \\unrestrict), which are not SQL"
+SKIP_SEARCH_PATH = "skipped: search_path settings (the setup already runs inside the namespace)"
+SKIP_SESSION = (
+    "skipped: settings for the dumped server's client (timeouts, client_encoding, default_tablespace)"
+)
+SKIP_OWNER = (
+    "skipped: ownership (OWNER TO, SET SESSION AUTHORIZATION): the namespace's role owns what it creates"
+)
+SKIP_PRIVILEGES = "skipped: privileges (GRANT, REVOKE), which name the dumped server's roles"
+SKIP_SCHEMA = (
+    "skipped: the dumped schema's CREATE SCHEMA / COMMENT ON SCHEMA (the namespace stands in for it)"
+)
+SKIP_PLPGSQL = "skipped: CREATE EXTENSION plpgsql and its COMMENT (built into the server)"
+SKIP_MARKER = "skipped: dbbench_meta of a dumped dbbench namespace (the namespace has its own)"
+MAPPED_TRIGGERS = (
+    "run as TRIGGER USER: DISABLE/ENABLE TRIGGER ALL (the foreign-key triggers need a superuser; "
+    "the table's own triggers are still disabled during its load)"
+)
+MAPPED_SETTINGS = "run as SET LOCAL: the dump's session settings (for the setup's transaction only)"
+
+
+def mapped_names(schema: str) -> str:
+    return f"mapped onto the namespace: names qualified with the dumped schema {schema}"
+
+
+_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*)'
+_SET_CONFIG = re.compile(
+    r"^\s*SELECT\s+(?:pg_catalog\s*\.\s*)?set_config\s*\(\s*'search_path'\s*,\s*'([^']*)'\s*,\s*false\s*\)\s*$",
+    re.I,
+)
+_SET = re.compile(r"^\s*SET\s+(?:SESSION\s+)?(?!LOCAL\b)(\w+)\b\s*(?:=|\bTO\b)?\s*(.*)$", re.I | re.S)
+_SESSION_AUTH = re.compile(
+    r"^\s*(?:SET\s+(?:SESSION\s+)?(?:SESSION\s+AUTHORIZATION|ROLE)\b|RESET\s+ROLE\b)", re.I
+)
+_CLIENT_SETTINGS = {
+    "statement_timeout",
+    "lock_timeout",
+    "idle_in_transaction_session_timeout",
+    "transaction_timeout",
+    "idle_session_timeout",
+    "client_encoding",
+    "default_tablespace",
+    "default_with_oids",
+}
+_META_SKIPPED = re.compile(r"^\\(?:restrict|unrestrict)\b")
+_OWNER = re.compile(r"^\s*ALTER\b.*\bOWNER\s+TO\b", re.I | re.S)
+_PRIVILEGES = re.compile(r"^\s*(?:GRANT|REVOKE|ALTER\s+DEFAULT\s+PRIVILEGES)\b", re.I)
+_CREATE_SCHEMA = re.compile(rf"^\s*CREATE\s+SCHEMA\s+(?:IF\s+NOT\s+EXISTS\s+)?({_IDENT})\s*$", re.I)
+_COMMENT_SCHEMA = re.compile(rf"^\s*COMMENT\s+ON\s+SCHEMA\s+({_IDENT})\s+IS\b", re.I)
+_PLPGSQL = re.compile(
+    r"^\s*(?:CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?|COMMENT\s+ON\s+EXTENSION\s+)(?:plpgsql|\"plpgsql\")(?:\s|$)",
+    re.I,
+)
+_TRIGGER_ALL = re.compile(r"^(\s*ALTER\s+TABLE\b.*\b(?:DISABLE|ENABLE)\s+TRIGGER\s+)ALL\s*$", re.I | re.S)
+_NAMES_A_SCHEMA = re.compile(r"^\s*(?:CREATE|ALTER|COMMENT|COPY|INSERT|SELECT)\b", re.I)
+_QUALIFIER = re.compile(rf"(?<![\w$.\"])({_IDENT})\s*\.\s*(?=[\"A-Za-z_])")
+_MARKER = re.compile(
+    rf"^\s*(?:CREATE\s+TABLE|COPY|ALTER\s+TABLE(?:\s+ONLY)?|INSERT\s+INTO)\s+({_IDENT})\s*\.\s*dbbench_meta\b",
+    re.I,
+)
+_BUILTIN_SCHEMAS = {"pg_catalog", "information_schema"}
+# In a statement's text: what is not code (literals, quoted bodies, comments) and quoted names.
+_TOKENS = re.compile(
+    r"""(?P<ident>"(?:[^"]|"")*")"""
+    r"""|(?P<estr>(?<![\w$])[Ee]'(?:[^'\\]|\\.|'')*')"""
+    r"""|(?P<lit>'(?:[^']|'')*')"""
+    r"""|(?P<dollar>(?<![\w$])(\$(?:[A-Za-z_]\w*)?\$)(?s:.*?)\5)"""
+    r"""|(?P<comment>--[^\n]*|/\*(?s:.*?)\*/)"""
+)
+_REG_CAST = re.compile(
+    r"\s*::\s*(?:pg_catalog\s*\.\s*)?reg(?:class|type|proc|procedure|oper|operator|config|dictionary|collation)\b",
+    re.I,
+)
+_SETVAL_BEFORE = re.compile(r"\bsetval\s*\(\s*$", re.I)
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name.lower()
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
 
 def adapt(statements: Iterable[Statement], namespace: str, skipped: Counter[str]) -> Iterator[Statement]:
-    """Ordinary setup SQL passes through unchanged (dump recognition comes next)."""
-    yield from statements
+    """A dump's statements as the namespace runs them (see the module docstring); ordinary setup
+    SQL passes through unchanged."""
+    head: list[Statement] = []
+    it = iter(statements)
+    for s in it:
+        head.append(s)
+        if _SET_CONFIG.match(s.text):
+            dump = _Dump(namespace, skipped)
+            for h in head:
+                yield from dump.map(h)
+            for s in it:
+                yield from dump.map(s)
+            return
+        if not (s.code.startswith("\\") or _SET.match(s.code)):
+            break
+    yield from head
+    yield from it
+
+
+class _Dump:
+    """The mapping of one dump: its dumped schema once known."""
+
+    def __init__(self, namespace: str, skipped: Counter[str]):
+        self.namespace, self.skipped = namespace, skipped
+        self.target = _quote(namespace)
+        self.schema: str | None = None
+        self.names: re.Pattern[str] | None = None
+
+    def _skip(self, reason: str) -> Iterator[Statement]:
+        self.skipped[reason] += 1
+        return iter(())
+
+    def _dumped(self, name: str) -> bool:
+        """Whether ``name`` (as written) is the dumped schema; the first schema seen becomes it."""
+        schema = _unquote(name)
+        if self.schema is None and schema not in _BUILTIN_SCHEMAS:
+            self.schema = schema
+            alternatives = [re.escape(_quote(schema))]
+            if re.fullmatch(r"[a-z_][a-z0-9_$]*", schema):
+                alternatives.append(f"(?i:{re.escape(schema)})(?![\\w$])")
+            self.names = re.compile(rf"(?<![\w$.\"])(?:{'|'.join(alternatives)})(?=\s*\.)")
+        return schema == self.schema
+
+    def map(self, s: Statement) -> Iterator[Statement]:
+        code = s.code
+        if code.startswith("\\"):
+            return self._skip(SKIP_META) if _META_SKIPPED.match(code) else iter((s,))
+        m = _SET_CONFIG.match(s.text)
+        if m:
+            return self._search_path(s, m.group(1))
+        if _SESSION_AUTH.match(code):
+            return self._skip(SKIP_OWNER)
+        m = _SET.match(code)
+        if m:
+            return self._setting(s, m.group(1).lower(), m.group(2))
+        if _OWNER.match(code):
+            return self._skip(SKIP_OWNER)
+        if _PRIVILEGES.match(code):
+            return self._skip(SKIP_PRIVILEGES)
+        if _PLPGSQL.match(code):
+            return self._skip(SKIP_PLPGSQL)
+        for pattern in (_CREATE_SCHEMA, _COMMENT_SCHEMA):
+            m = pattern.match(code)
+            if m:
+                return self._skip(SKIP_SCHEMA) if self._dumped(m.group(1)) else iter((s,))
+        if self.schema is None and _NAMES_A_SCHEMA.match(code):
+            for q in _QUALIFIER.finditer(code):
+                if _unquote(q.group(1)) not in _BUILTIN_SCHEMAS:
+                    self._dumped(q.group(1))
+                    break
+        s = self._rename(s)
+        marker = _MARKER.match(s.code)
+        if marker and marker.group(1) == self.target:
+            return self._skip(SKIP_MARKER)
+        m = _TRIGGER_ALL.match(s.code)
+        if m:
+            self.skipped[MAPPED_TRIGGERS] += 1
+            text = re.sub(r"\bALL(\s*)$", r"USER\1", s.text.rstrip(), flags=re.I)
+            return iter((Statement(text, s.line, m.group(1) + "USER", s.data),))
+        return iter((s,))
+
+    def _search_path(self, s: Statement, value: str) -> Iterator[Statement]:
+        """``set_config('search_path', …)`` / ``SET search_path``: skipped when it names nothing but
+        the dumped schema (and pg_catalog); otherwise left for the text checks to refuse."""
+        names = [n.strip() for n in value.split(",") if n.strip() not in ("", "''", '"$user"', "$user")]
+        if all(_unquote(n) in _BUILTIN_SCHEMAS or self._dumped(n) for n in names):
+            return self._skip(SKIP_SEARCH_PATH)
+        return iter((s,))
+
+    def _setting(self, s: Statement, name: str, value: str) -> Iterator[Statement]:
+        if name == "search_path":
+            return self._search_path(s, value)
+        if name in _CLIENT_SETTINGS:
+            return self._skip(SKIP_SESSION)
+        self.skipped[MAPPED_SETTINGS] += 1
+        local = re.compile(r"^(\s*SET)\s+(?:SESSION\s+)?", re.I)
+        return iter(
+            (Statement(local.sub(r"\1 LOCAL ", s.text, 1), s.line, local.sub(r"\1 LOCAL ", s.code, 1)),)
+        )
+
+    def _rename(self, s: Statement) -> Statement:
+        """The dumped schema's qualifiers in the code, and its ``'schema.name'`` sequence literals,
+        rewritten to the namespace."""
+        names, target, text = self.names, self.target, s.text
+        if names is None or self.schema is None:
+            return s
+        if not names.search(s.code) and not ("'" in text and self.schema in text.lower()):
+            return s
+        out: list[str] = []
+        pos = 0
+        for m in _TOKENS.finditer(text):
+            kind, token = m.lastgroup, m.group(0)
+            if kind == "ident":
+                q = names.match(text, m.start())
+                token = target if q and q.end() == m.end() else token
+            elif kind == "lit" and (
+                _REG_CAST.match(text, m.end())
+                or _SETVAL_BEFORE.search(text, max(0, m.start() - 64), m.start())
+            ):
+                token = self._literal(token)
+            out.append(names.sub(target, text[pos : m.start()]))
+            out.append(token)
+            pos = m.end()
+        out.append(names.sub(target, text[pos:]))
+        renamed = "".join(out)
+        if renamed == text:
+            return s
+        self.skipped[mapped_names(self.schema)] += 1
+        return Statement(renamed, s.line, names.sub(target, s.code), s.data)
+
+    def _literal(self, token: str) -> str:
+        """``'schema.name'`` (a regclass or setval argument) with the dumped schema → the namespace."""
+        assert self.names is not None
+        inner = token[1:-1].replace("''", "'")
+        m = self.names.match(inner)
+        if not m:
+            return token
+        inner = self.target + inner[m.end() :]
+        return "'" + inner.replace("'", "''") + "'"

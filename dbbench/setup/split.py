@@ -7,8 +7,8 @@ Part of :mod:`dbbench.setup.namespace` (which re-exports :class:`SetupError`, :c
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 from dbbench import dialects
 from dbbench.dialects.contract import SqlSyntax
@@ -32,16 +32,36 @@ class SetupError(DbbenchError):
         return cls(f"{len(problems)} setup statements refused:\n  " + "\n  ".join(problems), problems)
 
 
+@dataclass(eq=False)
+class CopyData:
+    """The rows of a ``COPY … FROM stdin`` block in psql's input (the lines up to ``\\.``): a span
+    of the script's text, handed to the server in chunks (never copied whole)."""
+
+    text: str = field(repr=False)
+    start: int
+    end: int
+
+    def chunks(self, size: int = 1 << 20) -> Iterator[str]:
+        for i in range(self.start, self.end, size):
+            yield self.text[i : min(i + size, self.end)]
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
 @dataclass
 class Statement:
     text: str
     line: int
     code: str  # the text with string literals and comments blanked: what the guard reads
+    data: CopyData | None = None  # ``COPY … FROM stdin``: its rows (PostgreSQL, psql's input)
 
 
 _BIND = re.compile(r":([A-Za-z_]\w*)")
 _DELIMITER_LINE = re.compile(r"[ \t]*DELIMITER[ \t]+(\S+)[ \t]*(?:\r?\n|$)", re.I)
 _DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_]\w*)?\$")
+_COPY_FROM_STDIN = re.compile(r"^\s*COPY\b[^;]*\bFROM\s+STDIN\b", re.I)
+_END_OF_COPY = re.compile(r"^\\\.\r?$", re.M)  # psql's end of COPY data: a line ``\.``
 # Characters that may start something other than plain code (a comment, quoted text, a dollar body,
 # a bind) or end a line; the statement delimiter's first character is added per delimiter.
 _SPECIAL = "\n-#/'\"`$:"
@@ -81,11 +101,12 @@ class _Splitter:
     def split(self) -> list[Statement]:
         text, n = self.text, len(self.text)
         while self.i < n:
-            if self._delimiter_line():
+            if self._delimiter_line() or self._meta_line():
                 continue
             if text.startswith(self.delim, self.i):
                 self._flush()
                 self.i += len(self.delim)
+                self._copy_data()
                 continue
             if self._comment() or self._quoted() or self._dollar_body() or self._bind():
                 continue
@@ -133,6 +154,38 @@ class _Splitter:
         self.line += m.group(0).count("\n")
         self.i = m.end()
         return True
+
+    def _meta_line(self) -> bool:
+        """A psql meta-command line (``\\restrict KEY``, ``\\connect db``), between statements: one
+        statement of its own (the dump adapter skips the harmless ones; the guard refuses the rest)."""
+        i, text = self.i, self.text
+        if not (
+            self.syntax.psql_input and text[i] == "\\" and (i == 0 or text[i - 1] == "\n") and self.blank
+        ):
+            return False
+        j = text.find("\n", i)
+        j = len(text) if j < 0 else j
+        self._flush()
+        meta = text[i:j].strip()
+        self.out.append(Statement(meta, self.line, meta))
+        self.i = j
+        return True
+
+    def _copy_data(self) -> None:
+        """After ``COPY … FROM stdin;`` in psql's input: its rows, from the next line up to a line
+        ``\\.``, kept with the statement (they are data, not SQL)."""
+        last = self.out[-1] if self.out else None
+        if not (self.syntax.psql_input and last and last.data is None and _COPY_FROM_STDIN.match(last.code)):
+            return
+        text = self.text
+        j = text.find("\n", self.i)
+        start = len(text) if j < 0 else j + 1
+        m = _END_OF_COPY.search(text, start)
+        if m is None:
+            raise self._fail("COPY … FROM stdin without its data's closing \\. line")
+        last.data = CopyData(text, start, m.start())
+        self.line += text.count("\n", self.i, m.start())
+        self.i = m.end()
 
     def _comment(self) -> bool:
         """``-- …`` (or ``# …``) to the end of the line, dropped; ``/* … */`` kept as one space."""
