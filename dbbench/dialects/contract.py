@@ -40,6 +40,7 @@ class SqlSyntax:
     backslash_escapes: bool = False  # ``\'`` inside '…' and "…" text
     double_quoted_identifiers: bool = False  # "name" is an identifier (else text)
     dollar_quotes: bool = False  # ``$tag$ … $tag$`` bodies
+    conditional_comments: bool = False  # MySQL's ``/*!40101 … */``: code the server runs, not a comment
     psql_input: bool = False  # psql's ``\meta`` lines and ``COPY … FROM stdin`` rows up to ``\.``
 
 

@@ -227,7 +227,9 @@ def concat(parts: list[str]) -> str:
 
 
 # -- setup SQL (dbbench.setup.namespace) ---------------------------------------------------------------
-SETUP_SYNTAX = SqlSyntax(delimiter_lines=True, hash_comments=True, backslash_escapes=True)
+SETUP_SYNTAX = SqlSyntax(
+    delimiter_lines=True, hash_comments=True, backslash_escapes=True, conditional_comments=True
+)
 COMMIT_EACH_SETUP_STATEMENT = True  # its DDL commits implicitly anyway
 COLUMN_TYPE = "column_type"  # tinyint(1) is a bool
 

@@ -48,6 +48,11 @@ def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:
             headers=["server", "namespace", "setup file", "statements", "time", "steps (s)"],
         )
     )
+    out += [  # one line per reason a dump's statements were skipped or rewritten
+        f"{DIALECT_LABEL[r.dialect]} {Path(r.file).name}: {n:,} statement{'s' if n != 1 else ''}: {why}"
+        for r in res
+        for why, n in r.skipped.items()
+    ]
     return "\n".join(out)
 
 

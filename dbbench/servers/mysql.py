@@ -7,6 +7,9 @@ real 8.0 server with ``--mysql-url`` to get reference results.
 Recipe: ``debootstrap --variant=minbase sid`` (mirror read from the host's apt sources, or
 ``DBBENCH_DEBIAN_MIRROR``), then ``apt-get install --no-install-recommends mysql-server-core``
 inside the chroot. ``chroot`` needs root; mysqld itself runs as the unprivileged service user.
+
+The client programs of the same version (``mysqldump``, ``mysql``: Debian's ``mysql-client-core``)
+are installed into the same chroot on first use by :func:`client`, not by ``servers up``.
 """
 
 from __future__ import annotations
@@ -16,19 +19,34 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 import pymysql
 
 from dbbench.errors import PrerequisiteError
-from dbbench.servers.base import DB_USER, Kind, LocalServer, ServerState, pid_alive, run, stop_pid, wait_until
+from dbbench.servers.base import (
+    DB_USER,
+    Home,
+    Kind,
+    LocalServer,
+    ServerState,
+    pid_alive,
+    run,
+    stop_pid,
+    wait_until,
+)
 
 if TYPE_CHECKING:
-    from dbbench.servers.base import Account, Home, InstanceState, Recorded, Say
+    from dbbench.servers.base import Account, InstanceState, Recorded, Say
 
 SUITE = "sid"
 PACKAGE = "mysql-server-core"
+CLIENT_PACKAGE = "mysql-client-core"  # mysql, mysqldump, mysqladmin, … of the server's version
+CLIENT_PROGRAMS = ("mysql", "mysqldump", "mysqladmin", "mysqlcheck", "mysqlimport", "mysqlshow")
 
 # Throwaway benchmark server: no binary log, relaxed redo flushing (neither changes plans), a buffer
 # pool large enough for the dataset, LOAD DATA LOCAL allowed for fast seeding.
@@ -223,3 +241,65 @@ class MySQLServer(LocalServer):
 
     def url(self, st: ServerState, password: str) -> str:
         return f"mysql+pymysql://{DB_USER}:{password}@127.0.0.1:{st.port}/"
+
+
+# -- the client programs -------------------------------------------------------------------------
+def _quiet(_: str) -> None:
+    pass
+
+
+def client_tool(name: str, *, home: Home | None = None, say: Say = _quiet) -> list[str]:
+    """The command line that runs the MySQL client program ``name`` (``mysqldump``, ``mysql``, …)
+    of the local server's own version: Debian's ``mysql-client-core`` in the server's chroot,
+    installed there on first use (the chroot itself too, as ``servers up`` would). Needs root."""
+    if name not in CLIENT_PROGRAMS:
+        raise PrerequisiteError(f"{name!r} is not a MySQL client program ({', '.join(CLIENT_PROGRAMS)})")
+    server = MySQLServer(home or Home())
+    server.require()
+    server.install(say)
+    if not (server.root_dir / "usr" / "bin" / name).exists():
+        say(f"installing {CLIENT_PACKAGE} in the chroot")
+        env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+        apt = ["chroot", str(server.root_dir), "apt-get", "-q", "-o", "DPkg::Lock::Timeout=300"]
+        run(
+            [*apt, "-o", "Acquire::Check-Valid-Until=false", "update"],
+            what="update apt inside the chroot",
+            hint="are Debian's package mirrors reachable?",
+            env=env,
+        )
+        run(
+            [*apt, "install", "-y", "--no-install-recommends", CLIENT_PACKAGE],
+            what=f"install {CLIENT_PACKAGE} inside the chroot",
+            env=env,
+        )
+        run(["chroot", str(server.root_dir), "apt-get", "clean"], what="clean apt caches", env=env)
+    return ["chroot", str(server.root_dir), name]
+
+
+def client(
+    name: str, url: str, args: Sequence[str], *, home: Home | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """Run the client program ``name`` (:func:`client_tool`) against the server of ``url``
+    (``mysql+pymysql://user:password@host:port/``) with ``args``; its output as text. The
+    account's password goes through an option file readable by root only, removed afterwards, not
+    through the command line."""
+    parts = urlsplit(url)
+    tool = client_tool(name, home=home)
+    root = Path(tool[1])
+    options = (
+        "[client]\n"
+        f"user={unquote(parts.username or '')}\n"
+        f"password={unquote(parts.password or '')}\n"
+        f"host={parts.hostname or '127.0.0.1'}\n"
+        f"port={parts.port or 3306}\n"
+        "protocol=TCP\n"
+    )
+    (root / "tmp").mkdir(exist_ok=True)
+    fd, path = tempfile.mkstemp(prefix="dbbench-client-", suffix=".cnf", dir=root / "tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(options)
+        inner = "/" + str(Path(path).relative_to(root))
+        return run([*tool, f"--defaults-extra-file={inner}", *args], what=f"run {name}", timeout=timeout)
+    finally:
+        os.unlink(path)

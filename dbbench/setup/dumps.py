@@ -21,10 +21,12 @@ from dbbench.setup.split import Statement
 
 
 def adapt(
-    dialect: str, statements: Iterable[Statement], namespace: str, skipped: Counter[str]
+    dialect: str, statements: Iterable[Statement], namespace: str, skipped: Counter[str], head: str = ""
 ) -> Iterator[Statement]:
-    """``statements`` as the namespace should run them (see the module docstring)."""
+    """``statements`` as the namespace should run them (see the module docstring); ``head``: the
+    file's first lines, where mysqldump names the database it dumps."""
     from dbbench.setup import mysqldump, pgdump
 
-    adapter = pgdump if dialect == "postgresql" else mysqldump
-    return adapter.adapt(statements, namespace, skipped)
+    if dialect == "postgresql":
+        return pgdump.adapt(statements, namespace, skipped)
+    return mysqldump.adapt(statements, namespace, skipped, head)

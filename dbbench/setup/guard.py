@@ -37,6 +37,7 @@ _REFUSED_PATTERNS = {
     "moves an object to another schema": r"\bSET\s+SCHEMA\b",
 }
 _REFUSED = [(re.compile(pattern, re.I), why) for why, pattern in _REFUSED_PATTERNS.items()]
+_EXTENSION = re.compile(rf"^\s*CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?({_Q})", re.I)
 _QUALIFIED_WRITE = re.compile(
     rf"\b(?:INTO|UPDATE|TABLE|VIEW|SEQUENCE|TRIGGER|PROCEDURE|FUNCTION|TYPE|DOMAIN|REFERENCES|TRUNCATE|COPY|"
     rf"DELETE\s+FROM)\s+(?:ONLY\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*({_Q})",
@@ -78,6 +79,14 @@ def _unquote(name: str) -> str:
 
 def check_statement(stmt: Statement, namespace: str) -> str | None:
     """Why ``stmt`` may not run in a setup script, or None."""
+    ext = _EXTENSION.match(stmt.code)
+    if ext:
+        name = ext.group(1)
+        return (
+            f"creates server-wide objects (the extension {name}, which only a superuser may create): have one "
+            f"install it on the server first, outside the namespace (CREATE EXTENSION {name} SCHEMA public), "
+            "and leave it out of the setup SQL (pg_dump -n SCHEMA dumps no extensions)"
+        )
     for pattern, why in _REFUSED:
         if pattern.search(stmt.code):
             return why
@@ -136,7 +145,8 @@ def checked(
     except UnicodeDecodeError:
         raise SetupError(f"{file}: not UTF-8 text") from None
     counts: Counter[str] = Counter() if skipped is None else skipped
-    stmts = list(dumps.adapt(dialect, split_sql(text, dialect, str(file), binds), namespace, counts))
+    statements = split_sql(text, dialect, str(file), binds)
+    stmts = list(dumps.adapt(dialect, statements, namespace, counts, head=text[:2048]))
     if not stmts:
         raise SetupError(f"{file}: no SQL statements")
     problems = []

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,6 +47,8 @@ class SetupResult:
     rows: dict[str, int] = field(default_factory=dict)
     fingerprints: dict[str, str] = field(default_factory=dict)
     isolation: str = "none"  # the role the setup SQL ran as, or "none" (dbbench's own user)
+    # the dump adapter's skips and rewrites (dbbench.setup.dumps): why -> statements
+    skipped: dict[str, int] = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
@@ -180,7 +183,10 @@ def setup_target(
             f"setup.sql); use --only to skip that dialect"
         )
     binds = {"scale": str(int(scale))}
-    stmts = statements_for(file, target.dialect, namespace, text_checks=text_checks, binds=binds)
+    skipped: Counter[str] = Counter()
+    stmts = statements_for(
+        file, target.dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped
+    )
     result = SetupResult(
         target.dialect,
         target.version_text,
@@ -189,6 +195,7 @@ def setup_target(
         catalog.setup_digest(target.dialect),
         len(stmts),
         isolation=isolation.role_name(namespace) if isolate else "none",
+        skipped=dict(skipped),
     )
     meta = {
         "dataset": catalog.dataset_name,

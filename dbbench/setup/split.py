@@ -60,6 +60,8 @@ class Statement:
 _BIND = re.compile(r":([A-Za-z_]\w*)")
 _DELIMITER_LINE = re.compile(r"[ \t]*DELIMITER[ \t]+(\S+)[ \t]*(?:\r?\n|$)", re.I)
 _DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_]\w*)?\$")
+# MySQL's executable comment: ``/*!`` and an optional 5- or 6-digit server version.
+_CONDITIONAL = re.compile(r"/\*!\d{0,6}")
 _COPY_FROM_STDIN = re.compile(r"^\s*COPY\b[^;]*\bFROM\s+STDIN\b", re.I)
 _END_OF_COPY = re.compile(r"^\\\.\r?$", re.M)  # psql's end of COPY data: a line ``\.``
 # Characters that may start something other than plain code (a comment, quoted text, a dollar body,
@@ -96,6 +98,7 @@ class _Splitter:
         self.blank = True  # whether ``buf`` holds only whitespace so far
         self.start: int | None = None
         self.i, self.line = 0, 1
+        self.conditional = False  # inside MySQL's ``/*!NNNNN … */``, whose content is code
         self._set_delimiter(";")
 
     def split(self) -> list[Statement]:
@@ -108,7 +111,13 @@ class _Splitter:
                 self.i += len(self.delim)
                 self._copy_data()
                 continue
-            if self._comment() or self._quoted() or self._dollar_body() or self._bind():
+            if (
+                self._conditional()
+                or self._comment()
+                or self._quoted()
+                or self._dollar_body()
+                or self._bind()
+            ):
                 continue
             self._plain()
         self._flush()
@@ -117,7 +126,8 @@ class _Splitter:
     # -- the statement being built -------------------------------------------------------------
     def _set_delimiter(self, delim: str) -> None:
         self.delim = delim
-        self.plain = re.compile("[^" + re.escape(_SPECIAL + delim[0]) + "]+")
+        special = _SPECIAL + delim[0] + ("*" if self.syntax.conditional_comments else "")
+        self.plain = re.compile("[^" + re.escape(special) + "]+")
 
     def _add(self, text: str, code: str) -> None:
         self.buf.append(text)
@@ -186,6 +196,27 @@ class _Splitter:
         last.data = CopyData(text, start, m.start())
         self.line += text.count("\n", self.i, m.start())
         self.i = m.end()
+
+    def _conditional(self) -> bool:
+        """MySQL's ``/*!40101 SET … */``: the server runs its content, so it is code to the guard
+        (the markers blanked there) and kept as written in the text."""
+        i, text = self.i, self.text
+        if not self.syntax.conditional_comments:
+            return False
+        if self.conditional and text.startswith("*/", i):
+            self.conditional = False
+            self._add("*/", "  ")
+            self.i += 2
+            return True
+        if self.conditional or not text.startswith("/*!", i):
+            return False
+        m = _CONDITIONAL.match(text, i)
+        assert m is not None
+        self._begin()
+        self.conditional = True
+        self._add(m.group(0), " " * len(m.group(0)))
+        self.i = m.end()
+        return True
 
     def _comment(self) -> bool:
         """``-- …`` (or ``# …``) to the end of the line, dropped; ``/* … */`` kept as one space."""
