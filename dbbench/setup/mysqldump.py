@@ -50,7 +50,7 @@ _DATABASE_DDL = re.compile(
 _USE = re.compile(rf"^\s*USE\s+(?P<name>{_NAME})\s*$", re.I)
 _LOCKS = re.compile(r"^\s*(?:LOCK\s+TABLES?\b|UNLOCK\s+TABLES?\s*$)", re.I)
 _TRANSACTION = re.compile(
-    r"^\s*(?:SET\s+(?:SESSION\s+|@@(?:SESSION\.)?)?AUTOCOMMIT\s*=\s*\w+|COMMIT)\s*$", re.I
+    r"^\s*(?:SET\s+(?:SESSION\s+|@@(?:SESSION\.)?)?AUTOCOMMIT\s*=\s*@?\w+|COMMIT)\s*$", re.I
 )
 _SET = re.compile(r"^\s*SET\s+(?!(?:GLOBAL|PERSIST|PERSIST_ONLY)\b)(?P<rest>.*)$", re.I | re.S)
 _TARGET = re.compile(
