@@ -34,29 +34,27 @@ from collections.abc import Iterable, Iterator
 
 from dbbench.setup.split import Statement
 
-SKIP_META = "skipped: psql meta-commands (\\restrict, \\unrestrict), which are not SQL"
-SKIP_SEARCH_PATH = "skipped: search_path settings (the setup already runs inside the namespace)"
+SKIP_META = "psql's \\restrict / \\unrestrict lines skipped (psql meta-commands, not SQL)"
+SKIP_SEARCH_PATH = "search_path settings skipped (the setup already runs inside the namespace)"
 SKIP_SESSION = (
-    "skipped: settings for the dumped server's client (timeouts, client_encoding, default_tablespace)"
+    "settings for the dumped server's client skipped (timeouts, client_encoding, default_tablespace)"
 )
 SKIP_OWNER = (
-    "skipped: ownership (OWNER TO, SET SESSION AUTHORIZATION): the namespace's role owns what it creates"
+    "ownership skipped (OWNER TO, SET SESSION AUTHORIZATION: the namespace's role owns what it creates)"
 )
-SKIP_PRIVILEGES = "skipped: privileges (GRANT, REVOKE), which name the dumped server's roles"
-SKIP_SCHEMA = (
-    "skipped: the dumped schema's CREATE SCHEMA / COMMENT ON SCHEMA (the namespace stands in for it)"
-)
-SKIP_PLPGSQL = "skipped: CREATE EXTENSION plpgsql and its COMMENT (built into the server)"
-SKIP_MARKER = "skipped: dbbench_meta of a dumped dbbench namespace (the namespace has its own)"
+SKIP_PRIVILEGES = "GRANT / REVOKE skipped (they name the dumped server's roles)"
+SKIP_SCHEMA = "the dumped schema's CREATE SCHEMA / COMMENT ON SCHEMA skipped (the namespace stands in for it)"
+SKIP_PLPGSQL = "CREATE EXTENSION plpgsql and its COMMENT skipped (built into the server)"
+SKIP_MARKER = "dbbench_meta of a dumped dbbench namespace skipped (the namespace has its own)"
 MAPPED_TRIGGERS = (
-    "run as TRIGGER USER: DISABLE/ENABLE TRIGGER ALL (the foreign-key triggers need a superuser; "
-    "the table's own triggers are still disabled during its load)"
+    "DISABLE/ENABLE TRIGGER ALL run as TRIGGER USER (the foreign-key triggers need a superuser; "
+    "the table's own triggers are still off during its load)"
 )
-MAPPED_SETTINGS = "run as SET LOCAL: the dump's session settings (for the setup's transaction only)"
+MAPPED_SETTINGS = "the dump's other session settings run as SET LOCAL (for the setup's transaction only)"
 
 
 def mapped_names(schema: str) -> str:
-    return f"mapped onto the namespace: names qualified with the dumped schema {schema}"
+    return f"names qualified with the dumped schema {schema} rewritten to the namespace"
 
 
 _IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*)'
@@ -189,10 +187,10 @@ class _Dump:
                 if _unquote(q.group(1)) not in _BUILTIN_SCHEMAS:
                     self._dumped(q.group(1))
                     break
-        s = self._rename(s)
-        marker = _MARKER.match(s.code)
-        if marker and marker.group(1) == self.target:
+        marker = _MARKER.match(code)
+        if marker and self.schema is not None and _unquote(marker.group(1)) == self.schema:
             return self._skip(SKIP_MARKER)
+        s = self._rename(s)
         m = _TRIGGER_ALL.match(s.code)
         if m:
             self.skipped[MAPPED_TRIGGERS] += 1

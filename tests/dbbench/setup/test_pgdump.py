@@ -281,3 +281,45 @@ def test_copy_without_its_end_line_is_one_line_exit_2(tmp_path):
     run = run_cli("validate", "--catalog", str(cat))
     assert run.code == 2, run.output
     assert run.stderr.count("\n") == 1 and "without its data's closing \\. line" in run.stderr
+
+
+def test_the_forms_of_pg_dump_12_to_17_are_skipped_or_mapped():
+    sql = (
+        "\\restrict k\n"
+        "SET statement_timeout = 0;\nSET transaction_timeout = 0;\nSET default_with_oids = false;\n"
+        "SELECT pg_catalog.set_config('search_path', '', false);\n"
+        "SET check_function_bodies = false;\n"
+        "SET SESSION AUTHORIZATION DEFAULT;\n"
+        "CREATE EXTENSION IF NOT EXISTS plpgsql WITH SCHEMA pg_catalog;\n"
+        "COMMENT ON EXTENSION plpgsql IS 'PL/pgSQL procedural language';\n"
+        "COMMENT ON SCHEMA public IS 'standard public schema';\n"
+        "SET search_path = public, pg_catalog;\n"
+        "CREATE TABLE public.t (id int);\n"
+        "ALTER TABLE public.t OWNER TO someone;\n"
+        "REVOKE USAGE ON SCHEMA public FROM PUBLIC;\nGRANT ALL ON SCHEMA public TO PUBLIC;\n"
+        "ALTER DEFAULT PRIVILEGES FOR ROLE x IN SCHEMA public GRANT SELECT ON TABLES TO y;\n"
+        "CREATE TABLE public.dbbench_meta (key varchar(64), value text);\n"
+        "COPY public.dbbench_meta (key, value) FROM stdin;\nowner\tdbbench\n\\.\n"
+        "ALTER TABLE ONLY public.t DISABLE TRIGGER ALL;\n"
+        "\\unrestrict k\n"
+    )
+    stmts, skipped = _adapt(sql)
+    assert [s.text for s in stmts] == [
+        "SET LOCAL check_function_bodies = false",
+        'CREATE TABLE "ns".t (id int)',
+        'ALTER TABLE ONLY "ns".t DISABLE TRIGGER USER',
+    ]
+    assert skipped == {
+        pgdump.SKIP_META: 2,
+        pgdump.SKIP_SESSION: 3,
+        pgdump.MAPPED_SETTINGS: 1,
+        pgdump.SKIP_SEARCH_PATH: 2,
+        pgdump.SKIP_OWNER: 2,
+        pgdump.SKIP_PLPGSQL: 2,
+        pgdump.SKIP_SCHEMA: 1,
+        pgdump.SKIP_PRIVILEGES: 3,
+        pgdump.SKIP_MARKER: 2,
+        pgdump.mapped_names("public"): 2,
+        pgdump.MAPPED_TRIGGERS: 1,
+    }
+    assert all(check_statement(s, "ns") is None for s in stmts)
