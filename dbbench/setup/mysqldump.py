@@ -41,7 +41,7 @@ from dataclasses import replace
 from dbbench.setup.split import Statement
 
 _NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
-_HEADER = re.compile(r"^-- MySQL dump\b")
+_HEADER = re.compile(r"^(?:/\*M![^\n]*\n)?-- (?:MySQL|MariaDB) dump\b")
 _HEADER_DATABASE = re.compile(r"^-- Host: .*?\bDatabase: (\S+)\s*$", re.M)
 _DATABASE_DDL = re.compile(
     rf"^\s*(?P<verb>DROP|CREATE|ALTER)\s+(?:SCHEMA|DATABASE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(?P<name>{_NAME})",
@@ -57,6 +57,7 @@ _TARGET = re.compile(
     r"^\s*(?:(?P<user>@[\w$.]+|@`[^`]*`)|(?:SESSION\s+|LOCAL\s+|@@(?:SESSION\.|LOCAL\.)?)?(?P<var>\w+))", re.I
 )
 _GTID_PURGED = re.compile(r"^\s*SET\s+@@GLOBAL\.GTID_PURGED\s*=", re.I)
+_DEFINES = {"CREATE", "ALTER "}  # the statements a DEFINER= clause may be in
 _CHARSET_VARS = {"names", "character_set_client", "character_set_results"}
 _BINLOG_VARS = {"sql_log_bin"}
 _DEFINER = re.compile(
@@ -184,7 +185,7 @@ def adapt(
             skipped[why] += 1
             continue
         text = s.text
-        if "DEFINER" in s.code.upper() and _DEFINER.search(s.code):
+        if s.code.lstrip()[:6].upper() in _DEFINES and _DEFINER.search(s.code):
             text, n = _rewrite(text, _DEFINER, "DEFINER=CURRENT_USER")
             if n:
                 skipped[DEFINER] += 1

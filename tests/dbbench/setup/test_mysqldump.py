@@ -381,3 +381,31 @@ def test_conditional_comments_are_code_and_their_markers_are_kept():
 def test_client_tool_is_the_servers_own_mysqldump(local_urls):
     proc = mysql_server.client("mysqldump", local_urls["mysql"], ["--version"])
     assert "9.7" in proc.stdout or "8.0" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "-- MySQL dump 10.13  Distrib 8.0.36, for Linux (x86_64)\n--\n-- Host: db    Database: shop\n",
+        "/*M!999999\\- enable the sandbox mode */\n-- MariaDB dump 10.19  Distrib 10.11.6-MariaDB\n"
+        "--\n-- Host: db    Database: shop\n",
+    ],
+    ids=["mysqldump", "mariadb-dump"],
+)
+def test_the_header_names_the_dumped_database(tmp_path, header):
+    """A single-database dump names its database in the header only: its qualified names and a
+    later USE of it map to the namespace; another database's stay refused."""
+    f = tmp_path / "setup.mysql.sql"
+    f.write_text(
+        header + "CREATE TABLE t (id int);\nUSE `shop`;\nINSERT INTO shop.t VALUES (1);\n"
+        "INSERT INTO t SELECT COUNT(*) FROM `shop`.`t` WHERE 'shop.t' <> '';\nUSE other;\n"
+    )
+    skipped: Counter[str] = Counter()
+    stmts, problems = checked(f, "mysql", "ns", skipped=skipped)
+    assert [s.text for s in stmts][1:4] == [
+        "INSERT INTO `ns`.t VALUES (1)",
+        "INSERT INTO t SELECT COUNT(*) FROM `ns`.`t` WHERE 'shop.t' <> ''",
+        "USE other",
+    ]
+    assert skipped == {mysqldump.DATABASE: 1, mysqldump.QUALIFIED: 2}
+    assert len(problems) == 1 and "switches database (USE)" in problems[0]
