@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -120,10 +121,20 @@ def _run_statements(conn, dialect: str, file: Path, stmts: list[Statement]) -> N
             if not d.is_driver_error(exc):
                 raise
             raise SetupError(
-                f"{file}: statement {k} (line {s.line}): the server reported: {server_message(exc, 300)}"
+                f"{file}: statement {k} ({_where(s, exc)}): the server reported: {server_message(exc, 300)}"
             ) from None
         if d.COMMIT_EACH_SETUP_STATEMENT:
             conn.commit()
+
+
+def _where(s: Statement, exc: BaseException) -> str:
+    """The line a failed statement is at; for a COPY's rows, the row the server names (its
+    diagnostic context ``COPY t, line N``) as a line of the file."""
+    context = str(getattr(getattr(exc, "diag", None), "context", None) or "")
+    m = re.match(r"COPY [^,]*, line (\d+)", context)
+    if s.data is None or m is None:
+        return f"line {s.line}"
+    return f"line {s.data.line + int(m.group(1)) - 1}, row {m.group(1)} of the COPY of line {s.line}"
 
 
 def _finish(target: Target, conn, namespace: str, file: Path, result: SetupResult) -> None:

@@ -40,6 +40,7 @@ class CopyData:
     text: str = field(repr=False)
     start: int
     end: int
+    line: int  # the line of the first row in the script
 
     def chunks(self, size: int = 1 << 20) -> Iterator[str]:
         for i in range(self.start, self.end, size):
@@ -193,7 +194,7 @@ class _Splitter:
         m = _END_OF_COPY.search(text, start)
         if m is None:
             raise self._fail("COPY … FROM stdin without its data's closing \\. line")
-        last.data = CopyData(text, start, m.start())
+        last.data = CopyData(text, start, m.start(), self.line + 1)
         self.line += text.count("\n", self.i, m.start())
         self.i = m.end()
 

@@ -323,3 +323,14 @@ def test_the_forms_of_pg_dump_12_to_17_are_skipped_or_mapped():
         pgdump.MAPPED_TRIGGERS: 1,
     }
     assert all(check_statement(s, "ns") is None for s in stmts)
+
+
+def test_a_bad_copy_row_is_one_line_naming_its_line_in_the_file(local_servers, tmp_path):
+    sql = "CREATE TABLE orders (id int PRIMARY KEY, total numeric);\nCOPY orders (id, total) FROM stdin;\n"
+    sql += "1\t2.5\n2\tnope\n\\.\n"
+    run, _ = _seed(tmp_path, sql)
+    assert run.code == 2, run.output
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.output
+    assert (
+        "statement 2 (line 4, row 2 of the COPY of line 2): the server reported: invalid input" in run.stderr
+    )
