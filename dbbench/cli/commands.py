@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -79,11 +80,12 @@ def validate_cmd(catalog, namespace) -> None:
     from dbbench.setup import namespace as setupsql
 
     cat = catalogs.open_catalog(catalog)
-    checked = {d: setupsql.checked(f, d, namespace) for d, f in cat.setup.items()}
+    skipped: dict[str, Counter[str]] = {d: Counter() for d in cat.setup}
+    checked = {d: setupsql.checked(f, d, namespace, skipped=skipped[d]) for d, f in cat.setup.items()}
     problems = list(dict.fromkeys(p for _, found in checked.values() for p in found))
     if problems:
         raise setupsql.SetupError.of(problems)
-    click.echo(render_validate(cat, {d: len(stmts) for d, (stmts, _) in checked.items()}))
+    click.echo(render_validate(cat, {d: len(stmts) for d, (stmts, _) in checked.items()}, skipped))
 
 
 @click.command("report")

@@ -74,6 +74,7 @@ def setup_document(catalog, targets: list[Target], results: list, agree: dict[st
                 {"name": f"rows in {t}", "expected": None, "actual": n, "ok": True} for t, n in r.rows.items()
             ],
             "fingerprints": r.fingerprints,
+            "skipped": r.skipped,  # a dump's statements skipped or rewritten: reason -> statements
             "ok": True,
         }
         for r in results

@@ -88,8 +88,9 @@ def render_seed(res: list[Any], agree: dict[str, bool], generated: float) -> str
     return "\n".join(out)
 
 
-def render_validate(cat: Any, setup: dict[str, int]) -> str:
-    """``dbbench validate``: every shape's expectations, then the setup SQL's statement counts."""
+def render_validate(cat: Any, setup: dict[str, int], skipped: dict[str, Any] | None = None) -> str:
+    """``dbbench validate``: every shape's expectations, then the setup SQL's statement counts and
+    what a dump adapter would skip or rewrite (``skipped``: dialect -> reason -> statements)."""
     rows = []
     for shape in cat.shapes:
         for d, v in shape.variants.items():
@@ -107,6 +108,11 @@ def render_validate(cat: Any, setup: dict[str, int]) -> str:
         tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"])
         + f"\n\n{cat.path}: {len(cat.shapes)} shapes valid; "
         + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)")
+        + "".join(
+            f"\n{DIALECT_LABEL[d]} {cat.setup[d].name}: {n:,} statement{'s' if n != 1 else ''}: {why}"
+            for d, reasons in (skipped or {}).items()
+            for why, n in reasons.items()
+        )
     )
 
 

@@ -192,6 +192,7 @@ def test_a_real_pg_dump_loads_unchanged_and_verifies(admin, source_fingerprints,
     (target,) = doc["targets"]
     assert target["isolation"] == f"dbbench_{NS}"  # ran as the namespace's own role
     assert target["fingerprints"] == source_fingerprints
+    assert target["skipped"][pgdump.SKIP_SEARCH_PATH] == 1
     assert {c["name"]: c["actual"] for c in target["cardinalities"]} == {
         "rows in customer": 2000,
         "rows in orders": 5000,
@@ -210,6 +211,8 @@ def test_schema_and_data_only_dumps_with_disable_triggers_load_as_one_file(
     run, out = _seed(tmp_path, schema + data)
     assert run.code == 0, run.output
     assert f"4 statements: {pgdump.MAPPED_TRIGGERS}" in run.stdout
+    checked = run_cli("validate", "--catalog", str(tmp_path / "cat"))
+    assert checked.code == 0 and f"4 statements: {pgdump.MAPPED_TRIGGERS}" in checked.stdout, checked.output
     (target,) = json.loads(out.read_text())["targets"]
     assert target["fingerprints"] == source_fingerprints
 
