@@ -24,6 +24,7 @@ from dbbench.dataset.definition import DATASET_PARAMS
 from dbbench.defaults import DIALECTS
 from dbbench.errors import DbbenchError
 from dbbench.measure.expect import FEATURE_ALIASES, FEATURES, normalize_forbid
+from dbbench.setup.guard import SetupError, read_setup
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "sql" / "catalog"
 FORBIDDABLE = FEATURES
@@ -163,10 +164,10 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
         if not any(dialect in s.variants for s in shapes):
             continue
         try:
-            if not file.read_text(encoding="utf-8").strip():
+            if not read_setup(file, dialect).strip():
                 problems.append(f"{file}: empty setup SQL")
-        except UnicodeDecodeError:
-            problems.append(f"{file}: not UTF-8 text")
+        except SetupError as exc:
+            problems.append(str(exc))
     if problems:
         raise CatalogError(problems)
     names = [s.name for s in shapes]

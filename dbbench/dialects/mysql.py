@@ -236,7 +236,8 @@ COLUMN_TYPE = "column_type"  # tinyint(1) is a bool
 
 def run_setup_statement(conn, text: str, rows: Iterable[str] | None = None) -> None:
     with conn.cursor() as cur:  # ``rows``: never (MySQL setup SQL has no COPY data)
-        cur.execute(text)
+        # bytes: a dump's binary columns that are not UTF-8 go back as they were read (surrogateescape)
+        cur.execute(text.encode("utf-8", "surrogateescape"))
         while cur.nextset():  # a CALL returns a result set per SELECT in the procedure
             pass
 

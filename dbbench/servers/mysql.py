@@ -280,9 +280,10 @@ def client(
     name: str, url: str, args: Sequence[str], *, home: Home | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess:
     """Run the client program ``name`` (:func:`client_tool`) against the server of ``url``
-    (``mysql+pymysql://user:password@host:port/``) with ``args``; its output as text. The
-    account's password goes through an option file readable by root only, removed afterwards, not
-    through the command line."""
+        (``mysql+pymysql://user:password@host:port/``) with ``args``; its output as text (bytes that are
+    not UTF-8, as mysqldump writes binary columns, kept with ``surrogateescape``). The
+        account's password goes through an option file readable by root only, removed afterwards, not
+        through the command line."""
     parts = urlsplit(url)
     tool = client_tool(name, home=home)
     root = Path(tool[1])
@@ -300,6 +301,11 @@ def client(
         with os.fdopen(fd, "w") as fh:
             fh.write(options)
         inner = "/" + str(Path(path).relative_to(root))
-        return run([*tool, f"--defaults-extra-file={inner}", *args], what=f"run {name}", timeout=timeout)
+        return run(
+            [*tool, f"--defaults-extra-file={inner}", *args],
+            what=f"run {name}",
+            timeout=timeout,
+            errors="surrogateescape",
+        )
     finally:
         os.unlink(path)

@@ -110,6 +110,19 @@ def check_statement(stmt: Statement, namespace: str) -> str | None:
     return None
 
 
+def read_setup(file: Path, dialect: str) -> str:
+    """A setup file's text, UTF-8. On MySQL, bytes that are not UTF-8 are kept as they are
+    (``surrogateescape``) and sent back to the server unchanged: mysqldump writes binary columns
+    raw unless given ``--hex-blob``."""
+    errors = "surrogateescape" if dialect == "mysql" else "strict"
+    try:
+        return file.read_bytes().decode("utf-8", errors)
+    except UnicodeDecodeError:
+        raise SetupError(f"{file}: not UTF-8 text") from None
+    except OSError as exc:
+        raise SetupError(f"{file}: cannot read: {exc.strerror or exc}") from None
+
+
 def statements_for(
     file: Path,
     dialect: str,
@@ -140,10 +153,7 @@ def checked(
 ) -> tuple[list[Statement], list[str]]:
     """:func:`statements_for`'s statements and its problems (``FILE: statement K (line L) WHY: SQL``),
     without raising for refused statements (a file that cannot be read or split still raises)."""
-    try:
-        text = file.read_text()
-    except UnicodeDecodeError:
-        raise SetupError(f"{file}: not UTF-8 text") from None
+    text = read_setup(file, dialect)
     counts: Counter[str] = Counter() if skipped is None else skipped
     statements = split_sql(text, dialect, str(file), binds)
     stmts = list(dumps.adapt(dialect, statements, namespace, counts, head=text[:2048]))
@@ -153,6 +163,6 @@ def checked(
     for k, s in enumerate(stmts, start=1):
         why = check_statement(s, namespace) if text_checks else None
         if why:
-            first = " ".join(s.text.split())[:100]
+            first = " ".join(s.text.split())[:100].encode("utf-8", "backslashreplace").decode("utf-8")
             problems.append(f"{file}: statement {k} (line {s.line}) {why}: {first}")
     return stmts, problems

@@ -55,7 +55,8 @@ CREATE TABLE customers (
     balance     DECIMAL(12, 2) NOT NULL DEFAULT 0,
     created_at  DATETIME(3) NOT NULL,
     seen_at     TIMESTAMP NULL,
-    note        text
+    note        text,
+    avatar      VARBINARY(32)
 );
 
 CREATE TABLE orders (
@@ -99,7 +100,7 @@ CREATE VIEW open_orders AS
     SELECT o.id, o.customer_id, c.email, o.total FROM orders o JOIN customers c ON c.id = o.customer_id
      WHERE o.status = 'open';
 
-INSERT INTO customers (email, tier, flags, profile, balance, created_at, seen_at, note)
+INSERT INTO customers (email, tier, flags, profile, balance, created_at, seen_at, note, avatar)
 WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 2000)
 SELECT CONCAT('customer', n, '@example.com'),
        ELT(1 + n % 3, 'free', 'pro', 'team'),
@@ -109,7 +110,8 @@ SELECT CONCAT('customer', n, '@example.com'),
        TIMESTAMP '2025-01-01 00:00:00.123' + INTERVAL n * 1001 SECOND,
        CASE WHEN n % 3 = 0 THEN NULL ELSE TIMESTAMP '2025-06-01 00:00:00' + INTERVAL n HOUR END,
        CASE WHEN n % 5 = 0 THEN NULL
-            ELSE CONCAT('line one\nline two; -- no comment /* nor this */ mdsrc.orders ', n) END
+            ELSE CONCAT('line one\nline two; -- no comment /* nor this */ mdsrc.orders ', n) END,
+       CASE WHEN n % 2 = 0 THEN NULL ELSE UNHEX(SHA2(CONCAT('a', n), 256)) END
   FROM g;
 
 INSERT INTO orders (customer_id, status, placed_at, total)
@@ -215,7 +217,7 @@ def _seed(cat: Path, namespace: str, tmp_path: Path) -> tuple[object, dict]:
 
 def _catalog(root: Path, setup: str) -> Path:
     root.mkdir(parents=True)
-    (root / "setup.mysql.sql").write_text(setup)
+    (root / "setup.mysql.sql").write_bytes(setup.encode("utf-8", "surrogateescape"))  # binary columns: raw
     (root / "01-customer.toml").write_text(SHAPE)
     return root
 
@@ -261,15 +263,22 @@ def dump(local_urls):
         (("--routines", "--triggers"), "mdplain"),
         (("--single-transaction", "--routines", "--triggers"), "mdsingle"),
         (("--single-transaction", "--routines", "--triggers", "--databases"), "mddatabases"),
+        (
+            (
+                *("--routines", "--triggers", "--databases", "--add-drop-database", "--hex-blob"),
+                *("--complete-insert", "--skip-extended-insert", "--set-gtid-purged=OFF"),
+            ),
+            "mdrows",
+        ),
     ],
-    ids=["routines-triggers", "single-transaction", "databases"],
+    ids=["routines-triggers", "single-transaction", "databases", "row-per-insert-hex-blob"],
 )
 def test_a_real_mysqldump_loads_unchanged_and_verifies(
     source, dump, local_urls, tmp_path, options, namespace
 ):
     text = dump(*options)
     cat = _catalog(tmp_path / "cat", text)
-    assert (cat / "setup.mysql.sql").read_text() == text  # unchanged
+    assert (cat / "setup.mysql.sql").read_bytes() == text.encode("utf-8", "surrogateescape")  # unchanged
     run, doc = _seed(cat, namespace, tmp_path)
     assert run.code == 0, run.output
     assert "Traceback" not in run.output
@@ -281,8 +290,9 @@ def test_a_real_mysqldump_loads_unchanged_and_verifies(
             run.stdout,
         )
     assert any("4 statements: " + mysqldump.DEFINER in line for line in lines), run.stdout
-    if "--databases" in options:
-        assert any("3 statements: " + mysqldump.DATABASE in line for line in lines), run.stdout
+    if "--databases" in options:  # CREATE DATABASE and USE (twice), with DROP DATABASE if asked
+        n = 3 + ("--add-drop-database" in options)
+        assert any(f"{n} statements: " + mysqldump.DATABASE in line for line in lines), run.stdout
     # the view, the trigger and both routines are there, owned by the namespace user, and work
     role = f"dbbench_{namespace}@%"
     with _connect(local_urls["mysql"], namespace) as conn, conn.cursor() as cur:
