@@ -12,7 +12,7 @@ anything else passes through unchanged. In a dump:
   ``search_path`` settings (the setup already runs inside the namespace), session settings meant for
   the dumped server's client (timeouts, ``client_encoding``, ``default_tablespace``), ownership
   (``OWNER TO``, ``SET SESSION AUTHORIZATION``), privileges (``GRANT``, ``REVOKE``, ``ALTER DEFAULT
-  PRIVILEGES``), the dumped schema's ``CREATE SCHEMA`` / ``COMMENT ON SCHEMA``, ``CREATE EXTENSION
+  PRIVILEGES``), the dumped schema's ``CREATE`` / ``DROP`` / ``COMMENT ON SCHEMA``, ``CREATE EXTENSION
   plpgsql`` and its comment, and the ``dbbench_meta`` marker of a dumped dbbench namespace;
 * ``ALTER TABLE … DISABLE/ENABLE TRIGGER ALL`` (``--disable-triggers`` data-only dumps) runs as
   ``… TRIGGER USER``: disabling the foreign-key (system) triggers needs a superuser; the table's own
@@ -43,7 +43,7 @@ SKIP_OWNER = (
     "ownership skipped (OWNER TO, SET SESSION AUTHORIZATION: the namespace's role owns what it creates)"
 )
 SKIP_PRIVILEGES = "GRANT / REVOKE skipped (they name the dumped server's roles)"
-SKIP_SCHEMA = "the dumped schema's CREATE SCHEMA / COMMENT ON SCHEMA skipped (the namespace stands in for it)"
+SKIP_SCHEMA = "the dumped schema's CREATE / DROP / COMMENT ON SCHEMA skipped (the namespace stands in for it)"
 SKIP_PLPGSQL = "CREATE EXTENSION plpgsql and its COMMENT skipped (built into the server)"
 SKIP_MARKER = "dbbench_meta of a dumped dbbench namespace skipped (the namespace has its own)"
 MAPPED_TRIGGERS = (
@@ -81,6 +81,9 @@ _OWNER = re.compile(r"^\s*ALTER\b.*\bOWNER\s+TO\b", re.I | re.S)
 _PRIVILEGES = re.compile(r"^\s*(?:GRANT|REVOKE|ALTER\s+DEFAULT\s+PRIVILEGES)\b", re.I)
 _CREATE_SCHEMA = re.compile(rf"^\s*CREATE\s+SCHEMA\s+(?:IF\s+NOT\s+EXISTS\s+)?({_IDENT})\s*$", re.I)
 _COMMENT_SCHEMA = re.compile(rf"^\s*COMMENT\s+ON\s+SCHEMA\s+({_IDENT})\s+IS\b", re.I)
+_DROP_SCHEMA = re.compile(
+    rf"^\s*DROP\s+SCHEMA\s+(?:IF\s+EXISTS\s+)?({_IDENT})\s*(?:CASCADE|RESTRICT)?\s*$", re.I
+)
 _PLPGSQL = re.compile(
     r"^\s*(?:CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?|COMMENT\s+ON\s+EXTENSION\s+)(?:plpgsql|\"plpgsql\")(?:\s|$)",
     re.I,
@@ -101,11 +104,11 @@ _TOKENS = re.compile(
     r"""|(?P<dollar>(?<![\w$])(\$(?:[A-Za-z_]\w*)?\$)(?s:.*?)\5)"""
     r"""|(?P<comment>--[^\n]*|/\*(?s:.*?)\*/)"""
 )
-_REG_CAST = re.compile(
-    r"\s*::\s*(?:pg_catalog\s*\.\s*)?reg(?:class|type|proc|procedure|oper|operator|config|dictionary|collation)\b",
+_REG_CAST = re.compile(  # unquoted, or quoted by --quote-all-identifiers
+    r'\s*::\s*(?:"?pg_catalog"?\s*\.\s*)?"?reg(?:class|type|proc|procedure|oper|operator|config|dictionary|collation)\b',
     re.I,
 )
-_SETVAL_BEFORE = re.compile(r"\bsetval\s*\(\s*$", re.I)
+_SETVAL_BEFORE = re.compile(r'\bsetval"?\s*\(\s*$', re.I)
 
 
 def _unquote(name: str) -> str:
@@ -178,7 +181,7 @@ class _Dump:
             return self._skip(SKIP_PRIVILEGES)
         if _PLPGSQL.match(code):
             return self._skip(SKIP_PLPGSQL)
-        for pattern in (_CREATE_SCHEMA, _COMMENT_SCHEMA):
+        for pattern in (_CREATE_SCHEMA, _COMMENT_SCHEMA, _DROP_SCHEMA):
             m = pattern.match(code)
             if m:
                 return self._skip(SKIP_SCHEMA) if self._dumped(m.group(1)) else iter((s,))

@@ -158,15 +158,20 @@ DUMPS = {
     "--no-owner": [f"-n{SRC}", "--no-owner"],
     "--disable-triggers": [f"-n{SRC}", "--disable-triggers"],
     "--inserts": [f"-n{SRC}", "--inserts"],
+    "--clean --if-exists --quote-all-identifiers": [
+        f"-n{SRC}",
+        "--clean",
+        "--if-exists",
+        "--quote-all-identifiers",
+    ],
 }
 
 
 @pytest.mark.parametrize("name", list(DUMPS))
 def test_a_real_pg_dump_loads_unchanged_and_verifies(admin, source_fingerprints, tmp_path, name):
     dump = _pg_dump(*DUMPS[name])
-    assert (
-        "SELECT pg_catalog.set_config('search_path', '', false);" in dump and f"CREATE TABLE {SRC}." in dump
-    )
+    assert "SELECT pg_catalog.set_config('search_path', '', false);" in dump
+    assert f"CREATE TABLE {SRC}.customer" in dump.replace('"', "")
     run, out = _seed(tmp_path, dump)
     assert run.code == 0, run.output
     assert "Traceback" not in run.output
