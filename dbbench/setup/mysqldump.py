@@ -8,8 +8,9 @@ setup SQL and passes through unchanged. In a dump:
 * the dumped database -- the header's ``Database: x``, else the first ``CREATE``/``DROP``/``USE``
   -- is the namespace: its ``DROP``/``CREATE``/``ALTER SCHEMA|DATABASE`` and ``USE`` are skipped
   (dbbench re-creates the namespace and the session already uses it), and its qualified names
-  ``x.t`` become ``namespace.t`` (in the code only, never inside quoted text). Any other database
-  named stays as written, so the text checks refuse it;
+  ``x.t`` become ``namespace.t`` where ``t`` is an object the dump creates (``x.c`` may be a table
+  ``x``'s column ``c``), in the code only, never inside quoted text. Any other database named
+  stays as written, so the text checks (or the server) refuse it;
 * ``LOCK TABLES … WRITE`` / ``UNLOCK TABLES``, ``SET AUTOCOMMIT`` and ``COMMIT`` are skipped: one
   session loads the namespace and dbbench commits each statement;
 * session settings the namespace user may set and that change what the load means are kept:
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 from dbbench.setup.split import Statement
@@ -45,6 +46,11 @@ _HEADER = re.compile(r"^(?:/\*M![^\n]*\n)?-- (?:MySQL|MariaDB) dump\b")
 _HEADER_DATABASE = re.compile(r"^-- Host: .*?\bDatabase: (\S+)\s*$", re.M)
 _DATABASE_DDL = re.compile(
     rf"^\s*(?P<verb>DROP|CREATE|ALTER)\s+(?:SCHEMA|DATABASE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(?P<name>{_NAME})",
+    re.I,
+)
+_CREATED = re.compile(
+    rf"^\s*CREATE\b[^(;]*?\b(?:TABLE|VIEW|PROCEDURE|FUNCTION|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+    rf"(?:{_NAME}\s*\.\s*)?(?P<name>{_NAME})",
     re.I,
 )
 _USE = re.compile(rf"^\s*USE\s+(?P<name>{_NAME})\s*$", re.I)
@@ -148,8 +154,9 @@ def _skip_set(code: str) -> str | None:
     return None
 
 
-def _rewrite(text: str, pattern: re.Pattern[str], replacement: str) -> tuple[str, int]:
-    """``text`` with ``pattern`` replaced outside quoted text; how many were replaced."""
+def _rewrite(text: str, pattern: re.Pattern[str], fn: Callable[[re.Match[str]], str]) -> tuple[str, int]:
+    """``text`` with each match of ``pattern`` outside quoted text replaced by ``fn(match)``;
+    how many were changed."""
     combined = re.compile(f"(?P<lit>{_LITERAL})|(?P<hit>{pattern.pattern})", pattern.flags)
     count = 0
 
@@ -157,10 +164,33 @@ def _rewrite(text: str, pattern: re.Pattern[str], replacement: str) -> tuple[str
         nonlocal count
         if m.group("lit") is not None:
             return m.group(0)
-        count += 1
-        return replacement
+        out = fn(m)
+        count += out != m.group(0)
+        return out
 
     return combined.sub(sub, text), count
+
+
+def _created(stmts: list[Statement]) -> set[str]:
+    """The tables, views, routines and triggers the dump creates (lower case)."""
+    found = (_CREATED.match(s.code) for s in stmts)
+    return {_unquote(m.group("name")).lower() for m in found if m}
+
+
+def _qualified_rewrite(database: str, namespace: str, created: set[str]):
+    """The pattern of ``database.name`` and the replacement that maps it onto the namespace, where
+    ``name`` is an object the dump creates (``x.y`` may also be a table ``x``'s column ``y``)."""
+    quoted = re.escape(_quote(database))
+    pattern = re.compile(
+        rf"(?<![\w$.`])(?:{quoted}|{re.escape(database)}(?![\w$]))(?P<dot>\s*\.\s*)(?P<obj>{_NAME})"
+    )
+
+    def mapped(m: re.Match[str]) -> str:
+        if _unquote(m.group("obj")).lower() not in created:
+            return m.group(0)
+        return _quote(namespace) + m.group("dot") + m.group("obj")
+
+    return pattern, mapped
 
 
 def adapt(
@@ -175,29 +205,23 @@ def adapt(
         return
     qualified = None
     if database is not None and database != namespace:
-        name = re.escape(database)
-        qualified = re.compile(
-            rf"(?<![\w$.`])(?:`{re.escape(database.replace('`', '``'))}`|{name}(?![\w$]))(?=\s*\.\s*[`\w])"
-        )
+        qualified = _qualified_rewrite(database, namespace, _created(stmts))
     for s in stmts:
         why = _skip(s, database)
         if why:
             skipped[why] += 1
             continue
-        text = s.text
-        if s.code.lstrip()[:6].upper() in _DEFINES and _DEFINER.search(s.code):
-            text, n = _rewrite(text, _DEFINER, "DEFINER=CURRENT_USER")
+        text, code = s.text, s.code
+        if code.lstrip()[:6].upper() in _DEFINES and _DEFINER.search(code):
+            text, n = _rewrite(text, _DEFINER, lambda m: "DEFINER=CURRENT_USER")
             if n:
                 skipped[DEFINER] += 1
-        if qualified is not None and qualified.search(s.code):
-            text, n = _rewrite(text, qualified, _quote(namespace))
+        if qualified is not None and qualified[0].search(code):
+            text, n = _rewrite(text, *qualified)
+            code = _rewrite(code, *qualified)[0]
             if n:
                 skipped[QUALIFIED] += 1
-        if text is s.text:
-            yield s
-            continue
-        code = _rewrite(s.code, qualified, _quote(namespace))[0] if qualified is not None else s.code
-        yield replace(s, text=text, code=code)
+        yield s if text is s.text else replace(s, text=text, code=code)
 
 
 def _skip(s: Statement, database: str | None) -> str | None:

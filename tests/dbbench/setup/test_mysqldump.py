@@ -419,3 +419,22 @@ def test_the_header_names_the_dumped_database(tmp_path, header):
     ]
     assert skipped == {mysqldump.DATABASE: 1, mysqldump.QUALIFIED: 2}
     assert len(problems) == 1 and "switches database (USE)" in problems[0]
+
+
+def test_a_table_named_like_the_dumped_database_keeps_its_columns(tmp_path):
+    """``orders.id`` is the column of table ``orders`` when the dump creates no object ``id``: only
+    ``orders.<an object of the dump>`` is the dumped database's name."""
+    f = tmp_path / "setup.mysql.sql"
+    f.write_text(
+        "-- MySQL dump 10.13\n-- Host: db    Database: orders\n"
+        "CREATE TABLE orders (id int);\n"
+        "CREATE VIEW v AS SELECT orders.id FROM orders.orders;\n"
+        "INSERT INTO `orders`.orders SELECT orders.id + 1 FROM orders;\n"
+    )
+    skipped: Counter[str] = Counter()
+    stmts, problems = checked(f, "mysql", "ns", skipped=skipped)
+    assert [s.text for s in stmts][1:] == [
+        "CREATE VIEW v AS SELECT orders.id FROM `ns`.orders",
+        "INSERT INTO `ns`.orders SELECT orders.id + 1 FROM orders",
+    ]
+    assert not problems and skipped == {mysqldump.QUALIFIED: 2}
