@@ -175,6 +175,7 @@ def setup_target(
     isolate: bool = True,
     text_checks: bool = True,
     scale: int = DEFAULT_SCALE,
+    prepared: tuple[list[Statement], Counter[str]] | None = None,
 ) -> SetupResult:
     """Rebuild ``namespace`` from the catalog's setup SQL on one target.
 
@@ -194,10 +195,13 @@ def setup_target(
             f"setup.sql); use --only to skip that dialect"
         )
     binds = {"scale": str(int(scale))}
-    skipped: Counter[str] = Counter()
-    stmts = statements_for(
-        file, target.dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped
-    )
+    if prepared is None:  # ``prepared``: the checked statements and skips, when the caller has them
+        skipped: Counter[str] = Counter()
+        stmts = statements_for(
+            file, target.dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped
+        )
+    else:
+        stmts, skipped = prepared
     result = SetupResult(
         target.dialect,
         target.version_text,
@@ -310,19 +314,33 @@ def load(
     if not cat.has_setup:
         raise SetupError(f"{cat.path}: the catalog has no setup SQL (setup.sql or setup.<dialect>.sql)")
     problems: list[str] = []
+    binds = {"scale": str(int(scale))}
+    prepared: dict[str, tuple[list[Statement], Counter[str]]] = {}
     for t in targets:  # refuse before touching anything, every problem of every file at once
         if t.dialect not in cat.setup:
             raise SetupError(
                 f"{cat.path}: no setup SQL for {t.label} (setup.{t.dialect}.sql or setup.sql); "
                 "use --only to skip that dialect"
             )
-        problems += checked(cat.setup[t.dialect], t.dialect, namespace, text_checks=text_checks)[1]
+        skipped: Counter[str] = Counter()
+        stmts, found = checked(
+            cat.setup[t.dialect], t.dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped
+        )
+        prepared[t.dialect] = (stmts, skipped)  # split and checked once, run as they are
+        problems += found
     if problems:
         raise SetupError.of(list(dict.fromkeys(problems)))  # one setup.sql serves both dialects
     with ThreadPoolExecutor(max_workers=len(targets) or 1) as pool:
         futures = [
             pool.submit(
-                setup_target, t, cat, namespace, isolate=isolate, text_checks=text_checks, scale=scale
+                setup_target,
+                t,
+                cat,
+                namespace,
+                isolate=isolate,
+                text_checks=text_checks,
+                scale=scale,
+                prepared=prepared[t.dialect],
             )
             for t in targets
         ]

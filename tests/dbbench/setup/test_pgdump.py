@@ -342,3 +342,11 @@ def test_a_bad_copy_row_is_one_line_naming_its_line_in_the_file(local_servers, t
     assert (
         "statement 2 (line 4, row 2 of the COPY of line 2): the server reported: invalid input" in run.stderr
     )
+
+
+def test_an_empty_copy_and_crlf_lines_end_where_psql_ends_them():
+    sql = "COPY a (x) FROM stdin;\n\\.\nCOPY b (x) FROM stdin;\r\n1\r\n\\.\r\nSELECT 2;\n"
+    a, b, select = split_sql(sql, "postgresql")
+    assert a.data is not None and len(a.data) == 0
+    assert b.data is not None and "".join(b.data.chunks()) == "1\r\n"
+    assert (select.text, select.line) == ("SELECT 2", 6)
