@@ -15,6 +15,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
@@ -114,7 +115,7 @@ def source_fingerprints(admin) -> dict[str, str]:
         raw.close()
 
 
-def _pg_dump(*options: str) -> str:
+def _pg_dump(*options: str, database: str | None = None) -> str:
     url = make_url(servers.local_url("postgresql"))
     proc = subprocess.run(
         [
@@ -126,7 +127,7 @@ def _pg_dump(*options: str) -> str:
             "-U",
             str(url.username),
             *options,
-            str(url.database),
+            database or str(url.database),
         ],
         capture_output=True,
         text=True,
@@ -229,6 +230,47 @@ def test_a_dump_naming_another_schema_is_refused_before_anything_runs(admin, tmp
     assert "Traceback" not in run.output
     assert "creates, drops or alters a schema/database: CREATE SCHEMA dbbench_t_pgsrc2" in run.stderr
     assert f"writes to {OTHER}.elsewhere, outside the namespace" in run.stderr
+
+
+PUBLIC_DB = "dbbench_t_pgdumpdb"
+
+
+def _psycopg(database: str):
+    url = make_url(servers.local_url("postgresql"))
+    return psycopg.connect(
+        host=url.host,
+        port=url.port,
+        user=url.username,
+        password=url.password,
+        dbname=database,
+        autocommit=True,
+    )
+
+
+def test_a_whole_database_dump_of_public_loads_and_verifies(admin, tmp_path):
+    """The commonest dump: a whole database (no -n), its objects in ``public``, with the public
+    schema's own statements (COMMENT ON SCHEMA, GRANT/REVOKE on it)."""
+    body = SOURCE_SQL[SOURCE_SQL.index("CREATE TYPE") : SOURCE_SQL.index(f"CREATE SCHEMA {OTHER}")]
+    with _psycopg(str(make_url(servers.local_url("postgresql")).database)) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PUBLIC_DB}")
+        conn.execute(f"CREATE DATABASE {PUBLIC_DB}")
+    try:
+        with _psycopg(PUBLIC_DB) as conn:
+            conn.execute("SET search_path TO public;" + body)
+            source = {
+                t: _fingerprint(conn, "postgresql", "public", t)
+                for t in _tables(conn, "postgresql", "public")
+            }
+        dump = _pg_dump(database=PUBLIC_DB)
+        assert "CREATE TABLE public.customer" in dump
+        run, out = _seed(tmp_path, dump)
+        assert run.code == 0, run.output
+        assert pgdump.mapped_names("public") in run.stdout
+        (target,) = json.loads(out.read_text())["targets"]
+        assert target["fingerprints"] == source and sorted(source) == ["customer", "orders"]
+    finally:
+        with _psycopg(str(make_url(servers.local_url("postgresql")).database)) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {PUBLIC_DB}")
 
 
 # -- the adapter and the splitter, on text ---------------------------------------------------------
