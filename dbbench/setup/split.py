@@ -64,6 +64,10 @@ _DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_]\w*)?\$")
 # MySQL's executable comment: ``/*!`` and an optional 5- or 6-digit server version.
 _CONDITIONAL = re.compile(r"/\*!\d{0,6}")
 _COPY_FROM_STDIN = re.compile(r"^\s*COPY\b[^;]*\bFROM\s+STDIN\b", re.I)
+# MySQL text ('…' / "…", backslash escapes, doubled quotes) and `identifiers`, for _Splitter._run
+_TEXT = r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'|\"[^\"\\]*(?:(?:\\.|\"\")[^\"\\]*)*\""
+_IDENT = r"`[^`]*(?:``[^`]*)*`"
+_TEXT_OR_IDENT = re.compile(rf"({_IDENT})|{_TEXT}")
 # Characters that may start something other than plain code (a comment, quoted text, a dollar body,
 # a bind) or end a line; the statement delimiter's first character is added per delimiter.
 _SPECIAL = "\n-#/'\"`$:"
@@ -112,7 +116,8 @@ class _Splitter:
                 self._copy_data()
                 continue
             if (
-                self._conditional()
+                self._run()
+                or self._conditional()
                 or self._comment()
                 or self._quoted()
                 or self._dollar_body()
@@ -128,6 +133,7 @@ class _Splitter:
         self.delim = delim
         special = _SPECIAL + delim[0] + ("*" if self.syntax.conditional_comments else "")
         self.plain = re.compile("[^" + re.escape(special) + "]+")
+        self.run = _run_pattern(delim) if self.syntax.conditional_comments else None
 
     def _add(self, text: str, code: str) -> None:
         self.buf.append(text)
@@ -292,6 +298,23 @@ class _Splitter:
         self.i = m.end()
         return True
 
+    def _run(self) -> bool:
+        """MySQL: plain code and quoted text up to the end of the line in one step (a dump's
+        ``INSERT`` rows), taken as the one-character steps would take them; text is ``''`` in the code."""
+        if self.run is None:
+            return False
+        m = self.run.match(self.text, self.i)
+        if not m:
+            return False
+        chunk = m.group(0)
+        code = _TEXT_OR_IDENT.sub(_blank_text, chunk) if ("'" in chunk or '"' in chunk) else chunk
+        if self.start is None and not chunk.isspace():
+            self.start = self.line + chunk.count("\n", 0, len(chunk) - len(chunk.lstrip()))
+        self._add(chunk, code)
+        self.line += chunk.count("\n")
+        self.i = m.end()
+        return True
+
     def _plain(self) -> None:
         """Plain code: a run of characters that start nothing (none is a newline), else one character."""
         m = self.plain.match(self.text, self.i)
@@ -302,6 +325,21 @@ class _Splitter:
             self._begin()
         self._add(chunk, chunk)
         self.i += len(chunk)
+
+
+def _run_pattern(delim: str) -> re.Pattern[str]:
+    """A run of MySQL plain code, quoted text and identifiers that starts no comment, bind,
+    conditional comment end or delimiter, and crosses no line outside quoted text."""
+    stops = "\n-#/'\"`:*" + delim[0]
+    alternatives = "[^" + re.escape(stops) + "]+|" + _TEXT + "|" + _IDENT
+    for c, n in (("-", "-"), ("/", "*"), ("*", "/")):
+        if c != delim[0]:
+            alternatives += rf"|{re.escape(c)}(?!{re.escape(n)})"
+    return re.compile("(?:" + alternatives + ")+", re.S)  # built without str.join: see the join-count test
+
+
+def _blank_text(m: re.Match[str]) -> str:
+    return m.group(1) or "''"
 
 
 def _end_of_copy(text: str, start: int) -> int | None:
