@@ -20,16 +20,20 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from dbbench import servers
+from dbbench.access import isolation
 from dbbench.access.targets import connect
+from dbbench.dialects import postgresql
 from dbbench.setup import pgdump
 from dbbench.setup.guard import check_statement
 from dbbench.setup.namespace import _fingerprint, _tables
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
 
-SRC = "dbbench_t_pgsrc"
-OTHER = "dbbench_t_pgsrc2"
-NS = "dbbench_t_pgload"
+# per process: runs of these tests side by side on the shared server do not meet
+RUN = os.getpid()
+SRC = f"dbbench_t_pgsrc_{RUN}"
+OTHER = f"dbbench_t_pgsrc_{RUN}_b"
+NS = f"dbbench_t_pgload_{RUN}"
 PG_DUMP = shutil.which("pg_dump") or "/usr/bin/pg_dump"
 
 SOURCE_SQL = f"""
@@ -99,9 +103,11 @@ def admin(local_servers):
     try:
         with raw.driver_connection.cursor() as cur:
             cur.execute(f"DROP SCHEMA IF EXISTS {SRC} CASCADE; DROP SCHEMA IF EXISTS {OTHER} CASCADE")
+            postgresql.drop_namespace(raw.driver_connection, NS)
         raw.driver_connection.commit()
     finally:
         raw.close()
+    isolation.drop_role(target, NS)
     target.dispose()
 
 
@@ -228,11 +234,11 @@ def test_a_dump_naming_another_schema_is_refused_before_anything_runs(admin, tmp
     run, _ = _seed(tmp_path, dump)
     assert run.code == 2, run.output
     assert "Traceback" not in run.output
-    assert "creates, drops or alters a schema/database: CREATE SCHEMA dbbench_t_pgsrc2" in run.stderr
+    assert f"creates, drops or alters a schema/database: CREATE SCHEMA {OTHER}" in run.stderr
     assert f"writes to {OTHER}.elsewhere, outside the namespace" in run.stderr
 
 
-PUBLIC_DB = "dbbench_t_pgdumpdb"
+PUBLIC_DB = f"dbbench_t_pgdumpdb_{RUN}"
 
 
 def _psycopg(database: str):
