@@ -438,3 +438,23 @@ def test_a_table_named_like_the_dumped_database_keeps_its_columns(tmp_path):
         "INSERT INTO `ns`.orders SELECT orders.id + 1 FROM orders",
     ]
     assert not problems and skipped == {mysqldump.QUALIFIED: 2}
+
+
+def test_a_dumps_data_rows_are_not_rescanned_but_anything_else_in_them_is():
+    """An INSERT whose rows hold data only is checked by its head (a dump's rows are most of its
+    bytes); rows holding anything else -- a subquery, a function, a name -- are checked whole."""
+    from dbbench.setup.guard import _without_data_rows, check_statement
+
+    rows = ",".join(f"({i},'it''s; USE mysql',NULL,-1.5e3,_binary 'x',0x1F,DEFAULT)" for i in range(2000))
+    (data,) = split_sql(f"INSERT INTO `t` (a, b, c, d, e, f, g) VALUES {rows}", "mysql")
+    assert _without_data_rows(data.code) == "INSERT INTO `t` (a, b, c, d, e, f, g) VALUES"
+    assert check_statement(data, "ns") is None
+    (outside,) = split_sql(f"INSERT INTO other.t VALUES {rows}", "mysql")
+    assert "outside the namespace" in (check_statement(outside, "ns") or "")
+    for tail, why in [
+        (",(1,(SELECT load_file('/etc/passwd')))", "reads or writes server-side files"),
+        (" ON DUPLICATE KEY UPDATE b = (SELECT b FROM dbbench_meta LIMIT 1)", "dbbench's ownership marker"),
+    ]:
+        (s,) = split_sql(f"INSERT INTO t VALUES {rows}{tail}", "mysql")
+        assert _without_data_rows(s.code) is s.code
+        assert why in (check_statement(s, "ns") or ""), tail
