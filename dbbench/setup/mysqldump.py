@@ -71,7 +71,7 @@ _DEFINER = re.compile(
     re.I,
 )
 # Quoted text in a statement's text (MySQL: backslash escapes, doubled quotes): left alone by rewrites.
-_LITERAL = r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\""
+_LITERAL = r"'[^'\\]*(?:(?:\\.|'')[^'\\]*)*'|\"[^\"\\]*(?:(?:\\.|\"\")[^\"\\]*)*\""  # unrolled: fast on data
 _META = re.compile(
     r"^\s*(?:DROP\s+TABLE\s+IF\s+EXISTS|CREATE\s+TABLE|LOCK\s+TABLES|ALTER\s+TABLE|INSERT\s+INTO)\s+"
     r"(?:`dbbench_meta`|dbbench_meta)(?:\s+(?:WRITE|READ|DISABLE\s+KEYS|ENABLE\s+KEYS|VALUES\b.*|\(.*))?\s*$",
