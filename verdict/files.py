@@ -69,12 +69,8 @@ def writes_through(path: Path | str) -> bool:
 def _write_through(path: Path, payload: bytes, append: bool) -> None:
     flags = os.O_WRONLY | os.O_CLOEXEC | (os.O_APPEND | os.O_CREAT if append else os.O_CREAT | os.O_TRUNC)
     fd = os.open(path, flags, 0o666)
-    with os.fdopen(fd, "wb") as fh:
-        view = memoryview(payload)
-        while view:  # a pipe or a terminal may take less than everything at once
-            written = fh.write(view)
-            view = view[written or 0 :]
-        fh.flush()
+    with os.fdopen(fd, "wb") as fh:  # a buffered writer: write() takes all of it, or raises
+        fh.write(payload)
 
 
 def write_output(path: Path | str, data: str | bytes, *, append: bool = False) -> None:
