@@ -1,20 +1,32 @@
 #!/usr/bin/env python3
-"""Does `dbbench diff` pass unchanged data and fail a real regression, every time?
+"""Does `dbbench diff` pass unchanged data and fail a real regression, every time, busy or idle?
 
-    .venv/bin/python benchmarks/bench_diff_stability.py [--runs 20] [--dropped-runs 5]
-                                                        [--index ix_stage_cleanup] [--seed]
+    .venv/bin/python benchmarks/bench_diff_stability.py [--runs 50] [--burner off,on] [--seed]
+        [--regression-runs 5] [--index ix_stage_cleanup] [--namespace dbbench_bench_diff]
+        [--gate-timing] [--json FILE]
 
-On the seeded alpine-100k data (namespace ``dbbench``; ``--seed`` seeds it first) on both local
-servers: save a baseline, run ``dbbench diff BASELINE`` ``--runs`` times on the unchanged data and
-count the exits (0 pass, 1 fail, 3 inconclusive); then drop ``--index`` on both dialects, run
-the diff ``--dropped-runs`` times (each must exit 1 and name the index), and recreate the index
-(then ANALYZE, as the seed does), so the dataset is left as it was. Prints the counts and the
-median wall time of one diff.
+On alpine-100k in its own namespace (``--seed`` seeds it first) on both local servers, at default
+settings: save a baseline, then for each burner setting (``off``: an idle machine; ``on``: one
+CPU kept busy by a Python loop in its own process beside every diff) run ``dbbench diff BASELINE``
+``--runs`` times on the unchanged data (A/A) and count the exits (0 pass, 1 fail, 3 inconclusive).
+Then the two regressions, ``--regression-runs`` diffs each (every one must exit 1):
+
+* work: a copy of the alpine catalog whose PostgreSQL namespace page compares
+  ``(package_name || '', id)`` instead of ``(package_name, id)``: the same plan on the same index,
+  but the index no longer bounds the scan (the message must name the index scan node);
+* index dropped: ``--index`` dropped on both dialects (the message must name it), then recreated
+  and ANALYZEd, so the dataset is left as it was.
+
+Prints one line per phase: the counts, the median wall time of one diff and what was named.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,12 +41,29 @@ from dbbench import dialects  # noqa: E402 (after the sys.path line)
 from dbbench.access.targets import open_targets  # noqa: E402 (after the sys.path line)
 
 DBBENCH = [sys.executable, "-m", "dbbench"]
+EXITS = {0: "pass", 1: "fail", 3: "inconclusive"}
+KEYSET = "AND (package_name, id) > (:after_name, :after_id)"  # PostgreSQL's namespace page
+UNBOUNDED = "AND (package_name || '', id) > (:after_name, :after_id)"  # the index bounds no more
+WORK_NODE = "work up at Index Scan on package using ix_package_namespace"
 
 
 def cli(*args: str) -> tuple[int, str, float]:
     start = time.perf_counter()
     p = subprocess.run([*DBBENCH, *args], capture_output=True, text=True, cwd=ROOT, timeout=1800, check=False)
     return p.returncode, p.stdout + p.stderr, time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def busy_cpu(on: bool):
+    """While the block runs, one CPU spins in a process of its own (bounded to six hours)."""
+    spin = "import time\nstop = time.monotonic() + 21600\nwhile time.monotonic() < stop:\n    pass\n"
+    proc = subprocess.Popen([sys.executable, "-c", spin]) if on else None
+    try:
+        yield
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(10)
 
 
 def index_table(conn, dialect: str, ns: str, index: str) -> tuple[str, str]:
@@ -78,87 +107,122 @@ def each_target(fn) -> dict:
     return out
 
 
-def tally(label: str, codes: list[int], walls: list[float]) -> str:
-    names = {0: "pass", 1: "fail", 3: "inconclusive"}
-    counts = {n: codes.count(c) for c, n in names.items()}
-    other = len(codes) - sum(counts.values())
-    return (
-        f"{label}: {len(codes)} diffs: {counts['pass']} exit 0, {counts['fail']} exit 1, "
-        f"{counts['inconclusive']} exit 3, {other} other; median wall {statistics.median(walls):.1f} s"
+def unbounded_catalog(where: Path) -> Path:
+    """A copy of the alpine catalog whose PostgreSQL namespace page the index no longer bounds."""
+    shutil.copytree(ROOT / "sql" / "catalog" / "alpine", where)
+    entry = where / "02-namespace-late-keyset-page.toml"
+    text = entry.read_text()
+    if text.find(KEYSET) < 0 or text.find(KEYSET) > text.find("[mysql]"):
+        raise SystemExit(f"{entry.name}: the PostgreSQL keyset predicate is not where it was")
+    entry.write_text(text.replace(KEYSET, UNBOUNDED, 1))
+    return where
+
+
+def diffs(label: str, n: int, args: list[str], named: str | None = None) -> dict:
+    """``dbbench diff ARGS`` ``n`` times: the exits, walls, and how often the output names ``named``."""
+    codes, walls, hits, example = [], [], 0, ""
+    for i in range(1, n + 1):
+        code, out, wall = cli("diff", *args)
+        codes.append(code)
+        walls.append(wall)
+        head = next((ln for ln in out.splitlines() if ln.startswith("dbbench diff:")), out.strip()[-200:])
+        if named is not None and named in out:
+            hits += 1
+            example = example or next(ln.strip() for ln in out.splitlines() if named in ln)
+        if code and not example:
+            example = out
+        print(f"[{label} {i}/{n}] exit {code} {wall:.1f} s  {head}", file=sys.stderr, flush=True)
+    counts = {name: codes.count(c) for c, name in EXITS.items()}
+    return {
+        "label": label,
+        "diffs": n,
+        **counts,
+        "other": n - sum(counts.values()),
+        "median_wall_s": round(statistics.median(walls), 2),
+        "named": hits if named is not None else None,
+        "example": example,
+    }
+
+
+def line(r: dict) -> str:
+    text = (
+        f"{r['label']}: {r['diffs']} diffs: {r['pass']} exit 0, {r['fail']} exit 1, {r['inconclusive']} exit 3, "
+        f"{r['other']} other; median wall {r['median_wall_s']:.1f} s"
     )
+    return text + (f"; named in {r['named']} of {r['diffs']}" if r["named"] is not None else "")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--dropped-runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=50, help="A/A diffs per burner setting")
+    ap.add_argument("--burner", default="off,on", help="burner settings to run the A/A with: off, on or both")
+    ap.add_argument("--regression-runs", type=int, default=5)
     ap.add_argument("--index", default="ix_stage_cleanup")
-    ap.add_argument("--namespace", default="dbbench")
+    ap.add_argument("--namespace", default="dbbench_bench_diff")
+    ap.add_argument("--gate-timing", action="store_true", help="run the A/A diffs with --gate-timing")
     ap.add_argument("--seed", action="store_true", help="seed alpine-100k into the namespace first")
+    ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
     ns = args.namespace
     if args.seed:
         code, out, _ = cli("seed", "--namespace", ns)
         if code:
             raise SystemExit(out)
+    results = []
     with tempfile.TemporaryDirectory(prefix="bench-diff-") as tmp:
         base = str(Path(tmp) / "baseline.json")
         code, out, _ = cli("baseline", "save", base, "--namespace", ns, "--no-natural")
         if code:
             raise SystemExit(out)
-        codes, walls = [], []
-        for i in range(1, args.runs + 1):
-            code, out, wall = cli("diff", base, "--namespace", ns)
-            codes.append(code)
-            walls.append(wall)
-            head = next((ln for ln in out.splitlines() if ln.startswith("dbbench diff:")), out.strip()[-200:])
-            print(
-                f"[unchanged {i}/{args.runs}] exit {code} {wall:.1f} s  {head}", file=sys.stderr, flush=True
-            )
-        unchanged = tally("unchanged data", codes, walls)
-
-        made = each_target(lambda conn, d: index_table(conn, d, ns, args.index))
-
-        def drop(conn, d):
-            table, _ = made[d]
-            q = dialects.get(d).quote
-            with conn.cursor() as cur:
-                cur.execute(
-                    f"DROP INDEX {q(ns)}.{q(args.index)}"
-                    if d == "postgresql"
-                    else f"ALTER TABLE {q(ns)}.{q(table)} DROP INDEX {q(args.index)}"
-                )
-            dialects.get(d).analyze(conn, [f"{q(ns)}.{q(table)}"])
-
-        def restore(conn, d):
-            table, ddl = made[d]
-            q = dialects.get(d).quote
-            with conn.cursor() as cur:
-                cur.execute(ddl)
-            dialects.get(d).analyze(conn, [f"{q(ns)}.{q(table)}"])
-
-        each_target(drop)
-        try:
-            codes, walls, named = [], [], 0
-            for i in range(1, args.dropped_runs + 1):
-                code, out, wall = cli("diff", base, "--namespace", ns)
-                codes.append(code)
-                walls.append(wall)
-                named += f"index lost: {args.index}" in out
-                print(
-                    f"[{args.index} dropped {i}/{args.dropped_runs}] exit {code} {wall:.1f} s, names it: "
-                    f"{f'index lost: {args.index}' in out}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        finally:
-            each_target(restore)
-        dropped = (
-            tally(f"{args.index} dropped on both dialects", codes, walls)
-            + f"; index named in {named} of {len(codes)}"
+        gate = ["--gate-timing"] if args.gate_timing else []
+        for setting in args.burner.split(","):
+            with busy_cpu(setting == "on"):
+                label = f"A/A, burner {setting}{', --gate-timing' if gate else ''}"
+                results.append(diffs(label, args.runs, [base, "--namespace", ns, *gate]))
+        catalog = str(unbounded_catalog(Path(tmp) / "unbounded"))
+        label = "PostgreSQL namespace page no longer bounded by its index"
+        results.append(
+            diffs(label, args.regression_runs, [base, "--namespace", ns, "--catalog", catalog], WORK_NODE)
         )
-    print(unchanged)
-    print(dropped)
+        results.append(dropped(args, base))
+    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
+    for r in results:
+        print(line(r))
+    example = results[-2]["example"]
+    print(f"work regression, as reported: {example}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def dropped(args: argparse.Namespace, base: str) -> dict:
+    """``--regression-runs`` diffs with ``args.index`` dropped on both dialects (then restored)."""
+    ns = args.namespace
+    made = each_target(lambda conn, d: index_table(conn, d, ns, args.index))
+
+    def drop(conn, d):
+        table, _ = made[d]
+        q = dialects.get(d).quote
+        with conn.cursor() as cur:
+            cur.execute(
+                f"DROP INDEX {q(ns)}.{q(args.index)}"
+                if d == "postgresql"
+                else f"ALTER TABLE {q(ns)}.{q(table)} DROP INDEX {q(args.index)}"
+            )
+        dialects.get(d).analyze(conn, [f"{q(ns)}.{q(table)}"])
+
+    def restore(conn, d):
+        table, ddl = made[d]
+        q = dialects.get(d).quote
+        with conn.cursor() as cur:
+            cur.execute(ddl)
+        dialects.get(d).analyze(conn, [f"{q(ns)}.{q(table)}"])
+
+    each_target(drop)
+    try:
+        label = f"{args.index} dropped on both dialects"
+        return diffs(label, args.regression_runs, [base, "--namespace", ns], f"index lost: {args.index}")
+    finally:
+        each_target(restore)
 
 
 if __name__ == "__main__":

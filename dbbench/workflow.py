@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -254,7 +254,8 @@ class Comparison:
     one, with a run measured now: the baseline's run (:meth:`Run.from_config`), each of ``catalog``,
     ``namespace``, ``warmups``, ``runs`` and ``timeout_s`` overriding it when given. A run now may
     first re-plan every shape ``stability`` times (:func:`stability`), measure twice and diff the two
-    runs (``self_control``: the A/A noise floor), and keep its result document in ``save_result``."""
+    runs (``self_control``, or ``thresholds.gate_timing``: the A/A noise floor, which a gated timing
+    must include), and keep its result document in ``save_result``."""
 
     baseline: Path
     result: Path | None = None
@@ -268,6 +269,11 @@ class Comparison:
     stability: int | None = None
     self_control: bool = False
     save_result: Path | None = None
+
+    @property
+    def gate_timing(self) -> bool:
+        """Timing joins the verdict: a live run then measures twice (the run-to-run spread)."""
+        return bool(self.thresholds and self.thresholds.gate_timing)
 
     @property
     def result_name(self) -> str:
@@ -304,14 +310,24 @@ def diff(
 
     c = comparison
     base = baseline.load(c.baseline)
-    if c.result and (c.stability or c.self_control):
-        raise DbbenchError("--stability and --self-control measure now: give no RESULT file")
+    if c.result and (c.stability or c.self_control or c.gate_timing):
+        raise DbbenchError(
+            "--stability, --self-control and --gate-timing measure now (--gate-timing: a second run, "
+            "for the run-to-run variance): give no RESULT file"
+        )
     if c.result:
         new, plans, aa = store.load_document(c.result), None, None
     else:
         new, plans, aa = _measure_now(connect, c, c.run(base), progress=progress, warn=warn)
+    floors = None if aa is None else {k: v.ratio for k, v in judge.self_controls(aa).items() if v.ratio}
     report = judge.compare(
-        base, new, c.thresholds, baseline_name=str(c.baseline), result_name=c.result_name, stability=plans
+        base,
+        new,
+        c.thresholds,
+        baseline_name=str(c.baseline),
+        result_name=c.result_name,
+        stability=plans,
+        floors=floors,
     )
     if aa is not None:
         judge.apply_self_control(report, aa)
@@ -334,8 +350,9 @@ def _measure_now(
     plans = stability(connect, run, times=c.stability) if c.stability else None
     live = measure(connect, run, progress=progress, warn=warn)
     aa = None
-    if c.self_control:
-        aa = judge.compare(live, measure(connect, run, progress=progress, warn=warn), c.thresholds)
+    if c.self_control or c.gate_timing:
+        aa_thresholds = replace(c.thresholds or judge.Thresholds(), gate_timing=False)
+        aa = judge.compare(live, measure(connect, run, progress=progress, warn=warn), aa_thresholds)
     if c.save_result:
         store.write(c.save_result, live)
     return as_document(live, c.result_name), plans, aa

@@ -118,8 +118,15 @@ def _show_baseline(opts: SaveOptions, doc: Document) -> None:
             click.echo(line, err=True)
 
 
-# (option, default, lower bound, help) of diff.Thresholds, in its order
+# (option, default, lower bound, help) of diff.Thresholds
 THRESHOLDS = (
+    (
+        "--work-factor",
+        2.0,
+        1,
+        "Rows examined (at a plan node or in total) up by more than this factor is a regression …",
+    ),
+    ("--work-min", 1000.0, 0, "… and only if up by at least this many rows."),
     (
         "--rows-factor",
         10.0,
@@ -131,14 +138,24 @@ THRESHOLDS = (
         "--slower",
         1.0,
         0,
-        "p50 slower by more than this fraction of the baseline p50 (1.0: doubled) is a regression …",
+        "Timing (advisory unless --gate-timing): p50 slower by more than this fraction of the baseline "
+        "p50 (1.0: doubled) …",
     ),
-    ("--noise-ms", 0.5, 0, "… and only if it is slower by more than this many milliseconds."),
+    ("--noise-ms", 0.5, 0, "… and by more than this many milliseconds."),
 )
+
+THRESHOLD_KEYS = tuple(name[2:].replace("-", "_") for name, *_ in THRESHOLDS)  # Thresholds' fields
 
 
 def threshold_options(fn):
-    """--rows-factor, --rows-min, --slower and --noise-ms (:data:`THRESHOLDS`)."""
+    """--work-factor, --work-min, --rows-factor, --rows-min, --slower and --noise-ms
+    (:data:`THRESHOLDS`), and --gate-timing."""
+    fn = click.option(
+        "--gate-timing",
+        is_flag=True,
+        help="Let timing decide too (else it is advisory): the run is measured twice now, and the "
+        "interval is widened by the two runs' spread (needs a live run).",
+    )(fn)
     for name, default, low, text in reversed(THRESHOLDS):
         fn = click.option(name, default=default, show_default=True, type=Float(low, None), help=text)(fn)
     return fn
@@ -192,8 +209,9 @@ def threshold_options(fn):
 @github_summary_option("Append the Markdown here (default: $GITHUB_STEP_SUMMARY when set).")
 @click.pass_obj
 def diff_cmd(home: Home, **given: Any) -> None:
-    """Compare a run with a baseline, node by node; exit 0 pass, 1 fail (a regression), 3 inconclusive
-    (the noise is larger than a threshold at these samples), 2 bad input.
+    """Compare a run with a baseline, node by node, on plan shape and work (rows examined); timing is
+    advisory unless --gate-timing. Exit 0 pass, 1 fail (a regression), 3 inconclusive (the evidence
+    cannot decide), 2 bad input.
 
     Without RESULT the baseline's catalog is run now (same namespace, warm-ups and runs unless
     overridden) and compared."""
@@ -224,7 +242,7 @@ class DiffOptions:
         comparison = Comparison(
             given["baseline_file"],
             given["result_file"],
-            Thresholds(given["rows_factor"], given["rows_min"], given["slower"], given["noise_ms"]),
+            Thresholds(**{key: given[key] for key in THRESHOLD_KEYS}, gate_timing=given["gate_timing"]),
             catalog=given["catalog"],
             namespace=given["namespace"],
             warmups=given["warmups"],

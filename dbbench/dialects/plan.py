@@ -23,6 +23,7 @@ from dbbench.errors import DbbenchError
 # (a query nested thousands of subqueries deep, a crafted result file) is refused with one line
 # rather than exhausting the interpreter's recursion limit. Every walk below is iterative.
 MAX_DEPTH = 200
+_OPTIONAL = ("removed_rows", "buffers")  # left out of a plan's dict when unknown
 ACCESS_KINDS = ("full_scan", "index_scan", "index_range", "index_lookup", "unique_lookup", "const")
 
 
@@ -39,6 +40,17 @@ class PlanNode:
     actual_ms: float | None = None  # time to last row, per loop
     in_subquery: bool = False  # under a correlated probe (SubPlan / dependent subquery)
     children: list[PlanNode] = field(default_factory=list)
+    # PostgreSQL only (None elsewhere, and in documents before dbbench.explain/2): rows read and
+    # discarded per loop (Rows Removed by Filter / Join Filter / Index Recheck), and the shared
+    # buffers hit + read by this node and everything under it
+    removed_rows: float | None = None
+    buffers: float | None = None
+
+    @property
+    def examined(self) -> float:
+        """Rows this node produced or read and discarded, times its loops: the work it did."""
+        rows = (self.actual_rows or 0.0) + (self.removed_rows or 0.0)
+        return rows * (self.loops if self.loops is not None else 1.0)
 
     def walk(self) -> Iterator[PlanNode]:
         """Every node, depth first in plan order (iterative: any depth)."""
@@ -58,7 +70,8 @@ class PlanNode:
 
     def to_dict(self) -> dict:
         def own(node: PlanNode) -> dict[str, Any]:
-            return {f.name: getattr(node, f.name) for f in fields(node) if f.name != "children"}
+            out = {f.name: getattr(node, f.name) for f in fields(node) if f.name != "children"}
+            return {k: v for k, v in out.items() if v is not None or k not in _OPTIONAL}
 
         root = own(self) | {"children": []}
         stack: list[tuple[PlanNode, dict[str, Any]]] = [(self, root)]

@@ -230,6 +230,11 @@ _KINDS = {
 }
 
 
+# the rows a node read and discarded (per loop, as its Actual Rows): a sequential scan returning one
+# row of a million examined a million
+REMOVED_ROWS = ("Rows Removed by Filter", "Rows Removed by Join Filter", "Rows Removed by Index Recheck")
+
+
 def parse_plan(doc) -> tuple[PlanNode, float]:
     """``EXPLAIN (ANALYZE, FORMAT JSON)`` output → (normalized tree, Execution Time in ms)."""
     from dbbench.dialects.plan import MAX_DEPTH, PlanNode, PlanTooDeep, json_depth_exceeds, mark_subqueries
@@ -267,6 +272,10 @@ def parse_plan(doc) -> tuple[PlanNode, float]:
             loops=p.get("Actual Loops"),
             actual_ms=p.get("Actual Total Time"),
             in_subquery=p.get("Parent Relationship") in ("SubPlan", "InitPlan"),
+            removed_rows=float(sum(p.get(k, 0) for k in REMOVED_ROWS)),
+            buffers=(p["Shared Hit Blocks"] + p.get("Shared Read Blocks", 0))
+            if "Shared Hit Blocks" in p
+            else None,
         )
         n.children = [node(c, table, alias) for c in p.get("Plans", [])]
         return n

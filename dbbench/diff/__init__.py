@@ -17,17 +17,21 @@ of appearance). Findings (docs/diff.md explains each with real output):
 * ``misestimate`` (regression when new): estimated vs actual rows of a matched node differ by
   more than ``rows_factor`` and the larger side is at least ``rows_min`` rows. Under a ``Limit`` an
   estimate above the actual rows is the limit at work, so only underestimates count there.
-* ``slower`` (regression): decided on the samples, not on two numbers. The Hodges-Lehmann ratio of
-  the result's samples to the baseline's with its exact Mann-Whitney 95 % interval
-  (:func:`verdict.stats.ratio_interval`): a regression when the whole interval lies past
-  ``1 + slower`` (1.0: doubled) *and* the p50 moved by more than ``noise_ms``; no finding when the
-  interval lies within, or the p50 moved by less than ``noise_ms``; otherwise *inconclusive*
-  (the noise is larger than the threshold at these samples: ``--runs`` takes more).
+* ``work`` (regression): rows examined (rows produced or read and discarded, times loops) up by
+  more than ``work_factor`` and by at least ``work_min`` rows, at a plan node or in total, named
+  at the node (:mod:`dbbench.diff.work`; PostgreSQL's shared buffers and every node's q-error
+  beside it). Needs both documents to record work (``dbbench.explain/2``): with an older
+  baseline, a note says work is unknown and the verdict falls back to plan shape.
+* ``slower`` / ``faster`` (advisory): the Hodges-Lehmann ratio of the result's samples to the
+  baseline's with its exact Mann-Whitney 95 % interval (:func:`verdict.stats.ratio_interval`),
+  reported when the p50 moved by more than ``noise_ms`` and the interval reaches past ``1 +
+  slower``. It decides only with ``gate_timing``, and then on the interval widened by the
+  run-to-run spread of an A/A of two runs now (``floors``): a regression when the whole widened
+  interval lies past ``1 + slower``, *inconclusive* when it straddles it.
 * ``assertion`` (regression): the catalog assertion fails now and held in the baseline.
 * ``timeout`` (regression), ``missing`` (regression when its dialect ran), ``new`` (information).
 
-Improvements (a better access kind, a sort gone, p50 faster beyond the same thresholds) are
-reported and never fail.
+Improvements (a better access kind, a sort gone, work down) are reported and never fail.
 """
 
 from __future__ import annotations
@@ -45,27 +49,39 @@ from dbbench.diff.judge import (
 from dbbench.diff.model import (
     DiffReport,
     Finding,
+    NodeWork,
     SelfControl,
     ShapeDiff,
     Thresholds,
+    WorkDiff,
     _describe,
     _is_access,
     entry_access,
     entry_p50,
     entry_tree,
 )
-from dbbench.diff.triage import PLAN_FINDINGS, _signature, apply_self_control, triage_unstable
+from dbbench.diff.triage import (
+    PLAN_FINDINGS,
+    _signature,
+    apply_self_control,
+    self_controls,
+    triage_unstable,
+)
+from dbbench.diff.work import q_error, work_diff, work_findings
 from dbbench.document.model import Document, as_document
 from dbbench.errors import DbbenchError
+from verdict.stats import Interval
 
 __all__ = [
     "KIND_RANK",
     "PLAN_FINDINGS",
     "DiffReport",
     "Finding",
+    "NodeWork",
     "SelfControl",
     "ShapeDiff",
     "Thresholds",
+    "WorkDiff",
     "_describe",
     "_features",
     "_is_access",
@@ -80,8 +96,12 @@ __all__ = [
     "entry_tree",
     "keyed_nodes",
     "misestimate",
+    "q_error",
+    "self_controls",
     "timing",
     "triage_unstable",
+    "work_diff",
+    "work_findings",
 ]
 
 
@@ -106,6 +126,12 @@ def _notes(base: Document, new: Document) -> list[str]:
             notes.append(
                 f"{DIALECT_LABEL[d]} setup SQL differs from the baseline's (the schema or data changed)"
             )
+    for doc, name in ((base, "the baseline"), (new, "the result")):
+        if not doc.records_work:
+            notes.append(
+                f"work unknown: {name} is a {doc.schema} document, which records no work per plan node; "
+                "the verdict falls back to plan shape (save a new baseline with `dbbench baseline save`)"
+            )
     b_runs, n_runs = (d.config.runs if d.config else None for d in (base, new))
     if b_runs and n_runs and b_runs != n_runs:
         notes.append(f"samples differ: baseline {b_runs} timed runs, result {n_runs}")
@@ -120,9 +146,12 @@ def compare(
     baseline_name: str = "baseline",
     result_name: str = "result",
     stability: dict[tuple[str, str], list[str]] | None = None,
+    floors: dict[tuple[str, str], Interval] | None = None,
 ) -> DiffReport:
     """Compare two result documents (``dbbench.document.store.load_document`` / ``baseline.load`` / a live
-    run's dict, validated here)."""
+    run's dict, validated here). ``stability``: the plans re-ANALYZE alone gave per shape and
+    dialect (``--stability``); ``floors``: the A/A time ratio interval of two runs now per shape and
+    dialect, the run-to-run spread a gated timing (``thresholds.gate_timing``) must include."""
     t = thresholds or Thresholds()
     base, new = as_document(base, baseline_name), as_document(new, result_name)
     bd, nd = base.datasets or {}, new.datasets or {}
@@ -136,6 +165,7 @@ def compare(
             )
     b_by, n_by = base.by_key(), new.by_key()
     ran = {r.dialect for r in new.results}
+    with_work = base.records_work and new.records_work
     shapes = []
     for key, b in b_by.items():
         n = n_by.get(key)
@@ -146,7 +176,10 @@ def compare(
             else:
                 sd.findings.append(Finding("missing", False, f"{DIALECT_LABEL[key[1]]} did not run"))
         else:
-            sd.findings = compare_entry(b, n, t)
+            b_tree, n_tree = entry_tree(b), entry_tree(n)
+            if with_work and b_tree is not None and n_tree is not None:
+                sd.work = work_diff(b_tree, n_tree)
+            sd.findings = compare_entry(b, n, t, work=sd.work, floor=(floors or {}).get(key))
             if stability and key in stability:
                 triage_unstable(sd, stability[key])
         shapes.append(sd)

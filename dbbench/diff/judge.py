@@ -3,11 +3,16 @@ assertion and the timing samples (the findings are listed in :mod:`dbbench.diff`
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from dbbench.dialects.plan import PlanNode
-from dbbench.diff.model import Finding, Thresholds, _describe, _is_access, entry_tree
+from dbbench.diff.model import Finding, Thresholds, WorkDiff, _describe, _is_access, entry_tree, keyed_nodes
+from dbbench.diff.work import work_findings
 from dbbench.document.model import ShapeResult
 from dbbench.units import fmt_factor, fmt_ms
-from verdict.stats import ratio_interval
+from verdict import FAIL, INCONCLUSIVE, PASS
+from verdict.stats import Interval, ratio_interval
 
 # Worse to the right: a change to the right is a regression, to the left an improvement.
 KIND_RANK = {
@@ -16,24 +21,6 @@ KIND_RANK = {
         ("const", "unique_lookup", "index_lookup", "index_range", "index_scan", "full_scan")
     )
 }
-
-
-def keyed_nodes(root: PlanNode) -> dict[tuple, tuple[PlanNode, bool]]:
-    """Every node by its alignment key, with whether it sits under a ``limit``: accesses by
-    (table, alias, n-th), operators by (kind, n-th)."""
-    out: dict[tuple, tuple[PlanNode, bool]] = {}
-    counts: dict[tuple, int] = {}
-
-    def visit(n: PlanNode, limited: bool) -> None:
-        base = ("access", n.table or n.alias or n.label, n.alias) if _is_access(n) else ("op", n.kind)
-        k = counts.get(base, 0)
-        counts[base] = k + 1
-        out[(*base, k)] = (n, limited)
-        for c in n.children:
-            visit(c, limited or n.kind == "limit")
-
-    visit(root, False)
-    return out
 
 
 def misestimate(n: PlanNode, limited: bool, t: Thresholds) -> float | None:
@@ -160,7 +147,17 @@ def _misestimate_findings(b_nodes: Keyed, n_nodes: Keyed, t: Thresholds) -> list
     return out
 
 
-def compare_entry(base: ShapeResult, new: ShapeResult, t: Thresholds) -> list[Finding]:
+def compare_entry(
+    base: ShapeResult,
+    new: ShapeResult,
+    t: Thresholds,
+    *,
+    work: WorkDiff | None = None,
+    floor: Interval | None = None,
+) -> list[Finding]:
+    """The findings of one shape and dialect: plan, assertion, ``work`` (when both documents record
+    it) and timing (advisory unless ``t.gate_timing``; ``floor``: the A/A interval of two runs now,
+    the run-to-run spread its uncertainty must include)."""
     out: list[Finding] = []
     b_rem, n_rem = base.remediated, new.remediated
     if n_rem.timeout:
@@ -173,44 +170,95 @@ def compare_entry(base: ShapeResult, new: ShapeResult, t: Thresholds) -> list[Fi
         out.append(Finding("assertion", True, "assertion fails: " + "; ".join(problems)))
     elif not base.ok and new.ok:
         out.append(Finding("assertion", False, "assertion holds again", improvement=True))
+    if work is not None:
+        out += work_findings(work, t)
     b50, n50 = b_rem.p50_ms, n_rem.p50_ms
     if b50 is not None and n50 is not None and not n_rem.timeout:
-        finding = timing(list(b_rem.samples_ms), list(n_rem.samples_ms), b50, n50, t)
+        finding = timing(list(b_rem.samples_ms), list(n_rem.samples_ms), b50, n50, t, floor)
         if finding is not None:
             out.append(finding)
     return out
 
 
-def timing(base: list[float], new: list[float], b50: float, n50: float, t: Thresholds) -> Finding | None:
-    """The timing finding of one shape: a rank test with a minimum effect (see the module doc)."""
+@dataclass(frozen=True)
+class TimingCall:
+    """What the samples say about a time: ``verdict`` FAIL (slower past the limit), INCONCLUSIVE
+    (the interval straddles it) or PASS, whether it is ``faster``, and the evidence ``text``."""
+
+    verdict: str
+    faster: bool
+    text: str
+
+
+def timing_call(
+    base: list[float], new: list[float], b50: float, n50: float, t: Thresholds, spread: float = 1.0
+) -> TimingCall | None:
+    """A rank test with a minimum effect (see the module doc of :mod:`dbbench.diff`); None when
+    nothing is worth saying. ``spread`` (at least 1) widens the interval on both sides: the
+    run-to-run variation of this machine, which samples of one run do not see."""
     limit = 1 + t.slower
-    moved = abs(n50 - b50)
     change = f"p50 {fmt_ms(b50)} → {fmt_ms(n50)} ms"
-    if moved <= t.noise_ms:
+    if abs(n50 - b50) <= t.noise_ms:
         return None
     iv = ratio_interval(base, new, t.alpha)
     if iv is None:
-        return Finding(
-            "slower",
+        return TimingCall(
+            INCONCLUSIVE if n50 > b50 else PASS,
             False,
             f"{change}: {len(base)} and {len(new)} samples are too few to decide (take more with --runs)",
-            inconclusive=n50 > b50,
         )
+    low, high = iv.low / spread, iv.high * spread
     evidence = (
         f"{change}, typical ratio {iv.estimate:.2f}x [{iv.low:.2f}, {iv.high:.2f}] "
         f"({len(base)} vs {len(new)} samples, {iv.confidence:.1%} interval)"
     )
-    if iv.low > limit:
-        return Finding("slower", True, f"slower: {evidence} is past {limit:g}x")
-    if iv.high < 1 / limit:
-        return Finding("faster", False, f"faster: {evidence}", improvement=True)
-    if iv.high > limit:
-        return Finding(
-            "slower",
-            False,
-            f"maybe slower: {evidence} straddles {limit:g}x; "
-            f"{len(new)} samples are too few to decide: rerun with "
-            f"--runs {max(3 * len(new), 21)}",
-            inconclusive=True,
+    if spread > 1:
+        evidence += f", widened by the run-to-run spread {spread:.2f}x to [{low:.2f}, {high:.2f}]"
+    if low > limit:
+        return TimingCall(FAIL, False, f"slower: {evidence} is past {limit:g}x")
+    if high < 1 / limit:
+        return TimingCall(PASS, True, f"faster: {evidence}")
+    if high > limit:
+        why = (
+            "the run-to-run spread of this machine is larger than the margin (gate on work alone, or measure "
+            "on a quieter machine)"
+            if spread > 1
+            else f"{len(new)} samples are too few to decide: rerun with --runs {max(3 * len(new), 21)}"
         )
+        return TimingCall(INCONCLUSIVE, False, f"maybe slower: {evidence} straddles {limit:g}x; {why}")
     return None
+
+
+def spread_of(floor: Interval) -> float:
+    """How far the A/A interval of two runs now reaches from 1, as a factor (at least 1)."""
+    return max(floor.high, 1 / floor.low, 1.0) if floor.low > 0 else math.inf
+
+
+def timing(
+    base: list[float],
+    new: list[float],
+    b50: float,
+    n50: float,
+    t: Thresholds,
+    floor: Interval | None = None,
+) -> Finding | None:
+    """The timing finding of one shape: advisory unless ``t.gate_timing``; then decided on the
+    interval widened by the run-to-run spread of ``floor`` (without one, at most inconclusive)."""
+    call = timing_call(base, new, b50, n50, t, 1.0 if floor is None else spread_of(floor))
+    if call is None:
+        return None
+    kind = "faster" if call.faster else "slower"
+    if not t.gate_timing:
+        return Finding(
+            kind, False, f"advisory: {call.text} (timing decides only with --gate-timing)", advisory=True
+        )
+    if floor is None and call.verdict == FAIL:
+        text = f"{call.text}; but the run-to-run variance was not measured (--gate-timing measures a second run now)"
+        return Finding(kind, False, text, inconclusive=True)
+    return Finding(
+        kind,
+        call.verdict == FAIL,
+        call.text,
+        improvement=call.faster,
+        inconclusive=call.verdict == INCONCLUSIVE,
+    )

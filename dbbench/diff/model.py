@@ -8,6 +8,7 @@ from typing import Any
 
 from dbbench.dialects.plan import ACCESS_KINDS, PlanNode
 from dbbench.document.model import Document, ShapeResult
+from dbbench.units import fmt_factor
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
 from verdict.stats import Interval
 
@@ -20,6 +21,9 @@ class Thresholds:
     noise_ms: float = 0.5  # … and by more than this many milliseconds
     few_rows: float = 100.0  # a scan-kind change on the same index of a table this small is equivalent
     alpha: float = 0.05  # error rate of the timing verdict
+    work_factor: float = 2.0  # rows examined up by more than this factor (at a node or in total) …
+    work_min: float = 1000.0  # … and by at least this many rows is a regression
+    gate_timing: bool = False  # timing joins the verdict (else it is advisory)
 
 
 @dataclass
@@ -29,6 +33,7 @@ class Finding:
     message: str
     improvement: bool = False
     inconclusive: bool = False  # the data cannot decide (noise larger than the threshold)
+    advisory: bool = False  # reported, never part of the verdict (timing without --gate-timing)
 
 
 @dataclass
@@ -39,16 +44,22 @@ class SelfControl:
     plans_agree: bool  # both runs chose the same plan (same plan signature)
     timing: str  # pass / fail / inconclusive of the A/A timing alone
     ratio: Interval | None  # second/first run time ratio (Hodges-Lehmann, Mann-Whitney interval)
+    work_agrees: bool = True  # no work finding between the two runs
 
     def describe(self) -> str:
         iv = self.ratio
         ratio = f"{iv.estimate:.2f}x [{iv.low:.2f}, {iv.high:.2f}]" if iv else "too few samples"
-        return f"{self.verdict}: plans {'agree' if self.plans_agree else 'DIFFER'}; timing {self.timing}, A/A ratio {ratio}"
+        work = "agrees" if self.work_agrees else "DIFFERS"
+        return (
+            f"{self.verdict}: plans {'agree' if self.plans_agree else 'DIFFER'}; work {work}; "
+            f"timing {self.timing}, A/A ratio {ratio}"
+        )
 
     def to_json(self) -> dict:
         return {
             "verdict": self.verdict,
             "plans_agree": self.plans_agree,
+            "work_agrees": self.work_agrees,
             "timing": self.timing,
             "ratio": self.ratio.to_json() if self.ratio else None,
         }
@@ -61,6 +72,7 @@ class ShapeDiff:
     base: ShapeResult | None
     result: ShapeResult | None
     findings: list[Finding] = field(default_factory=list)
+    work: WorkDiff | None = None  # None when a plan is missing or a document records no work
 
     @property
     def regressed(self) -> bool:
@@ -83,9 +95,10 @@ class ShapeDiff:
             return "regressed"
         if any(f.inconclusive for f in self.findings):
             return "inconclusive"
-        if self.findings and all(f.improvement for f in self.findings):
+        decided = [f for f in self.findings if not f.advisory]
+        if decided and all(f.improvement for f in decided):
             return "improved"
-        return "changed" if self.findings else "unchanged"
+        return "changed" if decided else "unchanged"
 
 
 @dataclass
@@ -149,11 +162,109 @@ class DiffReport:
                     "result_p50_ms": entry_p50(s.result),
                     "baseline_access": entry_access(s.base),
                     "result_access": entry_access(s.result),
+                    "work": None if s.work is None else s.work.to_json(),
                     "findings": [asdict(f) for f in s.findings],
                 }
                 for s in self.shapes
             ],
         }
+
+
+def ratio(before: float, after: float) -> float:
+    """after / before, a plan's work of under one row counting as one row."""
+    return max(after, 1.0) / max(before, 1.0)
+
+
+@dataclass(frozen=True)
+class NodeWork:
+    """One aligned plan node: rows examined before and after (0 where a plan lacks it), its own
+    buffers and its q-error in each plan."""
+
+    label: str  # the result's node (the baseline's, when the result lacks it)
+    before: float
+    after: float
+    buffers_before: float | None = None
+    buffers_after: float | None = None
+    q_before: float | None = None
+    q_after: float | None = None
+
+    @property
+    def ratio(self) -> float:
+        return ratio(self.before, self.after)
+
+    def describe(self) -> str:
+        return (
+            f"{self.label}: {self.before:,.0f} → {self.after:,.0f} rows examined ({fmt_factor(self.ratio)})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.label,
+            "rows_before": self.before,
+            "rows_after": self.after,
+            "ratio": round(self.ratio, 4),
+            "buffers_before": self.buffers_before,
+            "buffers_after": self.buffers_after,
+            "q_error_before": None if self.q_before is None else round(self.q_before, 4),
+            "q_error_after": None if self.q_after is None else round(self.q_after, 4),
+        }
+
+
+@dataclass(frozen=True)
+class WorkDiff:
+    """A shape's work, baseline against result: in total and per aligned node."""
+
+    before: float
+    after: float
+    buffers_before: float | None
+    buffers_after: float | None
+    nodes: tuple[NodeWork, ...]
+
+    @property
+    def ratio(self) -> float:
+        return ratio(self.before, self.after)
+
+    def describe(self) -> str:
+        text = f"in total {self.before:,.0f} → {self.after:,.0f} rows examined ({fmt_factor(self.ratio)})"
+        if self.buffers_before is not None and self.buffers_after is not None:
+            r = ratio(self.buffers_before, self.buffers_after)
+            text += (
+                f", shared buffers {self.buffers_before:,.0f} → {self.buffers_after:,.0f} ({fmt_factor(r)})"
+            )
+        return text
+
+    @property
+    def worst_q_error(self) -> float | None:
+        """The result's largest node q-error."""
+        return max((n.q_after for n in self.nodes if n.q_after is not None), default=None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rows_before": self.before,
+            "rows_after": self.after,
+            "ratio": round(self.ratio, 4),
+            "buffers_before": self.buffers_before,
+            "buffers_after": self.buffers_after,
+            "nodes": [n.to_json() for n in self.nodes],
+        }
+
+
+def keyed_nodes(root: PlanNode) -> dict[tuple, tuple[PlanNode, bool]]:
+    """Every node by its alignment key, with whether it sits under a ``limit``: accesses by
+    (table, alias, n-th), operators by (kind, n-th)."""
+    out: dict[tuple, tuple[PlanNode, bool]] = {}
+    counts: dict[tuple, int] = {}
+
+    def visit(n: PlanNode, limited: bool) -> None:
+        base = ("access", n.table or n.alias or n.label, n.alias) if _is_access(n) else ("op", n.kind)
+        k = counts.get(base, 0)
+        counts[base] = k + 1
+        out[(*base, k)] = (n, limited)
+        for c in n.children:
+            visit(c, limited or n.kind == "limit")
+
+    visit(root, False)
+    return out
 
 
 def entry_p50(entry: ShapeResult | None) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dbbench.diff.model import DiffReport, SelfControl, ShapeDiff, entry_tree
 from dbbench.document.model import ShapeResult
-from verdict import FAIL, INCONCLUSIVE, PASS, combine
+from verdict import PASS
 from verdict.stats import ratio_interval
 
 PLAN_FINDINGS = ("index_lost", "access_changed", "scan_kind", "new_access", "sort_added", "temp_table_added")
@@ -30,29 +30,38 @@ def triage_unstable(sd: ShapeDiff, plans: list[str]) -> None:
             f.message += " (equivalent: re-ANALYZE alone reproduces this plan change)"
 
 
-def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
-    """Beside each shape its A/A (the current run against a second run now): verdict, whether the
-    two runs chose the same plan, and the A/A time ratio interval. The rule is per kind of
-    evidence: when the A/A plans differ, the shape's plan findings against the baseline are at
-    most inconclusive (the plan is not reproducible right now); when the A/A timing is not a pass,
-    its timing finding is at most inconclusive. A lost index with a reproducible plan stays a
-    failure even on a noisy machine: the plan does not depend on the timing noise."""
-    t = report.thresholds
+def self_controls(aa: DiffReport) -> dict[tuple[str, str], SelfControl]:
+    """Per shape and dialect, the A/A of two runs now (``aa``: the first run diffed against the
+    second): its verdict, whether both runs chose the same plan and did the same work, and its
+    timing on the samples (the within-run rank test, whatever ``--gate-timing`` says) with the
+    A/A time ratio interval: the run-to-run noise floor."""
+    from dbbench.diff.judge import timing_call
+
+    t, out = aa.thresholds, {}
     for s in aa.shapes:
         if s.base is None or s.result is None:
             continue
-        timings = [f for f in s.findings if f.kind in ("slower", "faster")]
-        timing_verdict = combine(
-            FAIL if f.regression else INCONCLUSIVE if f.inconclusive else PASS for f in timings
+        a, b = s.base.remediated, s.result.remediated
+        call = None
+        if a.p50_ms is not None and b.p50_ms is not None:
+            call = timing_call(list(a.samples_ms), list(b.samples_ms), a.p50_ms, b.p50_ms, t)
+        out[(s.shape, s.dialect)] = SelfControl(
+            s.verdict,
+            _signature(s.base) == _signature(s.result),
+            PASS if call is None else call.verdict,
+            ratio_interval(a.samples_ms, b.samples_ms, t.alpha),
+            work_agrees=not any(f.kind == "work" and not f.improvement for f in s.findings),
         )
-        iv = ratio_interval(
-            s.base.remediated.samples_ms,
-            s.result.remediated.samples_ms,
-            t.alpha,
-        )
-        report.self_control[(s.shape, s.dialect)] = SelfControl(
-            s.verdict, _signature(s.base) == _signature(s.result), timing_verdict, iv
-        )
+    return out
+
+
+def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
+    """Beside each shape its A/A (:func:`self_controls`). The rule is per kind of evidence: when
+    the A/A plans differ, the shape's plan findings against the baseline are at most inconclusive
+    (the plan is not reproducible right now); when the A/A work differs, its work finding; when the
+    A/A timing is not a pass, its timing finding. A lost index with a reproducible plan stays a
+    failure even on a noisy machine: the plan does not depend on the timing noise."""
+    report.self_control.update(self_controls(aa))
     for s in report.shapes:
         aa_shape = report.self_control.get((s.shape, s.dialect))
         if aa_shape is None or not s.regressed:
@@ -60,8 +69,10 @@ def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
         for f in s.findings:
             if not f.regression:
                 continue
-            if (f.kind in PLAN_FINDINGS and not aa_shape.plans_agree) or (
-                f.kind == "slower" and aa_shape.timing != PASS
+            if (
+                (f.kind in PLAN_FINDINGS and not aa_shape.plans_agree)
+                or (f.kind == "work" and not aa_shape.work_agrees)
+                or (f.kind == "slower" and aa_shape.timing != PASS)
             ):
                 f.regression, f.inconclusive = False, True
                 f.message += f" (inconclusive: the A/A self-control of this shape is not a pass: {aa_shape.describe()})"

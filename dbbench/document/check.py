@@ -16,7 +16,16 @@ from dbbench import defaults
 from dbbench.dialects.plan import MAX_DEPTH, PlanNode
 from dbbench.errors import DbbenchError
 
-SCHEMA_VERSION = 1
+# dbbench.explain/2 records the work of every plan node (PostgreSQL's rows removed by filters and
+# shared buffers); a /1 document is still read, its work unknown (``Document.records_work``)
+SCHEMA_VERSION = 2
+WORK_SINCE = 2
+_OTHER_VERSION = 1  # dbbench.seed, dbbench.grow
+
+
+def schema_version(kind: str) -> int:
+    """The schema version of the documents of ``kind`` (explain, seed, grow) this dbbench writes."""
+    return SCHEMA_VERSION if kind == "explain" else _OTHER_VERSION
 
 
 class ResultFileError(DbbenchError):
@@ -75,7 +84,7 @@ def check_plan(root: object, top: str) -> PlanNode:
             text(node, key, at)
         for key in ("table", "alias", "index"):
             text(node, key, at, optional=True)
-        numbers(node, ("est_rows", "actual_rows", "loops", "actual_ms"), at)
+        numbers(node, ("est_rows", "actual_rows", "loops", "actual_ms", "removed_rows", "buffers"), at)
         if not isinstance(node.get("in_subquery", False), bool):
             raise DocumentError(f"{at}.in_subquery", "must be true or false")
         children = node.get("children", [])

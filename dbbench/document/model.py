@@ -1,4 +1,4 @@
-"""The explain result document (``dbbench.explain/1``) as typed, immutable values.
+"""The explain result document (``dbbench.explain/2``) as typed, immutable values.
 
 :func:`dbbench.document.store.explain_document` writes the document as a dict; :meth:`Document.from_json`
 validates a decoded one (a result or baseline file: :func:`dbbench.document.store.load_document`) and
@@ -19,6 +19,7 @@ from dbbench.defaults import DIALECTS
 from dbbench.dialects.plan import PlanNode
 from dbbench.document.check import (
     SCHEMA_VERSION,
+    WORK_SINCE,
     DocumentError,
     ResultFileError,
     as_object,
@@ -27,6 +28,7 @@ from dbbench.document.check import (
     check_samples,
     known,
     numbers,
+    schema_version,
     text,
 )
 
@@ -332,7 +334,7 @@ class RemediationRow:
 
 @dataclass(frozen=True, kw_only=True)
 class Document:
-    """A ``dbbench.explain/1`` document: a live run, a result file or a baseline."""
+    """A ``dbbench.explain/2`` document (or /1, read): a live run, a result file or a baseline."""
 
     schema: str = f"dbbench.explain/{SCHEMA_VERSION}"
     results: tuple[ShapeResult, ...] = ()
@@ -366,9 +368,9 @@ class Document:
                 f"{source}: schema {doc['schema']!r} is not a dbbench.{kind} result "
                 "(write one with `dbbench explain --output` or `dbbench baseline save`)"
             )
-        if not version.isdigit() or int(version) > SCHEMA_VERSION:
+        if not version.isdigit() or int(version) > schema_version(kind):
             raise ResultFileError(
-                f"{source}: schema version {version!r} is newer than this dbbench understands ({SCHEMA_VERSION})"
+                f"{source}: schema version {version!r} is newer than this dbbench understands ({schema_version(kind)})"
             )
         entries = doc.get("results")
         if not isinstance(entries, list):
@@ -436,6 +438,13 @@ class Document:
     def by_key(self) -> dict[tuple[str, str], ShapeResult]:
         """The results by (shape, dialect)."""
         return {r.key: r for r in self.results}
+
+    @property
+    def records_work(self) -> bool:
+        """Whether the plans hold the work of every node (``dbbench.explain/2`` on): a /1
+        document's PostgreSQL plans lack the rows their scans filtered away and the buffers."""
+        version = self.schema.partition("/")[2]
+        return version.isdigit() and int(version) >= WORK_SINCE
 
     def server_versions(self) -> dict[str, str | None]:
         return {s.dialect: s.version for s in self.servers}

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from dbbench.defaults import VERSION as __version__
 from dbbench.dialects.plan import MAX_DEPTH, text_depth_exceeds
-from dbbench.document.model import SCHEMA_VERSION, ResultFileError
+from dbbench.document.check import schema_version
+from dbbench.document.model import ResultFileError
 
 if TYPE_CHECKING:
     from dbbench.access.targets import Target
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 def envelope(kind: str, targets: list[Target]) -> dict[str, Any]:
     return {
-        "schema": f"dbbench.{kind}/{SCHEMA_VERSION}",
+        "schema": f"dbbench.{kind}/{schema_version(kind)}",
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "tool": {"name": "dbbench", "version": __version__},
         "host": {"machine": platform.machine(), "python": platform.python_version()},

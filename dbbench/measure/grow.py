@@ -82,47 +82,24 @@ def size_label(n: int) -> str:
 
 
 def work(tree: PlanNode | None) -> float | None:
-    """Rows every node produced, times its loops, summed: what the executor examined."""
+    """Rows every node produced or read and discarded, times its loops, summed: what the executor
+    examined (:attr:`PlanNode.examined`; PostgreSQL's scans report the rows they filtered away
+    apart, MySQL's tree shows them as the scan's own rows)."""
     if tree is None:
         return None
-    total = 0.0
-    for n in tree.walk():
-        if n.actual_rows is not None:
-            total += n.actual_rows * (n.loops if n.loops is not None else 1.0)
-    return total
-
-
-_PG_REMOVED = ("Rows Removed by Filter", "Rows Removed by Join Filter", "Rows Removed by Index Recheck")
-
-
-def _pg_plan(raw: object) -> dict | None:
-    """The top ``Plan`` node of PostgreSQL's ``EXPLAIN (FORMAT JSON)`` output, if it has one."""
-    doc = raw[0] if isinstance(raw, list) and raw else raw
-    plan = doc.get("Plan") if isinstance(doc, dict) else None
-    return plan if isinstance(plan, dict) else None
+    return sum(n.examined for n in tree.walk())
 
 
 def pg_work(raw: object) -> float | None:
-    """PostgreSQL: rows every node produced *or read and discarded* (``Rows Removed by Filter`` and
-    kin: a sequential scan returning one row of a million examined a million), times its loops."""
-    plan = _pg_plan(raw)
-    if plan is None:
-        return None
-    total, stack = 0.0, [plan]
-    while stack:
-        node = stack.pop()
-        rows = float(node.get("Actual Rows", 0)) + sum(float(node.get(k, 0)) for k in _PG_REMOVED)
-        total += rows * float(node.get("Actual Loops", 1))
-        stack.extend(p for p in node.get("Plans", []) if isinstance(p, dict))
-    return total
+    """:func:`work` of PostgreSQL's ``EXPLAIN (ANALYZE, FORMAT JSON)`` output."""
+    from dbbench.dialects import postgresql
+
+    return work(postgresql.parse_plan(raw)[0])
 
 
-def buffers(raw: object) -> int | None:
+def buffers(tree: PlanNode | None) -> int | None:
     """PostgreSQL: shared buffers hit + read by the whole plan (the top node counts its children)."""
-    plan = _pg_plan(raw)
-    if plan is None or "Shared Hit Blocks" not in plan:
-        return None
-    return int(plan.get("Shared Hit Blocks", 0)) + int(plan.get("Shared Read Blocks", 0))
+    return None if tree is None or tree.buffers is None else int(tree.buffers)
 
 
 def exponent(a: tuple[int, float], b: tuple[int, float]) -> float:
@@ -345,7 +322,7 @@ def run(
                 g = growth.setdefault(
                     key, Growth(r.shape, r.dialect, m.spelling, declared.get(r.shape) if rem else None)
                 )
-                g.points.append(_point(size, r.dialect, m))
+                g.points.append(_point(size, m))
     ladder.growth = list(growth.values())
     return ladder
 
@@ -375,13 +352,13 @@ def _at_size(
     return results
 
 
-def _point(size: int, dialect: str, m: Measurement) -> Point:
+def _point(size: int, m: Measurement) -> Point:
     """One spelling's work at one size (PostgreSQL's counts the rows its scans read and discarded)."""
     tree = m._tree
     return Point(
         size,
-        pg_work(m.raw_plan) if dialect == "postgresql" else work(tree),
-        buffers(m.raw_plan) if dialect == "postgresql" else None,
+        work(tree),
+        buffers(tree),
         m.p50,
         m.rows,
         "timeout" if tree is None else explain.plan_signature(tree),

@@ -4,10 +4,10 @@ GitHub step summary, and JUnit XML (one test case per shape and dialect)."""
 from __future__ import annotations
 
 from dbbench.defaults import DIALECT_LABEL
-from dbbench.diff import DiffReport, Thresholds, entry_access, entry_p50, entry_tree
+from dbbench.diff import DiffReport, ShapeDiff, Thresholds, entry_access, entry_p50, entry_tree
 from dbbench.document.model import Document
 from dbbench.output import Case, junit, md_table, table
-from dbbench.units import fmt_ms
+from dbbench.units import fmt_factor, fmt_ms
 from verdict import FAIL, INCONCLUSIVE, PASS
 
 
@@ -24,16 +24,79 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
                 DIALECT_LABEL[s.dialect],
                 entry_access(s.base),
                 entry_access(s.result),
+                _work_cell(report, s),
                 "—" if b50 is None else f"{fmt_ms(b50)} ms",
                 "—" if n50 is None else f"{fmt_ms(n50)} ms",
                 status,
             ]
         )
+    timing = "" if report.thresholds.gate_timing else " (advisory)"
     return (
-        ["Shape", "Dialect", "Baseline access", "Result access", "Baseline p50", "Result p50", "Verdict"],
+        [
+            "Shape",
+            "Dialect",
+            "Baseline access",
+            "Result access",
+            "Rows examined",
+            f"Baseline p50{timing}",
+            f"Result p50{timing}",
+            "Verdict",
+        ],
         rows,
-        "llllrrl",
+        "llllrrrl",
     )
+
+
+def _work_cell(report: DiffReport, s: ShapeDiff) -> str:
+    """Rows examined, baseline → result (one number when equal); ``unknown`` when a document
+    records no work."""
+    w = s.work
+    if w is None:
+        known = report.base_doc.records_work and report.result_doc.records_work
+        return "—" if known or s.base is None or s.result is None else "unknown"
+    if w.before == w.after:
+        return f"{w.after:,.0f}"
+    return f"{w.before:,.0f} → {w.after:,.0f} ({fmt_factor(w.ratio)})"
+
+
+def _work_sections(report: DiffReport, markdown: bool) -> list[str]:
+    """Per plan node, the work of each shape whose work changed past the thresholds: rows examined,
+    PostgreSQL's own shared buffers, and the q-error (estimate error) in both plans."""
+    out: list[str] = []
+    fmt = "markdown" if markdown else "simple"
+    for s in report.shapes:
+        if s.work is None or not any(f.kind == "work" for f in s.findings):
+            continue
+        rows = [
+            [
+                n.label,
+                f"{n.before:,.0f}",
+                f"{n.after:,.0f}",
+                fmt_factor(n.ratio),
+                _pair(n.buffers_before, n.buffers_after, "{:,.0f}"),
+                _pair(n.q_before, n.q_after, "{:.1f}"),
+            ]
+            for n in s.work.nodes
+        ]
+        title = f"Work by plan node: {s.shape} [{DIALECT_LABEL[s.dialect]}]"
+        out += [
+            "",
+            f"#### {title}" if markdown else title,
+            *([""] if markdown else []),
+            table(
+                ["Node", "Rows examined before", "after", "ratio", "Own buffers", "q-error"],
+                rows,
+                "lrrrrr",
+                fmt,
+            ),
+        ]
+    return out
+
+
+def _pair(before: float | None, after: float | None, form: str) -> str:
+    if before is None and after is None:
+        return "—"
+    return " → ".join("—" if v is None else form.format(v) for v in (before, after))
 
 
 def _headline(report: DiffReport) -> str:
@@ -63,11 +126,20 @@ def _counts(report: DiffReport) -> str:
 
 
 def _thresholds_line(t: Thresholds) -> str:
+    if t.gate_timing:
+        timing = (
+            f"slower (--gate-timing): the {1 - t.alpha:.0%} interval of the sample ratio, widened by the "
+            f"run-to-run spread of two runs now, wholly past {1 + t.slower:g}x and the p50 moved > {t.noise_ms:g} ms"
+        )
+    else:
+        timing = (
+            f"timing is advisory (reported when the p50 moved > {t.noise_ms:g} ms and its {1 - t.alpha:.0%} "
+            f"interval reaches past {1 + t.slower:g}x; --gate-timing to decide on it)"
+        )
     return (
-        f"rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); "
-        f"slower: the {1 - t.alpha:.0%} interval of the sample ratio wholly past {1 + t.slower:g}x and the "
-        f"p50 moved > {t.noise_ms:g} ms; scan-kind changes on the same index of tables of "
-        f"<= {t.few_rows:g} rows are equivalent"
+        f"work: rows examined up > {t.work_factor:g}x and by >= {t.work_min:,.0f} rows at a plan node or in "
+        f"total; rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); {timing}; "
+        f"scan-kind changes on the same index of tables of <= {t.few_rows:g} rows are equivalent"
     )
 
 
@@ -100,6 +172,7 @@ def to_text(report: DiffReport) -> str:
         for s in chosen:
             out.append(f"  {s.shape} [{DIALECT_LABEL[s.dialect]}]")
             out += [f"    - {f.message}" for f in s.findings]
+    out += _work_sections(report, markdown=False)
     out += _extra_sections(report, markdown=False)
     if report.notes:
         out += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
@@ -134,6 +207,7 @@ def _extra_sections(report: DiffReport, markdown: bool) -> list[str]:
                 DIALECT_LABEL[k[1]],
                 v.verdict,
                 "agree" if v.plans_agree else "DIFFER",
+                "agrees" if v.work_agrees else "DIFFERS",
                 v.timing,
                 f"{v.ratio.estimate:.2f}x [{v.ratio.low:.2f}, {v.ratio.high:.2f}]"
                 if v.ratio
@@ -154,11 +228,12 @@ def _extra_sections(report: DiffReport, markdown: bool) -> list[str]:
                     "Dialect",
                     "A/A verdict",
                     "A/A plans",
+                    "A/A work",
                     "A/A timing",
                     "A/A time ratio [95% interval]",
                 ],
                 rows,
-                "llllll",
+                "lllllll",
                 fmt,
             ),
         ]
@@ -197,6 +272,7 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
             out.append(
                 f"- {s.shape} [{DIALECT_LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings)
             )
+    out += _work_sections(report, markdown=True)
     out += _extra_sections(report, markdown=True)
     if report.notes:
         out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]

@@ -112,7 +112,7 @@ def test_explain_passes_and_junit_has_one_case_per_shape_and_dialect(shop):
 def test_baseline_keeps_normalized_plans_and_timings_without_raw_output(shop):
     assert shop["baseline"].code == 0, shop["baseline"].output
     doc = json.loads((shop["dir"] / "baseline.json").read_text())
-    assert doc["schema"] == "dbbench.explain/1" and doc["baseline"]["from"].endswith("before.json")
+    assert doc["schema"] == "dbbench.explain/2" and doc["baseline"]["from"].endswith("before.json")
     assert len(doc["results"]) == 10
     for r in doc["results"]:
         assert "raw_plan" not in r["remediated"] and r["remediated"]["plan"]["kind"]

@@ -66,7 +66,7 @@ def test_baseline_save_to_a_symlink_writes_through_it(result_file, tmp_path):
     run = run_cli("baseline", "save", "--from", str(result_file), str(link))
     assert run.code == 0, run.output
     assert link.is_symlink() and os.readlink(link) == str(real)
-    assert json.loads(real.read_text())["schema"] == "dbbench.explain/1"
+    assert json.loads(real.read_text())["schema"] == "dbbench.explain/2"
 
 
 def test_report_output_to_dev_stdout_and_a_fifo_writes_through(result_file, tmp_path):

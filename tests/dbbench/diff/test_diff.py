@@ -14,6 +14,7 @@ from dbbench.document import store as results
 from dbbench.document.store import ResultFileError
 from dbbench.errors import DbbenchError
 from dbbench.output import diff as render
+from verdict.stats import Interval
 
 
 def node(kind, label, *children, table=None, index=None, est=None, rows=None, loops=1.0):
@@ -66,9 +67,9 @@ def entry(shape, dialect, tree, p50, ok=True, problems=()):
     }
 
 
-def doc(*entries, version="12.22"):
+def doc(*entries, version="12.22", schema="dbbench.explain/2"):
     return {
-        "schema": "dbbench.explain/1",
+        "schema": schema,
         "generated_at": "2026-12-03T00:00:00+00:00",
         "servers": [{"dialect": "postgresql", "version": version}, {"dialect": "mysql", "version": "8.0.46"}],
         "config": {"runs": 7},
@@ -107,13 +108,13 @@ def test_lost_index_is_named_with_the_new_access_path():
         "scan_kind": True,
         "sort_added": True,
         "assertion": True,
-        "slower": True,
+        "slower": False,  # advisory: timing does not decide without --gate-timing
     }
     md = render.to_markdown(report)
     assert "- **recent orders** [PostgreSQL]" in md
     assert "index lost: ix_c on orders; now full_scan on orders" in md
     assert "scan kind changed on orders: index_range → full_scan" in md
-    assert "slower: p50 0.020 → 2.600 ms, typical ratio 130.00x" in md
+    assert "advisory: slower: p50 0.020 → 2.600 ms, typical ratio 130.00x" in md
     assert "<details><summary>Plans: recent orders [PostgreSQL]</summary>" in md
     suite = ET.fromstring(render.junit_xml(report)).find("testsuite")
     assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
@@ -156,26 +157,44 @@ def test_another_index_on_the_same_table_is_a_changed_access_path():
     assert kinds(report) == {"access_changed": True, "scan_kind": True}
 
 
-def test_timing_needs_both_the_relative_and_the_absolute_threshold():
+def test_timing_is_advisory_unless_gated_and_then_needs_both_thresholds():
     base = doc(entry("recent orders", "postgresql", indexed(), 0.02))
-    assert diff.compare(
-        base, doc(entry("recent orders", "postgresql", indexed(), 0.3))
-    ).ok  # 15x, but 0.28 ms
-    assert not diff.compare(base, doc(entry("recent orders", "postgresql", indexed(), 1.0))).ok
-    assert diff.compare(
-        base, doc(entry("recent orders", "postgresql", indexed(), 1.0)), diff.Thresholds(noise_ms=2)
-    ).ok
     slow = doc(entry("recent orders", "postgresql", indexed(), 10.0))
-    assert diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 19.0))).ok  # not doubled
-    # 2.1x with +-10 % noise in 7 samples cannot be told from 2x: inconclusive, not a coin toss
+    thirty = doc(entry("recent orders", "postgresql", indexed(), 30.0))
+    # by default timing is reported, never decides: equal work passes whatever the clock says
+    report = diff.compare(slow, thirty)
+    assert report.verdict == "pass" and report.shapes[0].status == "unchanged"
+    (f,) = report.shapes[0].findings
     assert (
-        diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 21.0))).verdict
-        == "inconclusive"
+        f.advisory and not f.regression and f.message.startswith("advisory: slower: p50 10.000 → 30.000 ms")
     )
-    assert diff.compare(slow, doc(entry("recent orders", "postgresql", indexed(), 30.0))).verdict == "fail"
-    assert not diff.compare(
-        slow, doc(entry("recent orders", "postgresql", indexed(), 18.0)), diff.Thresholds(slower=0.5)
-    ).ok
+    # gated, with the run-to-run spread of an A/A now (here: none), the interval decides
+    gate, key = diff.Thresholds(gate_timing=True), ("recent orders", "postgresql")
+    exact = {key: Interval(1.0, 1.0, 1.0, 7, 0.96, "mann-whitney")}
+
+    def verdict(b, n, t=gate, floors=exact):
+        return diff.compare(b, n, t, floors=floors).verdict
+
+    assert verdict(base, doc(entry("recent orders", "postgresql", indexed(), 0.3))) == "pass"  # 15x, 0.28 ms
+    assert verdict(base, doc(entry("recent orders", "postgresql", indexed(), 1.0))) == "fail"
+    no_noise = diff.Thresholds(noise_ms=2, gate_timing=True)
+    assert verdict(base, doc(entry("recent orders", "postgresql", indexed(), 1.0)), no_noise) == "pass"
+    # 1.9x: not past 2x, but within the noise of 2x
+    assert verdict(slow, doc(entry("recent orders", "postgresql", indexed(), 19.0))) == "inconclusive"
+    # 2.1x with +-10 % noise in 7 samples cannot be told from 2x: inconclusive, not a coin toss
+    assert verdict(slow, doc(entry("recent orders", "postgresql", indexed(), 21.0))) == "inconclusive"
+    assert verdict(slow, thirty) == "fail"
+    half = diff.Thresholds(slower=0.5, gate_timing=True)
+    assert verdict(slow, doc(entry("recent orders", "postgresql", indexed(), 18.0)), half) == "fail"
+    # the A/A's run-to-run spread widens the interval: 3x against a machine whose two runs differ
+    # by up to 2x is not past 2x
+    spread = {key: Interval(1.2, 0.5, 2.0, 7, 0.96, "mann-whitney")}
+    widened = diff.compare(slow, thirty, gate, floors=spread)
+    assert widened.verdict == "inconclusive"
+    assert "widened by the run-to-run spread 2.00x" in widened.shapes[0].findings[0].message
+    # gated without an A/A: the run-to-run variance is unknown, so a slower time is at most inconclusive
+    unmeasured = diff.compare(slow, thirty, gate)
+    assert unmeasured.verdict == "inconclusive" and "not measured" in unmeasured.shapes[0].findings[0].message
 
 
 def test_new_misestimates_count_and_limits_are_not_misestimates():

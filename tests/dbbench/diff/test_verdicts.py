@@ -10,8 +10,11 @@ import pytest
 from dbbench import diff
 from dbbench.dialects.plan import PlanNode
 from dbbench.output import diff as render
+from verdict.stats import Interval
 
 T = diff.Thresholds()
+G = diff.Thresholds(gate_timing=True)  # timing decides (it is advisory by default) …
+EXACT = Interval(1.0, 1.0, 1.0, 7, 0.96, "mann-whitney")  # … with no run-to-run spread on top
 
 
 def _samples(center: float, n: int, rng: random.Random, spread: float = 0.05) -> list[float]:
@@ -22,27 +25,29 @@ def test_timing_fails_only_when_the_interval_is_past_the_threshold():
     rng = random.Random(3)
     base = _samples(2.0, 7, rng)
     slow = _samples(8.0, 7, rng)  # 4x slower, far beyond noise
-    f = diff.timing(base, slow, sorted(base)[3], sorted(slow)[3], T)
+    f = diff.timing(base, slow, sorted(base)[3], sorted(slow)[3], G, EXACT)
     assert f.regression and not f.inconclusive and "is past 2x" in f.message
+    advisory = diff.timing(base, slow, sorted(base)[3], sorted(slow)[3], T)
+    assert advisory.advisory and not advisory.regression and "is past 2x" in advisory.message
     same = _samples(2.0, 7, rng)
-    assert diff.timing(base, same, sorted(base)[3], sorted(same)[3], T) is None
+    assert diff.timing(base, same, sorted(base)[3], sorted(same)[3], G, EXACT) is None
 
 
 def test_a_change_below_noise_ms_is_no_finding_even_when_doubled():
-    f = diff.timing([0.01] * 7, [0.05] * 7, 0.01, 0.05, T)  # 5x, but 0.04 ms
+    f = diff.timing([0.01] * 7, [0.05] * 7, 0.01, 0.05, G, EXACT)  # 5x, but 0.04 ms
     assert f is None
 
 
 def test_noisy_samples_straddling_the_threshold_are_inconclusive_and_ask_for_more_runs():
     base = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02]
     new = [1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0]  # somewhere between 1x and 4x
-    f = diff.timing(base, new, 1.0, 2.2, T)
+    f = diff.timing(base, new, 1.0, 2.2, G, EXACT)
     assert f.inconclusive and not f.regression
     assert "too few to decide" in f.message and "--runs 21" in f.message
 
 
 def test_too_few_samples_are_inconclusive():
-    f = diff.timing([1.0], [3.0], 1.0, 3.0, T)
+    f = diff.timing([1.0], [3.0], 1.0, 3.0, G, EXACT)
     assert f.inconclusive and "too few to decide" in f.message
 
 
@@ -101,7 +106,7 @@ def test_the_report_carries_the_verdict_into_json_markdown_and_junit():
         "inconclusive": _doc([1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0]),
     }
     for verdict, new in cases.items():
-        report = diff.compare(base, new)
+        report = diff.compare(base, new, G, floors={("s", "mysql"): EXACT})
         assert report.verdict == verdict and report.to_dict()["verdict"] == verdict
         md = render.to_markdown(report)
         assert md.startswith("### " + {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}[verdict])
@@ -133,15 +138,20 @@ def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
         _limit(_access("index_range", "ix_a", 50_000)),
         _limit(_full_scan(50_000)),
     )
-    base, lost_now = _doc(_samples(2.0, 7, rng), good), _doc(_samples(9.0, 7, rng), lost)
+    base, lost_now = _doc(_samples(2.0, 7, rng), good), _doc(_samples(200.0, 7, rng), lost)
     assert diff.compare(base, lost_now).verdict == "fail"
-    # A/A with the same plan but noisy timings (1x .. 4x): the lost index stays a failure; the
-    # timing finding becomes inconclusive, with the A/A evidence in its message.
-    report = diff.compare(base, lost_now)
-    noisy = _doc([9.0, 30.0, 8.5, 36.0, 20.0, 10.0, 27.0], lost)
-    diff.apply_self_control(report, diff.compare(lost_now, noisy))
-    aa = report.self_control[("s", "mysql")]
-    assert aa.plans_agree and aa.timing == "inconclusive" and aa.ratio is not None and aa.ratio.high > 2
+    # A/A with the same plan but noisy timings (1x .. 4x): the lost index stays a failure; the gated
+    # timing finding (100x, past 2x even widened by the A/A's spread) becomes inconclusive, with the
+    # A/A evidence in its message.
+    noisy = _doc([200.0, 660.0, 190.0, 800.0, 440.0, 220.0, 600.0], lost)
+    aa = diff.compare(lost_now, noisy)
+    floors = {k: v.ratio for k, v in diff.self_controls(aa).items()}
+    report = diff.compare(base, lost_now, G, floors=floors)
+    assert next(f for f in report.shapes[0].findings if f.kind == "slower").regression
+    diff.apply_self_control(report, aa)
+    sc = report.self_control[("s", "mysql")]
+    assert sc.plans_agree and sc.work_agrees and sc.timing == "inconclusive"
+    assert sc.ratio is not None and sc.ratio.high > 2
     s = report.shapes[0]
     assert report.verdict == "fail" and {f.kind for f in s.findings if f.regression} >= {"index_lost"}
     slower = next(f for f in s.findings if f.kind == "slower")
@@ -158,25 +168,28 @@ def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
     assert report.to_dict()["self_control"][0]["plans_agree"] is False
 
 
+def _scan(rows: float) -> PlanNode:
+    """A plan that keeps index ``ix_a`` and examines ``rows`` rows on it."""
+    return _limit(_access("index_range", "ix_a", rows))
+
+
 @pytest.mark.servers
-def test_the_command_exits_0_1_and_3_with_the_verdict_in_every_output(tmp_path):
+def test_the_command_exits_on_work_not_on_timing_with_the_verdict_in_every_output(tmp_path):
     import json
 
     from tests.conftest import run_cli
 
-    plan = _limit(_access("index_range", "ix_a", 50_000))
     base = {
-        "schema": "dbbench.explain/1",
-        "results": _doc([1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02], plan)["results"],
+        "schema": "dbbench.explain/2",
+        "results": _doc([1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02], _scan(2_000))["results"],
     }
-    cases = {
-        "pass": ([1.0, 1.02, 0.97, 1.04, 0.99, 1.01, 1.03], 0),
-        "inconclusive": ([1.2, 3.5, 1.1, 4.0, 2.2, 1.3, 3.0], 3),
-        "fail": ([8.0, 8.4, 7.9, 8.8, 8.1, 8.3, 8.2], 1),
+    cases = {  # the same plan; (samples, rows examined, exit code)
+        "pass": ([8.0, 8.4, 7.9, 8.8, 8.1, 8.3, 8.2], 2_000, 0),  # 8x slower, the same work
+        "fail": ([1.0, 1.02, 0.97, 1.04, 0.99, 1.01, 1.03], 40_000, 1),  # as fast, 20x the work
     }
     (tmp_path / "base.json").write_text(json.dumps(base))
-    for verdict, (samples, code) in cases.items():
-        result = {"schema": "dbbench.explain/1", "results": _doc(samples, plan)["results"]}
+    for verdict, (samples, rows, code) in cases.items():
+        result = {"schema": "dbbench.explain/2", "results": _doc(samples, _scan(rows))["results"]}
         f, md, xml = tmp_path / f"{verdict}.json", tmp_path / f"{verdict}.md", tmp_path / f"{verdict}.xml"
         f.write_text(json.dumps(result))
         run = run_cli("diff", str(tmp_path / "base.json"), str(f), "--markdown", str(md), "--junit", str(xml))
@@ -186,11 +199,12 @@ def test_the_command_exits_0_1_and_3_with_the_verdict_in_every_output(tmp_path):
             and f"dbbench diff: {verdict}: " in md.read_text()
         )
         case = ET.parse(xml).getroot().find("testsuite/testcase")
-        assert (case.find("failure") is not None, case.find("skipped") is not None) == (
-            verdict == "fail",
-            verdict == "inconclusive",
-        )
-    assert (
-        "rerun with --runs 21"
-        in run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "inconclusive.json")).stdout
-    )
+        assert (case.find("failure") is not None) == (verdict == "fail")
+    passed = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "pass.json"))
+    assert "advisory: slower: p50 1.000 → 8.200 ms" in passed.stdout and "1 of 1 unchanged" in passed.stdout
+    failed = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "fail.json"))
+    assert "work up at index_range on stage using ix_a: 2,000 → 40,000 rows examined (20.0x)" in failed.stdout
+    assert "2,000 → 40,000 (20.0x)" in failed.stdout  # the table's rows examined, in total
+    # a gated timing needs the run-to-run variance, which only a live run measures
+    gated = run_cli("diff", str(tmp_path / "base.json"), str(tmp_path / "pass.json"), "--gate-timing")
+    assert gated.code == 2 and "give no RESULT file" in gated.stderr and "Traceback" not in gated.output
