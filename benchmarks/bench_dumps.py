@@ -8,7 +8,7 @@ Per dialect: writes a generated dump of about ``--mb`` MB in the form its tool w
 blocks; ``mysqldump``: conditional comments, ``LOCK TABLES``, ``DISABLE KEYS``, extended
 ``INSERT``s of about 1 MB per line), plus one catalog entry, then measures side by side in one run:
 
-* **split + check**: the Python side alone (:func:`dbbench.setup.guard.checked`: split, dump
+* **split + check**: the Python side alone (:func:`dbbench.setup.guard.check_file`: split, dump
   adapter, text checks), in MB/s;
 * **seed**: ``dbbench seed --catalog DIR --only DIALECT`` end to end (wall), and the CPU time the
   dbbench process itself used (user + sys, from ``getrusage``): the servers' time is the wall
@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dbbench.setup.guard import checked  # noqa: E402 (after the sys.path line)
+from dbbench.setup.guard import check_file  # noqa: E402 (after the sys.path line)
 
 NAMESPACE = "dbbench_bench_dump"
 ENTRY = """name = "films of a rating"
@@ -137,10 +137,10 @@ def measure(dialect: str, directory: Path, mb: int) -> dict[str, float]:
     rows = (pg_dump_text if dialect == "postgresql" else mysqldump_text)(dump, mb)
     size_mb = dump.stat().st_size / (1 << 20)
     start = time.perf_counter()
-    stmts, problems = checked(dump, dialect, NAMESPACE)
+    found = check_file(dump, dialect, NAMESPACE)
     check_s = time.perf_counter() - start
-    if problems:
-        raise SystemExit(f"{dialect}: the generated dump is refused: {problems[:3]}")
+    if found.problems:
+        raise SystemExit(f"{dialect}: the generated dump is refused: {found.problems[:3]}")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     run = subprocess.run(
@@ -171,7 +171,7 @@ def measure(dialect: str, directory: Path, mb: int) -> dict[str, float]:
     return {
         "MB": size_mb,
         "rows": rows,
-        "statements": len(stmts),
+        "statements": found.statements,
         "check_s": check_s,
         "check_mbps": size_mb / check_s,
         "seed_wall_s": wall,

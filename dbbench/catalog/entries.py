@@ -1,8 +1,9 @@
 """Query catalogs: one TOML file per query shape, in a directory (``sql/catalog/alpine`` is ours).
 
 See ``docs/catalog.md`` for the format. A catalog directory may also carry the SQL that builds its
-own schema and data (``setup.sql``, or ``setup.postgresql.sql`` / ``setup.mysql.sql``), which
-``dbbench seed --catalog DIR`` runs into a namespace dbbench owns (see :mod:`dbbench.setup`).
+own schema and data (``setup.sql``, or ``setup.postgresql.sql`` / ``setup.mysql.sql``, or several
+files in a ``setup/`` folder, run in name order), which ``dbbench seed --catalog DIR`` runs into a
+namespace dbbench owns (see :mod:`dbbench.setup`).
 
 Loading validates every entry and reports every problem found, one per line, as
 ``FILE: entry "NAME": FIELD: what is wrong``.
@@ -24,11 +25,12 @@ from dbbench.dataset.definition import DATASET_PARAMS
 from dbbench.defaults import DIALECTS
 from dbbench.errors import DbbenchError
 from dbbench.measure.expect import FEATURE_ALIASES, FEATURES, normalize_forbid
-from dbbench.setup.guard import SetupError, read_setup
+from dbbench.setup.guard import SetupError, is_empty
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "sql" / "catalog"
 FORBIDDABLE = FEATURES
 SETUP_FILES = ("setup.{dialect}.sql", "setup.sql")
+SETUP_DIR = "setup"  # or several files, in name order: NAME.<dialect>.sql for one dialect, NAME.sql for both
 
 ENTRY_FIELDS = {
     "name",
@@ -95,19 +97,37 @@ class Catalog:
     name: str
     path: Path
     shapes: list[Shape]
-    setup: dict[str, Path] = field(default_factory=dict)
+    setup: dict[str, list[Path]] = field(default_factory=dict)  # dialect -> its files, in order
 
     @property
     def has_setup(self) -> bool:
         return bool(self.setup)
 
+    def setup_label(self, dialect: str) -> str:
+        """The setup of a dialect as the output names it: its file, or the folder and its count."""
+        files = self.setup[dialect]
+        if len(files) == 1 and files[0].parent.name != SETUP_DIR:
+            return files[0].name
+        return f"{SETUP_DIR}/ ({len(files)} file{'s' if len(files) != 1 else ''})"
+
     def setup_digest(self, dialect: str) -> str:
-        return hashlib.sha256(self.setup[dialect].read_bytes()).hexdigest()
+        """SHA-256 of the dialect's setup file (of each file's name and digest, for a folder)."""
+        files = self.setup[dialect]
+        digests = [_sha256(f) for f in files]
+        if len(files) == 1 and files[0].parent.name != SETUP_DIR:
+            return digests[0]
+        lines = "".join(f"{f.name} {d}\n" for f, d in zip(files, digests, strict=True))
+        return hashlib.sha256(lines.encode()).hexdigest()
 
     @property
     def dataset_name(self) -> str:
         """What a namespace built from this catalog's setup calls its dataset."""
         return f"setup:{self.name}"
+
+
+def _sha256(file: Path) -> str:
+    with file.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def resolve(name_or_path: str | Path) -> Path:
@@ -122,15 +142,28 @@ def resolve(name_or_path: str | Path) -> Path:
     return path
 
 
-def setup_files(directory: Path) -> dict[str, Path]:
-    """The setup SQL of a catalog directory, per dialect: ``setup.<dialect>.sql`` over ``setup.sql``."""
-    out: dict[str, Path] = {}
+def setup_files(directory: Path) -> dict[str, list[Path]]:
+    """The setup SQL of a catalog directory, per dialect: the ``setup/`` folder's ``.sql`` files in
+    name order (``NAME.<dialect>.sql`` for that dialect only), else ``setup.<dialect>.sql``, else
+    ``setup.sql``. A dialect with both a folder and a file is refused (which would run?)."""
+    folder = directory / SETUP_DIR
+    listed = sorted(folder.glob("*.sql")) if folder.is_dir() else []
+    out: dict[str, list[Path]] = {}
     for dialect in DIALECTS:
-        for pattern in SETUP_FILES:
-            candidate = directory / pattern.format(dialect=dialect)
-            if candidate.is_file():
-                out[dialect] = candidate
-                break
+        others = [f".{d}.sql" for d in DIALECTS if d != dialect]
+        files = [f for f in listed if f.is_file() and not f.name.endswith(tuple(others))]
+        single = next(
+            (c for p in SETUP_FILES if (c := directory / p.format(dialect=dialect)).is_file()), None
+        )
+        if files and single is not None:
+            raise CatalogError(
+                f"{directory}: both {single.name} and {SETUP_DIR}/ hold setup SQL for {dialect}; "
+                f"keep one (the files of {SETUP_DIR}/ run in name order)"
+            )
+        if files:
+            out[dialect] = files
+        elif single is not None:
+            out[dialect] = [single]
     return out
 
 
@@ -160,14 +193,15 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
                 f"{f}: entry {name!r}: name: already used by {seen[name].name} (shape names must be unique)"
             )
         seen.setdefault(name, f)
-    for dialect, file in setup.items():
+    for dialect, files in setup.items():
         if not any(dialect in s.variants for s in shapes):
             continue
-        try:
-            if not read_setup(file, dialect).strip():
-                problems.append(f"{file}: empty setup SQL")
-        except SetupError as exc:
-            problems.append(str(exc))
+        for file in files:
+            try:
+                if is_empty(file):
+                    problems.append(f"{file}: empty setup SQL")
+            except SetupError as exc:
+                problems.append(str(exc))
     if problems:
         raise CatalogError(problems)
     names = [s.name for s in shapes]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import click
@@ -80,12 +79,17 @@ def validate_cmd(catalog, namespace) -> None:
     from dbbench.setup import namespace as setupsql
 
     cat = catalogs.open_catalog(catalog)
-    skipped: dict[str, Counter[str]] = {d: Counter() for d in cat.setup}
-    checked = {d: setupsql.checked(f, d, namespace, skipped=skipped[d]) for d, f in cat.setup.items()}
+    checked = {d: setupsql.prepare(cat, d, namespace) for d in cat.setup}
     problems = list(dict.fromkeys(p for _, found in checked.values() for p in found))
     if problems:
         raise setupsql.SetupError.of(problems)
-    click.echo(render_validate(cat, {d: len(stmts) for d, (stmts, _) in checked.items()}, skipped))
+    click.echo(
+        render_validate(
+            cat,
+            {d: p.statements for d, (p, _) in checked.items()},
+            {d: p.skipped for d, (p, _) in checked.items()},
+        )
+    )
 
 
 @click.command("report")

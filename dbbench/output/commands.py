@@ -103,13 +103,13 @@ def render_validate(cat: Any, setup: dict[str, int], skipped: dict[str, Any] | N
                     "yes" if v.natural else "",
                 ]
             )
-    where = "; ".join(f"{DIALECT_LABEL[d]}: {cat.setup[d].name} ({n} statements)" for d, n in setup.items())
+    where = "; ".join(f"{DIALECT_LABEL[d]}: {cat.setup_label(d)} ({n:,} statements)" for d, n in setup.items())
     return (
         tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"])
         + f"\n\n{cat.path}: {len(cat.shapes)} shapes valid; "
         + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)")
         + "".join(
-            f"\n{DIALECT_LABEL[d]} {cat.setup[d].name}: {n:,} statement{'s' if n != 1 else ''}: {why}"
+            f"\n{DIALECT_LABEL[d]} {cat.setup_label(d)}: {n:,} statement{'s' if n != 1 else ''}: {why}"
             for d, reasons in (skipped or {}).items()
             for why, n in reasons.items()
         )

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from dbbench.setup import dumps
-from dbbench.setup.split import SetupError, Statement, split_sql
+from dbbench.setup.split import INSERT_HEAD, SetupError, Statement, data_rows, split_file
 
 _Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
 # why a setup statement is refused, and the pattern (case-insensitive) that finds it; the first found counts
@@ -77,22 +78,15 @@ def _unquote(name: str) -> str:
     return name.lower()
 
 
-# An INSERT's (or REPLACE's) rows that hold data only -- numbers, NULL, DEFAULT, TRUE/FALSE, text
-# (blanked to '' in the code), hex, bit and introduced literals -- hold nothing for the checks to
-# find: only the statement's head is checked then (a dump's rows are most of its bytes).
-# Atomic groups and possessive repeats: a row list that is not data only fails in linear time.
-_DATUM = r"(?>''|NULL|DEFAULT|TRUE|FALSE|0x[0-9A-Fa-f]*+|[-+]?(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?\d++)?+|[xXbB]''|_\w++\s*+'')"
-_ROW = rf"(?>\(\s*+{_DATUM}(?:\s*+,\s*+{_DATUM})*+\s*+\))"
-_DATA_ROWS = re.compile(rf"\s*+{_ROW}(?:\s*+,\s*+{_ROW})*+\s*+", re.I)
-_INSERT_HEAD = re.compile(
-    rf"^\s*(?:INSERT|REPLACE)\s+(?:(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE)\s+)*(?:INTO\s+)?"
-    rf"{_Q}(?:\s*\.\s*{_Q})?\s*(?:\([^()]*\)\s*)?VALUES?\b",
-    re.I,
-)
+# An INSERT's rows that hold data only (text blanked to '' in the code): only its head is checked.
+_DATA_ROWS = re.compile(data_rows("''"), re.I)
+_INSERT_HEAD = re.compile(INSERT_HEAD, re.I)
 
 
 def _without_data_rows(code: str) -> str:
-    """``code`` without the rows of an ``INSERT … VALUES`` that holds data only (see ``_DATUM``)."""
+    """``code`` without the rows of an ``INSERT … VALUES`` that holds data only (see
+    :func:`~dbbench.setup.split.data_rows`; the splitter takes most such statements whole, their code
+    their head, and leaves those that span its window or carry comments)."""
     if len(code) < 4096:
         return code
     head = _INSERT_HEAD.match(code)
@@ -135,17 +129,121 @@ def check_statement(stmt: Statement, namespace: str) -> str | None:
     return None
 
 
-def read_setup(file: Path, dialect: str) -> str:
-    """A setup file's text, UTF-8. On MySQL, bytes that are not UTF-8 are kept as they are
-    (``surrogateescape``) and sent back to the server unchanged: mysqldump writes binary columns
-    raw unless given ``--hex-blob``."""
-    errors = "surrogateescape" if dialect == "mysql" else "strict"
+def is_empty(file: Path) -> bool:
+    """Whether a setup file holds nothing but whitespace (read until it does not)."""
     try:
-        return file.read_bytes().decode("utf-8", errors)
-    except UnicodeDecodeError:
-        raise SetupError(f"{file}: not UTF-8 text") from None
+        with file.open("rb") as f:
+            while piece := f.read(1 << 16):
+                if piece.strip():
+                    return False
     except OSError as exc:
         raise SetupError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    return True
+
+
+def _head(file: Path) -> str:
+    """The first lines of a setup file, where a dump tool writes its header."""
+    try:
+        with file.open("rb") as f:
+            return f.read(2048).decode("utf-8", "replace")
+    except OSError as exc:
+        raise SetupError(f"{file}: cannot read: {exc.strerror or exc}") from None
+
+
+def statements(
+    file: Path,
+    dialect: str,
+    namespace: str,
+    *,
+    binds: Mapping[str, str] | None = None,
+    skipped: Counter[str] | None = None,
+    on_bytes: Callable[[int], object] | None = None,
+    facts: dumps.Facts | None = None,
+) -> Iterator[Statement]:
+    """The statements of one setup file as it is read (:func:`~dbbench.setup.split.split_file`;
+    ``binds`` and ``on_bytes`` are its), after its dump adapter (:mod:`dbbench.setup.dumps`; what
+    it skips is counted in ``skipped``; ``facts``: what :func:`check_file` learned of the whole
+    file). Not checked: see :func:`check_file`."""
+    counts: Counter[str] = Counter() if skipped is None else skipped
+    split = split_file(file, dialect, binds, on_bytes)
+    return dumps.adapt(dialect, split, namespace, counts, head=_head(file), facts=facts)
+
+
+@dataclass
+class FileCheck:
+    """One setup file, read once and kept nowhere: its statement count, every statement the text
+    checks refuse (``FILE: statement K (line L) WHY: SQL``) and what its dump adapter learned."""
+
+    statements: int
+    problems: list[str]
+    facts: dumps.Facts
+
+
+def check_file(
+    file: Path,
+    dialect: str,
+    namespace: str,
+    *,
+    text_checks: bool = True,
+    binds: Mapping[str, str] | None = None,
+    skipped: Counter[str] | None = None,
+    on_bytes: Callable[[int], object] | None = None,
+) -> FileCheck:
+    """Check every statement of one setup file (a file that cannot be read or split raises). A file
+    with refused statements is read once more knowing all it creates (a foreign key may name a
+    table of the dump created later). The checks are early, friendly errors: the server's
+    privileges are the boundary."""
+    facts = dumps.Facts()
+    counts: Counter[str] = Counter()
+    count, problems = _check_pass(file, dialect, namespace, text_checks, binds, counts, on_bytes, facts)
+    if problems and facts.created:
+        counts = Counter()
+        count, problems = _check_pass(file, dialect, namespace, text_checks, binds, counts, None, facts)
+    if skipped is not None:
+        skipped.update(counts)
+    return FileCheck(count, problems, facts)
+
+
+def _check_pass(
+    file: Path,
+    dialect: str,
+    namespace: str,
+    text_checks: bool,
+    binds: Mapping[str, str] | None,
+    skipped: Counter[str],
+    on_bytes: Callable[[int], object] | None,
+    facts: dumps.Facts,
+) -> tuple[int, list[str]]:
+    count, problems = 0, []
+    stmts = statements(file, dialect, namespace, binds=binds, skipped=skipped, on_bytes=on_bytes, facts=facts)
+    for count, s in enumerate(stmts, 1):
+        why = check_statement(s, namespace) if text_checks else None
+        if why:
+            problems.append(_problem(file, count, s, why))
+    if not count:
+        raise SetupError(f"{file}: no SQL statements")
+    return count, problems
+
+
+def checked_statements(
+    file: Path,
+    dialect: str,
+    namespace: str,
+    facts: dumps.Facts,
+    *,
+    text_checks: bool = True,
+    binds: Mapping[str, str] | None = None,
+    on_bytes: Callable[[int], object] | None = None,
+) -> Iterator[Statement]:
+    """The statements of a file :func:`check_file` passed (``facts``: what it learned), as read
+    again to run them, each checked again (the file may have changed since): the first refused
+    one raises."""
+    stmts = statements(file, dialect, namespace, binds=binds, on_bytes=on_bytes, facts=facts)
+    for k, s in enumerate(stmts, 1):
+        why = check_statement(s, namespace) if text_checks else None
+        if why:
+            raise SetupError(_problem(file, k, s, why))
+        yield s
 
 
 def statements_for(
@@ -157,37 +255,14 @@ def statements_for(
     binds: Mapping[str, str] | None = None,
     skipped: Counter[str] | None = None,
 ) -> list[Statement]:
-    """The checked statements of one setup file (``binds``: :func:`split_sql`'s), after its dump
-    adapter (:mod:`dbbench.setup.dumps`; what it skips is counted in ``skipped``). Every refused
-    statement is found before one :class:`SetupError` lists them all. The checks are early,
-    friendly errors: the server's privileges are the boundary."""
-    stmts, problems = checked(file, dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped)
-    if problems:
-        raise SetupError.of(problems)
-    return stmts
+    """The checked statements of one (small) setup file as a list; every refused statement is
+    found before one :class:`SetupError` lists them all."""
+    found = check_file(file, dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped)
+    if found.problems:
+        raise SetupError.of(found.problems)
+    return list(statements(file, dialect, namespace, binds=binds, facts=found.facts))
 
 
-def checked(
-    file: Path,
-    dialect: str,
-    namespace: str,
-    *,
-    text_checks: bool = True,
-    binds: Mapping[str, str] | None = None,
-    skipped: Counter[str] | None = None,
-) -> tuple[list[Statement], list[str]]:
-    """:func:`statements_for`'s statements and its problems (``FILE: statement K (line L) WHY: SQL``),
-    without raising for refused statements (a file that cannot be read or split still raises)."""
-    text = read_setup(file, dialect)
-    counts: Counter[str] = Counter() if skipped is None else skipped
-    statements = split_sql(text, dialect, str(file), binds)
-    stmts = list(dumps.adapt(dialect, statements, namespace, counts, head=text[:2048]))
-    if not stmts:
-        raise SetupError(f"{file}: no SQL statements")
-    problems = []
-    for k, s in enumerate(stmts, start=1):
-        why = check_statement(s, namespace) if text_checks else None
-        if why:
-            first = " ".join(s.text.split())[:100].encode("utf-8", "backslashreplace").decode("utf-8")
-            problems.append(f"{file}: statement {k} (line {s.line}) {why}: {first}")
-    return stmts, problems
+def _problem(file: Path, k: int, s: Statement, why: str) -> str:
+    first = " ".join(s.text[:400].split())[:100].encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"{file}: statement {k} (line {s.line}) {why}: {first}"

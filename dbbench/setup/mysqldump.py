@@ -34,12 +34,17 @@ content as the server would run it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from dbbench.setup.split import Statement
+
+if TYPE_CHECKING:
+    from dbbench.setup.dumps import Facts
 
 _NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
 _HEADER = re.compile(r"^(?:/\*M![^\n]*\n)?-- (?:MySQL|MariaDB) dump\b")
@@ -96,14 +101,16 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _dumped_database(head: str, stmts: list[Statement]) -> tuple[bool, str | None]:
-    """Whether the file is a dump, and the database it dumps (None: not named)."""
+def _dumped_database(head: str, stmts: Iterator[Statement], seen: list[Statement]) -> tuple[bool, str | None]:
+    """Whether the file is a dump, and the database it dumps (None: not named); the statements
+    read from ``stmts`` to tell are appended to ``seen``."""
     header = bool(_HEADER.match(head))
     m = _HEADER_DATABASE.search(head) if header else None
     if m:
         return True, m.group(1)
     saves = False
     for s in stmts:
+        seen.append(s)
         found = _DATABASE_DDL.match(s.code) or _USE.match(s.code)
         if found:
             return True, _unquote(found.group("name"))
@@ -171,15 +178,10 @@ def _rewrite(text: str, pattern: re.Pattern[str], fn: Callable[[re.Match[str]], 
     return combined.sub(sub, text), count
 
 
-def _created(stmts: list[Statement]) -> set[str]:
-    """The tables, views, routines and triggers the dump creates (lower case)."""
-    found = (_CREATED.match(s.code) for s in stmts)
-    return {_unquote(m.group("name")).lower() for m in found if m}
-
-
 def _qualified_rewrite(database: str, namespace: str, created: set[str]):
     """The pattern of ``database.name`` and the replacement that maps it onto the namespace, where
-    ``name`` is an object the dump creates (``x.y`` may also be a table ``x``'s column ``y``)."""
+    ``name`` is an object the dump creates (``x.y`` may also be a table ``x``'s column ``y``):
+    ``created``: the objects the dump creates, as far as known."""
     quoted = re.escape(_quote(database))
     pattern = re.compile(
         rf"(?<![\w$.`])(?:{quoted}|{re.escape(database)}(?![\w$]))(?P<dot>\s*\.\s*)(?P<obj>{_NAME})"
@@ -194,24 +196,32 @@ def _qualified_rewrite(database: str, namespace: str, created: set[str]):
 
 
 def adapt(
-    statements: Iterable[Statement], namespace: str, skipped: Counter[str], head: str = ""
+    statements: Iterable[Statement], namespace: str, skipped: Counter[str], head: str, facts: Facts
 ) -> Iterator[Statement]:
     """The statements of a dump as the namespace runs them (see the module docstring); ordinary
-    setup SQL passes through unchanged. ``head``: the file's first lines (the dump header)."""
-    stmts = list(statements)
-    is_dump, database = _dumped_database(head, stmts)
+    setup SQL passes through unchanged. ``head``: the file's first lines (the dump header);
+    ``facts.created``: the objects the dump creates, as far as known (all of them after a first
+    pass over the file), filled as the statements go by."""
+    rest = iter(statements)
+    preamble: list[Statement] = []
+    is_dump, database = _dumped_database(head, rest, preamble)
     if not is_dump:
-        yield from stmts
+        yield from preamble
+        yield from rest
         return
+    created = facts.created  # the tables, views, routines and triggers it creates (lower case)
     qualified = None
     if database is not None and database != namespace:
-        qualified = _qualified_rewrite(database, namespace, _created(stmts))
-    for s in stmts:
+        qualified = _qualified_rewrite(database, namespace, created)
+    for s in itertools.chain(preamble, rest):
         why = _skip(s, database)
         if why:
             skipped[why] += 1
             continue
         text, code = s.text, s.code
+        made = _CREATED.match(code)
+        if made:
+            created.add(_unquote(made.group("name")).lower())
         if code.lstrip()[:6].upper() in _DEFINES and _DEFINER.search(code):
             text, n = _rewrite(text, _DEFINER, lambda m: "DEFINER=CURRENT_USER")
             if n:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,7 +33,13 @@ from dbbench import defaults, dialects
 from dbbench.access.targets import Target
 from dbbench.catalog.entries import Catalog, open_catalog
 from dbbench.errors import DbbenchError, server_message
-from dbbench.setup.guard import check_statement, checked, statements_for  # noqa: F401 (check_statement: re-exported)
+from dbbench.setup.dumps import Facts
+from dbbench.setup.guard import (  # noqa: F401 (check_statement, statements_for: re-exported)
+    check_file,
+    check_statement,
+    checked_statements,
+    statements_for,
+)
 from dbbench.setup.split import SetupError, Statement, split_sql  # noqa: F401 (split_sql: re-exported)
 
 
@@ -110,21 +117,97 @@ def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
     )
 
 
-def _run_statements(conn, dialect: str, file: Path, stmts: list[Statement]) -> None:
-    """Run the setup statements on ``conn`` (its namespace already in use): in one transaction the
-    caller commits, or committing each where the dialect says so (MySQL: its DDL commits anyway)."""
+Progress = Callable[[str, str, int, int], object]
+"""``progress(dialect, step, advance, total)``: ``advance`` more bytes of the dialect's ``total``
+were read in ``step`` (``checking``, then ``loading``)."""
+
+
+@dataclass
+class Prepared:
+    """What the check pass found in one dialect's setup files (read once, kept nowhere)."""
+
+    files: list[Path]
+    statements: int
+    skipped: Counter[str]
+    seconds: float
+    facts: list[Facts]  # per file: what its dump adapter learned, for the pass that runs it
+
+
+def prepare(
+    catalog: Catalog,
+    dialect: str,
+    namespace: str,
+    *,
+    text_checks: bool = True,
+    scale: int | None = None,
+    progress: Progress | None = None,
+) -> tuple[Prepared, list[str]]:
+    """The check pass over a dialect's setup files (:func:`~dbbench.setup.guard.check_file`):
+    their statement count and skips, and every problem of every file."""
+    files = catalog.setup[dialect]
+    on_bytes = _on_bytes(progress, dialect, "checking", files)
+    skipped: Counter[str] = Counter()
+    start = time.perf_counter()
+    checks = [
+        check_file(
+            file,
+            dialect,
+            namespace,
+            text_checks=text_checks,
+            binds=_binds(scale),
+            skipped=skipped,
+            on_bytes=on_bytes,
+        )
+        for file in files
+    ]
+    count = sum(c.statements for c in checks)
+    prepared = Prepared(files, count, skipped, time.perf_counter() - start, [c.facts for c in checks])
+    return prepared, [p for c in checks for p in c.problems]
+
+
+def _binds(scale: int | None) -> dict[str, str]:
+    return {"scale": str(int(DEFAULT_SCALE if scale is None else scale))}
+
+
+def _on_bytes(
+    progress: Progress | None, dialect: str, step: str, files: list[Path]
+) -> Callable[[int], object] | None:
+    if progress is None:
+        return None
+    total = sum(f.stat().st_size for f in files)
+    return lambda n: progress(dialect, step, n, total)
+
+
+def _run_files(
+    conn,
+    dialect: str,
+    namespace: str,
+    prepared: Prepared,
+    *,
+    text_checks: bool,
+    scale: int,
+    progress: Progress | None,
+) -> None:
+    """Run the setup files' statements on ``conn`` (its namespace already in use), as they are read
+    again (each checked again: :func:`~dbbench.setup.guard.checked_statements`): in one transaction
+    the caller commits, or committing each where the dialect says so (MySQL: its DDL commits anyway)."""
     d = dialects.get(dialect)
-    for k, s in enumerate(stmts, start=1):
-        try:
-            d.run_setup_statement(conn, s.text, None if s.data is None else s.data.chunks())
-        except Exception as exc:
-            if not d.is_driver_error(exc):
-                raise
-            raise SetupError(
-                f"{file}: statement {k} ({_where(s, exc)}): the server reported: {server_message(exc, 300)}"
-            ) from None
-        if d.COMMIT_EACH_SETUP_STATEMENT:
-            conn.commit()
+    on_bytes = _on_bytes(progress, dialect, "loading", prepared.files)
+    for file, facts in zip(prepared.files, prepared.facts, strict=True):
+        stmts = checked_statements(
+            file, dialect, namespace, facts, text_checks=text_checks, binds=_binds(scale), on_bytes=on_bytes
+        )
+        for k, s in enumerate(stmts, start=1):
+            try:
+                d.run_setup_statement(conn, s.text, None if s.data is None else s.data.chunks())
+            except Exception as exc:
+                if not d.is_driver_error(exc):
+                    raise
+                raise SetupError(
+                    f"{file}: statement {k} ({_where(s, exc)}): the server reported: {server_message(exc, 300)}"
+                ) from None
+            if d.COMMIT_EACH_SETUP_STATEMENT:
+                conn.commit()
 
 
 def _where(s: Statement, exc: BaseException) -> str:
@@ -137,7 +220,7 @@ def _where(s: Statement, exc: BaseException) -> str:
     return f"line {s.data.line + int(m.group(1)) - 1}, row {m.group(1)} of the COPY of line {s.line}"
 
 
-def _finish(target: Target, conn, namespace: str, file: Path, result: SetupResult) -> None:
+def _finish(target: Target, conn, namespace: str, file: str, result: SetupResult) -> None:
     """Analyze, count and fingerprint the namespace's tables, mark it complete and commit."""
     d = dialects.get(target.dialect)
     clock = time.perf_counter
@@ -175,7 +258,8 @@ def setup_target(
     isolate: bool = True,
     text_checks: bool = True,
     scale: int = DEFAULT_SCALE,
-    prepared: tuple[list[Statement], Counter[str]] | None = None,
+    prepared: Prepared | None = None,
+    progress: Progress | None = None,
 ) -> SetupResult:
     """Rebuild ``namespace`` from the catalog's setup SQL on one target.
 
@@ -185,52 +269,60 @@ def setup_target(
     half-trusted). ``isolate=False``: they run as dbbench's own user, behind the text checks only;
     on PostgreSQL the whole rebuild is then one transaction, verified before it commits.
     ``text_checks=False`` skips the early text checks (tests use it to show the server refuses).
-    ``scale`` replaces ``:scale`` in the setup SQL's code (not in its literals: :func:`split_sql`)."""
+    ``scale`` replaces ``:scale`` in the setup SQL's code (not in its literals: :func:`split_sql`).
+    ``prepared``: the check pass (:func:`prepare`), when the caller ran it; the files are read
+    again to run them, a statement at a time (never held whole)."""
     from dbbench.access import isolation
 
-    file = catalog.setup.get(target.dialect)
-    if file is None:
+    if target.dialect not in catalog.setup:
         raise SetupError(
-            f"{catalog.path}: no setup SQL for {target.label} (setup.{target.dialect}.sql or "
-            f"setup.sql); use --only to skip that dialect"
+            f"{catalog.path}: no setup SQL for {target.label} (setup.{target.dialect}.sql, setup.sql "
+            f"or setup/); use --only to skip that dialect"
         )
-    binds = {"scale": str(int(scale))}
-    if prepared is None:  # ``prepared``: the checked statements and skips, when the caller has them
-        skipped: Counter[str] = Counter()
-        stmts = statements_for(
-            file, target.dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped
+    if prepared is None:
+        prepared, problems = prepare(
+            catalog, target.dialect, namespace, text_checks=text_checks, scale=scale, progress=progress
         )
-    else:
-        stmts, skipped = prepared
+        if problems:
+            raise SetupError.of(problems)
+    files = prepared.files
+    label = str(files[0] if len(files) == 1 else files[0].parent)
     result = SetupResult(
         target.dialect,
         target.version_text,
         namespace,
-        str(file),
+        label,
         catalog.setup_digest(target.dialect),
-        len(stmts),
+        prepared.statements,
+        seconds={"check": prepared.seconds},
         isolation=isolation.role_name(namespace) if isolate else "none",
-        skipped=dict(skipped),
+        skipped=dict(prepared.skipped),
     )
     meta = {
         "dataset": catalog.dataset_name,
         "catalog": str(catalog.path),
-        "setup_file": file.name,
+        "setup_file": catalog.setup_label(target.dialect),
         "setup_sha256": result.sha256,
         "started_at": datetime.now().isoformat(),
         "isolation": result.isolation,
         "scale": str(int(scale)),
     }
+
+    def run(conn) -> None:
+        _run_files(
+            conn, target.dialect, namespace, prepared, text_checks=text_checks, scale=scale, progress=progress
+        )
+
     rebuild = _rebuild_isolated if isolate else _rebuild_verified
-    rebuild(target, namespace, file, stmts, meta, result)
+    rebuild(target, namespace, label, run, meta, result)
     return result
 
 
 def _rebuild_verified(
     target: Target,
     namespace: str,
-    file: Path,
-    stmts: list[Statement],
+    label: str,
+    run: Callable[[object], None],
     meta: dict[str, str],
     result: SetupResult,
 ) -> None:
@@ -248,22 +340,22 @@ def _rebuild_verified(
         d.use(conn, namespace)
         result.seconds["namespace"] = clock() - start
         start = clock()
-        _run_statements(conn, target.dialect, file, stmts)
+        run(conn)
         result.seconds["setup SQL"] = clock() - start
         outside = d.outside_changes(conn, namespace, before)
         if outside:
             raise SetupError(
-                f"{file}: created, altered, dropped or wrote to relations outside "
+                f"{label}: created, altered, dropped or wrote to relations outside "
                 f"{namespace!r}: {', '.join(outside[:5])}; rolled back, nothing was changed"
             )
-        _finish(target, conn, namespace, file, result)
+        _finish(target, conn, namespace, label, result)
 
 
 def _rebuild_isolated(
     target: Target,
     namespace: str,
-    file: Path,
-    stmts: list[Statement],
+    label: str,
+    run: Callable[[object], None],
     meta: dict[str, str],
     result: SetupResult,
 ) -> None:
@@ -283,18 +375,18 @@ def _rebuild_isolated(
     start = clock()
     with isolation.sandbox(target, namespace) as inner, inner.all_or_nothing() as conn:
         d.use(conn, namespace)
-        _run_statements(conn, target.dialect, file, stmts)
+        run(conn)
         d.commit(conn)
     result.seconds["setup SQL"] = clock() - start
     outside = isolation.escaped(target, namespace)
     if outside:
         isolation.drop_escaped(target, namespace)
         raise SetupError(
-            f"{file}: created objects outside {namespace!r}: {', '.join(outside[:5])}; they were "
+            f"{label}: created objects outside {namespace!r}: {', '.join(outside[:5])}; they were "
             f"dropped with the namespace's own objects (run the seed again once fixed)"
         )
     with target.all_or_nothing() as conn:
-        _finish(target, conn, namespace, file, result)
+        _finish(target, conn, namespace, label, result)
 
 
 def load(
@@ -305,28 +397,27 @@ def load(
     isolate: bool = True,
     text_checks: bool = True,
     scale: int = DEFAULT_SCALE,
+    progress: Progress | None = None,
 ) -> tuple[Catalog, list[SetupResult]]:
     """Run the catalog's setup SQL into ``namespace`` on every target (concurrently); see
-    :func:`setup_target` for ``isolate`` and ``text_checks``."""
+    :func:`setup_target` for ``isolate`` and ``text_checks``. Every file of every target is
+    checked first (:func:`prepare`): every refused statement is listed before anything is touched."""
     if not defaults.valid_namespace(namespace):
         raise DbbenchError(f"namespace {namespace!r}: {defaults.NAMESPACE_RULE}")
     cat = catalog if isinstance(catalog, Catalog) else open_catalog(catalog)
     if not cat.has_setup:
         raise SetupError(f"{cat.path}: the catalog has no setup SQL (setup.sql or setup.<dialect>.sql)")
     problems: list[str] = []
-    binds = {"scale": str(int(scale))}
-    prepared: dict[str, tuple[list[Statement], Counter[str]]] = {}
+    prepared: dict[str, Prepared] = {}
     for t in targets:  # refuse before touching anything, every problem of every file at once
         if t.dialect not in cat.setup:
             raise SetupError(
-                f"{cat.path}: no setup SQL for {t.label} (setup.{t.dialect}.sql or setup.sql); "
+                f"{cat.path}: no setup SQL for {t.label} (setup.{t.dialect}.sql, setup.sql or setup/); "
                 "use --only to skip that dialect"
             )
-        skipped: Counter[str] = Counter()
-        stmts, found = checked(
-            cat.setup[t.dialect], t.dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped
+        prepared[t.dialect], found = prepare(
+            cat, t.dialect, namespace, text_checks=text_checks, scale=scale, progress=progress
         )
-        prepared[t.dialect] = (stmts, skipped)  # split and checked once, run as they are
         problems += found
     if problems:
         raise SetupError.of(list(dict.fromkeys(problems)))  # one setup.sql serves both dialects
@@ -341,6 +432,7 @@ def load(
                 text_checks=text_checks,
                 scale=scale,
                 prepared=prepared[t.dialect],
+                progress=progress,
             )
             for t in targets
         ]
@@ -362,7 +454,7 @@ def stale(catalog: Catalog, metas: dict[str, dict], namespace: str | None = None
     for dialect, meta in metas.items():
         if dialect in catalog.setup and meta.get("setup_sha256") not in (None, catalog.setup_digest(dialect)):
             out.append(
-                f"{dialect}: {catalog.setup[dialect].name} changed since the namespace was built; "
+                f"{dialect}: {catalog.setup_label(dialect)} changed since the namespace was built; "
                 f"run `dbbench seed --catalog {catalog.path}{where}` to rebuild it"
             )
     return out

@@ -19,7 +19,7 @@ import pytest
 
 from dbbench.servers import mysql as mysql_server
 from dbbench.setup import mysqldump
-from dbbench.setup.guard import checked
+from dbbench.setup.guard import check_file, statements
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
 
@@ -368,12 +368,18 @@ def test_a_dump_naming_another_database_is_refused(tmp_path, extra, why):
     assert why in run.stderr and "statement" in run.stderr, run.stderr
 
 
+def _checked(f: Path) -> tuple[list, list[str], Counter[str]]:
+    """A setup file's statements as they run in the namespace ``ns``, its problems, its skips."""
+    skipped: Counter[str] = Counter()
+    found = check_file(f, "mysql", "ns", skipped=skipped)
+    return list(statements(f, "mysql", "ns", facts=found.facts)), found.problems, skipped
+
+
 def test_the_first_use_of_an_ordinary_setup_file_is_not_a_dump(tmp_path):
     """Ordinary setup SQL is not a dump: its USE, COMMIT and LOCK TABLES stay refused."""
     f = tmp_path / "setup.mysql.sql"
     f.write_text("CREATE TABLE t (id int);\nUSE t;\nCOMMIT;\nLOCK TABLES t WRITE;\n")
-    skipped: Counter[str] = Counter()
-    _, problems = checked(f, "mysql", "ns", skipped=skipped)
+    _, problems, skipped = _checked(f)
     assert len(problems) == 2 and not skipped, problems  # USE and COMMIT (LOCK TABLES: the server)
 
 
@@ -410,8 +416,7 @@ def test_the_header_names_the_dumped_database(tmp_path, header):
         header + "CREATE TABLE t (id int);\nUSE `shop`;\nINSERT INTO shop.t VALUES (1);\n"
         "INSERT INTO t SELECT COUNT(*) FROM `shop`.`t` WHERE 'shop.t' <> '';\nUSE other;\n"
     )
-    skipped: Counter[str] = Counter()
-    stmts, problems = checked(f, "mysql", "ns", skipped=skipped)
+    stmts, problems, skipped = _checked(f)
     assert [s.text for s in stmts][1:4] == [
         "INSERT INTO `ns`.t VALUES (1)",
         "INSERT INTO t SELECT COUNT(*) FROM `ns`.`t` WHERE 'shop.t' <> ''",
@@ -431,8 +436,7 @@ def test_a_table_named_like_the_dumped_database_keeps_its_columns(tmp_path):
         "CREATE VIEW v AS SELECT orders.id FROM orders.orders;\n"
         "INSERT INTO `orders`.orders SELECT orders.id + 1 FROM orders;\n"
     )
-    skipped: Counter[str] = Counter()
-    stmts, problems = checked(f, "mysql", "ns", skipped=skipped)
+    stmts, problems, skipped = _checked(f)
     assert [s.text for s in stmts][1:] == [
         "CREATE VIEW v AS SELECT orders.id FROM `ns`.orders",
         "INSERT INTO `ns`.orders SELECT orders.id + 1 FROM orders",
