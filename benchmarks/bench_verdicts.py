@@ -2,7 +2,8 @@
 """Can httpbench's verdicts be trusted? False failures on A/A, detection on A/B, wall time.
 
     .venv/bin/python benchmarks/bench_verdicts.py [--aa 50] [--ab 20] [--candidate caddy|throttled]
-                                                  [--method paired|seed] [--json FILE] [-- COMPARE ARGS]
+                                                  [--method paired|seed] [--burner] [--json FILE]
+                                                  [--keep DIR] [-- COMPARE ARGS]
 
 Each run is a real ``httpbench compare --enforce-gates`` with default settings on the three
 scenarios of issue 12 (1 KiB metadata GET, 64 KiB Range of a 4 MiB file, the 4 MiB GET), against
@@ -13,6 +14,9 @@ servers started fresh for that run on loopback:
   (its own stock file server), or ``throttled``: nginx with ``limit_req`` holding the metadata path
   to ``--throttle-rps`` (a measured, injected slowdown). Exit 1 is a detection.
 
+``--burner`` keeps one CPU busy beside every compare (a Python loop in its own process, bounded
+in time and stopped with the benchmark): the neighbour a shared CI runner has.
+
 It prints, per kind: runs, pass / fail / inconclusive counts, the false-failure or detection
 rate, and the median and max wall time of a compare. ``--method seed`` measures the published write-up's fixed
 procedure the same way, for comparison. Needs Debian's nginx (and caddy for ``--candidate caddy``).
@@ -21,8 +25,10 @@ procedure the same way, for comparison. Needs Debian's nginx (and caddy for ``--
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -42,6 +48,22 @@ SCENARIOS = (
     "name=payload GET 4 MiB,path=/pkg.bin,class=payload",
 )
 EXIT = {0: "pass", 1: "fail", 3: "inconclusive"}
+BURN_S = 6 * 3600  # the burner's own bound: it stops by itself after this long
+
+
+@contextlib.contextmanager
+def burner(on: bool):
+    """One CPU kept busy while the block runs (nothing when ``on`` is false)."""
+    if not on:
+        yield
+        return
+    loop = f"import time\nend = time.monotonic() + {BURN_S}\nwhile time.monotonic() < end:\n    pass\n"
+    proc = subprocess.Popen([sys.executable, "-c", loop])
+    try:
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 class ThrottledNginx(NginxProcess):
@@ -134,11 +156,16 @@ def main() -> None:
     ap.add_argument("--candidate", choices=("caddy", "throttled"), default="caddy")
     ap.add_argument("--throttle-rps", type=int, default=6000)
     ap.add_argument("--method", choices=("paired", "seed"), default="paired")
+    ap.add_argument("--burner", action="store_true", help="keep one CPU busy beside every compare")
     ap.add_argument("--json", type=Path, help="write every run here")
+    ap.add_argument("--keep", type=Path, help="keep every run's result document in this directory")
     ap.add_argument("extra", nargs="*", help="more httpbench compare arguments (after --)")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers and the burner too
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[dict]] = {"A/A": [], "A/B": []}
-    with tempfile.TemporaryDirectory(prefix="bench-verdicts-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-verdicts-") as tmp, burner(args.burner):
         root = fixture(Path(tmp))
         order = []  # the kinds interleaved, so both see the same machine states
         aa, ab = args.aa, args.ab
@@ -157,7 +184,7 @@ def main() -> None:
                 args.throttle_rps,
                 args.method,
                 args.extra,
-                Path(tmp) / f"run-{i}.json",
+                (args.keep or Path(tmp)) / f"run-{i}-{kind}.json",
             )
             results["A/A" if kind == "aa" else "A/B"].append(r)
             why = (r["gate_failures"] or r["inconclusive"] or r["stderr"] or [""])[0]
@@ -169,7 +196,7 @@ def main() -> None:
             )
     print(
         f"httpbench compare --method {args.method}, candidate for A/B: {args.candidate}, "
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}"
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, burner {'on' if args.burner else 'off'}"
     )
     for kind in ("A/A", "A/B"):
         print(summary(kind, results[kind]))

@@ -178,8 +178,7 @@ def _exit_by_verdict(doc: dict[str, Any], enforce_gates: bool) -> None:
         if doc["verdict"] == "fail":
             why = f"{len(doc['gate_failures'])} gate failure(s)"
         else:
-            why = (
-                f"{len(doc['inconclusive'])} gate(s) undecided (noise larger than the margin: give a "
-                "larger --budget, or see docs/statistics.md)"
-            )
+            from httpbench.measure.compare import undecided_causes
+
+            why = f"{len(doc['inconclusive'])} gate(s) undecided: " + "; ".join(undecided_causes(doc))
         raise HttpbenchError(f"verdict {doc['verdict']}: {why}", exit_code(doc["verdict"]))

@@ -6,6 +6,7 @@ unwritable output paths, client commands) is raised here, before any round."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from httpbench.config.targets import parse_targets
 from httpbench.errors import HttpbenchError
 from httpbench.measure import client_rounds, paired
 from httpbench.measure.compare import Config
-from httpbench.measure.gates import PAIRED_MIN_SAMPLES
+from httpbench.measure.gates import PAIRED_MIN_SAMPLES, fewest_pairs
 from httpbench.model import DEFAULT_GATES, Gate, Scenario
 from httpbench.profiles import Profile, all_profiles, load
 from verdict.outputs import unwritable
@@ -80,6 +81,7 @@ def build_config(opts: CompareOptions, warn: Callable[[str], None] = _warn_on_st
     scenario_list, gates = _scenarios_and_gates(opts, profile)
     _check_outputs(opts)
     commands = client_rounds.parse_options(opts.client_opts, targets)
+    _check_decidable(opts, profile, len(targets), len(scenario_list))
     cfg = Config(
         targets=targets,
         scenarios=scenario_list,
@@ -120,6 +122,40 @@ def _check_round_size(opts: CompareOptions) -> None:
             "--requests 0 with --min-round-ms 0 leaves nothing to size a round by; "
             "give --requests at least 1 or --min-round-ms above 0"
         )
+
+
+def _check_decidable(opts: CompareOptions, profile: Profile | None, targets: int, scenarios: int) -> None:
+    """Under --method paired every gate must be decidable at --alpha with the pairs and the time
+    asked for: a count of pairs below the fewest that can decide (all of them past a gate by chance
+    alone must be at most alpha), or a --budget too short for the first look of every scenario, is
+    refused here, before any request, naming the minimum."""
+    if opts.method != "paired":
+        return
+    need = fewest_pairs(opts.alpha)
+    counts = [("--rounds", opts.rounds)]
+    if opts.client_opts:
+        counts.append(("--client-rounds", opts.client_rounds))
+    if profile is not None:
+        names = {o.dest: o.name for o in profile.options}
+        counts += [(names[k], profile.values.get(k)) for k in profile.paired_defaults]
+    for name, n in counts:
+        if n and n < need:
+            raise HttpbenchError(
+                f"{name} {n} cannot decide a gate at --alpha {opts.alpha:g}: {n} pairs all on one side "
+                f"of a gate happen by chance {2.0**-n:.1%} of the time, more than {opts.alpha:.1%}; "
+                f"give {name} {need} or more "
+                f"(or --alpha {2.0**-n:g})"
+            )
+    if opts.rounds is None:
+        plan = paired.Plan(alpha=opts.alpha, min_round_ms=opts.min_round_ms)
+        slots = targets + (2 if opts.self_control else 0)
+        least = scenarios * plan.looks[0] * slots * opts.min_round_ms / 1000.0
+        if opts.budget_s < least:
+            raise HttpbenchError(
+                f"--budget {opts.budget_s:g} s cannot reach a first look: {scenarios} scenario(s) x "
+                f"{plan.looks[0]} pairs x {slots} rounds of at least {opts.min_round_ms:g} ms take "
+                f"{least:.1f} s; give --budget {math.ceil(least)} or more (or a smaller --min-round-ms)"
+            )
 
 
 def make_profile(name: str | None, given: dict[str, Any], method: str = "seed") -> Profile | None:

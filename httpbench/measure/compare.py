@@ -157,6 +157,52 @@ def run_verdict(doc: dict[str, Any]) -> str:
     return combine([INCONCLUSIVE] if doc.get("inconclusive") else [PASS])
 
 
+def undecided_causes(doc: dict[str, Any]) -> list[str]:
+    """Why the undecided gates of a run are undecided, each with what would help (only that): one
+    line per paired scenario by the reason its pairs stopped, one for real-client rounds, one for
+    the profile's own samples."""
+    causes = []
+    paired_lines: set[str] = set()
+    for name, rec in (doc.get("paired") or {}).items():
+        undecided = [c for c in rec["candidates"].values() if c["verdict"] == INCONCLUSIVE]
+        if not undecided:
+            continue
+        paired_lines.update(m for m in doc["inconclusive"] if m.startswith(f"{name}: "))
+        if any(c.get("self_control_note") for c in undecided):
+            causes.append(f"{name}: the A/A self-control failed (the set-up is biased; see its table)")
+        else:
+            causes.append(f"{name}: {_stop_cause(rec, doc['config']['paired'])}")
+    if doc.get("clients") and client_rounds.undecided(doc["clients"]):
+        causes.append(
+            f"real clients: {doc['clients']['rounds']} pairs were too few for their noise: give more --client-rounds"
+        )
+    client_lines = set(client_rounds.undecided(doc["clients"])) if doc.get("clients") else set()
+    if any(m not in paired_lines and m not in client_lines for m in doc["inconclusive"]):
+        causes.append("the profile's own samples were too few for their noise (see its options)")
+    return causes
+
+
+def _stop_cause(rec: dict[str, Any], plan: dict[str, Any]) -> str:
+    """What stopped an undecided scenario's pairs, and the one thing that would help."""
+    pairs, stopped = rec["pairs"], rec["stopped"]
+    if stopped == "fixed pairs":
+        return f"{pairs} pairs (--rounds) were too few for the noise: give more --rounds (--budget has no effect with --rounds)"
+    if stopped == "budget":
+        return f"the --budget ran out after {pairs} pairs: give a larger --budget"
+    if stopped == "futile":
+        chance = rec["looks"][-1].get("chance_to_decide") or 0.0
+        return (
+            f"too close to a gate: {chance:.0%} chance that {plan['looks'][-1]} pairs decide it, so it "
+            f"stopped at {pairs}; a larger --budget would not help (a quieter machine or a wider gate would)"
+        )
+    if stopped == "looks exhausted":
+        return (
+            f"still undecided at the last look ({pairs} pairs); a larger --budget adds no look: "
+            "--rounds N takes N pairs in one look, or measure on a quieter machine"
+        )
+    return f"a gate had too few pairs with a value ({pairs} pairs)"
+
+
 def round_settings(cfg: Config) -> dict[str, Any]:
     """What every round of a run is measured with, for paired.Settings and engine.RoundSpec alike."""
     return {

@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from httpbench.measure.percentiles import median_or_none, ratio
 from httpbench.model import SUMMARY_FIELDS, Gate, RoundResult, Scenario
 from verdict import Decision, decide
-from verdict.stats import min_pairs, paired_ratio_interval
+from verdict.stats import Interval, min_pairs, paired_ratio_interval
 
 PAIRED_MIN_SAMPLES = 8  # default pairs of real-client / cold-fill samples under --method paired
+
+
+def gate_interval(
+    base: Sequence[float | None], cand: Sequence[float | None], alpha: float
+) -> Interval | None:
+    """The typical candidate/baseline ratio of paired samples with bounds for a gate's verdict at
+    error ``alpha``: each end is a one-sided (1 - alpha) bound, since a verdict reads only the end
+    facing the gate (``fail``: the near end past it; ``pass``: the far end within it), and the true
+    ratio lies on one side of the gate, so only one of the two wrong verdicts is possible. As one
+    interval it covers 1 - 2 alpha."""
+    return paired_ratio_interval(base, cand, 2 * alpha)
+
+
+def fewest_pairs(alpha: float) -> int:
+    """The fewest pairs that can decide a gate at error ``alpha``: all n on one side of the gate
+    by chance alone (2^-n) must be at most ``alpha``. 5 at 0.05; 7 at 0.05 / 6."""
+    return min_pairs(2 * alpha)
 
 
 def add_failures(failures: list[str], new: list[str]) -> None:
@@ -130,12 +148,13 @@ def paired_samples(
     """One decision on samples taken in pairs (real-client rounds, cold fills): the typical
     candidate/baseline ratio of each pair with its exact signed-rank interval, one look at alpha."""
     pairs = [(b, c) for b, c in zip(base, cand) if b and c]
-    iv = paired_ratio_interval([b for b, _ in pairs], [c for _, c in pairs], alpha)
-    need = (
-        f"too few sample pairs for a {1 - alpha:.1%} interval ({len(pairs)}; at least "
-        f"{min_pairs(alpha)}: raise the rounds)"
-    )
-    return decide(metric, iv, threshold, worse, need)
+    iv = gate_interval([b for b, _ in pairs], [c for _, c in pairs], alpha)
+    return decide(metric, iv, threshold, worse, too_few("sample pairs", len(pairs), alpha))
+
+
+def too_few(what: str, n: int, alpha: float) -> str:
+    """Why a gate has no interval: fewer ``what`` with a value than a verdict at ``alpha`` needs."""
+    return f"too few {what} with a value to decide at alpha {alpha:.3g} ({n}; at least {fewest_pairs(alpha)})"
 
 
 def decision_message(where: str, d: Decision, gate_name: str) -> str:

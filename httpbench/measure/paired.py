@@ -14,7 +14,10 @@ Measurement model (docs/statistics.md explains it in plain words):
   Wilcoxon signed-rank interval, on the log scale (``verdict.stats.paired_ratio_interval``). It
   assumes only that the pair ratios are independent and symmetric about their centre.
 * **Decision.** ``fail`` when the whole interval lies past the gate, ``pass`` when it lies wholly
-  inside, otherwise ``inconclusive`` -- and more pairs are taken.
+  inside, otherwise ``inconclusive`` -- and more pairs are taken. A verdict reads only the end of
+  the interval that faces the gate, so each end is a one-sided bound at the look's error rate
+  (``gates.gate_interval``: the interval covers 1 - 2 x that rate): 5 pairs all past a gate decide
+  at 0.05, and fewer pairs than that are refused before any request (``build._check_decidable``).
 * **Sequential looks.** The interval is looked at after n0, then about 1.5x as many pairs, up to
   ``max_looks`` looks. Each look uses alpha / max_looks (Bonferroni), so looking repeatedly never
   raises the error rate above ``alpha``. A scenario stops at its first decided look; when the time
@@ -26,7 +29,8 @@ Measurement model (docs/statistics.md explains it in plain words):
   a candidate at 0.89x against a 0.90x gate is not decided by 62 pairs either, and the time is
   better left to the next scenario. Stopping without a verdict never makes a wrong pass or fail
   more likely.
-* With ``fixed_pairs`` (``--rounds N``) there is one look at ``alpha`` after exactly N pairs.
+* With ``fixed_pairs`` (``--rounds N``) there is one look at ``alpha`` after exactly N pairs; the
+  budget has no effect then.
 * **Self-control** (``--self-control``): before the comparison, each scenario is first run with the
   baseline against itself (two slots, the same server). Its interval is the noise floor on this
   machine, reported beside the verdict. An A/A that *fails* means the set-up itself is biased
@@ -39,14 +43,15 @@ import asyncio
 import dataclasses
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from httpbench.measure import engine
+from httpbench.measure.gates import fewest_pairs, gate_interval, too_few
 from httpbench.model import DEFAULT_GATES, Gate, RoundResult, Scenario, Target
 from verdict import FAIL, INCONCLUSIVE, PASS, Decision, combine, decide
-from verdict.stats import chances_to_decide, min_pairs, paired_ratio_interval
+from verdict.stats import chances_to_decide
 
 Progress = Callable[[str], None]
 MAX_REQUESTS_PER_ROUND = 2_000_000
@@ -72,7 +77,7 @@ class Plan:
         """Pair counts at which the intervals are looked at."""
         if self.fixed_pairs:
             return [self.fixed_pairs]
-        n = min_pairs(self.look_alpha)
+        n = fewest_pairs(self.look_alpha)
         out = [n]
         while len(out) < self.max_looks:
             n = max(n + 1, math.ceil(n * self.growth))
@@ -125,14 +130,15 @@ def gate_decisions(
                 f"{sum(r.failures for r in failed)} timed request(s) failed their checks ({text})",
             )
         )
-    need = f"too few pairs for a {1 - alpha:.1%} interval ({len(base)}; at least {min_pairs(alpha)})"
     if gate.min_throughput_ratio > 0:
-        iv = paired_ratio_interval([r.rps for r in base], [r.rps for r in cand], alpha)
-        out.append(decide("throughput", iv, gate.min_throughput_ratio, "below", need))
+        tp = [r.rps for r in base], [r.rps for r in cand]
+        iv = gate_interval(*tp, alpha)
+        out.append(decide("throughput", iv, gate.min_throughput_ratio, "below", _too_few(*tp, alpha)))
     if math.isfinite(gate.max_p95_ratio):
-        # rounds without a p95 (no sample) are None: paired_ratio_interval skips those pairs
-        iv = paired_ratio_interval([r.p95_ms for r in base], [r.p95_ms for r in cand], alpha)
-        out.append(decide("p95", iv, gate.max_p95_ratio, "above", need))
+        # rounds without a p95 (no sample) are None: gate_interval skips those pairs
+        p95 = [r.p95_ms for r in base], [r.p95_ms for r in cand]
+        iv = gate_interval(*p95, alpha)
+        out.append(decide("p95", iv, gate.max_p95_ratio, "above", _too_few(*p95, alpha)))
     return out
 
 
@@ -283,7 +289,7 @@ class ScenarioRun:
                 if d.interval is None:
                     return None
                 to_fail, to_pass = chances_to_decide(
-                    d.interval, d.threshold, d.worse, n_final, self.plan.look_alpha
+                    d.interval, d.threshold, d.worse, n_final, 2 * self.plan.look_alpha
                 )
                 none_fails *= 1 - to_fail
                 all_pass *= to_pass
@@ -328,6 +334,10 @@ class ScenarioRun:
             "gate": self.gate.to_json(),
             "candidates": candidates,
         }
+
+
+def _too_few(base: Sequence[float | None], cand: Sequence[float | None], alpha: float) -> str:
+    return too_few("pairs", sum(bool(b and c) for b, c in zip(base, cand)), alpha)
 
 
 def _ratio(c: float | None, b: float | None) -> float | None:

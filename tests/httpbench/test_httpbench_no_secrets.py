@@ -78,7 +78,7 @@ def test_httpbench_never_shows_credentials(tmp_path):
                     "--client-command",
                     ECHO_AND_FAIL,
                     "--client-rounds",
-                    "2",
+                    "5",
                     "--output",
                     str(out / "r.json"),
                     "--junit",

@@ -179,7 +179,7 @@ def test_paired_rounds_sized_by_neither_count_nor_time_are_refused(pair):
 def test_paired_requests_0_sizes_rounds_by_time(pair, tmp_path):
     a, b = pair
     out = tmp_path / "r.json"
-    options = {"requests": 0, "min_round_ms": 20, "rounds": 1, "concurrency": 2, "q": True}
+    options = {"requests": 0, "min_round_ms": 20, "rounds": 5, "concurrency": 2, "q": True}
     run = run_compare({"a": a.url, "b": b.url}, "/f", **options, output=out)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())

@@ -54,7 +54,8 @@ def test_equal_targets_pass_with_intervals_inside_the_gates(pair, tmp_path):
     assert set(decisions) == {"throughput", "p95"}
     for d in decisions.values():
         assert d["verdict"] == "pass" and d["low"] <= d["estimate"] <= d["high"]
-        assert d["n"] == rec["pairs"] and d["confidence"] >= 1 - doc["config"]["paired"]["look_alpha"]
+        # each end is a one-sided (1 - look_alpha) bound: together a (1 - 2 look_alpha) interval
+        assert d["n"] == rec["pairs"] and d["confidence"] >= 1 - 2 * doc["config"]["paired"]["look_alpha"]
     assert decisions["throughput"]["low"] > 0.5 and decisions["p95"]["high"] < 2.0
     assert "Verdict: pass" in run.stdout and "Pairs × requests" in run.stdout
 
@@ -74,12 +75,40 @@ def test_a_slower_candidate_fails_with_the_interval_named(pair, tmp_path):
 
 
 @pytest.mark.servers
-def test_too_few_pairs_are_inconclusive_exit_3(pair, tmp_path):
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--rounds", "4"], "--rounds 4 cannot decide a gate at --alpha 0.05: 4 pairs all on one side"),
+        (["--rounds", "6", "--alpha", "0.01"], "give --rounds 7 or more (or --alpha 0.015625)"),
+        (["--client-rounds", "4", "--client-command", "true {url}"], "give --client-rounds 5 or more"),
+        (["--budget", "1", "--min-round-ms", "100"], "give --budget 2 or more"),
+    ],
+)
+def test_an_undecidable_run_is_refused_before_any_request(pair, tmp_path, argv, needle):
+    # before: --rounds 5 timed every round, then exited 3 "too few pairs" with "give a larger --budget"
     a, b = pair
-    run, doc = judged(a, b, tmp_path, 3, "--rounds", "3")
-    assert doc["verdict"] == "inconclusive" and doc["gate_failures"] == []
-    assert any("too few pairs" in u and "(3; at least 6)" in u for u in doc["inconclusive"])
-    assert "Inconclusive:" in run.stdout and "Verdict: inconclusive" in run.stdout
+    run = compare(a, b, tmp_path / "r.json", *argv)
+    assert run.code == 2, run.output
+    assert run.stderr.count("\n") == 1 and needle in run.stderr, run.stderr
+    assert a.routes["/f"].count == b.routes["/f"].count == 0  # not even the preflight ran
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.servers
+def test_five_pairs_all_far_past_a_gate_fail_exit_1_never_3(pair, tmp_path):
+    # one look at alpha 0.05: 5 pairs all past the gate by chance alone is 1/32, so they decide
+    a, b = pair
+    b.routes["/f"].delay = 0.04  # 8x slower
+    run, doc = judged(a, b, tmp_path, 1, "--rounds", "5")
+    assert doc["verdict"] == "fail" and doc["inconclusive"] == []
+    rec = doc["paired"]["GET /f"]
+    assert rec["pairs"] == 5 and rec["stopped"] == "decided" and len(rec["looks"]) == 1
+    for d in rec["candidates"]["cand"]["decisions"]:
+        assert d["verdict"] == "fail" and d["n"] == 5
+        assert d["confidence"] == pytest.approx(1 - 2 / 32)  # each end a one-sided 1 - 1/32 bound
+    ratios = rec["candidates"]["cand"]["pair_ratios"]
+    assert max(ratios["throughput"]) < 0.8 and min(ratios["p95"]) > 1.25
+    assert "verdict fail: 2 gate failure(s)" in run.stderr
 
 
 @pytest.mark.servers
@@ -101,7 +130,9 @@ def test_noise_wider_than_the_margin_stops_inconclusive_at_the_first_look(tmp_pa
     chance = rec["looks"][0]["chance_to_decide"]  # rounded to 4 places
     if rec["stopped"] == "futile":
         assert chance is not None and chance <= Plan().futility
+        assert "a larger --budget would not help" in run.stderr
     else:
+        assert "GET /f: the --budget ran out after" in run.stderr
         assert rec["stopped"] == "budget", rec["stopped"]
         assert chance is None or chance >= Plan().futility
         # at this pace the second look's pairs would overrun the budget (elapsed_s is rounded to ms)
@@ -127,7 +158,7 @@ def test_rounds_are_sized_by_time_as_well_as_count(pair, tmp_path):
     for srv in pair:
         srv.routes["/f"].delay = 0.0
     out = tmp_path / "r.json"
-    options = {**ROUND, "min_round_ms": 100, "rounds": 2, "output": out, "q": True}
+    options = {**ROUND, "min_round_ms": 100, "rounds": 5, "output": out, "q": True}
     run = run_compare(base_cand(a, b), "/f", **options)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
@@ -229,7 +260,10 @@ def test_junit_and_github_summary_show_all_three_verdicts(tmp_path):
         junit, summary = tmp_path / "j.xml", tmp_path / "summary.md"
         summary.write_text("earlier step\n")
         scenarios = ("name=ok,path=/ok", "name=slow,path=/slow")
-        clients = {"client_command": "true {url}", "client_rounds": 3}  # too few pairs: inconclusive
+        # the candidate's client is 3x slower and 4x faster in turn: its interval straddles any gate
+        odd = tmp_path / "odd"
+        flip = f"if [ -e {odd} ]; then rm {odd}; sleep 0.3; else touch {odd}; sleep 0.025; fi"
+        clients = {"client_command": ["base=sleep 0.1", f"cand={flip}"], "client_rounds": 5}
         exports = {"junit": junit, "github_summary": summary}
         run = run_compare(
             base_cand(a, b), *scenarios, gate="metadata:0.25:4.0", **clients, **exports, **SMALL
@@ -242,9 +276,49 @@ def test_junit_and_github_summary_show_all_three_verdicts(tmp_path):
     assert cases["ok: cand"].find("failure") is None and cases["ok: cand"].find("skipped") is None
     assert "throughput" in cases["slow: cand"].find("failure").get("message")
     skipped = cases["client real client: cand"].find("skipped").get("message")
-    assert skipped.startswith("inconclusive: ") and "too few sample pairs" in skipped
+    assert skipped.startswith("inconclusive: ") and "straddles ≤ 1.25x (client gate)" in skipped
     suite = root.find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
     text = summary.read_text()
     assert text.startswith("earlier step\n### ❌ httpbench compare: fail (1 pass, 1 fail, 1 inconclusive)")
     assert "| slow " in text and "Verdict: fail" in text
+
+
+def _undecided_doc(stopped: str, pairs: int, **extra) -> dict:
+    """A result document whose one scenario ``s`` is undecided, stopped for ``stopped``."""
+    cand = {"verdict": "inconclusive", "decisions": [], **extra}
+    rec = {
+        "pairs": pairs,
+        "stopped": stopped,
+        "looks": [{"chance_to_decide": 0.02}],
+        "candidates": {"b": cand},
+    }
+    return {
+        "config": {"paired": Plan().to_json()},
+        "paired": {"s": rec},
+        "inconclusive": ["s: b p95 1.1x a [0.9, 1.3] (9 pairs, 98.3% interval) straddles ≤ 1.15x"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("stopped", "pairs", "helps", "never"),
+    [
+        ("fixed pairs", 5, "give more --rounds", "give a larger --budget"),
+        ("budget", 11, "the --budget ran out after 11 pairs: give a larger --budget", "--rounds"),
+        ("futile", 26, "2% chance that 59 pairs decide it", "give a larger --budget"),
+        ("looks exhausted", 59, "--rounds N takes N pairs in one look", "give a larger --budget"),
+    ],
+)
+def test_an_undecided_run_names_its_own_cause_and_only_what_helps(stopped, pairs, helps, never):
+    # before: every undecided run said "give a larger --budget", also after --rounds (no effect)
+    from httpbench.measure.compare import undecided_causes
+
+    (cause,) = undecided_causes(_undecided_doc(stopped, pairs))
+    assert cause.startswith("s: ") and helps in cause and never not in cause
+
+
+def test_a_failed_self_control_is_named_as_the_cause():
+    from httpbench.measure.compare import undecided_causes
+
+    doc = _undecided_doc("decided", 7, self_control_note="the A/A self-control failed")
+    assert undecided_causes(doc) == ["s: the A/A self-control failed (the set-up is biased; see its table)"]
