@@ -9,7 +9,9 @@ entry point). Then::
                     uses_index="ix_orders_customer_placed", forbid=["seq_scan", "filesort"])
 
 runs once per dialect (``test_…[postgresql]``, ``test_…[mysql]``). A failure shows the expected
-and actual access paths, the statement and the plan tree.
+and actual access paths, the statement and the plan tree. ``max_rows_examined=N`` also bounds the
+statement's work, counted as ``dbbench diff`` counts it (rows every plan node produced or read and
+discarded, times its loops): like the plan, and unlike a time, it does not move with machine noise.
 
 Options (command line; the ini keys without dashes, ``dbbench_catalog`` …, work too):
 

@@ -331,11 +331,26 @@ def diff(
     )
     if aa is not None:
         judge.apply_self_control(report, aa)
+    return _compared(report)
+
+
+def _compared(report: DiffReport) -> DiffReport:
+    """``report``, unless it compared nothing (:class:`NothingToCompare`)."""
     if not any(s.base and s.result for s in report.shapes):
         raise NothingToCompare(
-            f"nothing to compare: {c.result_name} measured none of the shapes in {c.baseline}"
+            f"nothing to compare: {report.result} measured none of the shapes in {report.baseline}"
         )
     return report
+
+
+def check_against(base: Document, doc: Document | dict[str, Any], baseline_name: str) -> DiffReport:
+    """``dbbench check --baseline FILE``: the check's run compared with a baseline of a check run
+    (``dbbench baseline save --from CHECK.json``, read with :func:`dbbench.document.baseline.load`)
+    on the deterministic evidence ``diff`` decides on, plan shape and work; one sample has no
+    timing to judge (it stays advisory)."""
+    from dbbench import diff as judge
+
+    return _compared(judge.compare(base, doc, baseline_name=baseline_name, result_name="this check"))
 
 
 def _measure_now(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,11 +14,22 @@ from dbbench.cli.options import explain_options, isolate, sampling_options, spli
 from dbbench.servers import Home
 from dbbench.workflow import Run
 
+if TYPE_CHECKING:
+    from dbbench.diff import DiffReport
+
 
 def _emit(
-    doc: dict, fmt: str, *, output: Path | None, junit: Path | None, github_summary: Path | None, command: str
+    doc: dict,
+    fmt: str,
+    *,
+    output: Path | None,
+    junit: Path | None,
+    github_summary: Path | None,
+    command: str,
+    compared: DiffReport | None = None,
 ) -> None:
-    """Print the tables, write the requested files, exit 1 on a failed assertion."""
+    """Print the tables (and the diff against a baseline, ``compared``), write the requested files,
+    exit 1 on a failed assertion or a regression."""
     from dbbench.document.model import as_document
     from dbbench.output import explain as report
     from dbbench.output import table_format
@@ -34,10 +46,14 @@ def _emit(
         write_file(junit, report.junit_xml(typed, f"dbbench.{command}"))
     if github_summary:
         append_summary(github_summary, report.github_summary(typed, f"dbbench {command}"))
+    if compared is not None:
+        from dbbench.output import diff as render
+
+        click.echo("\n" + (render.to_markdown(compared) if fmt == "markdown" else render.to_text(compared)))
     problems = report.failures(typed)
-    if problems:
-        for line in problems:
-            click.echo(line, err=True)
+    for line in problems:
+        click.echo(line, err=True)
+    if problems or (compared is not None and not compared.ok):
         sys.exit(1)
 
 
@@ -72,11 +88,22 @@ def explain_cmd(home: Home, **options) -> None:
     help="Scratch dataset seeded first [default: the catalog's setup SQL if "
     f"it has one, else {defaults.CHECK_DATASET}].",
 )
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also compare with this baseline of a check run (baseline save --from CHECK.json) on plan "
+    "shape and work, as diff does; a regression exits 1.",
+)
 @click.pass_obj
-def check_cmd(home: Home, dataset, **options) -> None:
-    """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans."""
+def check_cmd(home: Home, dataset, baseline_file: Path | None, **options) -> None:
+    """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans
+    (and, with --baseline, compare their work with a baseline's)."""
     from dbbench.cli.progress import explain_progress
+    from dbbench.document import baseline
 
+    base = None if baseline_file is None else baseline.load(baseline_file)  # bad input: before any work
     targets = Targets.take(options)
     selected, reported = split_report(options)
     doc = workflow.check(
@@ -87,4 +114,5 @@ def check_cmd(home: Home, dataset, **options) -> None:
         progress=explain_progress,
         warn=err,
     )
-    _emit(doc, command="check", **reported)
+    compared = None if base is None else workflow.check_against(base, doc, str(baseline_file))
+    _emit(doc, command="check", compared=compared, **reported)

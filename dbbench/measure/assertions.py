@@ -10,7 +10,9 @@ its own, or, when the connection is already inside one (a test's uncommitted row
 savepoint, so the caller's work stays. A failing assertion raises :class:`PlanAssertionError` whose
 message shows the plan. ``forbid`` takes ``full_scan`` (or ``seq_scan`` / ``table_scan``),
 ``full_scan:TABLE``, ``sort`` (or ``filesort``) and ``temp_table`` (or ``temporary``); any other
-name is a ValueError, never silently ignored.
+name is a ValueError, never silently ignored. ``max_rows_examined`` bounds the plan's work, counted
+as ``dbbench diff`` and ``dbbench grow`` count it (rows every node produced or read and discarded,
+times its loops): evidence that does not move with machine noise.
 """
 
 from __future__ import annotations
@@ -52,6 +54,23 @@ class PlanResult:
     raw: object
     dialect: str = ""
 
+    @property
+    def rows_examined(self) -> float:
+        """The plan's work: rows every node produced or read and discarded, times its loops."""
+        return sum(n.examined for n in self.tree.walk())
+
+
+def work_problem(result: PlanResult, limit: float) -> str | None:
+    """What is wrong with ``result`` examining more than ``limit`` rows, naming the node that
+    examined the most; None within the limit."""
+    if result.rows_examined <= limit:
+        return None
+    top = max(result.tree.walk(), key=lambda n: n.examined)
+    return (
+        f"examines {result.rows_examined:,.0f} rows, more than {limit:,.0f} "
+        f"(most at {top.label}: {top.examined:,.0f} rows)"
+    )
+
 
 def _driver_connection(conn):
     """(dialect, DB-API connection, release callback) for the supported connection kinds."""
@@ -91,11 +110,12 @@ def assert_plan(
     uses_index: str,
     table: str | None = None,
     forbid: list[str] | tuple[str, ...] = ("full_scan",),
+    max_rows_examined: float | None = None,
 ) -> PlanResult:
     """Assert that ``sql`` reads ``table`` (default: the table the index is on, else the only table
-    read) through ``uses_index`` and that no ``forbid`` feature (full_scan, full_scan:TABLE, sort,
-    temp_table, or seq_scan / table_scan / filesort / temporary) appears. Returns the plan for
-    further checks."""
+    read) through ``uses_index``, that no ``forbid`` feature (full_scan, full_scan:TABLE, sort,
+    temp_table, or seq_scan / table_scan / filesort / temporary) appears and, when given, that
+    it examines at most ``max_rows_examined`` rows. Returns the plan for further checks."""
     __tracebackhide__ = True  # pytest: report the failure at the caller's line
     forbid = normalize_forbid(forbid)
     result = explain(conn, sql, params)
@@ -105,6 +125,9 @@ def assert_plan(
         read = list(dict.fromkeys(n.table for n in found if n.table))
         table = (on_index or (read if len(read) == 1 else []) or ["?"])[0]
     verdict = check(result.tree, table, uses_index, forbid)
+    if max_rows_examined is not None and (problem := work_problem(result, max_rows_examined)):
+        verdict.ok = False
+        verdict.problems.append(problem)
     if not verdict.ok:
         raise PlanAssertionError(verdict, result.tree, sql, result.dialect, params)
     return result

@@ -1,0 +1,120 @@
+"""`dbbench diff` on the real servers, alpine-100k: unchanged data passes; a DAO change that keeps
+the plan's index but examines 45x the rows fails on work alone, naming the node; a dropped index
+still fails; an old baseline falls back to plan shape; --gate-timing measures its noise floor."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dbbench import dialects
+from tests.conftest import run_cli, seeded_targets
+
+pytestmark = pytest.mark.servers
+
+NS = "dbbench_t_diffwork"
+ROOT = Path(__file__).resolve().parents[3]
+KEYSET = "AND (package_name, id) > (:after_name, :after_id)"
+# The same comparison, but its first member is an expression: ix_package_namespace still serves the
+# scan (repository and distribution bound it, its order saves the sort), no longer from row 90,000.
+UNBOUNDED = "AND (package_name || '', id) > (:after_name, :after_id)"
+WORK = re.compile(
+    r"work up at Index Scan on package using ix_package_namespace: 2,048 → ([\d,]+) rows examined "
+    r"\(([\d.]+)x\); in total 4,096 → [\d,]+ rows examined \([\d.]+x\), shared buffers [\d,]+ → [\d,]+"
+)
+
+
+@pytest.fixture(scope="module")
+def baseline(local_servers, tmp_path_factory) -> Path:
+    """alpine-100k seeded into the module's namespace, and its baseline (both dialects)."""
+    path = tmp_path_factory.mktemp("diffwork") / "baseline.json"
+    with seeded_targets("alpine-100k", NS):
+        run = run_cli("baseline", "save", str(path), "--namespace", NS, "--no-natural")
+        assert run.code == 0, run.output
+        yield path
+
+
+def _unbounded(tmp_path: Path) -> Path:
+    """A copy of the alpine catalog whose PostgreSQL namespace page its index no longer bounds."""
+    cat = shutil.copytree(ROOT / "sql" / "catalog" / "alpine", tmp_path / "alpine-unbounded")
+    entry = cat / "02-namespace-late-keyset-page.toml"
+    text = entry.read_text()
+    assert 0 <= text.index(KEYSET) < text.index("[mysql]")  # the PostgreSQL spelling
+    entry.write_text(text.replace(KEYSET, UNBOUNDED, 1))
+    return cat
+
+
+def test_unchanged_data_passes_with_the_work_of_every_shape_equal(baseline, tmp_path):
+    out = tmp_path / "diff.json"
+    run = run_cli("diff", str(baseline), "--namespace", NS, "--output", str(out))
+    assert run.code == 0, run.output
+    assert "dbbench diff: pass: no regressions; 18 of 18 unchanged" in run.stdout
+    shapes = json.loads(out.read_text())["shapes"]
+    assert len(shapes) == 18
+    assert all(s["work"]["rows_before"] == s["work"]["rows_after"] for s in shapes), shapes
+
+
+def test_the_same_index_examining_45x_the_rows_fails_on_work_naming_the_node(baseline, tmp_path):
+    out = tmp_path / "diff.json"
+    cat = _unbounded(tmp_path)
+    run = run_cli("diff", str(baseline), "--namespace", NS, "--catalog", str(cat), "--output", str(out))
+    assert run.code == 1, run.output
+    assert "1 regression: namespace late keyset page (PostgreSQL); 17 of 18 unchanged" in run.stdout
+    m = WORK.search(run.stdout)
+    assert m, run.stdout
+    after, ratio = int(m.group(1).replace(",", "")), float(m.group(2))
+    assert after >= 10 * 2048 and ratio >= 10
+    shape = next(s for s in json.loads(out.read_text())["shapes"] if s["regressed"])
+    # the plan shape held: same index, no sort; only the work (and, advisory, the time) changed
+    assert (
+        shape["baseline_access"]
+        == shape["result_access"]
+        == "index_range on package using ix_package_namespace"
+    )
+    assert {f["kind"] for f in shape["findings"] if f["regression"]} == {"work"}
+    assert all(f["advisory"] for f in shape["findings"] if f["kind"] in ("slower", "faster"))
+    # an old (dbbench.explain/1) baseline cannot see it: plan shape alone decides, and it says so
+    old = json.loads(baseline.read_text()) | {"schema": "dbbench.explain/1"}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    run = run_cli("diff", str(tmp_path / "old.json"), "--namespace", NS, "--catalog", str(cat))
+    assert run.code == 0, run.output
+    assert "work unknown: the baseline is a dbbench.explain/1 document" in run.stdout
+
+
+def test_gated_timing_measures_a_second_run_and_never_fails_unchanged_data(baseline):
+    run = run_cli("diff", str(baseline), "--namespace", NS, "--gate-timing")
+    assert run.code in (0, 3), run.output  # an A/A may be undecided on timing; never a failure
+    assert "Self-control (this run against a second run now: the noise floor)" in run.stdout
+    assert (
+        "slower (--gate-timing): the 95% interval of the sample ratio, widened by the run-to-run"
+        in run.stdout
+    )
+    assert "A/A work" in run.stdout and "DIFFERS" not in run.stdout
+
+
+def test_a_dropped_index_still_fails(baseline):
+    """Last in the module: the index stays dropped (the fixture seeds the namespace afresh)."""
+    from dbbench.access.targets import open_targets
+
+    drop = {
+        "postgresql": "DROP INDEX {ns}.ix_stage_cleanup",
+        "mysql": "DROP INDEX ix_stage_cleanup ON {ns}.group_snapshot_stage",
+    }
+    for t in open_targets({}):
+        raw = t.engine.raw_connection()
+        try:
+            conn = raw.driver_connection
+            with conn.cursor() as cur:
+                cur.execute(drop[t.dialect].format(ns=dialects.get(t.dialect).quote(NS)))
+            conn.commit()
+        finally:
+            raw.close()
+            t.dispose()
+    run = run_cli("diff", str(baseline), "--namespace", NS)
+    assert run.code == 1, run.output
+    assert "2 regressions: orphan group stage scan (MySQL, PostgreSQL)" in run.stdout
+    assert run.stdout.count("index lost: ix_stage_cleanup on group_snapshot_stage") == 2

@@ -1,0 +1,61 @@
+"""assert_plan's work bound (``max_rows_examined``), counted as ``dbbench diff`` counts work, on a
+schema of the test's own on both servers: the same index, the rows a filter throws away included."""
+
+from __future__ import annotations
+
+import pytest
+
+from dbbench import PlanAssertionError, assert_plan, connect
+from dbbench.measure.assertions import explain
+
+NS = "dbbench_t_planwork"
+SCHEMA = {
+    "postgresql": [f"DROP SCHEMA IF EXISTS {NS} CASCADE", f"CREATE SCHEMA {NS}", f"SET search_path TO {NS}"],
+    "mysql": [f"DROP DATABASE IF EXISTS {NS}", f"CREATE DATABASE {NS}", f"USE {NS}"],
+}
+# 1,000 orders per customer; 20 of them with each total: (customer, total) bounds 20 rows, a
+# spelling the index cannot bound by total reads the customer's 1,000 and throws 980 away
+BOUNDED = "SELECT id FROM orders WHERE customer_id = :c AND total = :t"
+FILTERED = "SELECT id FROM orders WHERE customer_id = :c AND total + 0 = :t"
+PARAMS = {"c": 7, "t": 49}
+
+
+@pytest.fixture(params=["postgresql", "mysql"])
+def orders(request, local_urls):
+    dialect = request.param
+    target = connect(local_urls[dialect])
+    raw = target.engine.raw_connection()
+    conn = raw.driver_connection
+    with conn.cursor() as cur:
+        for stmt in SCHEMA[dialect]:
+            cur.execute(stmt)
+        cur.execute("CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, total int NOT NULL)")
+        rows = ",".join(f"({i}, {i % 20}, {i * 7 % 1000})" for i in range(1, 20001))
+        cur.execute(f"INSERT INTO orders VALUES {rows}")
+        cur.execute("CREATE INDEX ix_orders_customer_total ON orders (customer_id, total)")
+        cur.execute("ANALYZE orders" if dialect == "postgresql" else "ANALYZE TABLE orders")
+        if dialect == "mysql":
+            cur.fetchall()
+    conn.commit()
+    yield conn
+    with conn.cursor() as cur:
+        cur.execute(SCHEMA[dialect][0])
+    conn.commit()
+    raw.close()
+    target.dispose()
+
+
+def test_a_bound_on_the_rows_examined_tells_a_bounded_lookup_from_a_filtered_one(orders):
+    bounded = assert_plan(
+        orders, BOUNDED, PARAMS, uses_index="ix_orders_customer_total", max_rows_examined=100
+    )
+    assert 20 <= bounded.rows_examined <= 100
+    # the same index, but the total is filtered after the customer's 1,000 rows are read
+    filtered = explain(orders, FILTERED, PARAMS)
+    assert any(n.index == "ix_orders_customer_total" for n in filtered.tree.walk())
+    assert filtered.rows_examined >= 1000 and filtered.rows_examined >= 10 * bounded.rows_examined
+    with pytest.raises(PlanAssertionError) as failed:
+        assert_plan(orders, FILTERED, PARAMS, uses_index="ix_orders_customer_total", max_rows_examined=100)
+    message = str(failed.value)
+    assert f"examines {filtered.rows_examined:,.0f} rows, more than 100 (most at " in message
+    assert "plan:" in message
