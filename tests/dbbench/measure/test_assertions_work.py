@@ -20,29 +20,37 @@ FILTERED = "SELECT id FROM orders WHERE customer_id = :c AND total + 0 = :t"
 PARAMS = {"c": 7, "t": 49}
 
 
+TABLE = [
+    "CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, total int NOT NULL)",
+    "INSERT INTO orders VALUES " + ",".join(f"({i}, {i % 20}, {i * 7 % 1000})" for i in range(1, 20001)),
+    "CREATE INDEX ix_orders_customer_total ON orders (customer_id, total)",
+]
+ANALYZE = {"postgresql": "ANALYZE orders", "mysql": "ANALYZE TABLE orders"}
+
+
+def _run(conn, statements: list[str]) -> None:
+    """Each statement in turn (any rows it returns read), then commit."""
+    with conn.cursor() as cur:
+        for stmt in statements:
+            cur.execute(stmt)
+            if cur.description:
+                cur.fetchall()
+    conn.commit()
+
+
 @pytest.fixture(params=["postgresql", "mysql"])
 def orders(request, local_urls):
+    """A connection in the test's own namespace, holding 20,000 orders of 20 customers."""
     dialect = request.param
     target = connect(local_urls[dialect])
     raw = target.engine.raw_connection()
-    conn = raw.driver_connection
-    with conn.cursor() as cur:
-        for stmt in SCHEMA[dialect]:
-            cur.execute(stmt)
-        cur.execute("CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, total int NOT NULL)")
-        rows = ",".join(f"({i}, {i % 20}, {i * 7 % 1000})" for i in range(1, 20001))
-        cur.execute(f"INSERT INTO orders VALUES {rows}")
-        cur.execute("CREATE INDEX ix_orders_customer_total ON orders (customer_id, total)")
-        cur.execute("ANALYZE orders" if dialect == "postgresql" else "ANALYZE TABLE orders")
-        if dialect == "mysql":
-            cur.fetchall()
-    conn.commit()
-    yield conn
-    with conn.cursor() as cur:
-        cur.execute(SCHEMA[dialect][0])
-    conn.commit()
-    raw.close()
-    target.dispose()
+    try:
+        _run(raw.driver_connection, [*SCHEMA[dialect], *TABLE, ANALYZE[dialect]])
+        yield raw.driver_connection
+        _run(raw.driver_connection, SCHEMA[dialect][:1])
+    finally:
+        raw.close()
+        target.dispose()
 
 
 def test_a_bound_on_the_rows_examined_tells_a_bounded_lookup_from_a_filtered_one(orders):
