@@ -190,9 +190,15 @@ def _stop_cause(rec: dict[str, Any], plan: dict[str, Any]) -> str:
     if stopped == "budget":
         return f"the --budget ran out after {pairs} pairs: give a larger --budget"
     if stopped == "futile":
-        chance = rec["looks"][-1].get("chance_to_decide") or 0.0
+        look = rec["looks"][-1]
+        chance, by = look.get("chance_to_decide") or 0.0, look.get("by_pairs", plan["looks"][-1])
+        if by < plan["looks"][-1]:
+            return (
+                f"too close to a gate for the pairs the --budget pays for: {chance:.0%} chance that {by} "
+                f"pairs decide it, so it stopped at {pairs}; a larger --budget may help"
+            )
         return (
-            f"too close to a gate: {chance:.0%} chance that {plan['looks'][-1]} pairs decide it, so it "
+            f"too close to a gate: {chance:.0%} chance that {by} pairs (the last look) decide it, so it "
             f"stopped at {pairs}; a larger --budget would not help (a quieter machine or a wider gate would)"
         )
     if stopped == "looks exhausted":

@@ -45,7 +45,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from httpbench.measure import engine
 from httpbench.measure.gates import fewest_pairs, gate_interval, too_few
@@ -68,7 +68,7 @@ class Plan:
     budget_s: float = 60.0  # seconds of paired rounds for all scenarios together
     min_round_ms: float = MIN_ROUND_MS  # a timed round lasts at least this long (0: count only)
     max_looks: int = 6
-    growth: float = 1.5  # pairs at the next look = previous x growth
+    growth: float = 1.8  # pairs at the next look = previous x growth
     futility: float = 0.05  # stop early when no undecided candidate has this chance to be decided
     fixed_pairs: int | None = None  # exactly this many pairs, one look at alpha
 
@@ -176,7 +176,9 @@ class ScenarioRun:
         self.looks: list[dict[str, Any]] = []
         self.decisions: dict[str, list[Decision]] = {}
         self.stopped = ""
-        self.elapsed_s = 0.0
+        self.elapsed_s = 0.0  # this scenario's own time: calibration and pairs
+        self.pairs = 0
+        self.requests = 0  # per round, from the calibration
 
     def _say(self, text: str) -> None:
         if self.progress:
@@ -216,54 +218,64 @@ class ScenarioRun:
         self.calibration["requests_per_round"] = count
         return count
 
-    def run(self, allowance_s: float) -> None:
+    def step(self, share_s: float) -> bool:
+        """Pairs up to the next look, and the look; False when this scenario is done (decided,
+        stopped, or its next look would not fit in ``share_s``, its share of the seconds left of
+        the budget). The first call also calibrates; its look is always taken."""
         start = time.perf_counter()
-        requests = self.calibrate()
+        looks = self.plan.looks
+        if not self.looks:
+            self.requests = self.calibrate()
+            self._say(f"{self.requests:,} requests per round; looks at {', '.join(map(str, looks))} pairs")
+        elif self._per_pair() * (looks[len(self.looks)] - self.pairs) > share_s:
+            self.stopped = "budget"
+            return False
+        self._pairs_to(looks[len(self.looks)])
+        self.elapsed_s += time.perf_counter() - start
+        share_s -= time.perf_counter() - start
+        reach = self.pairs + max(share_s, 0.0) / self._per_pair()  # the pairs this share still pays for
+        self.stopped = self._look(len(self.looks) + 1, looks, reach)
+        return not self.stopped
+
+    def _per_pair(self) -> float:
+        """Seconds per pair so far (calibration included)."""
+        return self.elapsed_s / max(self.pairs, 1)
+
+    def _pairs_to(self, goal: int) -> None:
         names = [t.name for t in self.targets]
         by_name = {t.name: t for t in self.targets}
-        looks = self.plan.looks
-        pairs = 0
-        self._say(f"{requests:,} requests per round; looks at {', '.join(map(str, looks))} pairs")
-        for look_no, goal in enumerate(looks, 1):
-            while pairs < goal:
-                order = [names[(self.s_idx + pairs + i) % len(names)] for i in range(len(names))]
-                for pos, name in enumerate(order, 1):
-                    r = self.runner.run(
-                        engine.run_round(
-                            self._spec(by_name[name], requests, self.settings.warmups), pairs + 1, pos, order
-                        )
-                    )
-                    self.rounds.append(r)
-                pairs += 1
-            self.decisions = self._decide()
-            verdicts = {c: combine(d.verdict for d in ds) for c, ds in self.decisions.items()}
-            self.looks.append({"pairs": pairs, "verdicts": verdicts})
+        while self.pairs < goal:
+            order = [names[(self.s_idx + self.pairs + i) % len(names)] for i in range(len(names))]
+            for pos, name in enumerate(order, 1):
+                spec = self._spec(by_name[name], self.requests, self.settings.warmups)
+                self.rounds.append(self.runner.run(engine.run_round(spec, self.pairs + 1, pos, order)))
+            self.pairs += 1
+
+    def _look(self, look_no: int, looks: list[int], reach: float) -> str:
+        """Decide at this look; why the scenario stops here ("" when it goes on). ``reach``: the
+        pairs the budget may still pay for, which bounds the looks the futility rule counts on."""
+        self.decisions = self._decide()
+        verdicts = {c: combine(d.verdict for d in ds) for c, ds in self.decisions.items()}
+        self.looks.append({"pairs": self.pairs, "verdicts": verdicts})
+        self._say(
+            f"look {look_no} at {self.pairs} pairs: "
+            + ", ".join(f"{c} {v}" for c, v in verdicts.items())
+            + self._brief()
+        )
+        if all(v != INCONCLUSIVE for v in verdicts.values()):
+            return "decided"
+        if look_no == len(looks):
+            return "looks exhausted" if not self.plan.fixed_pairs else "fixed pairs"
+        last = max([n for n in looks[look_no:] if n <= reach], default=looks[look_no])
+        chance = self._chance_to_decide(last)
+        self.looks[-1] |= {"chance_to_decide": None if chance is None else round(chance, 4), "by_pairs": last}
+        if chance is not None and chance < self.plan.futility:
             self._say(
-                f"look {look_no} at {pairs} pairs: "
-                + ", ".join(f"{c} {v}" for c, v in verdicts.items())
-                + self._brief()
+                f"stopped: {chance:.0%} chance that {last} pairs decide it "
+                f"(below {self.plan.futility:.0%}): inconclusive"
             )
-            if all(v != INCONCLUSIVE for v in verdicts.values()):
-                self.stopped = "decided"
-                break
-            if look_no == len(looks):
-                self.stopped = "looks exhausted" if not self.plan.fixed_pairs else "fixed pairs"
-                break
-            chance = self._chance_to_decide(looks[-1])
-            self.looks[-1]["chance_to_decide"] = None if chance is None else round(chance, 4)
-            if chance is not None and chance < self.plan.futility:
-                self.stopped = "futile"
-                self._say(
-                    f"stopped: {chance:.0%} chance that {looks[-1]} pairs decide it "
-                    f"(below {self.plan.futility:.0%}): inconclusive"
-                )
-                break
-            spent = time.perf_counter() - start
-            per_pair = spent / max(pairs, 1)
-            if spent + per_pair * (looks[look_no] - pairs) > allowance_s:
-                self.stopped = "budget"
-                break
-        self.elapsed_s = time.perf_counter() - start
+            return "futile"
+        return ""
 
     def _brief(self) -> str:
         parts = []
@@ -364,43 +376,66 @@ def run(
 ) -> tuple[list[RoundResult], dict[str, Any]]:
     """Every scenario's self-control (when asked) and paired comparison. Returns the comparison's
     rounds and the ``paired`` section of the result (per scenario). A gate not in ``gates`` is the
-    default one of its class."""
-    rounds: list[RoundResult] = []
-    section: dict[str, Any] = {}
-    budget_left = plan.budget_s
+    default one of its class.
+
+    The budget goes where it is needed: every scenario first takes its first look, then each one
+    still undecided takes its next look in turn, while that look fits in what is left of the
+    budget; a scenario decided early leaves its share to the undecided ones."""
+    comparisons: list[ScenarioRun] = []
+    controls: list[ScenarioRun] = []
     with asyncio.Runner(loop_factory=engine.new_event_loop) as runner:
         session = Session(runner, expectations, settings, plan, progress)
         for s_idx, scenario in enumerate(scenarios):
             gate = gates.get(scenario.klass, DEFAULT_GATES[scenario.klass])
-            allowance = budget_left / (len(scenarios) - s_idx)
-            record: dict[str, Any] = {}
             if self_control:
-                record["self_control"] = _self_control(session, targets, scenario, s_idx, gate, allowance)
-            run_ = ScenarioRun(session, targets, scenario, s_idx, gate)
-            t0 = time.perf_counter()
-            run_.run(allowance)
-            budget_left = max(0.0, budget_left - (time.perf_counter() - t0))
-            record.update(run_.record())
-            if self_control and next(iter(record["self_control"]["candidates"].values()))["verdict"] == FAIL:
-                _distrust(record)
-            rounds += run_.rounds
-            section[scenario.name] = record
+                controls.append(_self_control(session, targets, scenario, s_idx, gate))
+            comparisons.append(ScenarioRun(session, targets, scenario, s_idx, gate))
+        pending = (
+            [r for pair in zip(controls, comparisons) for r in pair] if self_control else list(comparisons)
+        )
+        share_budget(pending, plan.budget_s)
+    rounds: list[RoundResult] = []
+    section: dict[str, Any] = {}
+    for i, run_ in enumerate(comparisons):
+        record: dict[str, Any] = {}
+        if self_control:
+            record["self_control"] = controls[i].record() | {
+                "rounds": [r.to_json() for r in controls[i].rounds]
+            }
+        record.update(run_.record())
+        if self_control and next(iter(record["self_control"]["candidates"].values()))["verdict"] == FAIL:
+            _distrust(record)
+        rounds += run_.rounds
+        section[run_.scenario.name] = record
     return rounds, section
 
 
+class Stepper(Protocol):
+    def step(self, share_s: float) -> bool: ...
+
+
+def share_budget(runs: Sequence[Stepper], budget_s: float) -> None:
+    """Step ``runs`` in turns until each is done: in every turn each run still going takes one
+    step with an equal share of the seconds left of ``budget_s`` among the runs still to step in
+    that turn, so what a run decided early does not use passes to the undecided ones."""
+    start = time.perf_counter()
+    pending = list(runs)
+    while pending:
+        going = []
+        for i, run_ in enumerate(pending):
+            left = budget_s - (time.perf_counter() - start)
+            if run_.step(left / (len(pending) - i)):
+                going.append(run_)
+        pending = going
+
+
 def _self_control(
-    session: Session,
-    targets: list[Target],
-    scenario: Scenario,
-    s_idx: int,
-    gate: Gate,
-    allowance: float,
-) -> dict[str, Any]:
-    """The A/A run of one scenario: the baseline (the first target) against a second slot of itself;
-    its record, with its rounds."""
+    session: Session, targets: list[Target], scenario: Scenario, s_idx: int, gate: Gate
+) -> ScenarioRun:
+    """The A/A run of one scenario: the baseline (the first target) against a second slot of itself."""
     baseline = targets[0]
     copy = self_copy(baseline, {t.name for t in targets})
-    aa = ScenarioRun(
+    return ScenarioRun(
         session,
         [baseline, copy],
         scenario,
@@ -409,10 +444,6 @@ def _self_control(
         label="self-control ",
         aliases={copy.name: baseline.name},
     )
-    aa.run(allowance)
-    aa_rec = aa.record()
-    aa_rec["rounds"] = [r.to_json() for r in aa.rounds]
-    return aa_rec
 
 
 def _distrust(record: dict[str, Any]) -> None:

@@ -130,7 +130,10 @@ def test_noise_wider_than_the_margin_stops_inconclusive_at_the_first_look(tmp_pa
     chance = rec["looks"][0]["chance_to_decide"]  # rounded to 4 places
     if rec["stopped"] == "futile":
         assert chance is not None and chance <= Plan().futility
-        assert "a larger --budget would not help" in run.stderr
+        # the futility rule counts on the looks the budget pays for, and says which
+        by = rec["looks"][0]["by_pairs"]
+        helps = "a larger --budget may help" if by < plan["looks"][-1] else "a larger --budget would not help"
+        assert f"chance that {by} pairs decide it" in run.stderr and helps in run.stderr
     else:
         assert "GET /f: the --budget ran out after" in run.stderr
         assert rec["stopped"] == "budget", rec["stopped"]
@@ -305,8 +308,13 @@ def _undecided_doc(stopped: str, pairs: int, **extra) -> dict:
     [
         ("fixed pairs", 5, "give more --rounds", "give a larger --budget"),
         ("budget", 11, "the --budget ran out after 11 pairs: give a larger --budget", "--rounds"),
-        ("futile", 26, "2% chance that 59 pairs decide it", "give a larger --budget"),
-        ("looks exhausted", 59, "--rounds N takes N pairs in one look", "give a larger --budget"),
+        ("futile", 24, f"2% chance that {Plan().looks[-1]} pairs (the last look)", "--budget may help"),
+        (
+            "looks exhausted",
+            Plan().looks[-1],
+            "--rounds N takes N pairs in one look",
+            "give a larger --budget",
+        ),
     ],
 )
 def test_an_undecided_run_names_its_own_cause_and_only_what_helps(stopped, pairs, helps, never):
@@ -322,3 +330,32 @@ def test_a_failed_self_control_is_named_as_the_cause():
 
     doc = _undecided_doc("decided", 7, self_control_note="the A/A self-control failed")
     assert undecided_causes(doc) == ["s: the A/A self-control failed (the set-up is biased; see its table)"]
+
+
+def test_the_budget_passes_from_a_decided_scenario_to_the_undecided_ones():
+    from httpbench.measure.paired import share_budget
+
+    class Run:
+        def __init__(self, name: str, steps: int):
+            self.name, self.steps = name, steps
+
+        def step(self, share_s: float) -> bool:
+            calls.append((self.name, share_s))
+            self.steps -= 1
+            return self.steps > 0
+
+    calls: list[tuple[str, float]] = []
+    share_budget([Run("a", 1), Run("b", 3), Run("c", 2)], 60.0)
+    # turns: every scenario's first look first, then the undecided ones, one look each in turn
+    assert [n for n, _ in calls] == ["a", "b", "c", "b", "c", "b"]
+    shares = [round(s) for _, s in calls]
+    assert shares == [20, 30, 60, 30, 60, 60]  # a third each, then a half each, then all of it
+
+
+def test_a_futile_stop_within_the_budget_says_a_larger_budget_may_help():
+    from httpbench.measure.compare import undecided_causes
+
+    doc = _undecided_doc("futile", 13)
+    doc["paired"]["s"]["looks"][0]["by_pairs"] = Plan().looks[2]
+    (cause,) = undecided_causes(doc)
+    assert f"chance that {Plan().looks[2]} pairs decide it" in cause and "a larger --budget may help" in cause
