@@ -40,6 +40,7 @@ from dbbench.setup.guard import (  # noqa: F401 (check_statement, statements_for
     checked_statements,
     statements_for,
 )
+from dbbench.setup.readahead import read_ahead
 from dbbench.setup.split import SetupError, Statement, split_sql  # noqa: F401 (split_sql: re-exported)
 
 
@@ -189,7 +190,8 @@ def _run_files(
     progress: Progress | None,
 ) -> None:
     """Run the setup files' statements on ``conn`` (its namespace already in use), as they are read
-    again (each checked again: :func:`~dbbench.setup.guard.checked_statements`): in one transaction
+    again (each checked again: :func:`~dbbench.setup.guard.checked_statements`; split ahead while
+    the server runs the one before: :func:`~dbbench.setup.readahead.read_ahead`): in one transaction
     the caller commits, or committing each where the dialect says so (MySQL: its DDL commits anyway)."""
     d = dialects.get(dialect)
     on_bytes = _on_bytes(progress, dialect, "loading", prepared.files)
@@ -197,7 +199,7 @@ def _run_files(
         stmts = checked_statements(
             file, dialect, namespace, facts, text_checks=text_checks, binds=_binds(scale), on_bytes=on_bytes
         )
-        for k, s in enumerate(stmts, start=1):
+        for k, s in enumerate(read_ahead(stmts), start=1):
             try:
                 d.run_setup_statement(conn, s.text, None if s.data is None else s.data.chunks())
             except Exception as exc:

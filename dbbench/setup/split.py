@@ -43,6 +43,7 @@ class CopyData:
     else read from the file as they are consumed (:class:`_StreamedCopy`)."""
 
     line: int  # the line of the first row in the script
+    streamed = False  # read from the file as consumed (by the splitter's thread, before it reads on)
 
     def chunks(self, size: int = 1 << 20) -> Iterator[str]:
         raise NotImplementedError
@@ -63,6 +64,8 @@ class _SpanCopy(CopyData):
 class _StreamedCopy(CopyData):
     """Rows that run past the splitter's window: read on from the file as :meth:`chunks` is
     consumed (once, before the next statement; the splitter skips what was not consumed)."""
+
+    streamed = True
 
     def __init__(self, splitter: _Splitter, line: int):
         self.splitter, self.line, self.done = splitter, line, False

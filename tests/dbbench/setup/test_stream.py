@@ -189,3 +189,28 @@ def test_a_setup_folder_beside_a_setup_file_is_refused(tmp_path):
     (cat / "setup.sql").write_text("CREATE TABLE x (id int);\n")
     with pytest.raises(CatalogError, match=r"both setup\.sql and setup/ hold setup SQL for postgresql"):
         open_catalog(cat)
+
+
+def test_read_ahead_hands_over_the_statements_in_order_streamed_rows_and_errors_included(tmp_path):
+    """Split in a thread of its own: the same statements and rows (a COPY streamed past the
+    window is handed over alone), a splitter error raised in order, and a consumer that stops
+    early stops the thread and closes the file."""
+    import threading
+
+    from dbbench.setup.readahead import read_ahead
+
+    f = tmp_path / "setup.sql"
+    f.write_text(PG_SCRIPT)
+    expected = _rows(split_sql(PG_SCRIPT, "postgresql", str(f)))
+    assert _rows(read_ahead(split_file(f, "postgresql", block=16), depth=2)) == expected
+    f.write_text(PG_SCRIPT + "SELECT 'unterminated;\n")
+    got = []
+    with pytest.raises(setupsql.SetupError, match=r"line 315: unterminated 'quoted' text"):
+        for s in read_ahead(split_file(f, "postgresql", block=16)):
+            got.append(s.text)
+    assert got == [r[0] for r in expected]
+    before = threading.active_count(), len(list(Path("/proc/self/fd").iterdir()))
+    stmts = read_ahead(split_file(f, "postgresql", block=16))
+    next(stmts)
+    stmts.close()
+    assert (threading.active_count(), len(list(Path("/proc/self/fd").iterdir()))) == before
