@@ -510,10 +510,16 @@ class SetUp:
 
 
 def seed_catalog(
-    targets: list[Target], catalog: str | Path, *, namespace: str = defaults.NAMESPACE, isolate: bool = True
+    targets: list[Target],
+    catalog: str | Path,
+    *,
+    namespace: str = defaults.NAMESPACE,
+    isolate: bool = True,
+    progress: Callable[[str, str, int, int], object] | None = None,
 ) -> SetUp:
-    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setup.namespace.load`)."""
+    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setup.namespace.load`;
+    ``progress`` is its)."""
     from dbbench.setup import namespace as setupsql
 
-    cat, res = setupsql.load(targets, catalog, namespace=namespace, isolate=isolate)
+    cat, res = setupsql.load(targets, catalog, namespace=namespace, isolate=isolate, progress=progress)
     return SetUp(cat, res, setupsql.fingerprints_agree(res))

@@ -43,13 +43,16 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
 @click.pass_obj
 def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
     """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
-    from dbbench.cli.progress import seed_progress
+    from dbbench.cli.progress import seed_progress, setup_progress
 
     if catalog and dataset:
         raise click.UsageError("give --dataset or --catalog, not both")
     with _connect(home, pg_url, mysql_url, only)() as targets:
         if catalog:
-            setup = workflow.seed_catalog(targets, catalog, namespace=namespace, isolate=isolate())
+            with setup_progress(targets) as progress:
+                setup = workflow.seed_catalog(
+                    targets, catalog, namespace=namespace, isolate=isolate(), progress=progress
+                )
             click.echo(render_setup(setup.catalog, setup.results, setup.agree))
             if output:
                 write_json(output, setup.document(targets))

@@ -43,6 +43,40 @@ def seed_progress(targets, dataset_name: str):
 
 
 @contextlib.contextmanager
+def setup_progress(targets):
+    """Bytes of the setup SQL read, one bar per target: checked first, then loaded."""
+    from rich.progress import DownloadColumn, TaskID, TransferSpeedColumn
+
+    console = Console(stderr=True)
+    columns = (
+        TextColumn("{task.fields[label]:<10}"),
+        TextColumn("{task.fields[step]:<8}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeElapsedColumn(),
+    )
+    bars = Progress(*columns, console=console, transient=not console.is_terminal)
+    lock = threading.Lock()
+    labels = {t.dialect: t.label for t in targets}
+    with bars:
+        tasks: dict[str, tuple[TaskID, str]] = {}
+
+        def update(dialect: str, step: str, advance: int, total: int) -> None:
+            with lock:
+                fields = {"label": labels.get(dialect, dialect), "step": step}
+                if dialect not in tasks:
+                    tasks[dialect] = (bars.add_task("", total=total, **fields), step)
+                task, shown = tasks[dialect]
+                if shown != step:
+                    bars.reset(task, total=total, **fields)
+                    tasks[dialect] = (task, step)
+                bars.update(task, advance=advance)
+
+        yield update
+
+
+@contextlib.contextmanager
 def explain_progress():
     """A spinner line naming the shape being measured."""
     console = Console(stderr=True)
