@@ -20,6 +20,8 @@ _Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
 # why a setup statement is refused, and the pattern (case-insensitive) that finds it; the first found counts
 _REFUSED_PATTERNS = {
     "is a psql meta-command (dbbench runs SQL statements only)": r"^\\",
+    "is the mysql client's source command, which dbbench does not follow (put the files it reads in a "
+    "setup/ folder, in that order)": r"^\s*SOURCE\s",
     "switches database (USE)": r"^\s*USE\b",
     "changes search_path": r"\bsearch_path\b",
     "creates, drops or alters a schema/database": r"\b(?:CREATE|DROP|ALTER)\s+(?:SCHEMA|DATABASE)\b",

@@ -48,3 +48,16 @@ def test_one_refused_statement_stays_one_line(tmp_path):
     assert (
         run.stderr.count("\n") == 1 and "statement" in run.stderr and "switches database (USE)" in run.stderr
     )
+
+
+def test_the_mysql_clients_source_command_is_refused_with_what_to_do(tmp_path):
+    """A sample split over files with ``source`` (the employees sample) is not followed: the
+    refusal says to put the files in a setup/ folder instead."""
+    cat = tmp_path / "cat"
+    shutil.copytree(SHOP, cat, ignore=shutil.ignore_patterns("*.py", "*.ini", "*.json", "README.md"))
+    (cat / "setup.mysql.sql").write_text("CREATE TABLE t (id int);\nsource load_departments.dump;\n")
+    run = run_cli("validate", "--catalog", str(cat))
+    assert run.code == 2 and "statement 2 (line 2) is the mysql client's source command" in run.stderr, (
+        run.output
+    )
+    assert "setup/ folder" in run.stderr
