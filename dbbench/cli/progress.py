@@ -56,7 +56,7 @@ def setup_progress(targets):
         TransferSpeedColumn(),
         TimeElapsedColumn(),
     )
-    bars = Progress(*columns, console=console, transient=not console.is_terminal)
+    bars = Progress(*columns, console=console, disable=not console.is_terminal)
     lock = threading.Lock()
     labels = {t.dialect: t.label for t in targets}
     with bars:

@@ -44,6 +44,10 @@ SKIP_OWNER = (
 )
 SKIP_PRIVILEGES = "GRANT / REVOKE skipped (they name the dumped server's roles)"
 SKIP_SCHEMA = "the dumped schema's CREATE / DROP / COMMENT ON SCHEMA skipped (the namespace stands in for it)"
+SKIP_DATABASE = (
+    "the dumped database's CREATE / DROP / ALTER / COMMENT ON DATABASE and \\connect skipped "
+    "(pg_dump --create: the namespace stands in for it)"
+)
 SKIP_PLPGSQL = "CREATE EXTENSION plpgsql and its COMMENT skipped (built into the server)"
 SKIP_MARKER = "dbbench_meta of a dumped dbbench namespace skipped (the namespace has its own)"
 MAPPED_TRIGGERS = (
@@ -84,6 +88,12 @@ _COMMENT_SCHEMA = re.compile(rf"^\s*COMMENT\s+ON\s+SCHEMA\s+({_IDENT})\s+IS\b", 
 _DROP_SCHEMA = re.compile(
     rf"^\s*DROP\s+SCHEMA\s+(?:IF\s+EXISTS\s+)?({_IDENT})\s*(?:CASCADE|RESTRICT)?\s*$", re.I
 )
+_DATABASE = re.compile(
+    rf"^\s*(?:(?P<verb>CREATE|DROP)\s+DATABASE\s+(?:IF\s+EXISTS\s+)?|ALTER\s+DATABASE\s+|COMMENT\s+ON\s+DATABASE\s+)"
+    rf"(?P<name>{_IDENT})",
+    re.I,
+)
+_CONNECT = re.compile(rf"^\\(?:connect|c)\s+(?:-reuse-previous=\S+\s+)?(?P<name>{_IDENT})\s*$")
 _PLPGSQL = re.compile(
     r"^\s*(?:CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?|COMMENT\s+ON\s+EXTENSION\s+)(?:plpgsql|\"plpgsql\")(?:\s|$)",
     re.I,
@@ -147,6 +157,7 @@ class _Dump:
         self.target = _quote(namespace)
         self.schema: str | None = None
         self.names: re.Pattern[str] | None = None
+        self.database: str | None = None  # pg_dump --create: the database it creates and connects to
 
     def _skip(self, reason: str) -> Iterator[Statement]:
         self.skipped[reason] += 1
@@ -166,7 +177,15 @@ class _Dump:
     def map(self, s: Statement) -> Iterator[Statement]:
         code = s.code
         if code.startswith("\\"):
-            return self._skip(SKIP_META) if _META_SKIPPED.match(code) else iter((s,))
+            if _META_SKIPPED.match(code):
+                return self._skip(SKIP_META)
+            m = _CONNECT.match(code)
+            return self._skip(SKIP_DATABASE) if m and self._database(m.group("name"), None) else iter((s,))
+        m = _DATABASE.match(code)
+        if m:
+            return (
+                self._skip(SKIP_DATABASE) if self._database(m.group("name"), m.group("verb")) else iter((s,))
+            )
         m = _SET_CONFIG.match(s.text)
         if m:
             return self._search_path(s, m.group(1))
@@ -200,6 +219,14 @@ class _Dump:
             text = re.sub(r"\bALL(\s*)$", r"USER\1", s.text.rstrip(), flags=re.I)
             return iter((Statement(text, s.line, m.group(1) + "USER", s.data),))
         return iter((s,))
+
+    def _database(self, name: str, verb: str | None) -> bool:
+        """Whether ``name`` is the database the dump creates (its first DROP or CREATE DATABASE
+        names it: pg_dump --create, with or without --clean)."""
+        database = _unquote(name)
+        if self.database is None and verb is not None:
+            self.database = database
+        return database == self.database
 
     def _search_path(self, s: Statement, value: str) -> Iterator[Statement]:
         """``set_config('search_path', …)`` / ``SET search_path``: skipped when it names nothing but

@@ -165,6 +165,7 @@ DUMPS = {
     "--no-owner": [f"-n{SRC}", "--no-owner"],
     "--disable-triggers": [f"-n{SRC}", "--disable-triggers"],
     "--inserts": [f"-n{SRC}", "--inserts"],
+    "--create --clean": [f"-n{SRC}", "--create", "--clean"],
     "--clean --if-exists --quote-all-identifiers": [
         f"-n{SRC}",
         "--clean",
@@ -196,6 +197,8 @@ def test_a_real_pg_dump_loads_unchanged_and_verifies(admin, source_fingerprints,
         expected.append(pgdump.SKIP_META)
     if name != "--no-owner":
         expected.append(pgdump.SKIP_OWNER)
+    if "--create" in name:
+        expected.append(pgdump.SKIP_DATABASE)
     for reason in expected:
         assert any(line.endswith(reason) for line in summary), (reason, summary)
     assert len(summary) == len(expected), summary
@@ -204,7 +207,8 @@ def test_a_real_pg_dump_loads_unchanged_and_verifies(admin, source_fingerprints,
     (target,) = doc["targets"]
     assert target["isolation"] == f"dbbench_{NS}"  # ran as the namespace's own role
     assert target["fingerprints"] == source_fingerprints
-    assert target["skipped"][pgdump.SKIP_SEARCH_PATH] == 1
+    # --create: the session is set up again after \connect
+    assert target["skipped"][pgdump.SKIP_SEARCH_PATH] == (2 if "--create" in name else 1)
     assert {c["name"]: c["actual"] for c in target["cardinalities"]} == {
         "rows in customer": 2000,
         "rows in orders": 5000,
@@ -398,3 +402,23 @@ def test_an_empty_copy_and_crlf_lines_end_where_psql_ends_them():
     assert a.data is not None and len(a.data) == 0
     assert b.data is not None and "".join(b.data.chunks()) == "1\r\n"
     assert (select.text, select.line) == ("SELECT 2", 6)
+
+
+def test_create_maps_only_the_dumped_database_and_its_connect():
+    """pg_dump --create: the database it creates (and connects to) is the namespace; connecting to,
+    or creating, any other stays for the checks to refuse."""
+    stmts, skipped = _adapt(
+        HEAD + "DROP DATABASE IF EXISTS shop;\nCREATE DATABASE shop WITH TEMPLATE = template0;\n"
+        "ALTER DATABASE shop OWNER TO admin;\n\\connect shop\nCREATE TABLE public.t (id int);\n"
+        "\\connect other\nCREATE DATABASE other;\n"
+    )
+    assert [s.text for s in stmts] == [
+        'CREATE TABLE "ns".t (id int)',
+        "\\connect other",
+        "CREATE DATABASE other",
+    ]
+    assert skipped[pgdump.SKIP_DATABASE] == 4
+    assert [check_statement(s, "ns") for s in stmts][1:] == [
+        "is a psql meta-command (dbbench runs SQL statements only)",
+        "creates, drops or alters a schema/database",
+    ]
