@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -267,6 +268,11 @@ def main() -> None:
             f"{r['floor_s']:>6.2f} s {r['dbbench_s']:>6.2f} s {r['check_pass_s']:>6.2f} s {r['overhead']:>8.0%} "
             f"{r['after_s']:>6.2f} s {r['cpu_s']:>6.2f} s {r['cpu_share']:>8.0%}"
         )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    biggest = max(r["MB"] for r in results.values())
+    print(
+        f"peak memory of this whole run (generation, checks, loads): {peak:,.0f} MB for dumps of up to {biggest:,.0f} MB"
+    )
     print(
         "floor: the server's own client (psql -f / mysql source) into a scratch database; dbbench: check "
         "pass + load as the namespace role;\nverify: ANALYZE and fingerprints after the load (dbbench only);\npy CPU: the dbbench process's CPU time over "

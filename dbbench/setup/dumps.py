@@ -16,18 +16,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
+from dbbench.setup import mysqldump, pgdump
+from dbbench.setup.mysqldump import Facts
 from dbbench.setup.split import Statement
 
-
-@dataclass
-class Facts:
-    """What an adapter learns over a whole file, for a later pass over it (a file is streamed, never
-    held): the objects a mysqldump creates (its ``db.name`` is the dumped database's only where
-    ``name`` is one of them, and a foreign key may name a table the dump creates later)."""
-
-    created: set[str] = field(default_factory=set)
+__all__ = ["Facts", "adapt"]
 
 
 def adapt(
@@ -41,8 +35,6 @@ def adapt(
     """``statements`` as the namespace should run them (see the module docstring); ``head``: the
     file's first lines, where mysqldump names the database it dumps; ``facts``: what is known of
     the whole file so far, and filled as the statements go by."""
-    from dbbench.setup import mysqldump, pgdump
-
     if dialect == "postgresql":
         return pgdump.adapt(statements, namespace, skipped)
     return mysqldump.adapt(statements, namespace, skipped, head, Facts() if facts is None else facts)

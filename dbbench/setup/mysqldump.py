@@ -38,13 +38,9 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
 
 from dbbench.setup.split import Statement
-
-if TYPE_CHECKING:
-    from dbbench.setup.dumps import Facts
 
 _NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
 _HEADER = re.compile(r"^(?:/\*M![^\n]*\n)?-- (?:MySQL|MariaDB) dump\b")
@@ -82,6 +78,16 @@ _META = re.compile(
     r"(?:`dbbench_meta`|dbbench_meta)(?:\s+(?:WRITE|READ|DISABLE\s+KEYS|ENABLE\s+KEYS|VALUES\b.*|\(.*))?\s*$",
     re.I | re.S,
 )
+
+
+@dataclass
+class Facts:
+    """What an adapter learns over a whole file, for a later pass over it (a file is streamed, never
+    held): the objects a mysqldump creates (its ``db.name`` is the dumped database's only where
+    ``name`` is one of them, and a foreign key may name a table the dump creates later)."""
+
+    created: set[str] = field(default_factory=set)
+
 
 DATABASE = "the dumped database's DROP/CREATE/ALTER SCHEMA|DATABASE and USE skipped (dbbench re-creates the namespace, and the session already uses it)"
 QUALIFIED = "names qualified with the dumped database rewritten to the namespace"
