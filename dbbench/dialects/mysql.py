@@ -75,6 +75,9 @@ def _bytes(value: bytes) -> str:
     return value.hex()
 
 
+encode_bytes = _bytes  # one binary value as LOAD DATA text, UNHEX-ed on the way in (dbbench.volume)
+
+
 def encode(rows, kinds: list[str]) -> str:
     return tsv(rows, kinds, _bytes)
 
@@ -87,6 +90,7 @@ class LoaderConnection(pymysql.connections.Connection):
     opens has ``local_infile`` off, so the server may not ask at all."""
 
     allowed: str | None = None
+    stream: Iterable[bytes] | None = None  # the content of ``allowed`` when it is a stream, not a file
 
     def _read_query_result(self, unbuffered: bool = False) -> int:
         self._result = None
@@ -114,7 +118,28 @@ class _PreparedFileResult(pymysql.connections.MySQLResult):
                 f"refused the server's request for the client file {name!r}: dbbench sends only "
                 "the prepared file it is loading",
             )
-        super()._read_load_local_packet(first_packet)
+        stream = getattr(self.connection, "stream", None)
+        if stream is None:
+            super()._read_load_local_packet(first_packet)
+            return
+        self._send_stream(stream)
+
+    def _send_stream(self, stream: Iterable[bytes]) -> None:
+        """The chunks as the file's content (in packets of at most 1 MiB), then the end of it; the
+        server's answer is read even when the stream fails, so the connection stays usable."""
+        conn = self.connection
+        size = min(conn.max_allowed_packet, 1 << 20)
+        try:
+            for chunk in stream:
+                view = memoryview(chunk)
+                for at in range(0, len(view), size):
+                    conn.write_packet(view[at : at + size])
+        finally:
+            conn.write_packet(b"")
+            ok = conn._read_packet()
+        if not ok.is_ok_packet():
+            raise pymysql.err.OperationalError(2014, "Commands Out of Sync")
+        self._read_ok_packet(ok)
 
 
 def loader_connection(url, connect_args: dict) -> LoaderConnection:
@@ -125,27 +150,135 @@ def loader_connection(url, connect_args: dict) -> LoaderConnection:
     return LoaderConnection(**{**params, **connect_args, "local_infile": True})
 
 
-def bulk_load(conn, table) -> None:
-    """LOAD DATA LOCAL INFILE from the prepared file; hex columns go through UNHEX. ``conn`` must
-    be a :class:`LoaderConnection`, which sends this one file and nothing else."""
-    binary = table.binary_columns
-    targets = [f"@{c}" if c in binary else c for c in table.columns]
-    sets = [f"{c} = UNHEX(@{c})" for c in table.columns if c in binary]
-    sql = (
-        f"LOAD DATA LOCAL INFILE %s INTO TABLE {table.name} CHARACTER SET utf8mb4 "
-        f"({', '.join(targets)})" + (f" SET {', '.join(sets)}" if sets else "")
+def _load_sql(table: str, columns: list[str], binary: frozenset[str]) -> str:
+    """LOAD DATA LOCAL INFILE of tab-separated text into ``columns``; hex columns through UNHEX."""
+    targets = [f"@{c}" if c in binary else c for c in columns]
+    sets = [f"{c} = UNHEX(@{c})" for c in columns if c in binary]
+    return f"LOAD DATA LOCAL INFILE %s INTO TABLE {table} CHARACTER SET utf8mb4 ({', '.join(targets)})" + (
+        f" SET {', '.join(sets)}" if sets else ""
     )
-    path = str(table.files["mysql"])
+
+
+def _load(conn, table: str, sql: str, name: str, stream: Iterable[bytes] | None = None) -> None:
+    """Run a LOAD DATA LOCAL ``sql`` that asks for the client file ``name`` (the only one
+    :class:`LoaderConnection` sends; ``stream``: its content as it comes); refused when it warns."""
     with conn.cursor() as cur:
-        conn.allowed = path
+        conn.allowed, conn.stream = name, stream
         try:
-            cur.execute(sql, (path,))
+            cur.execute(sql, (name,))
         finally:
-            conn.allowed = None
+            conn.allowed = conn.stream = None
         cur.execute("SELECT @@warning_count")
         if cur.fetchone()[0]:
             cur.execute("SHOW WARNINGS LIMIT 3")
-            raise RuntimeError(f"LOAD DATA into {table.name} warned: {cur.fetchall()}")
+            raise RuntimeError(f"LOAD DATA into {table} warned: {cur.fetchall()}")
+
+
+def bulk_load(conn, table) -> None:
+    """LOAD DATA LOCAL INFILE from the prepared file; hex columns go through UNHEX. ``conn`` must
+    be a :class:`LoaderConnection`, which sends this one file and nothing else."""
+    _load(
+        conn,
+        table.name,
+        _load_sql(table.name, table.columns, table.binary_columns),
+        str(table.files["mysql"]),
+    )
+
+
+def stream_load(conn, table: str, columns: list[str], binary: frozenset[str], chunks) -> None:
+    """LOAD DATA LOCAL of ``chunks`` (tab-separated text, binary columns as hex) as they come, on
+    a :class:`LoaderConnection`: the server's request for the stream's own name is answered with
+    the chunks, any other request refused."""
+    _load(conn, table, _load_sql(table, columns, binary), f"dbbench-stream:{table}", chunks)
+
+
+def update_from(table: str, source: str, keys: list[str], columns: list[str]) -> str:
+    """UPDATE ``table`` with the ``columns`` of the ``source`` row of the same ``keys``."""
+    sets = ", ".join(f"t.{c} = s.{c}" for c in columns)
+    on = " AND ".join(f"t.{k} = s.{k}" for k in keys)
+    return f"UPDATE {table} AS t JOIN {source} AS s ON {on} SET {sets}"
+
+
+def empty_tables(conn, tables: list[str]) -> None:
+    """Every row of ``tables`` gone: TRUNCATE each, foreign keys among them not checked meanwhile
+    (InnoDB refuses to truncate a referenced table otherwise)."""
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION foreign_key_checks = 0")
+        try:
+            for t in tables:
+                cur.execute(f"TRUNCATE TABLE {t}")
+        finally:
+            cur.execute("SET SESSION foreign_key_checks = 1")
+
+
+_COLUMNS = """SELECT c.table_name, c.column_name, c.data_type, c.column_type, c.is_nullable = 'YES',
+       c.character_maximum_length, c.numeric_precision, c.numeric_scale,
+       c.extra LIKE '%%GENERATED%%' AND c.extra <> 'DEFAULT_GENERATED', c.extra LIKE '%%auto_increment%%'
+  FROM information_schema.columns c JOIN information_schema.tables t
+    ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
+ WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position"""
+
+
+def _enum_labels(column_type: str) -> list[str] | None:
+    """The labels of ``enum('a','b')``, else None."""
+    if not column_type.lower().startswith("enum("):
+        return None
+    import re
+
+    return [m.replace("''", "'") for m in re.findall(r"'((?:[^']|'')*)'", column_type)]
+
+
+def schema_columns(conn, ns: str) -> list[tuple]:
+    """(table, column, type, nullable, max length, precision, scale, generated, auto, enum labels)
+    of every column of ``ns``'s tables; ``tinyint(1)`` is ``boolean``."""
+    with conn.cursor() as cur:
+        cur.execute(_COLUMNS, (ns,))
+        out = []
+        for table, column, dtype, ctype, *rest in cur.fetchall():
+            kind = "boolean" if str(ctype).lower().startswith("tinyint(1)") else str(dtype).lower()
+            numbers = [None if v is None else int(v) for v in rest[1:4]]
+            out.append(
+                (
+                    table,
+                    column,
+                    kind,
+                    bool(rest[0]),
+                    *numbers,
+                    bool(rest[4]),
+                    bool(rest[5]),
+                    _enum_labels(str(ctype)),
+                )
+            )
+        return out
+
+
+_KEYS = """SELECT k.table_name, k.constraint_name, t.constraint_type, k.column_name,
+       k.referenced_table_name, k.referenced_column_name
+  FROM information_schema.key_column_usage k JOIN information_schema.table_constraints t
+    ON t.constraint_schema = k.constraint_schema AND t.constraint_name = k.constraint_name
+   AND t.table_name = k.table_name
+ WHERE k.table_schema = %s ORDER BY k.table_name, k.constraint_name, k.ordinal_position"""
+_CHECKS = """SELECT t.table_name, c.constraint_name, c.check_clause FROM information_schema.check_constraints c
+  JOIN information_schema.table_constraints t ON t.constraint_schema = c.constraint_schema
+   AND t.constraint_name = c.constraint_name AND t.constraint_type = 'CHECK'
+ WHERE c.constraint_schema = %s ORDER BY 1, 2"""
+_KEY_KINDS = {"PRIMARY KEY": "primary", "UNIQUE": "unique", "FOREIGN KEY": "foreign"}
+
+
+def schema_keys(conn, ns: str) -> list[tuple]:
+    """(table, name, primary|unique|foreign|check, columns, referenced table, referenced columns,
+    definition) of every key, unique index and check constraint of ``ns``'s tables."""
+    keys: dict[tuple[str, str], list] = {}
+    with conn.cursor() as cur:
+        cur.execute(_KEYS, (ns,))
+        for table, name, kind, column, ref, ref_column in cur.fetchall():
+            entry = keys.setdefault((table, name), [table, name, _KEY_KINDS[kind], [], ref, [], ""])
+            entry[3].append(column)
+            if ref_column is not None:
+                entry[5].append(ref_column)
+        cur.execute(_CHECKS, (ns,))
+        checks = [(t, name, "check", (), None, (), f"CHECK {clause}") for t, name, clause in cur.fetchall()]
+    return [(t, n, k, tuple(c), r, tuple(rc), d) for t, n, k, c, r, rc, d in keys.values()] + checks
 
 
 def freeze_statistics(conn, tables: list[str]) -> None:

@@ -76,6 +76,9 @@ def _bytes(value: bytes) -> str:
     return "\\\\x" + value.hex()
 
 
+encode_bytes = _bytes  # one bytea value as COPY text (dbbench.volume)
+
+
 def encode(rows, kinds: list[str]) -> str:
     return tsv(rows, kinds, _bytes)
 
@@ -89,6 +92,87 @@ def bulk_load(conn, table) -> None:
     ):
         while chunk := fh.read(1 << 20):
             copy.write(chunk)
+
+
+def stream_load(conn, table: str, columns: list[str], binary: frozenset[str], chunks) -> None:
+    """COPY FROM STDIN of ``chunks`` (COPY text, bytea already as ``\\x`` hex) as they come."""
+    with conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        for chunk in chunks:
+            copy.write(chunk)
+
+
+def update_from(table: str, source: str, keys: list[str], columns: list[str]) -> str:
+    """UPDATE ``table`` with the ``columns`` of the ``source`` row of the same ``keys``."""
+    sets = ", ".join(f"{c} = s.{c}" for c in columns)
+    on = " AND ".join(f"t.{k} = s.{k}" for k in keys)
+    return f"UPDATE {table} AS t SET {sets} FROM {source} AS s WHERE {on}"
+
+
+def empty_tables(conn, tables: list[str]) -> None:
+    """Every row of ``tables`` gone, in one TRUNCATE (foreign keys among them allow it)."""
+    with conn.cursor() as cur:
+        cur.execute("TRUNCATE " + ", ".join(tables))
+
+
+_ENUMS = """SELECT t.typname, e.enumlabel FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid
+ JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname = %s ORDER BY t.typname, e.enumsortorder"""
+_COLUMNS = """SELECT c.table_name, c.column_name, c.data_type, c.udt_name, c.is_nullable = 'YES',
+       c.character_maximum_length, c.numeric_precision, c.numeric_scale, c.is_generated = 'ALWAYS',
+       c.is_identity = 'YES' OR COALESCE(c.column_default, '') LIKE 'nextval(%%'
+  FROM information_schema.columns c JOIN information_schema.tables t
+    ON t.table_schema = c.table_schema AND t.table_name = c.table_name AND t.table_type = 'BASE TABLE'
+ WHERE c.table_schema = %s ORDER BY c.table_name, c.ordinal_position"""
+
+
+def schema_columns(conn, ns: str) -> list[tuple]:
+    """(table, column, type, nullable, max length, precision, scale, generated, auto, enum labels)
+    of every column of ``ns``'s tables; an enum's type is ``enum``."""
+    with conn.cursor() as cur:
+        cur.execute(_ENUMS, (ns,))
+        enums: dict[str, list[str]] = {}
+        for name, label in cur.fetchall():
+            enums.setdefault(name, []).append(label)
+        cur.execute(_COLUMNS, (ns,))
+        out = []
+        for table, column, dtype, udt, *rest in cur.fetchall():
+            labels = enums.get(udt) if dtype == "USER-DEFINED" else None
+            out.append((table, column, "enum" if labels else dtype.lower(), *rest, labels))
+        return out
+
+
+_KEYS = """
+SELECT c.relname, con.conname, con.contype::text,
+       ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, i)
+             JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i),
+       f.relname::text,
+       ARRAY(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(n, i)
+             JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.i),
+       pg_get_constraintdef(con.oid)
+  FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid
+  JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_class f ON f.oid = con.confrelid
+ WHERE n.nspname = %(ns)s AND con.contype IN ('p', 'u', 'f', 'c')
+UNION ALL
+SELECT c.relname, i.relname, 'u',
+       ARRAY(SELECT a.attname::text FROM unnest(x.indkey::int2[]) WITH ORDINALITY k(n, o)
+             JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.n ORDER BY k.o),
+       NULL, ARRAY[]::text[], pg_get_indexdef(x.indexrelid)
+  FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class c ON c.oid = x.indrelid
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = %(ns)s AND x.indisunique AND NOT 0 = ANY (x.indkey::int2[])
+   AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = x.indexrelid)
+ ORDER BY 1, 2"""
+_KEY_KINDS = {"p": "primary", "u": "unique", "f": "foreign", "c": "check"}
+
+
+def schema_keys(conn, ns: str) -> list[tuple]:
+    """(table, name, primary|unique|foreign|check, columns, referenced table, referenced columns,
+    definition) of every key, unique index and check constraint of ``ns``'s tables."""
+    with conn.cursor() as cur:
+        cur.execute(_KEYS, {"ns": ns})
+        return [
+            (t, name, _KEY_KINDS[kind], tuple(cols), ref, tuple(ref_cols), text)
+            for t, name, kind, cols, ref, ref_cols, text in cur.fetchall()
+        ]
 
 
 def freeze_statistics(conn, tables: list[str]) -> None:

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Is ``dbbench fill`` as fast as the servers' own bulk load of the same rows?
+
+    .venv/bin/python benchmarks/bench_volume.py [--scale 100000] [--catalog examples/market] [--only postgresql|mysql]
+
+Builds the catalog's schema (its setup SQL) in a scratch namespace, writes the starter spec
+``dbbench init`` would (every table ``:scale`` rows), then measures in one run, both servers at once:
+
+* **floor**: the spec's rows made and encoded beforehand (not timed), loaded from files by the
+  fill's own loaders (``COPY FROM STDIN`` / ``LOAD DATA LOCAL``, the deferred foreign keys of the
+  cycle included): the servers' own work (:mod:`dbbench.bench.volume_floor`);
+* **fill**: :func:`dbbench.volume.fill`, rows made while they load (``generate+load``), and its
+  whole wall with ANALYZE, checks and fingerprints.
+
+Prints rows/s per server for both, the ratio, peak memory, and whether the fingerprints agree.
+Nothing is timed in a test: this prints numbers to compare, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dbbench import dialects  # noqa: E402 (after the sys.path line)
+from dbbench.access import isolation  # noqa: E402
+from dbbench.access.targets import open_targets  # noqa: E402
+from dbbench.bench import volume_floor  # noqa: E402
+from dbbench.setup import namespace as setupsql  # noqa: E402
+from dbbench.volume import load, schema, spec, starter  # noqa: E402
+
+NAMESPACE = "dbbench_bench_volume"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=int, default=100_000, help="rows of every table (:scale)")
+    ap.add_argument("--catalog", default=str(ROOT / "examples" / "market"))
+    ap.add_argument("--only", choices=["postgresql", "mysql"])
+    args = ap.parse_args()
+    targets = open_targets({}, args.only)
+    try:
+        setupsql.load(targets, args.catalog, namespace=NAMESPACE)
+        with targets[0].all_or_nothing() as conn:
+            tables = schema.read(conn, targets[0].dialect, NAMESPACE)
+            conn.rollback()
+        with tempfile.TemporaryDirectory() as tmp:
+            file = Path(tmp) / "spec.toml"
+            file.write_text(starter.starter(tables, source="bench_volume"))
+            sp = spec.read(file)
+            plan = load.prepare(targets, NAMESPACE, sp, args.scale)
+            rows = plan.rows
+            start = time.perf_counter()
+            files = volume_floor.write_files(plan, targets, Path(tmp))
+            made = time.perf_counter() - start
+            floor = volume_floor.floor(plan, targets, NAMESPACE, files)
+            start = time.perf_counter()
+            results = load.fill(targets, NAMESPACE, sp, scale=args.scale)
+            wall = time.perf_counter() - start
+        print(
+            f"spec: {len(plan.tables)} tables, {rows:,} rows (scale {args.scale:,}); rows made and encoded "
+            f"alone: {made:.1f} s ({rows / made:,.0f} rows/s, one core)"
+        )
+        print(
+            f"{'server':<11} {'floor':>9} {'floor rows/s':>13} {'fill':>9} {'fill rows/s':>12} {'ratio':>6}"
+        )
+        for r, f in zip(results, floor):
+            fill_s = r.seconds["generate+load"]
+            print(
+                f"{r.dialect:<11} {f:>7.1f} s {rows / f:>13,.0f} {fill_s:>7.1f} s {rows / fill_s:>12,.0f} "
+                f"{fill_s / f:>5.2f}x"
+            )
+        agree = all(len({r.fingerprints[t] for r in results}) == 1 for t in results[0].fingerprints)
+        print(
+            f"fill wall with ANALYZE, checks and fingerprints: {wall:.1f} s; fingerprints "
+            f"{'equal' if agree else 'DIFFERENT'} across {len(results)} server(s); faker {results[0].faker}; "
+            f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB"
+        )
+    finally:
+        for t in targets:
+            with t.all_or_nothing() as conn:
+                dialects.get(t.dialect).drop_namespace(conn, NAMESPACE)
+                conn.commit()
+            isolation.drop_role(t, NAMESPACE)
+            t.dispose()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,481 @@
+"""The column generators of a data spec: a small registry a team can extend in Python.
+
+A generator is registered under a name with the parameters it takes (checked when the spec is
+read, every problem named) and builds, for one column of one table, a :class:`Gen`: an object
+that makes the column's values for a list of row positions, reading the values other columns of
+the same rows already have (``needs``). Each column draws from its own ``random.Random``, seeded
+from the spec's seed, the table and the column, so adding or changing a column never changes the
+others, and generating in chunks of any size gives the same rows.
+
+>>> from dbbench.volume.generators import Gen, register
+>>> @register("initials", text={"type": "text"})
+... def initials(ctx, text):
+...     return Gen("text", lambda rows, get: [text[i % len(text)] for i in rows], indexed=True)
+
+``indexed``: the values are a pure function of the position (a sequence), so another table's
+foreign key can compute a parent's key instead of remembering it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from dbbench.volume.expr import Expr
+from dbbench.volume.sampling import Permutation, Zipf, offsets
+
+Rows = Sequence[int]  # the row positions (0-based) values are made for
+Get = Callable[[str], list[Any]]  # another column's values at the same positions
+DISTS = ("uniform", "normal", "zipf")
+
+
+class GeneratorError(ValueError):
+    """A column a generator cannot make as asked (the message names the column's problem)."""
+
+
+@dataclass
+class Gen:
+    """One column's values: ``make(rows, get)``; ``kind`` is how they are written (int, text,
+    bool, date, datetime, decimal, bytes)."""
+
+    kind: str
+    make: Callable[[Rows, Get], list[Any]]
+    needs: tuple[str, ...] = ()
+    indexed: bool = False  # values depend on the positions only
+    unique: bool = False  # no two positions give the same value
+
+
+@dataclass(frozen=True)
+class ParentKey:
+    """A referenced column: its table's row count and its values at parent positions."""
+
+    rows: int
+    kind: str
+    at: Callable[[Rows], list[Any]]
+
+
+@dataclass
+class Context:
+    """What a generator knows about its column."""
+
+    table: str
+    column: str
+    rows: int  # of the table (or of the slice)
+    rng: random.Random
+    seed: int
+    locale: str
+    unique: bool = False
+    distinct: int | None = None  # pooled generators: the pool's size (the column's ``distinct``)
+    skew: float | None = None  # pooled generators: Zipf exponent of the draws from the pool
+    max_length: int | None = None  # text columns: the schema's limit, in characters
+    base: Path = Path(".")  # the spec's folder: files are read relative to it
+    number: Callable[[Expr], int] = lambda e: e.value(1)  # an expression at the run's scale
+    parent: Callable[[str], ParentKey] | None = None  # "table.column" -> its key
+    sibling: Callable[[str], Gen] = field(default=lambda name: Gen("text", lambda r, g: []))
+
+
+Build = Callable[..., Gen]
+
+
+@dataclass(frozen=True)
+class Generator:
+    name: str
+    params: dict[str, dict[str, Any]]  # name -> {"type": …, "default": …} (no default: required)
+    build: Build
+    unique: bool  # can make every value distinct (``unique = true``)
+    pooled: bool  # draws from a pool it sizes by ``distinct`` itself (else the spec's pool does)
+    doc: str
+
+
+GENERATORS: dict[str, Generator] = {}
+PARAM_TYPES = ("int", "number", "text", "list", "bool", "expr", "date", "datetime", "table", "any")
+
+
+def register(
+    name: str, *, unique: bool = False, pooled: bool = False, **params: dict[str, Any]
+) -> Callable[[Build], Build]:
+    """Register ``build(ctx, **params) -> Gen`` as the generator ``name``; ``unique``: it honours
+    ``ctx.unique``; ``pooled``: it honours ``ctx.distinct`` and ``ctx.skew``."""
+
+    def add(build: Build) -> Build:
+        for p, how in params.items():
+            if how.get("type") not in PARAM_TYPES:
+                raise ValueError(f"generator {name}: parameter {p}: type must be one of {PARAM_TYPES}")
+        GENERATORS[name] = Generator(name, params, build, unique, pooled, (build.__doc__ or "").strip())
+        return build
+
+    return add
+
+
+# -- numbers, dates and times --------------------------------------------------------------------
+def _range_values(ctx: Context, lo: int, hi: int, dist: str, s: float, sigma: float | None):
+    """(make, unique) of integer offsets in [lo, hi] with ``dist``; ``unique``: a permutation."""
+    span = hi - lo + 1
+    if span < 1:
+        raise GeneratorError(f"min {lo} is above max {hi}")
+    if dist not in DISTS:
+        raise GeneratorError(f"dist {dist!r} is not one of {', '.join(DISTS)}")
+    if ctx.unique:
+        if dist != "uniform":
+            raise GeneratorError("unique values need dist = 'uniform'")
+        if span < ctx.rows:
+            raise GeneratorError(
+                f"unique: {ctx.rows:,} rows need at least as many values, [min, max] has {span:,}"
+            )
+        perm = Permutation(ctx.rng, span)
+        return (lambda rows: [lo + v for v in perm.at(rows)]), True
+    rng = ctx.rng
+    return (lambda rows: [lo + v for v in offsets(rng, len(rows), span, dist, s, sigma)]), False
+
+
+_DIST = {"type": "text", "default": "uniform"}  # uniform | normal | zipf
+_S = {"type": "number", "default": 1.1}  # the Zipf exponent
+_SIGMA = {"type": "number", "default": None}  # the normal law's standard deviation
+
+
+@register("int", unique=True, min={"type": "int"}, max={"type": "int"}, dist=_DIST, s=_S, sigma=_SIGMA)
+def _int(ctx: Context, min: int, max: int, dist: str, s: float, sigma: float | None) -> Gen:
+    """Integers in [min, max]: dist uniform, normal (sigma, default a sixth of the range) or zipf
+    (exponent s; min the most frequent)."""
+    draw, unique = _range_values(ctx, min, max, dist, s, sigma)
+    return Gen("int", lambda rows, get: draw(rows), indexed=unique, unique=unique)
+
+
+@register(
+    "decimal",
+    unique=True,
+    min={"type": "number"},
+    max={"type": "number"},
+    digits={"type": "int", "default": 2},
+    dist=_DIST,
+    s=_S,
+    sigma=_SIGMA,
+)
+def _decimal(
+    ctx: Context, min: float, max: float, digits: int, dist: str, s: float, sigma: float | None
+) -> Gen:
+    """Decimals in [min, max] with ``digits`` after the point (write the column's scale)."""
+    unit = 10**digits
+    lo, hi = round(Decimal(str(min)) * unit), round(Decimal(str(max)) * unit)
+    draw, unique = _range_values(ctx, int(lo), int(hi), dist, s, None if sigma is None else sigma * unit)
+    fmt = f"{{:.{digits}f}}"
+
+    def make(rows: Rows, get: Get) -> list[Any]:
+        return [fmt.format(Decimal(v).scaleb(-digits)) for v in draw(rows)]
+
+    return Gen("decimal", make, indexed=unique, unique=unique)
+
+
+def _day(value: Any) -> date:
+    return (
+        value
+        if isinstance(value, date) and not isinstance(value, datetime)
+        else datetime.fromisoformat(str(value)).date()
+    )
+
+
+def _moment(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=None)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    return datetime.fromisoformat(str(value)).replace(tzinfo=None)
+
+
+@register("date", unique=True, min={"type": "date"}, max={"type": "date"}, dist=_DIST, s=_S, sigma=_SIGMA)
+def _date(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None) -> Gen:
+    """Dates in [min, max] (ISO dates), dist as for int (zipf: min the most frequent)."""
+    lo, hi = _day(min).toordinal(), _day(max).toordinal()
+    draw, unique = _range_values(ctx, lo, hi, dist, s, sigma)
+    return Gen(
+        "date", lambda rows, get: list(map(date.fromordinal, draw(rows))), indexed=unique, unique=unique
+    )
+
+
+@register(
+    "timestamp",
+    unique=True,
+    min={"type": "datetime"},
+    max={"type": "datetime"},
+    dist=_DIST,
+    s=_S,
+    sigma=_SIGMA,
+)
+def _timestamp(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None) -> Gen:
+    """Timestamps in [min, max] to the second, dist as for int (zipf: min the most frequent)."""
+    start = _moment(min)
+    draw, unique = _range_values(ctx, 0, int((_moment(max) - start).total_seconds()), dist, s, sigma)
+
+    def make(rows: Rows, get: Get) -> list[Any]:
+        return [start + timedelta(seconds=v) for v in draw(rows)]
+
+    return Gen("datetime", make, indexed=unique, unique=unique)
+
+
+@register("bool", p={"type": "number", "default": 0.5})
+def _bool(ctx: Context, p: float) -> Gen:
+    """True with probability p."""
+    rnd = ctx.rng.random
+    return Gen("bool", lambda rows, get: [rnd() < p for _ in rows])
+
+
+# -- sequences, constants, choices ---------------------------------------------------------------
+@register(
+    "sequence",
+    unique=True,
+    start={"type": "int", "default": 1},
+    step={"type": "int", "default": 1},
+    format={"type": "text", "default": None},
+)
+def _sequence(ctx: Context, start: int, step: int, format: str | None) -> Gen:
+    """start, start + step, …; ``format`` ("SKU-{:06d}") makes text of it."""
+    if step == 0:
+        raise GeneratorError("step must not be 0")
+    if format is None:
+        return Gen("int", lambda rows, get: [start + step * i for i in rows], indexed=True, unique=True)
+    try:
+        format.format(start)
+    except (ValueError, IndexError, KeyError) as exc:
+        raise GeneratorError(f"format {format!r} does not format a number: {exc}") from None
+    fmt = format.format
+    return Gen("text", lambda rows, get: [fmt(start + step * i) for i in rows], indexed=True, unique=True)
+
+
+def _kind_of(values: Sequence[Any]) -> str:
+    sample = next((v for v in values if v is not None), "")
+    if isinstance(sample, bool):
+        return "bool"
+    if isinstance(sample, int):
+        return "int"
+    if isinstance(sample, datetime):
+        return "datetime"
+    if isinstance(sample, date):
+        return "date"
+    if isinstance(sample, (float, Decimal)):
+        return "decimal"
+    return "text"
+
+
+@register("const", value={"type": "any", "default": None})
+def _const(ctx: Context, value: Any) -> Gen:
+    """The same value in every row (none: NULL)."""
+    return Gen(_kind_of([value]), lambda rows, get: [value] * len(rows), indexed=True)
+
+
+def _draw_pool(ctx: Context, pool: Sequence[Any], weights: list[float] | None, skew: float | None):
+    """A ``make`` drawing from ``pool``: uniform, by ``weights``, or Zipf(``skew``) (the first the most frequent)."""
+    rng, n = ctx.rng, len(pool)
+    if weights is not None:
+        return lambda rows, get: rng.choices(pool, weights, k=len(rows))
+    if skew is not None:
+        z, rnd = Zipf(n, skew), rng.random
+        return lambda rows, get: [pool[z.draw(rnd) - 1] for _ in rows]
+    rnd = rng.random
+    return lambda rows, get: [pool[int(rnd() * n)] for _ in rows]
+
+
+@register(
+    "choice",
+    values={"type": "list", "default": None},
+    file={"type": "text", "default": None},
+    weights={"type": "list", "default": None},
+)
+def _choice(ctx: Context, values: list[Any] | None, file: str | None, weights: list[Any] | None) -> Gen:
+    """One of ``values`` (or of the lines of ``file``, relative to the spec), uniform or by ``weights``."""
+    if (values is None) == (file is None):
+        raise GeneratorError("give values or file, not both")
+    if file is not None:
+        try:
+            values = [line for line in (ctx.base / file).read_text(encoding="utf-8").splitlines() if line]
+        except OSError as exc:
+            raise GeneratorError(f"file {file!r}: {exc.strerror or exc}") from None
+    assert values is not None
+    if not values:
+        raise GeneratorError("values: at least one value is needed")
+    if weights is not None and (
+        len(weights) != len(values)
+        or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0 for w in weights)
+        or not sum(weights)
+    ):
+        raise GeneratorError(f"weights: {len(values)} numbers >= 0 (one per value, not all 0) are needed")
+    return Gen(_kind_of(values), _draw_pool(ctx, values, weights, None))
+
+
+# -- faker -----------------------------------------------------------------------------------------
+POOL = 1000  # distinct faker values drawn when the column says no ``distinct``
+
+
+def faker_version() -> str:
+    import faker
+
+    return str(faker.VERSION)
+
+
+def faker_pool(provider: str, args: dict[str, Any], locale: str, seed: int, size: int) -> list[Any]:
+    """``size`` values of a faker provider (distinct where it has that many: three tries each)."""
+    from faker import Faker
+
+    fake = Faker(locale)
+    fake.seed_instance(seed)
+    try:
+        method = getattr(fake, provider)
+    except AttributeError:
+        raise GeneratorError(f"provider {provider!r}: faker ({locale}) has no such provider") from None
+    seen: dict[Any, None] = {}
+    for _ in range(3 * size):
+        try:
+            seen[method(**args)] = None
+        except TypeError as exc:
+            raise GeneratorError(f"provider {provider!r}: {exc}") from None
+        if len(seen) == size:
+            break
+    return list(seen)
+
+
+def _clip(values: list[Any], limit: int | None) -> list[Any]:
+    if limit is None:
+        return values
+    return [v[:limit].rstrip() if isinstance(v, str) and len(v) > limit else v for v in values]
+
+
+def _suffixed(value: str, n: int, limit: int | None) -> str:
+    """``value`` made unique by the number ``n``: ``local+n@domain`` for an email, ``value #n`` else."""
+    if n == 0:
+        return value
+    tag = f"+{n}" if "@" in value else f" #{n}"
+    local, at, domain = value.partition("@") if "@" in value else (value, "", "")
+    room = None if limit is None else limit - len(tag) - len(at + domain)
+    return (local if room is None else local[: max(room, 0)]) + tag + at + domain
+
+
+@register(
+    "faker",
+    unique=True,
+    pooled=True,
+    provider={"type": "text"},
+    args={"type": "table", "default": {}},
+    locale={"type": "text", "default": None},
+)
+def _faker(ctx: Context, provider: str, args: dict[str, Any], locale: str | None) -> Gen:
+    """A faker provider (``name``, ``email``, ``city``, ``date_between`` with ``args``, …) in
+    ``locale``: values drawn from a pool of distinct ones (the column's ``distinct``, else 1,000),
+    uniform or Zipf(the column's ``skew``). ``unique``: each pool value once, then again numbered
+    (``anna+1@…``, ``Acme #1``), so a million unique emails cost a thousand faker calls."""
+    size = ctx.distinct or min(ctx.rows, POOL) or 1
+    pool = _clip(faker_pool(provider, args, locale or ctx.locale, ctx.seed, size), ctx.max_length)
+    pool = list(dict.fromkeys(pool))
+    kind = _kind_of(pool)
+    if not ctx.unique:
+        return Gen(kind, _draw_pool(ctx, pool, None, ctx.skew))
+    if kind != "text":
+        raise GeneratorError(f"unique: provider {provider!r} gives {kind} values, not text")
+    n, limit = len(pool), ctx.max_length
+    return Gen(
+        "text",
+        lambda rows, get: [_suffixed(pool[i % n], i // n, limit) for i in rows],
+        indexed=True,
+        unique=True,
+    )
+
+
+@register("uuid", unique=True)
+def _uuid(ctx: Context) -> Gen:
+    """Random (version 4) UUIDs as text."""
+    bits = ctx.rng.getrandbits
+    return Gen(
+        "text", lambda rows, get: [str(uuid.UUID(int=bits(128), version=4)) for _ in rows], unique=True
+    )
+
+
+# -- values of the same row, and of other tables ---------------------------------------------------
+@register("copy", column={"type": "text"}, add={"type": "number", "default": 0})
+def _copy(ctx: Context, column: str, add: float) -> Gen:
+    """The value of another ``column`` of the row, plus ``add`` (numbers; days of a date, seconds of a timestamp)."""
+    source = ctx.sibling(column)
+
+    def plus(v: Any) -> Any:
+        if v is None or not add:
+            return v
+        if isinstance(v, datetime):
+            return v + timedelta(seconds=add)
+        if isinstance(v, date):
+            return v + timedelta(days=add)
+        if isinstance(v, str):
+            return f"{Decimal(v) + Decimal(str(add)):f}"
+        return v + add
+
+    return Gen(source.kind, lambda rows, get: [plus(v) for v in get(column)], needs=(column,))
+
+
+@register("sha256", column={"type": "text"})
+def _sha256(ctx: Context, column: str) -> Gen:
+    """The SHA-256 (32 bytes) of another ``column``'s text, for hash-keyed lookups."""
+
+    def make(rows: Rows, get: Get) -> list[Any]:
+        return [None if v is None else hashlib.sha256(str(v).encode()).digest() for v in get(column)]
+
+    return Gen("bytes", make, needs=(column,))
+
+
+FK_DISTS = ("uniform", "zipf", "sequential")
+
+
+@register(
+    "fk",
+    unique=True,
+    ref={"type": "text"},
+    dist={"type": "text", "default": "uniform"},
+    s={"type": "number", "default": 1.1},
+    every={"type": "expr", "default": None},
+    follows={"type": "text", "default": None},
+)
+def _fk(ctx: Context, ref: str, dist: str, s: float, every: Expr | None, follows: str | None) -> Gen:
+    """A key of another table (``ref = "table.column"``): each row's parent drawn uniform, zipf
+    (exponent s; the first parent rows the hottest) or sequential (row i -> parent (i // every)
+    mod parents: every parent in turn, unique while rows <= parents). ``follows = "col"``: the
+    same parent row as the foreign key of column ``col`` (composite keys)."""
+    assert ctx.parent is not None
+    key = ctx.parent(ref)
+    if follows is not None:
+        led: list[list[int]] | None = getattr(ctx.sibling(follows), "drawn", None)
+        if led is None:
+            raise GeneratorError(f"follows: column {follows!r} is not a foreign key of this table")
+        return Gen(key.kind, lambda rows, get: key.at(led[0]), needs=(follows,))
+    if key.rows < 1:
+        raise GeneratorError(f"ref {ref!r}: the referenced table has no rows")
+    if dist not in FK_DISTS:
+        raise GeneratorError(f"dist {dist!r} is not one of {', '.join(FK_DISTS)}")
+    if ctx.unique and (dist != "sequential" or ctx.rows > key.rows):
+        raise GeneratorError("unique: needs dist = 'sequential' and no more rows than the referenced table")
+    n, rnd = key.rows, ctx.rng.random
+    if dist == "sequential":
+        stride = max(ctx.number(every), 1) if every is not None else 1
+
+        def pick(rows: Rows) -> list[int]:
+            return [(i // stride) % n for i in rows]
+    elif dist == "zipf":
+        z = Zipf(n, s)
+
+        def pick(rows: Rows) -> list[int]:
+            return [z.draw(rnd) - 1 for _ in rows]
+    else:
+
+        def pick(rows: Rows) -> list[int]:
+            return [int(rnd() * n) for _ in rows]
+
+    drawn: list[list[int]] = [[]]  # the parent positions of the last rows made (``follows``)
+
+    def make(rows: Rows, get: Get) -> list[Any]:
+        drawn[0] = pick(rows)
+        return key.at(drawn[0])
+
+    gen = Gen(key.kind, make, indexed=dist == "sequential", unique=ctx.unique)
+    gen.drawn = drawn  # type: ignore[attr-defined]
+    return gen

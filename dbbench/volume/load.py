@@ -1,0 +1,495 @@
+"""``dbbench fill``: a data spec generated once and streamed into every target's namespace.
+
+The rows are made once, in chunks, on the calling thread, and each chunk goes to one loader thread
+per server through a short queue (memory stays flat: a few chunks in flight), which streams it into
+``COPY … FROM STDIN`` / ``LOAD DATA LOCAL`` as it comes -- the servers' own bulk loads, as
+``dbbench seed`` uses them. Both servers get the same rows.
+
+Per target, under the same ownership rules as ``dbbench seed --catalog``:
+
+1. the namespace must be dbbench's, built from a catalog's setup SQL (the tables exist); it is
+   marked ``loading`` first, ``complete`` at the end;
+2. the spec's tables are emptied and loaded in foreign-key order, logged in as the namespace's own
+   role (:mod:`dbbench.access.isolation`: the team's triggers run with its privileges, not
+   dbbench's); on PostgreSQL in one transaction;
+3. foreign keys deferred to break a cycle are filled by primary key from a temporary table;
+4. every table is analyzed, counted and fingerprinted (the content fingerprint of ``dbbench
+   seed``), the spec's ``[[verify]]`` checks run, and the spec, seed, scale and faker version are
+   written into the namespace's marker next to the fingerprints.
+"""
+
+from __future__ import annotations
+
+import functools
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from dbbench import defaults, dialects
+from dbbench.access import isolation
+from dbbench.access.targets import Target
+from dbbench.errors import DbbenchError, NotOurs
+from dbbench.volume import plan as plans
+from dbbench.volume import schema as schemas
+from dbbench.volume import spec as specs
+from dbbench.volume.generators import faker_version
+from dbbench.volume.plan import Plan
+from dbbench.volume.schema import Table
+
+Progress = Callable[[str, int, int], None]  # (table, rows made, rows of the table)
+CHUNK_ROWS = 20_000
+QUEUE_CHUNKS = 4  # chunks in flight per server
+STAGE = "dbbench_fill_stage"  # the temporary table a deferred column is filled from
+
+
+@dataclass
+class Check:
+    name: str
+    expected: int
+    actual: int
+
+    @property
+    def ok(self) -> bool:
+        return self.expected == self.actual
+
+
+@dataclass
+class FillResult:
+    dialect: str
+    server_version: str
+    namespace: str
+    spec: str
+    sha256: str
+    seed: int
+    scale: int
+    faker: str
+    isolation: str
+    loaded: dict[str, int] = field(default_factory=dict)  # rows generated per spec table
+    rows: dict[str, int] = field(default_factory=dict)  # rows counted per table of the namespace
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    checks: list[Check] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def total_seconds(self) -> float:
+        return sum(self.seconds.values())
+
+
+class FillFailed(DbbenchError):
+    """A check of the spec does not hold after the fill (exit code 1)."""
+
+    exit_code = 1
+
+
+# -- before loading: the namespaces, their schemas, the plan ------------------------------------------
+def _inspect(target: Target, namespace: str) -> dict[str, Table]:
+    d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:
+        state = d.namespace_state(conn, namespace)
+        where = f"{target.label} {d.NAMESPACE_KIND} {namespace!r}"
+        if state == "absent":
+            raise DbbenchError(
+                f"{where} does not exist: create its tables first with "
+                f"`dbbench seed --catalog DIR --namespace {namespace}`"
+            )
+        if state == "foreign":
+            raise NotOurs(
+                f"{where} exists and is not dbbench's (no dbbench_meta marker); nothing was changed"
+            )
+        dataset = d.read_meta(conn, namespace).get("dataset", "")
+        if not dataset.startswith("setup:"):
+            raise DbbenchError(
+                f"{where} holds the dataset {dataset!r}, not a catalog's own schema: fill a namespace "
+                "built by `dbbench seed --catalog DIR`"
+            )
+        found = schemas.read(conn, target.dialect, namespace)
+        conn.rollback()
+    return found
+
+
+def _merge(found: list[dict[str, Table]]) -> dict[str, Table]:
+    """The first target's schema, each text column's limit the smallest of all targets' (so every
+    server takes the same values), nullable only where it is on every target."""
+    merged = found[0]
+    for other in found[1:]:
+        for name, table in merged.items():
+            for c, col in list(table.columns.items()):
+                theirs = other.get(name, Table(name)).columns.get(c)
+                if theirs is None:
+                    continue
+                limits = [x for x in (col.max_length, theirs.max_length) if x is not None]
+                table.columns[c] = schemas.Column(
+                    col.name,
+                    col.type,
+                    col.nullable and theirs.nullable,
+                    min(limits) if limits else None,
+                    col.precision,
+                    col.scale,
+                    col.generated or theirs.generated,
+                    col.auto,
+                    col.enum,
+                )
+    return merged
+
+
+def _existing(targets: list[Target], namespace: str) -> plans.Existing:
+    """Reads the distinct values of a column of a table the spec does not fill, on every target
+    (they must agree: the setup SQL loaded the same rows), sorted."""
+
+    def read(table: str, column: str) -> list[Any]:
+        seen: list[list[Any]] = []
+        for t in targets:
+            d = dialects.get(t.dialect)
+            with t.all_or_nothing() as conn, conn.cursor() as cur:
+                col = d.quote(column)
+                cur.execute(
+                    f"SELECT DISTINCT {col} FROM {d.quote(namespace)}.{d.quote(table)} WHERE {col} IS NOT NULL"
+                )
+                seen.append(sorted(r[0] for r in cur.fetchall()))
+                conn.rollback()
+        if any(s != seen[0] for s in seen[1:]):
+            raise DbbenchError(
+                f"{table}.{column} holds different values on the servers: load the same rows into both"
+            )
+        return seen[0]
+
+    return read
+
+
+def prepare(targets: list[Target], namespace: str, spec: specs.Spec, scale: int) -> Plan:
+    """The plan of ``spec`` against the targets' namespaces (checked, nothing changed)."""
+    if not defaults.valid_namespace(namespace):
+        raise DbbenchError(f"namespace {namespace!r}: {defaults.NAMESPACE_RULE}")
+    if not targets:
+        raise DbbenchError("no target to fill")
+    found = [_inspect(t, namespace) for t in targets]
+    return plans.build(spec, _merge(found), scale, _existing(targets, namespace))
+
+
+# -- loading ---------------------------------------------------------------------------------------
+class _Aborted(Exception):
+    """Another part of the fill failed: stop this one."""
+
+
+@dataclass
+class _Stream:
+    """One bulk load: into ``table``'s ``columns``, before/after SQL around it."""
+
+    table: str
+    columns: list[str]
+    kinds: list[str]
+    before: list[str]
+    after: list[str]
+    chunks: Callable[[], Iterator[dict[str, list[Any]]]]
+    label: str
+    rows: int
+
+
+def _streams(p: Plan, d_name: str, chunk_rows: int) -> list[_Stream]:
+    d = dialects.get(d_name)
+    out = []
+    for t in p.tables:
+        cols = t.load
+        out.append(
+            _Stream(
+                d.quote(t.name),
+                cols,
+                [p.kinds[(t.name, c)] for c in cols],
+                [],
+                [],
+                functools.partial(p.chunks, t, chunk_rows),
+                t.name,
+                t.rows,
+            )
+        )
+    for k, x in enumerate(p.deferred):
+        stage = f"{STAGE}_{k}"
+        keys = [name for name, _ in x.keys]
+        cols = [*keys, x.column]
+        quoted = ", ".join(d.quote(c) for c in cols)
+        out.append(
+            _Stream(
+                stage,
+                cols,
+                [key.kind for _, key in x.keys] + [x.gen.gen.kind],
+                [
+                    f"CREATE TEMPORARY TABLE {stage} AS SELECT {quoted} FROM {d.quote(x.table.name)} LIMIT 0",
+                    f"ALTER TABLE {stage} ADD PRIMARY KEY ({', '.join(d.quote(k) for k in keys)})",
+                ],
+                [
+                    d.update_from(
+                        d.quote(x.table.name), stage, [d.quote(k) for k in keys], [d.quote(x.column)]
+                    )
+                ],
+                functools.partial(p.deferred_chunks, x, chunk_rows),
+                f"{x.table.name}.{x.column}",
+                x.table.rows,
+            )
+        )
+    return out
+
+
+def _loader(
+    target: Target,
+    namespace: str,
+    streams: list[_Stream],
+    tables: list[str],
+    inbox: queue.Queue,
+    isolate: bool,
+    stop: threading.Event,
+    seconds: dict[str, float],
+) -> None:
+    """One server's side: empty the spec's tables, then each stream as its chunks arrive; commit."""
+    d = dialects.get(target.dialect)
+
+    def arriving() -> Iterator[bytes]:
+        while True:
+            try:
+                item = inbox.get(timeout=0.2)
+            except queue.Empty:
+                if stop.is_set():
+                    raise _Aborted() from None
+                continue
+            if item is None:
+                return
+            yield item
+
+    with isolation.sandbox(target, namespace, isolate=isolate) as inner, inner.loader() as conn:
+        start = time.perf_counter()
+        d.use(conn, namespace)
+        d.empty_tables(conn, [d.quote(t) for t in tables])
+        for s in streams:
+            d.execute(conn, s.before)
+            d.stream_load(conn, s.table, [d.quote(c) for c in s.columns], _binary(s), arriving())
+            d.execute(conn, s.after)
+        d.commit(conn)
+        seconds["load"] = time.perf_counter() - start
+
+
+def _binary(s: _Stream) -> frozenset[str]:
+    return frozenset(c for c, k in zip(s.columns, s.kinds) if k == "bytes")
+
+
+Produce = Callable[[list[queue.Queue], threading.Event], None]  # feeds the loaders' inboxes
+
+
+def encoded(
+    p: Plan, dialect_names: Sequence[str], chunk_rows: int, progress: Progress
+) -> Iterator[list[bytes] | None]:
+    """Every stream's chunks, made once, as the bulk-load text of each dialect (encoded apart only
+    where a binary column makes the texts differ); None ends a stream."""
+    for first in _streams(p, dialect_names[0], chunk_rows):
+        encoders = [plans.encoder(first.kinds, dialects.get(d).encode_bytes) for d in dialect_names]
+        shared = "bytes" not in first.kinds
+        done = 0
+        progress(first.label, 0, first.rows)
+        for vals in first.chunks():
+            columns = [vals[c] for c in first.columns]
+            yield [encoders[0](columns)] * len(encoders) if shared else [e(columns) for e in encoders]
+            done += len(columns[0]) if columns else 0
+            progress(first.label, done, first.rows)
+        yield None
+
+
+def _generate(p: Plan, targets: list[Target], chunk_rows: int, progress: Progress) -> Produce:
+    """Hand each chunk of :func:`encoded` to every target's loader as it is made."""
+
+    def produce(inboxes: list[queue.Queue], stop: threading.Event) -> None:
+        for data in encoded(p, [t.dialect for t in targets], chunk_rows, progress):
+            for k, box in enumerate(inboxes):
+                _put(box, None if data is None else data[k], stop)
+
+    return produce
+
+
+def _put(box: queue.Queue, item: bytes | None, stop: threading.Event) -> None:
+    while True:
+        if stop.is_set():
+            raise _Aborted()
+        try:
+            box.put(item, timeout=0.2)
+            return
+        except queue.Full:
+            continue
+
+
+def run_streams(
+    p: Plan, targets: list[Target], namespace: str, isolate: bool, chunk_rows: int, produce: Produce
+) -> list[dict[str, float]]:
+    """Load every stream of ``p`` on every target at once, the chunks coming from ``produce``;
+    the first error (of any side) is raised. Per target: the seconds of ``generate+load`` (from
+    its first statement to its commit)."""
+    stop = threading.Event()
+    inboxes: list[queue.Queue] = [queue.Queue(QUEUE_CHUNKS) for _ in targets]
+    seconds: list[dict[str, float]] = [{} for _ in targets]
+    errors: list[BaseException] = []
+    spec_tables = [t.name for t in p.tables]
+
+    def side(i: int) -> None:
+        try:
+            _loader(
+                targets[i],
+                namespace,
+                _streams(p, targets[i].dialect, chunk_rows),
+                spec_tables,
+                inboxes[i],
+                isolate,
+                stop,
+                seconds[i],
+            )
+        except BaseException as exc:  # reported by the caller's thread
+            if not isinstance(exc, _Aborted):
+                errors.append(exc)
+            stop.set()
+
+    threads = [threading.Thread(target=side, args=(i,), daemon=True) for i in range(len(targets))]
+    for th in threads:
+        th.start()
+    start = time.perf_counter()
+    try:
+        produce(inboxes, stop)
+    except _Aborted:
+        pass
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        for th in threads:
+            th.join()
+    if errors:
+        raise errors[0]
+    wall = time.perf_counter() - start
+    return [{"generate+load": s.get("load", wall)} for s in seconds]
+
+
+# -- after loading ---------------------------------------------------------------------------------
+def _finish(target: Target, namespace: str, p: Plan, isolate: bool, result: FillResult) -> None:
+    """Analyze, run the spec's checks (as the namespace's role), fingerprint every table, mark complete."""
+    from dbbench.catalog.params import to_pyformat
+    from dbbench.dataset.loadfiles import PreparedTable
+    from dbbench.dataset.seed import fingerprint
+
+    d = dialects.get(target.dialect)
+    clock = time.perf_counter
+    start = clock()
+    params: dict[str, Any] = {**p.spec.params, "scale": p.scale}
+    with isolation.sandbox(target, namespace, isolate=isolate) as inner, inner.all_or_nothing() as conn:
+        d.use(conn, namespace)
+        d.analyze(conn, [d.quote(t.name) for t in p.tables])
+        d.commit(conn)
+        result.seconds["analyze"] = clock() - start
+        start = clock()
+        with conn.cursor() as cur:
+            for check in p.spec.verify:
+                sql = p.spec.check_sql(check, target.dialect)
+                if sql is None:
+                    continue
+                cur.execute(to_pyformat(sql), params)
+                expected = check.expect.value(p.scale, p.spec.numbers())
+                result.checks.append(Check(check.name, expected, int(cur.fetchone()[0])))
+        conn.rollback()
+        result.seconds["verify"] = clock() - start
+    start = clock()
+    with target.all_or_nothing() as conn:
+        d.use(conn, namespace)
+        tables = schemas.read(conn, target.dialect, namespace)
+        for name in sorted(tables):
+            cols = tables[name].columns.values()
+            table = PreparedTable(
+                d.quote(name), [d.quote(c.name) for c in cols], [c.kind for c in cols], 0, {}
+            )
+            result.fingerprints[name] = fingerprint(conn, target.dialect, table)
+        result.rows = {t: int(fp.split(":")[0]) for t, fp in result.fingerprints.items()}
+        result.seconds["fingerprint"] = clock() - start
+        if result.ok:
+            d.write_meta(
+                conn,
+                namespace,
+                _meta(result) | {"state": "complete", "finished_at": datetime.now().isoformat()},
+            )
+        d.commit(conn)
+
+
+def _meta(r: FillResult) -> dict[str, str]:
+    """What the namespace's marker records of the fill (next to the fingerprints)."""
+    return {
+        "volume.spec": r.spec,
+        "volume.spec_sha256": r.sha256,
+        "volume.seed": str(r.seed),
+        "volume.scale": str(r.scale),
+        "volume.faker": r.faker,
+        **{f"fingerprint.{k}": v for k, v in r.fingerprints.items()},
+    }
+
+
+def _mark_loading(target: Target, namespace: str) -> None:
+    d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:
+        d.write_meta(conn, namespace, {"state": "loading", "volume.started_at": datetime.now().isoformat()})
+        d.commit(conn)
+
+
+def fill(
+    targets: list[Target],
+    namespace: str,
+    spec: specs.Spec | str | Path,
+    *,
+    scale: int | None = None,
+    isolate: bool = True,
+    progress: Progress | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> list[FillResult]:
+    """Fill the tables of ``spec`` in ``namespace`` on every target (the rows made once, loaded
+    into all at once); ``scale`` is ``:scale`` (default: the spec's ``scale``, else
+    :data:`dbbench.defaults.SCALE`). Returns one result per target, in the targets' order."""
+    sp = spec if isinstance(spec, specs.Spec) else specs.read(spec)
+    scale = scale if scale is not None else sp.scale or defaults.SCALE
+    p = prepare(targets, namespace, sp, scale)
+    version = faker_version()
+    results = [
+        FillResult(
+            t.dialect,
+            t.version_text,
+            namespace,
+            str(sp.path),
+            sp.sha256,
+            sp.seed,
+            scale,
+            version,
+            isolation.role_name(namespace) if isolate else "none",
+            loaded={x.name: x.rows for x in p.tables},
+        )
+        for t in targets
+    ]
+    for t in targets:
+        _mark_loading(t, namespace)
+    produce = _generate(p, targets, chunk_rows, progress or (lambda *_: None))
+    seconds = run_streams(p, targets, namespace, isolate, chunk_rows, produce)
+    for r, s in zip(results, seconds):
+        r.seconds.update(s)
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        list(pool.map(lambda tr: _finish(tr[0], namespace, p, isolate, tr[1]), zip(targets, results)))
+    return results
+
+
+def load_spec(
+    target: Target,
+    namespace: str,
+    spec: specs.Spec | str | Path,
+    *,
+    scale: int | None = None,
+    isolate: bool = True,
+    progress: Progress | None = None,
+) -> FillResult:
+    """:func:`fill` on one target."""
+    return fill([target], namespace, spec, scale=scale, isolate=isolate, progress=progress)[0]

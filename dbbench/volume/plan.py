@@ -1,0 +1,449 @@
+"""A spec made runnable against a live schema: tables in foreign-key order, each column's
+generator built, cycles broken, and rows made in chunks.
+
+* **Order.** A table is loaded after the tables its foreign keys reference. A cycle (a self
+  reference included) is broken at a nullable foreign-key column: it is loaded NULL and filled
+  afterwards (:attr:`Plan.deferred`), once the table it references is loaded.
+* **Parent keys.** A foreign key draws parent *positions* and needs the parent's key at them.
+  A key made by an indexed generator (a sequence, a unique range) is computed again; any other
+  is remembered while the parent is generated (:attr:`TablePlan.record`: one value per parent
+  row, the only memory that grows with the row count). A table the spec does not fill keeps the
+  rows its setup SQL loaded, and its keys are read from the server.
+* **Slices.** A slice gives an exact number of rows other values (``100 of 10,000 pending``);
+  its rows are spread evenly over the table, at positions computed from the counts alone.
+* **Determinism.** Every column (and each slice's, and each column's NULLs) draws from its own
+  ``random.Random`` seeded from the spec's seed and its name, in row order: the same spec,
+  scale and faker version give the same rows whatever the chunk size, on every server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbbench.dialects.encode import converters
+from dbbench.volume.generators import (
+    GENERATORS,
+    Context,
+    Gen,
+    GeneratorError,
+    ParentKey,
+    Rows,
+    _draw_pool,
+    _kind_of,
+)
+from dbbench.volume.schema import Table
+from dbbench.volume.spec import ColumnSpec, Spec, SpecError, TableSpec
+
+Existing = Callable[[str, str], list[Any]]  # (table, column) -> the values it holds, sorted
+_ENCODE_KIND = {"int": "int", "bool": "bool", "datetime": "datetime", "bytes": "bytes"}
+
+
+@dataclass
+class ColumnPlan:
+    name: str
+    gen: Gen
+    null: float = 0.0
+    null_rng: random.Random | None = None
+
+    @property
+    def pure(self) -> bool:
+        """Values a pure function of the position: computed again where another table needs them."""
+        return self.gen.indexed and not self.null
+
+    def values(self, rows: Rows, get: Callable[[str], list[Any]]) -> list[Any]:
+        vals = self.gen.make(rows, get)
+        if self.null and self.null_rng is not None:
+            rnd, p = self.null_rng.random, self.null
+            vals = [None if rnd() < p else v for v in vals]
+        return vals
+
+
+@dataclass
+class SlicePlan:
+    name: str
+    rows: int
+    columns: dict[str, ColumnPlan]
+
+
+@dataclass
+class TablePlan:
+    name: str
+    rows: int
+    columns: dict[str, ColumnPlan] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)  # generation order: what a column reads first
+    slices: list[SlicePlan] = field(default_factory=list)
+    deferred: list[str] = field(default_factory=list)  # loaded NULL, filled after the load
+    record: set[str] = field(default_factory=set)  # kept while generating: other tables need them
+
+    @property
+    def load(self) -> list[str]:
+        """The columns of the bulk load, in the spec's order."""
+        return [c for c in self.columns if c not in self.deferred]
+
+    def _slice_rows(self, a: int, b: int) -> list[tuple[SlicePlan, list[int], list[int]]]:
+        """Per slice: its own positions and the chunk offsets of its rows in [a, b)."""
+        total = sum(s.rows for s in self.slices)
+        if not total:
+            return []
+        n = self.rows
+        out: list[tuple[SlicePlan, list[int], list[int]]] = []
+        first, last = (a * total) // n, (b * total) // n  # slice ordinals of the rows in [a, b)
+        start = 0
+        for s in self.slices:
+            lo, hi = max(first, start), min(last, start + s.rows)
+            ordinals = range(lo, hi)
+            out.append(
+                (s, [r - start for r in ordinals], [-(-(r + 1) * n // total) - 1 - a for r in ordinals])
+            )
+            start += s.rows
+        return out
+
+    def chunk(self, a: int, b: int) -> dict[str, list[Any]]:
+        """The values of rows [a, b), by column (deferred columns left out)."""
+        rows = range(a, b)
+        vals: dict[str, list[Any]] = {}
+        parts = self._slice_rows(a, b)
+        for name in self.order:
+            vals[name] = self.columns[name].values(rows, vals.__getitem__)
+            for s, local, offsets in parts:
+                if name in s.columns and local:
+                    sub = s.columns[name].values(local, _at(vals, offsets))
+                    col = vals[name]
+                    for i, v in zip(offsets, sub):
+                        col[i] = v
+        return vals
+
+
+def _at(vals: dict[str, list[Any]], offsets: list[int]) -> Callable[[str], list[Any]]:
+    """Another column's values at ``offsets`` of the chunk (a slice's rows)."""
+    return lambda c: [vals[c][i] for i in offsets]
+
+
+@dataclass
+class Deferred:
+    """A foreign-key column of a cycle: filled by key after every table is loaded."""
+
+    table: TablePlan
+    column: str
+    gen: ColumnPlan
+    keys: list[tuple[str, ParentKey]]  # the table's primary key columns
+
+
+@dataclass
+class Plan:
+    spec: Spec
+    scale: int
+    tables: list[TablePlan]  # in load order
+    deferred: list[Deferred]
+    recorded: dict[tuple[str, str], list[Any]]
+    kinds: dict[tuple[str, str], str]  # (table, column) -> value kind
+
+    @property
+    def rows(self) -> int:
+        return sum(t.rows for t in self.tables)
+
+    def chunks(self, table: TablePlan, size: int) -> Iterator[dict[str, list[Any]]]:
+        """The table's rows in chunks of ``size``, remembering what other tables need."""
+        for a in range(0, table.rows, size):
+            vals = table.chunk(a, min(a + size, table.rows))
+            for c in table.record:
+                self.recorded[(table.name, c)].extend(vals[c])
+            yield vals
+
+    def deferred_chunks(self, d: Deferred, size: int) -> Iterator[dict[str, list[Any]]]:
+        """(key columns…, the column) of every row whose deferred value is not NULL."""
+        for a in range(0, d.table.rows, size):
+            rows = range(a, min(a + size, d.table.rows))
+            keys = {name: key.at(rows) for name, key in d.keys}
+            value = d.gen.values(rows, lambda c: [])
+            keep = [i for i, v in enumerate(value) if v is not None]
+            out = {name: [v[i] for i in keep] for name, v in keys.items()}
+            out[d.column] = [value[i] for i in keep]
+            yield out
+
+
+def encoder(kinds: list[str], encode_bytes: Callable[[bytes], str]) -> Callable[[list[list[Any]]], bytes]:
+    """Columns of values -> bulk-load text (:mod:`dbbench.dialects.encode`), NULL where None."""
+    mapped = [_ENCODE_KIND.get(k, "text") for k in kinds]
+    plain = converters(mapped, encode_bytes, [False] * len(kinds))
+    nullable = converters(mapped, encode_bytes, [True] * len(kinds))
+
+    def encode(columns: list[list[Any]]) -> bytes:
+        text = [list(map(n if None in col else p, col)) for p, n, col in zip(plain, nullable, columns)]
+        lines = "\n".join(map("\t".join, zip(*text)))
+        return (lines + "\n").encode() if lines or (columns and columns[0]) else b""
+
+    return encode
+
+
+# -- building the plan -------------------------------------------------------------------------------
+def _rng(spec: Spec, *parts: str) -> random.Random:
+    return random.Random("/".join([str(spec.seed), *parts]))
+
+
+def _seed(spec: Spec, *parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("/".join([str(spec.seed), *parts]).encode()).digest()[:8], "big")
+
+
+def _ref(spec_col: ColumnSpec) -> tuple[str, str] | None:
+    if spec_col.gen != "fk":
+        return None
+    table, _, column = str(spec_col.params.get("ref", "")).partition(".")
+    return table, column
+
+
+class _Builder:
+    def __init__(self, spec: Spec, schema: dict[str, Table], scale: int, existing: Existing):
+        self.spec, self.schema, self.scale, self.existing = spec, schema, scale, existing
+        self.problems: list[str] = []
+        self.plans: dict[str, TablePlan] = {}
+        self.recorded: dict[tuple[str, str], list[Any]] = {}
+        self.kinds: dict[tuple[str, str], str] = {}
+
+    def fail(self, where: str, what: str) -> None:
+        self.problems.append(f"{self.spec.path}: {where}: {what}")
+
+    def number(self, e) -> int:
+        try:
+            return e.value(self.scale, self.spec.numbers())
+        except ValueError as exc:
+            raise GeneratorError(str(exc)) from None
+
+    # -- schema checks ---------------------------------------------------------------------------
+    def check_schema(self) -> None:
+        for name, t in self.spec.tables.items():
+            live = self.schema.get(name)
+            if live is None:
+                self.fail(
+                    f"tables.{name}",
+                    f"no table {name!r} in the namespace (tables: {', '.join(sorted(self.schema))})",
+                )
+                continue
+            for c, col in t.columns.items():
+                if c not in live.columns:
+                    self.fail(col.where, f"no column {c!r} in table {name!r}")
+                elif live.columns[c].generated:
+                    self.fail(col.where, "a generated column: the server computes it, leave it out")
+
+    # -- order and cycles --------------------------------------------------------------------------
+    def order(self) -> tuple[list[str], set[tuple[str, str]]]:
+        """Tables in load order, and the (table, column) foreign keys deferred to break cycles."""
+        edges: dict[str, dict[str, str]] = {}  # table -> {column: referenced spec table}
+        for name, t in self.spec.tables.items():
+            refs = [(c, _ref(col)) for c, col in t.columns.items()]
+            refs += [(c, _ref(col)) for s in t.slices for c, col in s.columns.items()]
+            edges[name] = {c: r[0] for c, r in refs if r is not None and r[0] in self.spec.tables}
+        deferred: set[tuple[str, str]] = set()
+        done: list[str] = []
+        left = list(self.spec.tables)
+        while left:
+            ready = [t for t in left if all(r in done for c, r in edges[t].items() if (t, c) not in deferred)]
+            if ready:
+                done += ready
+                left = [t for t in left if t not in ready]
+                continue
+            breakable = [
+                (t, c)
+                for t in left
+                for c, r in edges[t].items()
+                if r in left and (t, c) not in deferred and self._nullable(t, c) and self._deferrable(t, c)
+            ]
+            if not breakable:
+                cycle = ", ".join(sorted(left))
+                self.fail(
+                    "tables",
+                    f"foreign keys form a cycle among {cycle} and none of its columns is nullable "
+                    "(one is loaded NULL and filled afterwards): make one nullable",
+                )
+                return done + left, deferred
+            deferred.add(breakable[0])
+        return done, deferred
+
+    def _nullable(self, table: str, column: str) -> bool:
+        live = self.schema.get(table)
+        return live is not None and column in live.columns and live.columns[column].nullable
+
+    def _deferrable(self, table: str, column: str) -> bool:
+        """A plain foreign key of the table: no slice sets it, no other column reads it."""
+        t = self.spec.tables[table]
+        if any(column in s.columns for s in t.slices):
+            return False
+        reads = [p for col in t.columns.values() for k, p in col.params.items() if k in ("column", "follows")]
+        return column not in reads
+
+    # -- generators --------------------------------------------------------------------------------
+    def key(self, ref: str) -> ParentKey:
+        table, _, column = ref.partition(".")
+        if not column:
+            raise GeneratorError(f"ref {ref!r}: write table.column")
+        if table in self.spec.tables:
+            plan = self.plans.get(table)
+            if column not in self.spec.tables[table].columns:
+                raise GeneratorError(
+                    f"ref {ref!r}: column {column!r} of {table!r} is not in its [columns] (give it a generator)"
+                )
+            if plan is None:  # referenced ahead of its load: a deferred column, resolved later
+                raise _Later()
+            cp = plan.columns[column]
+            kind = cp.gen.kind
+            if cp.pure and not any(column in s.columns for s in plan.slices):
+                gen = cp.gen
+                return ParentKey(plan.rows, kind, lambda idx: gen.make(idx, lambda c: []))
+            plan.record.add(column)
+            store = self.recorded.setdefault((table, column), [])
+            return ParentKey(plan.rows, kind, lambda idx: [store[i] for i in idx])
+        if table not in self.schema or column not in self.schema[table].columns:
+            raise GeneratorError(f"ref {ref!r}: no such table and column in the namespace")
+        values = self.existing(table, column)
+        return ParentKey(len(values), _kind_of(values), lambda idx: [values[i] for i in idx])
+
+    def column(
+        self, table: str, col: ColumnSpec, rows: int, siblings: Callable[[str], Gen], *scope: str
+    ) -> ColumnPlan:
+        generator = GENERATORS[col.gen]
+        live = self.schema[table].columns.get(col.name)
+        distinct = self.number(col.distinct) if col.distinct is not None else None
+        ctx = Context(
+            table=table,
+            column=col.name,
+            rows=rows,
+            rng=_rng(self.spec, table, *scope, col.name),
+            seed=_seed(self.spec, table, *scope, col.name),
+            locale=self.spec.locale,
+            unique=col.unique,
+            distinct=distinct if generator.pooled else None,
+            skew=col.skew,
+            max_length=live.max_length if live is not None else None,
+            base=self.spec.path.parent,
+            number=self.number,
+            parent=self.key,
+            sibling=siblings,
+        )
+        params = {k: v for k, v in col.params.items()}
+        if distinct is not None and not generator.pooled:
+            if distinct < 1:
+                raise GeneratorError(f"distinct: {distinct} is not at least 1")
+            pool_ctx = Context(**{**ctx.__dict__, "rows": distinct, "unique": generator.unique})
+            base = generator.build(pool_ctx, **params)
+            if base.needs:
+                raise GeneratorError("distinct: not for a generator that reads other columns")
+            pool = list(dict.fromkeys(base.make(range(distinct), lambda c: [])))
+            gen = Gen(base.kind, _draw_pool(ctx, pool, None, col.skew))
+        else:
+            gen = generator.build(ctx, **params)
+        self.kinds[(table, col.name)] = gen.kind
+        null_rng = _rng(self.spec, table, *scope, col.name, "null") if col.null else None
+        return ColumnPlan(col.name, gen, col.null, null_rng)
+
+    def table(self, t: TableSpec, deferred: set[tuple[str, str]]) -> TablePlan:
+        rows = self.number(t.rows)
+        if rows < 0:
+            raise GeneratorError(f"rows: {rows} is negative")
+        plan = TablePlan(t.name, rows)
+        self.plans[t.name] = plan
+        building: list[str] = []
+
+        def sibling(name: str) -> Gen:
+            if name not in t.columns:
+                raise GeneratorError(f"column {name!r} is not in the table's [columns]")
+            if name not in plan.columns:
+                if name in building:
+                    raise GeneratorError(f"columns read each other: {' -> '.join([*building, name])}")
+                building.append(name)
+                plan.columns[name] = self.column(t.name, t.columns[name], rows, sibling)
+                building.pop()
+            return plan.columns[name].gen
+
+        for name, col in t.columns.items():
+            if (t.name, name) in deferred:
+                plan.deferred.append(name)
+                continue
+            try:
+                sibling(name)
+            except GeneratorError as exc:
+                self.fail(col.where, str(exc))
+        total = 0
+        for k, s in enumerate(t.slices, start=1):
+            srows = self.number(s.rows)
+            total += srows
+            cols = {}
+            for name, col in s.columns.items():
+                try:
+                    cols[name] = self.column(t.name, col, srows, sibling, f"slice{k}")
+                except GeneratorError as exc:
+                    self.fail(col.where, str(exc))
+            plan.slices.append(SlicePlan(s.name, srows, cols))
+        if total > rows:
+            self.fail(f"tables.{t.name}.slices", f"{total:,} slice rows of a table of {rows:,}")
+        plan.columns = {c: plan.columns[c] for c in t.columns if c in plan.columns}  # the spec's order
+        plan.order = _generation_order(plan)
+        return plan
+
+    def deferred_column(self, plan: TablePlan, name: str) -> Deferred | None:
+        col = self.spec.tables[plan.name].columns[name]
+        pk = self.schema[plan.name].primary
+        if not pk or any(k not in plan.columns for k in pk):
+            self.fail(
+                col.where,
+                "a foreign key of a cycle is filled afterwards by primary key: the table needs "
+                "one, and its columns in [columns]",
+            )
+            return None
+        try:
+            gen = self.column(plan.name, col, plan.rows, lambda c: plan.columns[c].gen)
+            keys = [(k, self.key(f"{plan.name}.{k}")) for k in pk]
+        except GeneratorError as exc:
+            self.fail(col.where, str(exc))
+            return None
+        return Deferred(plan, name, gen, keys)
+
+
+class _Later(GeneratorError):
+    pass
+
+
+def _generation_order(plan: TablePlan) -> list[str]:
+    needs = {c: set(p.gen.needs) for c, p in plan.columns.items()}
+    for s in plan.slices:
+        for c, p in s.columns.items():
+            needs.setdefault(c, set()).update(p.gen.needs)
+    order: list[str] = []
+
+    def visit(c: str) -> None:
+        if c in order or c not in plan.columns:
+            return
+        for n in sorted(needs.get(c, ())):
+            visit(n)
+        order.append(c)
+
+    for c in plan.columns:
+        visit(c)
+    return order
+
+
+def build(spec: Spec, schema: dict[str, Table], scale: int, existing: Existing) -> Plan:
+    """The plan of ``spec`` against ``schema`` at ``scale``; every problem at once as a :class:`SpecError`."""
+    b = _Builder(spec, schema, scale, existing)
+    b.check_schema()
+    if b.problems:
+        raise SpecError(b.problems)
+    names, deferred = b.order()
+    tables = []
+    for name in names:
+        try:
+            tables.append(b.table(spec.tables[name], deferred))
+        except GeneratorError as exc:
+            b.fail(f"tables.{name}", str(exc))
+    later = []
+    for plan in tables:
+        for name in plan.deferred:
+            d = b.deferred_column(plan, name)
+            if d is not None:
+                later.append(d)
+    if b.problems:
+        raise SpecError(b.problems)
+    return Plan(spec, scale, tables, later, b.recorded, b.kinds)
