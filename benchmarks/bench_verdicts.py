@@ -2,8 +2,9 @@
 """Can httpbench's verdicts be trusted? False failures on A/A, detection on A/B, wall time.
 
     .venv/bin/python benchmarks/bench_verdicts.py [--aa 50] [--ab 20] [--candidate caddy|throttled]
-                                                  [--method paired|seed] [--burner] [--json FILE]
-                                                  [--keep DIR] [-- COMPARE ARGS]
+                                                  [--method paired|seed] [--burner off|on|both]
+                                                  [--against TREE] [--json FILE] [--keep DIR]
+                                                  [-- COMPARE ARGS]
 
 Each run is a real ``httpbench compare --enforce-gates`` with default settings on the three
 scenarios of issue 12 (1 KiB metadata GET, 64 KiB Range of a 4 MiB file, the 4 MiB GET), against
@@ -14,8 +15,12 @@ servers started fresh for that run on loopback:
   (its own stock file server), or ``throttled``: nginx with ``limit_req`` holding the metadata path
   to ``--throttle-rps`` (a measured, injected slowdown). Exit 1 is a detection.
 
-``--burner`` keeps one CPU busy beside every compare (a Python loop in its own process, bounded
-in time and stopped with the benchmark): the neighbour a shared CI runner has.
+``--burner on`` keeps one CPU busy beside every compare (a Python loop in its own process, bounded
+in time and stopped with the run): the neighbour a shared CI runner has; ``both`` runs every
+comparison without and then with it, so both see the same hour of the machine. ``--against TREE``
+also runs every A/A comparison with the httpbench of another checkout (e.g. the commit before a
+change, ``git worktree add``), right after this one's on the same servers: the change's effect on
+the A/A verdicts, measured side by side.
 
 It prints, per kind: runs, pass / fail / inconclusive counts, the false-failure or detection
 rate, and the median and max wall time of a compare. ``--method seed`` measures the published write-up's fixed
@@ -93,7 +98,17 @@ def fixture(directory: Path) -> Path:
     return root
 
 
-def one(kind: str, root: Path, candidate: str, rps: int, method: str, extra: list[str], out: Path) -> dict:
+def one(
+    kind: str,
+    root: Path,
+    candidate: str,
+    rps: int,
+    method: str,
+    extra: list[str],
+    out: Path,
+    trees: list[Path],
+) -> list[dict]:
+    """One comparison of ``kind`` on fresh servers, by the httpbench of each of ``trees`` in turn."""
     if kind == "aa":
         b_server = StaticNginx(root)
     elif candidate == "caddy":
@@ -101,30 +116,39 @@ def one(kind: str, root: Path, candidate: str, rps: int, method: str, extra: lis
     else:
         b_server = ThrottledNginx(root, rps)
     with StaticNginx(root) as a, b_server as b:
-        argv = [
-            sys.executable,
-            "-m",
-            "httpbench",
-            "compare",
-            "--target",
-            f"baseline={a.url}",
-            "--target",
-            f"candidate={b.url}",
-            *[x for s in SCENARIOS for x in ("--scenario", s)],
-            "--method",
-            method,
-            "--enforce-gates",
-            "--output",
-            str(out),
-            "-q",
-            *extra,
+        return [
+            _compare(kind, a.url, b.url, method, extra, out.with_suffix(f".{i}.json"), tree)
+            for i, tree in enumerate(trees)
         ]
-        start = time.perf_counter()
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=900)
-        wall = time.perf_counter() - start
+
+
+def _compare(kind: str, a: str, b: str, method: str, extra: list[str], out: Path, tree: Path) -> dict:
+    """``httpbench compare --enforce-gates`` of ``a`` (baseline) against ``b`` with ``tree``'s httpbench."""
+    argv = [
+        sys.executable,
+        "-m",
+        "httpbench",
+        "compare",
+        "--target",
+        f"baseline={a}",
+        "--target",
+        f"candidate={b}",
+        *[x for s in SCENARIOS for x in ("--scenario", s)],
+        "--method",
+        method,
+        "--enforce-gates",
+        "--output",
+        str(out),
+        "-q",
+        *extra,
+    ]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tree, timeout=900)
+    wall = time.perf_counter() - start
     doc = json.loads(out.read_text()) if out.exists() else {}
     return {
         "kind": kind,
+        "tree": str(tree),
         "exit": proc.returncode,
         "verdict": EXIT.get(proc.returncode, "error"),
         "wall_s": round(wall, 2),
@@ -141,10 +165,11 @@ def summary(kind: str, runs: list[dict]) -> str:
     count = {v: sum(r["verdict"] == v for r in runs) for v in ("pass", "fail", "inconclusive", "error")}
     walls = [r["wall_s"] for r in runs]
     rate = count["fail"] / len(runs)
-    label = "false-failure rate" if kind == "A/A" else "detection rate"
+    label = "false-failure rate" if kind.startswith("A/A") else "detection rate"
     return (
         f"{kind}: {len(runs)} runs: {count['pass']} pass, {count['fail']} fail, {count['inconclusive']} "
-        f"inconclusive, {count['error']} error; {label} {rate:.1%}; wall median "
+        f"inconclusive, {count['error']} error; {label} {rate:.1%}, inconclusive "
+        f"{count['inconclusive'] / len(runs):.1%}; wall median "
         f"{statistics.median(walls):.1f} s, max {max(walls):.1f} s"
     )
 
@@ -156,7 +181,8 @@ def main() -> None:
     ap.add_argument("--candidate", choices=("caddy", "throttled"), default="caddy")
     ap.add_argument("--throttle-rps", type=int, default=6000)
     ap.add_argument("--method", choices=("paired", "seed"), default="paired")
-    ap.add_argument("--burner", action="store_true", help="keep one CPU busy beside every compare")
+    ap.add_argument("--burner", choices=("off", "on", "both"), default="off", help="one CPU kept busy beside")
+    ap.add_argument("--against", type=Path, help="also run every A/A with this checkout's httpbench")
     ap.add_argument("--json", type=Path, help="write every run here")
     ap.add_argument("--keep", type=Path, help="keep every run's result document in this directory")
     ap.add_argument("extra", nargs="*", help="more httpbench compare arguments (after --)")
@@ -164,8 +190,9 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers and the burner too
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-    results: dict[str, list[dict]] = {"A/A": [], "A/B": []}
-    with tempfile.TemporaryDirectory(prefix="bench-verdicts-") as tmp, burner(args.burner):
+    conditions = {"off": [False], "on": [True], "both": [False, True]}[args.burner]
+    results: dict[str, list[dict]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-verdicts-") as tmp:
         root = fixture(Path(tmp))
         order = []  # the kinds interleaved, so both see the same machine states
         aa, ab = args.aa, args.ab
@@ -176,32 +203,37 @@ def main() -> None:
             if ab:
                 order.append("ab")
                 ab -= 1
-        for i, kind in enumerate(order, 1):
-            r = one(
-                kind,
-                root,
-                args.candidate,
-                args.throttle_rps,
-                args.method,
-                args.extra,
-                (args.keep or Path(tmp)) / f"run-{i}-{kind}.json",
-            )
-            results["A/A" if kind == "aa" else "A/B"].append(r)
-            why = (r["gate_failures"] or r["inconclusive"] or r["stderr"] or [""])[0]
-            print(
-                f"[{i}/{len(order)}] {'A/A' if kind == 'aa' else 'A/B'} {r['verdict']:<12} "
-                f"{r['wall_s']:6.1f} s  {why[:150]}",
-                file=sys.stderr,
-                flush=True,
-            )
+        runs = [(kind, burn) for kind in order for burn in conditions]
+        for i, (kind, burn) in enumerate(runs, 1):
+            trees = [ROOT, args.against] if args.against and kind == "aa" else [ROOT]
+            with burner(burn):
+                out = (args.keep or Path(tmp)) / f"run-{i}-{kind}{'-burner' if burn else ''}.json"
+                done = one(kind, root, args.candidate, args.throttle_rps, args.method, args.extra, out, trees)
+            for tree, r in zip(trees, done):
+                label = _label(kind, burn, tree if tree != ROOT else None)
+                results.setdefault(label, []).append(r | {"burner": burn})
+                why = (r["gate_failures"] or r["inconclusive"] or r["stderr"] or [""])[0]
+                print(
+                    f"[{i}/{len(runs)}] {label:<34} {r['verdict']:<12} {r['wall_s']:6.1f} s  {why[:120]}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     print(
         f"httpbench compare --method {args.method}, candidate for A/B: {args.candidate}, "
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}, burner {'on' if args.burner else 'off'}"
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}"
     )
-    for kind in ("A/A", "A/B"):
-        print(summary(kind, results[kind]))
+    for label, rs in results.items():
+        print(summary(label, rs))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def _label(kind: str, burn: bool, tree: Path | None) -> str:
+    """``A/A`` or ``A/B``, with the burner and the other checkout when they apply."""
+    out = "A/A" if kind == "aa" else "A/B"
+    if burn:
+        out += " burner"
+    return f"{out} ({tree.name})" if tree else out
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ from verdict.stats import chances_to_decide
 
 Progress = Callable[[str], None]
 MAX_REQUESTS_PER_ROUND = 2_000_000
-MIN_ROUND_MS = 100.0  # rounds shorter than this are timer and start-up noise (docs/statistics.md)
+MIN_ROUND_MS = 50.0  # shorter rounds, more pairs: as steady, and cheaper per pair (docs/statistics.md)
 MIN_REQUESTS = 64  # requests per round when --requests is not given (then sized by time)
 SELF_SUFFIX = "-self"
 
