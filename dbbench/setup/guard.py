@@ -27,7 +27,10 @@ _REFUSED_PATTERNS = {
     "creates, drops or alters a schema/database": r"\b(?:CREATE|DROP|ALTER)\s+(?:SCHEMA|DATABASE)\b",
     "controls the transaction (dbbench does that)": r"^\s*(?:BEGIN|COMMIT|ROLLBACK|START\s+TRANSACTION|SAVEPOINT|RELEASE|END)\b(?!\s*\()",
     "changes privileges": r"^\s*(?:GRANT|REVOKE)\b",
-    "creates server-wide objects": r"\b(?:CREATE|DROP|ALTER)\s+(?:ROLE|USER|EXTENSION|TABLESPACE|SERVER|EVENT)\b",
+    "creates server-wide objects": r"\b(?:CREATE|DROP|ALTER)\s+(?:ROLE|USER|EXTENSION|TABLESPACE|SERVER)\b",
+    "schedules an event, which would run while dbbench measures (dump without --events)": (
+        r"^\s*(?:CREATE|ALTER)\b[^;]*?\bEVENT\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+ON\s+SCHEDULE\b"
+    ),
     "changes server-wide settings": r"^\s*(?:ALTER\s+SYSTEM|SET\s+(?:GLOBAL|PERSIST|PERSIST_ONLY)\b|SET\s+@@(?:global|persist))",
     "touches dbbench's ownership marker": r"\bdbbench_meta\b",
     "is not allowed in setup SQL": r"^\s*(?:VACUUM|CHECKPOINT|LOAD\s+DATA\s+INFILE|COPY\b[^;]*\b(?:FROM|TO)\s+(?:PROGRAM|''))",

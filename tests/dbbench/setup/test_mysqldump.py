@@ -349,6 +349,11 @@ def test_a_sample_dump_naming_its_schema_loads_into_the_namespace(local_urls, tm
         ("/*!40101 SET GLOBAL local_infile = 1 */;\n", "changes server-wide settings"),
         ("/*!50003 GRANT ALL ON *.* TO CURRENT_USER */;\n", "changes privileges"),
         ("SET @@GLOBAL.max_connections = 1;\n", "changes server-wide settings"),
+        (
+            "DELIMITER ;;\n/*!50106 CREATE*/ /*!50117 DEFINER=`root`@`localhost`*/ /*!50106 EVENT `purge` "
+            "ON SCHEDULE EVERY 1 DAY DO DELETE FROM actor */ ;;\nDELIMITER ;\n",
+            "schedules an event, which would run while dbbench measures (dump without --events)",
+        ),
     ],
     ids=[
         "use",
@@ -358,6 +363,7 @@ def test_a_sample_dump_naming_its_schema_loads_into_the_namespace(local_urls, tm
         "conditional-global",
         "conditional-grant",
         "global",
+        "event",
     ],
 )
 def test_a_dump_naming_another_database_is_refused(tmp_path, extra, why):
