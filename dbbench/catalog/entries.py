@@ -20,6 +20,7 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
+from dbbench.catalog import sqlfiles
 from dbbench.catalog.params import param_names
 from dbbench.dataset.definition import DATASET_PARAMS
 from dbbench.defaults import DIALECTS
@@ -88,6 +89,9 @@ class Shape:
     )
     access_path: str | None = None  # short words for the report's "Bounded access path" column
     growth: str | None = None  # the worst growth `dbbench grow` accepts (GROWTH_CLASSES)
+    line: int | None = None  # where the shape starts in ``path`` (an annotated SQL file's block)
+    probes: tuple[str, ...] = ()  # also checked: "values" drawn from the data, the "generic" plan
+    source: str | None = None  # where it was captured from (file:line, test), if it was
 
 
 @dataclass
@@ -172,9 +176,11 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
     path = resolve(name_or_path)
     directory = path if path.is_dir() else path.parent
     files = sorted(path.glob("*.toml")) if path.is_dir() else [path]
-    if not files:
-        raise CatalogError(f"{path}: no .toml catalog entries")
     setup = setup_files(directory)
+    if sqlfiles.is_sql_catalog(path):  # annotated .sql files (dbbench.catalog.sqlfiles)
+        return _sql_catalog(path, setup, only)
+    if not files:
+        raise CatalogError(f"{path}: no .toml catalog entries (or annotated .sql files)")
     # A catalog that builds its own data cannot use the alpine dataset's values.
     offered = () if setup else DATASET_PARAMS
     shapes, problems = [], []
@@ -212,6 +218,27 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
         shapes = [s for s in shapes if s.name in only]
     name = directory.name if path.is_dir() else path.stem
     return Catalog(name, path, shapes, setup)
+
+
+def _sql_catalog(path: Path, setup: dict[str, list[Path]], only: list[str] | None) -> Catalog:
+    """A catalog of annotated SQL files (:mod:`dbbench.catalog.sqlfiles`): one shape per block."""
+    blocks, problems = sqlfiles.read(path)
+    if problems:
+        raise CatalogError(problems)
+    shapes = [sql_shape(b) for b in blocks if not only or b.name in only]
+    if only and (unknown := [o for o in only if o not in {b.name for b in blocks}]):
+        raise CatalogError(f"no shape named {unknown[0]!r} in {path}")
+    return Catalog(path.parent.name if path.is_file() else path.name, path, shapes, setup)
+
+
+def sql_shape(b: sqlfiles.Block) -> Shape:
+    """The shape of one annotated SQL block: no expectation is an empty table and index."""
+    shape = Shape(b.name, b.path, b.description, b.cardinality, b.rows, False, dict(b.params), [])
+    shape.growth, shape.line, shape.probes, shape.source = b.growth, b.line, tuple(b.probes), b.source
+    for d in b.only:
+        table, index = b.expected(d) or ("", "")
+        shape.variants[d] = Variant(b.sql, table, index, b.forbidden(d))
+    return shape
 
 
 def load(name_or_path: str | Path = "alpine", only: list[str] | None = None) -> list[Shape]:

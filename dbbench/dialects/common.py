@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 def execute(conn, statements: list[str]) -> None:
     with conn.cursor() as cur:
@@ -57,3 +59,24 @@ def namespace_state(
                 return missing
         cur.execute(meta_sql)
         return meta_state(dict(cur.fetchall()))
+
+
+_NAMED = re.compile(r"%\((\w+)\)s")
+
+
+def positional(sql: str, params: dict, numbered: bool) -> tuple[str, list]:
+    """``%(name)s`` parameters as ``$1, $2, …`` (``numbered``: one number per name) or ``?`` (one
+    per occurrence), ``%%`` as ``%``; and the values in that order."""
+    order: list[str] = []
+
+    def one(m: re.Match) -> str:
+        name = m.group(1)
+        if not numbered:
+            order.append(name)
+            return "?"
+        if name not in order:
+            order.append(name)
+        return f"${order.index(name) + 1}"
+
+    text = _NAMED.sub(one, sql).replace("%%", "%")
+    return text, [params[n] for n in order]

@@ -581,3 +581,91 @@ def drop_role(conn, ns: str, role: str) -> None:
             _grants(conn, role), role, _grant_pattern(conn, ns)
         ):
             cur.execute(f"DROP USER {_account(role)}")
+
+
+# -- prepared statements and captured statements (issue 24) ---------------------------------------
+GENERIC_PLAN = "server-side prepared statement (PREPARE / EXECUTE … USING)"
+
+
+def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int):
+    """``EXPLAIN ANALYZE`` of ``sql`` as a server-side prepared statement, ``?`` parameters bound
+    from user variables at ``EXECUTE``: what a driver using the binary protocol (Connector/J with
+    server-side statements, Go's driver) gets. Rolled back as :func:`run_explain`."""
+    text, values = common.positional(sql, params, numbered=False)
+    aliases = alias_map(text)
+    in_tx = bool((conn.server_status or 0) & 1)
+    previous = None
+    prepared = False
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT @@SESSION.max_execution_time")
+            previous = int(cur.fetchone()[0])
+            cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
+            if in_tx:
+                cur.execute("SAVEPOINT dbbench_explain")
+            else:
+                conn.begin()
+            cur.execute("PREPARE dbbench_prepared FROM %s", ("EXPLAIN ANALYZE " + text,))
+            prepared = True
+            for i, value in enumerate(values):
+                cur.execute(f"SET @dbbench_p{i} = %s", (value,))
+            using = " USING " + ", ".join(f"@dbbench_p{i}" for i in range(len(values))) if values else ""
+            cur.execute("EXECUTE dbbench_prepared" + using)
+            raw = cur.fetchone()[0]
+            tree, ms = parse_plan(raw, aliases)
+            if any(n.kind == "const" for n in tree.walk()):
+                _resolve_consts(cur, sql, params, tree, aliases)
+        return {"tree": raw}, tree, ms
+    except pymysql.err.OperationalError as exc:
+        if exc.args and exc.args[0] in TIMEOUT_ERRORS:
+            raise TimeoutError(f"max_execution_time of {timeout_ms} ms reached") from None
+        raise
+    finally:
+        undo_sample(conn, in_tx)
+        with conn.cursor() as cur:
+            if prepared:
+                cur.execute("DEALLOCATE PREPARE dbbench_prepared")
+            if previous is not None:
+                cur.execute(f"SET SESSION max_execution_time = {previous}")
+
+
+_DIGESTS = (
+    "/* dbbench */ SELECT QUERY_SAMPLE_TEXT, COUNT_STAR FROM performance_schema.events_statements_summary_by_digest "
+    "WHERE SCHEMA_NAME = %s AND QUERY_SAMPLE_TEXT IS NOT NULL ORDER BY COUNT_STAR DESC, DIGEST"
+)
+
+
+def _performance_schema_problem(cur) -> str | None:
+    cur.execute("SELECT @@performance_schema")
+    if not int(cur.fetchone()[0]):
+        return (
+            "performance_schema is off on this MySQL server: start it with performance_schema=ON "
+            "to capture statements (or capture with --only postgresql)"
+        )
+    return None
+
+
+def captured_statements(conn, ns: str) -> list[tuple[str, int]]:
+    """(a sample of the statement with its real values, executions) of every statement digest
+    performance_schema summarised for the default database ``ns``."""
+    from dbbench.errors import DbbenchError
+
+    try:
+        with conn.cursor() as cur:
+            if problem := _performance_schema_problem(cur):
+                raise DbbenchError(problem)
+            cur.execute(_DIGESTS, (ns,))
+            return [(str(q), int(c)) for q, c in cur.fetchall()]
+    finally:
+        conn.rollback()
+
+
+def reset_captured(conn) -> None:
+    """Forget the statement digests performance_schema summarised (before the run to capture)."""
+    from dbbench.errors import DbbenchError
+
+    with conn.cursor() as cur:
+        if problem := _performance_schema_problem(cur):
+            raise DbbenchError(problem)
+        cur.execute("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
+    conn.commit()

@@ -581,3 +581,99 @@ def drop_role(conn, ns: str, role: str) -> None:
             return
         cur.execute(sql.SQL("DROP OWNED BY {} CASCADE").format(sql.Identifier(role)))
         cur.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+# -- generic plans and captured statements (issue 24) ---------------------------------------------
+GENERIC_PLAN = "generic plan (PREPARE / EXECUTE under plan_cache_mode = force_generic_plan)"
+
+
+def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int):
+    """``EXPLAIN ANALYZE EXECUTE`` of ``sql`` prepared with ``$n`` parameters under
+    ``plan_cache_mode = force_generic_plan``: the plan a driver's prepared statement gets after
+    its fifth execution, made without looking at the values. Rolled back as :func:`run_explain`;
+    the prepared statement is deallocated (it outlives a rollback)."""
+    import psycopg
+    from psycopg.types.json import set_json_loads
+
+    from dbbench.dialects.plan import loads_plan_json
+
+    text, values = common.positional(sql, params, numbered=True)
+    in_tx = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    prepared = False
+    try:
+        with psycopg.ClientCursor(conn) as cur:
+            set_json_loads(loads_plan_json, cur)
+            if in_tx:
+                cur.execute("SAVEPOINT dbbench_explain")
+            elif conn.autocommit:
+                cur.execute("BEGIN")
+            cur.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
+            cur.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            cur.execute(f"PREPARE dbbench_generic AS {text}")
+            prepared = True
+            args = "(" + ", ".join(["%s"] * len(values)) + ")" if values else ""
+            cur.execute(f"{explain_sql('EXECUTE dbbench_generic' + args)}", values or None)
+            row = cur.fetchone()
+            if row is None:
+                raise ValueError("no plan in EXPLAIN ANALYZE output")
+        tree, ms = parse_plan(row[0])
+        return row[0], tree, ms
+    except psycopg.errors.QueryCanceled:
+        raise TimeoutError(f"statement_timeout of {timeout_ms} ms reached") from None
+    finally:
+        undo_sample(conn, in_tx)
+        if prepared:
+            with conn.cursor() as cur:
+                cur.execute("DEALLOCATE dbbench_generic")
+            if not in_tx:
+                conn.rollback()
+
+
+def _stat_statements_problem(cur) -> str | None:
+    """Why pg_stat_statements cannot be read here, if it cannot (created when it can be)."""
+    cur.execute("SELECT current_setting('shared_preload_libraries')")
+    if "pg_stat_statements" not in cur.fetchone()[0]:
+        return (
+            "pg_stat_statements is not loaded (shared_preload_libraries); `dbbench servers up` "
+            "loads it in the local server; on your own server add it to shared_preload_libraries, "
+            "restart it and run CREATE EXTENSION pg_stat_statements (or capture with --only mysql)"
+        )
+    cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'")
+    if cur.fetchone() is None:
+        try:
+            cur.execute("CREATE EXTENSION pg_stat_statements")
+        except Exception as exc:  # psycopg.Error: not allowed to
+            return f"CREATE EXTENSION pg_stat_statements failed ({str(exc).splitlines()[0]}): have a superuser run it"
+    return None
+
+
+def captured_statements(conn, ns: str) -> list[tuple[str, int]]:
+    """(text with ``$n`` parameters, calls) of every statement pg_stat_statements recorded in this
+    database. Raises DbbenchError saying how to enable it when it is not loaded."""
+    from dbbench.errors import DbbenchError
+
+    try:
+        with conn.cursor() as cur:
+            if problem := _stat_statements_problem(cur):
+                raise DbbenchError(problem)
+            conn.commit()
+            cur.execute(
+                "/* dbbench */ SELECT query, calls FROM pg_stat_statements "
+                "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                "ORDER BY calls DESC, query"
+            )
+            return [(str(q), int(c)) for q, c in cur.fetchall()]
+    finally:
+        conn.rollback()
+
+
+def reset_captured(conn) -> None:
+    """Forget every statement pg_stat_statements recorded (before the run to capture)."""
+    from dbbench.errors import DbbenchError
+
+    with conn.cursor() as cur:
+        if problem := _stat_statements_problem(cur):
+            conn.rollback()
+            raise DbbenchError(problem)
+        cur.execute("SELECT pg_stat_statements_reset()")
+    conn.commit()

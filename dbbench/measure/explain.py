@@ -165,13 +165,23 @@ def run_shape(
 ) -> ShapeMeasurement:
     """Measure one shape on ``conn``. ``admin``: dbbench's own connection, for the server-wide
     work between measurements (restoring statistics); ``conn`` itself when not given."""
+    from dbbench.measure import probes
+
     d = dialects.get(target.dialect)
     v = shape.variants[target.dialect]
-    params = resolve_params(conn, d, shape, base_params)
+    params = probes.fill(conn, d, shape, v.sql, resolve_params(conn, d, shape, base_params))
     report = progress or (lambda *_: None)
     report(target.dialect, shape.name, "remediated")
     rem = measure(conn, d, "remediated", v.sql, params, options, v.settings)
     verdict = plan_check(shape, target.dialect, rem, access_only=options.access_only)
+    if shape.probes and rem._tree is not None:
+        report(target.dialect, shape.name, "every parameter")
+        found = probes.run(conn, d, shape, v, params, options.timeout_ms, options.access_only)
+        verdict.ok = verdict.ok and not found
+        verdict.problems += found
+    if not verdict.ok and shape.line and v.expect_index:  # an annotated SQL block: say where it is
+        captured = f", captured from {shape.source}" if shape.source else ""
+        verdict.problems.append(f"shape at {shape.path}:{shape.line}{captured}")
     result = ShapeMeasurement(
         shape.name,
         target.dialect,
@@ -206,6 +216,17 @@ def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: boo
     if rem._tree is None:
         return PlanCheck(
             False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"]
+        )
+    if not v.expect_index:  # an annotated SQL block without an expectation yet
+        from dbbench.measure.propose import propose
+
+        proposal = propose(rem._tree)
+        where = f"{shape.path}:{shape.line}" if shape.line else str(shape.path)
+        return PlanCheck(
+            False,
+            "no expectation written",
+            proposal.seen,
+            [f"no expectation in {where}; proposed: {proposal.line} (dbbench catalog accept writes it)"],
         )
     forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
     verdict = check(rem._tree, v.expect_table, v.expect_index, forbid)

@@ -1,0 +1,279 @@
+"""Annotated SQL files as a catalog: the ``-- name:`` blocks sqlc, aiosql, yesql, PugSQL and HugSQL
+read, with optional ``-- dbbench:`` lines carrying what the plan must be.
+
+::
+
+    -- name: recent_orders
+    -- A customer's ten most recent orders, newest first.
+    -- dbbench: expect orders.ix_orders_customer_placed
+    -- dbbench: forbid full_scan, sort
+    -- dbbench: param customer_id = 42
+    SELECT id, placed_at FROM orders WHERE customer_id = $1 ORDER BY placed_at DESC LIMIT 10;
+
+A directory of such files (no ``.toml``; ``setup.sql`` / ``setup.<dialect>.sql`` and the ``setup/``
+folder are the schema, not shapes) is a catalog wherever ``--catalog DIR`` is taken. Parameters may
+be written ``:name``, ``%(name)s``, ``$1`` or ``?``; they become ``:name`` (named after the column
+they are compared with). A parameter without a ``param`` line gets values drawn from the loaded
+data (:mod:`dbbench.measure.probes`); a block without ``expect`` is measured and reported with the
+expectation its plan proposes, which ``dbbench catalog accept`` writes down (:func:`accept`).
+
+``-- dbbench:`` keys (a dialect first, ``-- dbbench: mysql expect …``, limits a line to it):
+``expect TABLE.INDEX``, ``forbid full_scan, sort``, ``rows N``, ``growth bounded``,
+``param NAME = VALUE`` (a TOML value), ``only postgresql``, ``probe none|values|generic``
+(default both), ``cardinality TEXT``, ``source FILE:LINE (TEST)`` (written by capture).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbbench.catalog.sqltext import normalize
+from dbbench.defaults import DIALECTS
+from dbbench.measure.expect import normalize_forbid
+
+NAME_LINE = re.compile(r"^\s*--\s*(?::name\s+|name:\s*)([^\s:]+?)[\^$!<>*#]*(?:\s.*)?$")
+DIRECTIVE = re.compile(r"^\s*--\s*dbbench:\s*(.*?)\s*$")
+KEYS = ("expect", "forbid", "rows", "growth", "param", "only", "probe", "cardinality", "source")
+PROBES = ("values", "generic")
+GROWTH = ("bounded", "logarithmic", "linear")
+SETUP_NAMES = {"setup.sql", *(f"setup.{d}.sql" for d in DIALECTS)}
+
+
+@dataclass
+class Block:
+    """One ``-- name:`` block: its shape text (``:name`` parameters) and what its lines say.
+    ``expect`` / ``forbid``: per dialect, ``None`` for both."""
+
+    name: str
+    path: Path
+    line: int
+    sql: str = ""
+    description: str = ""
+    expect: dict[str | None, tuple[str, str]] = field(default_factory=dict)
+    forbid: dict[str | None, list[str]] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    rows: int | None = None
+    growth: str | None = None
+    cardinality: str = ""
+    only: tuple[str, ...] = DIALECTS
+    probes: tuple[str, ...] = PROBES
+    source: str | None = None
+
+    def expected(self, dialect: str) -> tuple[str, str] | None:
+        return self.expect.get(dialect) or self.expect.get(None)
+
+    def forbidden(self, dialect: str) -> list[str]:
+        return self.forbid.get(dialect, self.forbid.get(None, []))
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def catalog_files(path: Path) -> list[Path]:
+    """The annotated SQL files of a catalog directory (or the one file given), setup SQL excluded."""
+    if path.is_file():
+        return [path] if path.suffix == ".sql" else []
+    return [p for p in sorted(path.glob("*.sql")) if p.is_file() and p.name not in SETUP_NAMES]
+
+
+def is_sql_catalog(path: Path) -> bool:
+    """A ``.sql`` file, or a directory without ``.toml`` entries whose ``.sql`` files (setup SQL
+    excluded) hold ``-- name:`` blocks."""
+    if path.is_file():
+        return path.suffix == ".sql"
+    if not path.is_dir() or any(path.glob("*.toml")):
+        return False
+    return any(_has_blocks(f) for f in catalog_files(path))
+
+
+def _has_blocks(file: Path) -> bool:
+    try:
+        return any(NAME_LINE.match(line) for line in file.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def read(path: Path) -> tuple[list[Block], list[str]]:
+    """Every block of the catalog at ``path`` and every problem found, one line each
+    (``FILE:LINE: shape 'NAME': what``)."""
+    blocks: list[Block] = []
+    problems: list[str] = []
+    files = catalog_files(path)
+    if not files:
+        problems.append(f"{path}: no annotated .sql files (-- name: blocks)")
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"{file}: not UTF-8 text")
+            continue
+        found = parse(text, file, problems)
+        if not found:
+            problems.append(f"{file}: no -- name: blocks")
+        blocks += found
+    seen: dict[str, Block] = {}
+    for b in blocks:
+        if b.name in seen:
+            problems.append(f"{b.where}: shape {b.name!r}: name already used at line {seen[b.name].line}")
+        seen.setdefault(b.name, b)
+    return blocks, problems
+
+
+def parse(text: str, path: Path, problems: list[str]) -> list[Block]:
+    """The blocks of one file's ``text``."""
+    blocks: list[Block] = []
+    body: list[str] = []
+    current: Block | None = None
+
+    def close() -> None:
+        if current is None:
+            return
+        sql = "\n".join(body).strip().rstrip(";").strip()
+        if not sql:
+            problems.append(f"{current.where}: shape {current.name!r}: no SQL after the name line")
+        current.sql = normalize(sql).sql
+        blocks.append(current)
+
+    for n, line in enumerate(text.splitlines(), 1):
+        if m := NAME_LINE.match(line):
+            close()
+            current, body = Block(m.group(1), path, n), []
+            continue
+        if current is None:
+            continue
+        if d := DIRECTIVE.match(line):
+            _directive(current, d.group(1), n, problems)
+        elif line.strip().startswith("--") and not body:
+            current.description = (current.description + " " + line.strip()[2:].strip()).strip()
+        else:
+            body.append(line)
+    close()
+    return blocks
+
+
+def _directive(block: Block, text: str, line: int, problems: list[str]) -> None:
+    """One ``-- dbbench:`` line into ``block``."""
+
+    def fail(what: str) -> None:
+        problems.append(f"{block.path}:{line}: shape {block.name!r}: {what}")
+
+    words = text.split(None, 1)
+    dialect = None
+    if words and words[0] in DIALECTS:
+        dialect, words = words[0], (words[1].split(None, 1) if len(words) > 1 else [])
+    if not words or words[0] not in KEYS:
+        fail(f"unknown dbbench line {text!r} (keys: {', '.join(KEYS)})")
+        return
+    key, value = words[0], (words[1].strip() if len(words) > 1 else "")
+    if key == "expect":
+        table, dot, index = value.partition(".")
+        if not dot or not table or not index or " " in value:
+            fail(f"expect {value!r}: write TABLE.INDEX")
+        else:
+            block.expect[dialect] = (table, index)
+    elif key == "forbid":
+        try:
+            block.forbid[dialect] = normalize_forbid([f.strip() for f in value.split(",") if f.strip()])
+        except ValueError as exc:
+            fail(f"forbid: {exc}")
+    elif key == "rows":
+        if not value.isdigit():
+            fail(f"rows {value!r}: a non-negative integer")
+        else:
+            block.rows = int(value)
+    elif key == "growth":
+        if value not in GROWTH:
+            fail(f"growth {value!r}: one of {', '.join(GROWTH)}")
+        block.growth = value if value in GROWTH else None
+    elif key == "param":
+        _param(block, value, fail)
+    elif key == "only":
+        chosen = tuple(d.strip() for d in value.split(","))
+        if not chosen or any(d not in DIALECTS for d in chosen):
+            fail(f"only {value!r}: one of {', '.join(DIALECTS)}")
+        else:
+            block.only = chosen
+    elif key == "probe":
+        chosen = tuple(p.strip() for p in value.split(",") if p.strip() and p.strip() != "none")
+        if any(p not in PROBES for p in chosen):
+            fail(f"probe {value!r}: none, or {', '.join(PROBES)}")
+        else:
+            block.probes = chosen
+    elif key == "cardinality":
+        block.cardinality = value
+    else:
+        block.source = value
+
+
+def _param(block: Block, value: str, fail) -> None:
+    name, eq, literal = value.partition("=")
+    name = name.strip().lstrip(":")
+    if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        fail(f"param {value!r}: write NAME = VALUE")
+        return
+    try:
+        parsed = tomllib.loads(f"v = {literal.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        fail(f'param {name}: {literal.strip()!r} is not a value (42, 4.2, "text", true, 2024-01-01)')
+        return
+    block.params[name] = parsed
+
+
+# -- writing -------------------------------------------------------------------------------------
+def render(block: Block) -> str:
+    """A block as an annotated SQL file holds it."""
+    lines = [f"-- name: {block.name}"]
+    if block.description:
+        lines.append(f"-- {block.description}")
+    if block.source:
+        lines.append(f"-- dbbench: source {block.source}")
+    if tuple(block.only) != DIALECTS:
+        lines.append(f"-- dbbench: only {', '.join(block.only)}")
+    lines += directive_lines(block)
+    for name, value in block.params.items():
+        if value is not None:
+            lines.append(f"-- dbbench: param {name} = {toml_value(value)}")
+    if tuple(block.probes) != PROBES:
+        lines.append(f"-- dbbench: probe {', '.join(block.probes) or 'none'}")
+    return "\n".join(lines) + "\n" + block.sql.strip() + ";\n"
+
+
+def directive_lines(block: Block) -> list[str]:
+    """The ``expect`` / ``forbid`` / ``rows`` lines of ``block`` (one for both dialects when they agree)."""
+    out = []
+    for key, table in (("expect", block.expect), ("forbid", block.forbid)):
+        for dialect, value in sorted(table.items(), key=lambda kv: kv[0] or ""):
+            text = f"{value[0]}.{value[1]}" if key == "expect" else ", ".join(value)
+            if key == "forbid" and not text:
+                continue
+            out.append(f"-- dbbench: {dialect + ' ' if dialect else ''}{key} {text}")
+    if block.rows is not None:
+        out.append(f"-- dbbench: rows {block.rows}")
+    if block.growth:
+        out.append(f"-- dbbench: growth {block.growth}")
+    return out
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{text}"'
+
+
+def accept(block: Block, proposed: Block) -> None:
+    """Write ``proposed``'s expect / forbid lines into ``block``'s file, right after its name line
+    (the file is read again, so blocks accepted before in the same file keep their lines)."""
+    lines = block.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if (m := NAME_LINE.match(line)) and m.group(1) == block.name)
+    new = [line + "\n" for line in directive_lines(proposed)]
+    block.path.write_text("".join(lines[: at + 1] + new + lines[at + 1 :]), encoding="utf-8")

@@ -1,0 +1,177 @@
+"""Every parameter, not one: a shape's plan under values drawn from the loaded data and under the
+plan a prepared statement gets.
+
+For each parameter compared with a column (``customer_id = :customer_id``, ``status IN (:status)``)
+the column's hottest value (the most rows) and its rarest are looked up in the namespace, and the
+shape is planned with each in turn (the other parameters at their sample values); then once more
+as the driver's prepared statement would run it (:attr:`Dialect.GENERIC_PLAN`: PostgreSQL's generic
+plan, MySQL's server-side prepared statement). A parameter with no value given gets the column's
+typical one (the median value by frequency). Every lookup runs on the namespace's own connection
+and is tagged ``/* dbbench */`` so that ``dbbench capture`` leaves it out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dbbench.catalog.entries import Shape, Variant
+from dbbench.catalog.params import param_names, to_pyformat
+from dbbench.catalog.sqltext import compared_columns, table_aliases
+from dbbench.dialects.contract import Dialect
+from dbbench.dialects.plan import PlanNode, describe_access
+from dbbench.errors import DbbenchError
+from dbbench.measure.expect import check
+
+TAG = "/* dbbench */ "
+
+
+@dataclass(frozen=True)
+class Column:
+    table: str
+    column: str
+    how: str  # eq | range
+
+
+@dataclass
+class Probe:
+    """One more plan of the shape: ``label`` says which (the value, or the generic plan)."""
+
+    label: str
+    params: dict[str, Any]
+    generic: bool = False
+
+
+def columns(conn, d: Dialect, sql: str) -> dict[str, Column]:
+    """parameter -> the namespace column it is compared with, where one is found."""
+    aliases = table_aliases(sql)
+    tables = list(dict.fromkeys(aliases.values()))
+    out: dict[str, Column] = {}
+    for name, (qualifier, column, how) in compared_columns(sql).items():
+        candidates = [aliases[qualifier]] if qualifier and qualifier in aliases else tables
+        for table in candidates:
+            if _has_column(conn, d, table, column):
+                out[name] = Column(table, column, how)
+                break
+    return out
+
+
+def _has_column(conn, d: Dialect, table: str, column: str) -> bool:
+    try:
+        d.query_row(conn, f"{TAG}SELECT {column} FROM {table} WHERE 1 = 0", {})
+        return True
+    except Exception as exc:
+        if d.is_driver_error(exc):
+            return False
+        raise
+
+
+def _frequency(conn, d: Dialect, col: Column, order: str, offset: int = 0) -> tuple[Any, int] | None:
+    """(value, rows holding it) of ``col`` by frequency (``order`` DESC: hottest first)."""
+    row = d.query_row(
+        conn,
+        f"{TAG}SELECT {col.column} AS v, COUNT(*) AS n FROM {col.table} WHERE {col.column} IS NOT NULL "
+        f"GROUP BY {col.column} ORDER BY n {order}, v LIMIT 1 OFFSET {int(offset)}",
+        {},
+    )
+    return None if row is None else (row["v"], int(row["n"]))
+
+
+def _count(conn, d: Dialect, col: Column, distinct: bool) -> int:
+    what = f"DISTINCT {col.column}" if distinct else "*"
+    row = d.query_row(conn, f"{TAG}SELECT COUNT({what}) AS n FROM {col.table}", {})
+    return int(row["n"]) if row else 0
+
+
+def typical(conn, d: Dialect, col: Column) -> Any:
+    """The column's median value by frequency (equality), or its median row's value (a range)."""
+    if col.how == "eq":
+        found = _frequency(conn, d, col, "DESC", _count(conn, d, col, True) // 2)
+        return None if found is None else found[0]
+    row = d.query_row(
+        conn,
+        f"{TAG}SELECT {col.column} AS v FROM {col.table} WHERE {col.column} IS NOT NULL "
+        f"ORDER BY {col.column} LIMIT 1 OFFSET {_count(conn, d, col, False) // 2}",
+        {},
+    )
+    return None if row is None else row["v"]
+
+
+def fill(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with a typical value for every parameter of ``sql`` that has none. Raises
+    :class:`DbbenchError` naming the parameter when the data offers none."""
+    missing = [p for p in param_names(sql) if params.get(p) is None]
+    if not missing:
+        return params
+    found = columns(conn, d, sql)
+    out = dict(params)
+    for name in missing:
+        value = typical(conn, d, found[name]) if name in found else None
+        if value is None:
+            where = f"{shape.path}:{shape.line}" if shape.line else str(shape.path)
+            raise DbbenchError(
+                f"{where}: shape {shape.name!r}: parameter :{name} has no value and is compared with "
+                f"no column holding data; add `-- dbbench: param {name} = …`"
+            )
+        out[name] = value
+    return out
+
+
+def probes(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> list[Probe]:
+    """The extra plans ``shape`` asks for (``shape.probes``): its hottest and rarest values per
+    equality parameter, and the generic plan."""
+    out: list[Probe] = []
+    if "values" in shape.probes:
+        for name, col in columns(conn, d, sql).items():
+            if col.how != "eq":
+                continue
+            total = _count(conn, d, col, False)
+            for order, word in (("DESC", "hottest"), ("ASC", "rarest")):
+                found = _frequency(conn, d, col, order)
+                if found is None or any(found[0] == p.params[name] for p in out if name in p.params):
+                    continue
+                if found[0] == params.get(name):
+                    continue
+                label = f"{word} value {name} = {found[0]!r} ({found[1]:,} of {total:,} rows)"
+                out.append(Probe(label, {**params, name: found[0]}))
+    if "generic" in shape.probes:
+        out.append(Probe(d.GENERIC_PLAN, dict(params), generic=True))
+    return out
+
+
+def _access_words(tree: PlanNode, table: str) -> str:
+    """The plan's access to ``table`` with its estimated and actual rows (why the planner chose it)."""
+    from dbbench.dialects.plan import accesses
+
+    nodes = [n for n in accesses(tree) if n.table == table] or list(accesses(tree))
+    if not nodes:
+        return "no table access"
+    n = nodes[0]
+    est = f"estimated {n.est_rows:,.0f} rows, " if n.est_rows is not None else ""
+    act = f"{n.actual_rows:,.0f} actual" if n.actual_rows is not None else ""
+    return f"{describe_access(n)} ({est}{act})".replace(" ()", "")
+
+
+def run(
+    conn, d: Dialect, shape: Shape, v: Variant, params: dict[str, Any], timeout_ms: int, access_only: bool
+) -> list[str]:
+    """The problems of every probe of ``shape`` on ``conn``: one line each, naming the value or
+    the generic plan, what the plan did instead and each broken expectation."""
+    if not v.expect_index:
+        return []
+    problems = []
+    stmt = to_pyformat(v.sql)
+    forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
+    for probe in probes(conn, d, shape, v.sql, params):
+        try:
+            explain = d.run_explain_generic if probe.generic else d.run_explain
+            _, tree, _ = explain(conn, stmt, probe.params, timeout_ms)
+        except TimeoutError as exc:
+            problems.append(f"{probe.label}: {exc}")
+            continue
+        verdict = check(tree, v.expect_table, v.expect_index, forbid)
+        if not verdict.ok:
+            problems.append(
+                f"{probe.label}: {_access_words(tree, v.expect_table)}: " + "; ".join(verdict.problems)
+            )
+    return problems
