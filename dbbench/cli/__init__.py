@@ -6,7 +6,7 @@ The group and what the commands share (the one error handler, the one output wri
 :mod:`dbbench.cli.app`; the commands by concern in
 :mod:`~dbbench.cli.local_servers` (``servers``), :mod:`~dbbench.cli.commands` (``info``, ``seed``,
 ``validate``, ``report``), :mod:`~dbbench.cli.measure` (``explain``, ``check``),
-:mod:`~dbbench.cli.baseline` (``baseline save``, ``diff``), :mod:`~dbbench.cli.grow` (``grow``) and
+:mod:`~dbbench.cli.baseline` (``baseline save``, ``diff``), :mod:`~dbbench.cli.grow` (``grow``), :mod:`~dbbench.cli.volume` (``init``, ``fill``) and
 :mod:`~dbbench.cli.bench` (``bench``). They are registered on the group here."""
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dbbench.cli.local_servers import (
     servers_up,
 )
 from dbbench.cli.measure import check_cmd, explain_cmd
+from dbbench.cli.volume import fill_cmd, init_cmd
 
 __all__ = [
     "Cli",
@@ -40,8 +41,10 @@ __all__ = [
     "diff_cmd",
     "err",
     "explain_cmd",
+    "fill_cmd",
     "grow_cmd",
     "info",
+    "init_cmd",
     "main",
     "report_cmd",
     "say",
@@ -65,6 +68,8 @@ for _command in (
     grow_cmd,
     report_cmd,
     bench_group,
+    init_cmd,
+    fill_cmd,
 ):
     cli.add_command(_command)
 

@@ -232,20 +232,31 @@ def _bool(ctx: Context, p: float) -> Gen:
     unique=True,
     start={"type": "int", "default": 1},
     step={"type": "int", "default": 1},
+    mod={"type": "int", "default": None},
     format={"type": "text", "default": None},
 )
-def _sequence(ctx: Context, start: int, step: int, format: str | None) -> Gen:
-    """start, start + step, …; ``format`` ("SKU-{:06d}") makes text of it."""
-    if step == 0:
-        raise GeneratorError("step must not be 0")
+def _sequence(ctx: Context, start: int, step: int, mod: int | None, format: str | None) -> Gen:
+    """start, start + step, …; ``mod`` N: start again every N rows (1, 2, 3, 1, 2, 3: not unique);
+    ``format`` ("SKU-{:06d}") makes text of it."""
+    if step == 0 or (mod is not None and mod < 1):
+        raise GeneratorError("step must not be 0, mod must be at least 1")
+    if ctx.unique and mod is not None:
+        raise GeneratorError("unique: a sequence with mod repeats its values")
+    if format is not None:
+        try:
+            format.format(start)
+        except (ValueError, IndexError, KeyError) as exc:
+            raise GeneratorError(f"format {format!r} does not format a number: {exc}") from None
+
+    def number(rows: Rows, get: Get) -> list[Any]:
+        if mod is None:
+            return [start + step * i for i in rows]
+        return [start + step * (i % mod) for i in rows]
+
     if format is None:
-        return Gen("int", lambda rows, get: [start + step * i for i in rows], indexed=True, unique=True)
-    try:
-        format.format(start)
-    except (ValueError, IndexError, KeyError) as exc:
-        raise GeneratorError(f"format {format!r} does not format a number: {exc}") from None
+        return Gen("int", number, indexed=True, unique=mod is None)
     fmt = format.format
-    return Gen("text", lambda rows, get: [fmt(start + step * i) for i in rows], indexed=True, unique=True)
+    return Gen("text", lambda rows, get: list(map(fmt, number(rows, get))), indexed=True, unique=mod is None)
 
 
 def _kind_of(values: Sequence[Any]) -> str:

@@ -270,14 +270,11 @@ def _loader(
         d.empty_tables(conn, [d.quote(t) for t in tables])
         for s in streams:
             d.execute(conn, s.before)
-            d.stream_load(conn, s.table, [d.quote(c) for c in s.columns], _binary(s), arriving())
+            binary = frozenset(d.quote(c) for c, k in zip(s.columns, s.kinds) if k == "bytes")
+            d.stream_load(conn, s.table, [d.quote(c) for c in s.columns], binary, arriving())
             d.execute(conn, s.after)
         d.commit(conn)
         seconds["load"] = time.perf_counter() - start
-
-
-def _binary(s: _Stream) -> frozenset[str]:
-    return frozenset(c for c, k in zip(s.columns, s.kinds) if k == "bytes")
 
 
 Produce = Callable[[list[queue.Queue], threading.Event], None]  # feeds the loaders' inboxes

@@ -1,0 +1,115 @@
+"""``dbbench init`` (a starter data spec from a live schema) and ``dbbench fill`` (load a spec)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from dbbench import defaults
+from dbbench.cli.app import _connect, say, write_file, write_json
+from dbbench.cli.options import isolate, namespace_option, output_file, target_options
+from dbbench.errors import DbbenchError
+from dbbench.output.volume import fill_document, problems, render_fill
+from dbbench.servers import Home
+from dbbench.volume import SPEC_FILE, FillFailed, fill, read, schema, starter
+
+
+def _spec_path(catalog: str | None, spec: Path | None) -> Path:
+    if spec is not None:
+        return spec
+    if catalog is None:
+        raise click.UsageError("give --catalog DIR (its data/spec.toml) or --spec FILE")
+    return Path(catalog) / SPEC_FILE
+
+
+@click.command("init")
+@target_options
+@namespace_option(
+    "The PostgreSQL schema / MySQL database to read (built by `dbbench seed --catalog`, or your own)."
+)
+@click.option("--catalog", metavar="DIR", help="Write the spec as DIR/data/spec.toml.")
+@output_file("--output", help="Write the spec here instead (default with no --catalog: standard output).")
+@click.option("--force", is_flag=True, help="Replace a spec that exists.")
+@click.pass_obj
+def init_cmd(home: Home, pg_url, mysql_url, only, namespace, catalog, output, force) -> None:
+    """Write a starter data spec from a live schema: generators from types, names, keys, enums and
+    checks, row counts from the tables (else :scale). It fills the schema without edits."""
+    dialect = only or ("mysql" if mysql_url and not pg_url else "postgresql")
+    path = output or (Path(catalog) / SPEC_FILE if catalog else None)
+    if path is not None and path.exists() and not force:
+        raise DbbenchError(f"{path} exists; pass --force to replace it")
+    with _connect(home, pg_url, mysql_url, dialect)() as targets:
+        target = targets[0]
+        with target.all_or_nothing() as conn:
+            tables = schema.read(conn, target.dialect, namespace, count=True)
+            conn.rollback()
+        if not tables:
+            raise DbbenchError(f"{target.label} {namespace!r} has no tables to describe")
+        text = starter.starter(tables, source=f"{target.label} {namespace!r}")
+    if path is None:
+        click.echo(text, nl=False)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file(path, text, tell=say)
+
+
+@contextlib.contextmanager
+def _bars() -> Iterator:
+    """One bar per table on stderr, fed from the generating thread (none when stderr is no terminal)."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda table, done, total: None
+        return
+    bars = Progress(
+        TextColumn("{task.description:<32}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    tasks: dict[str, TaskID] = {}
+    lock = threading.Lock()
+    with bars:
+
+        def update(table: str, done: int, total: int) -> None:
+            with lock:
+                if table not in tasks:
+                    tasks[table] = bars.add_task(table, total=total or 1)
+                bars.update(tasks[table], completed=done)
+
+        yield update
+
+
+@click.command("fill")
+@target_options
+@click.option("--catalog", metavar="DIR", help="The catalog whose data/spec.toml to load.")
+@click.option("--spec", type=click.Path(dir_okay=False, path_type=Path), help="A data spec file instead.")
+@namespace_option("The namespace `dbbench seed --catalog` built (its tables are filled).")
+@click.option(
+    "--scale",
+    type=click.IntRange(1, 1_000_000_000),
+    default=None,
+    help=f":scale of the spec's row counts [default: the spec's scale, else {defaults.SCALE:,}].",
+)
+@output_file("--output", help="Write the JSON result here.")
+@click.pass_obj
+def fill_cmd(home: Home, pg_url, mysql_url, only, catalog, spec, namespace, scale, output) -> None:
+    """Load a data spec into the tables of a namespace on each target: the same rows on both,
+    bulk-loaded, then analyzed, checked and fingerprinted."""
+    sp = read(_spec_path(catalog, spec))  # a bad spec is refused before connecting
+    with _connect(home, pg_url, mysql_url, only)() as targets, _bars() as progress:
+        results = fill(targets, namespace, sp, scale=scale, isolate=isolate(), progress=progress)
+    sys.stderr.flush()
+    click.echo(render_fill(results))
+    if output:
+        write_json(output, fill_document(results))
+    bad = problems(results)
+    if bad:
+        raise FillFailed("verification failed: " + "; ".join(bad))
