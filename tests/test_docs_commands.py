@@ -83,6 +83,8 @@ ELSEWHERE: dict[str, str] = {
     "dbbench diff": "tests/dbbench/diff/test_diff.py",
     "dbbench report": "tests/dbbench/cli/test_bad_input.py::test_report_output_to_dev_stdout_and_a_fifo_writes_through",
     "dbbench grow": "tests/dbbench/measure/test_grow.py::test_a_bounded_shape_passes_and_loses_its_bound_when_its_index_is_removed",
+    "dbbench init": "tests/dbbench/volume/test_fill.py::test_init_writes_a_spec_that_fills_the_schema_and_the_shapes_hold",
+    "dbbench fill": "tests/dbbench/volume/test_fill.py::test_init_writes_a_spec_that_fills_the_schema_and_the_shapes_hold",
     "httpbench compare": "tests/httpbench/cli/test_compare.py::test_equal_targets_pass_the_gates",
     "httpbench bench-client": "tests/httpbench/bench/test_wrk.py::test_bench_client_runs_wrk_and_httpbench_on_the_same_nginx",
     "httpbench demo alpine": "tests/httpbench/profiles/alpine/test_demo.py::test_demo_alpine_nginx_vs_caddy_end_to_end",
