@@ -50,6 +50,8 @@ _OPTIONS = {
     "dbbench_only": "postgresql or mysql: run plan assertions on one dialect only",
     "dbbench_catalog": "catalog directory whose setup SQL builds the test data",
     "dbbench_namespace": "namespace the catalog's setup SQL is loaded into (default dbbench_pytest)",
+    "dbbench_capture": "record every statement the tests execute (psycopg, PyMySQL, SQLAlchemy); at the "
+    "end check each shape on the catalog's namespace and write new ones to this annotated .sql file",
 }
 
 
@@ -68,6 +70,87 @@ def pytest_addoption(parser) -> None:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "dbbench_dialects(*names): run this plan test on these dialects only")
+    if _option(config, "dbbench_capture"):
+        from dbbench.capture.recorder import Recorder
+
+        recorder = Recorder(str(config.rootpath))
+        recorder.install()
+        config.stash[_RECORDER] = recorder
+
+
+_RECORDER = pytest.StashKey[Any]()
+_REPORT = pytest.StashKey[list[str]]()
+
+
+def _path(config, value: str) -> str:
+    """``value`` relative to the ini file's folder (else the root), as the ini's paths are meant."""
+    if os.path.isabs(value):
+        return value
+    base = config.inipath.parent if getattr(config, "inipath", None) else config.rootpath
+    return str(base / value)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The capture names the test that issued each statement."""
+    recorder = item.config.stash.get(_RECORDER, None)
+    if recorder is not None:
+        recorder.test = item.nodeid
+    yield
+    if recorder is not None:
+        recorder.test = None
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """With ``--dbbench-capture``: every captured shape checked on the catalog's namespace (the
+    catalog's own expectation, every parameter), new ones written down; a failure fails the run."""
+    recorder = session.config.stash.get(_RECORDER, None)
+    if recorder is None:
+        return
+    recorder.uninstall()
+    lines, failed = _check_captured(session.config, recorder)
+    session.config.stash[_REPORT] = lines
+    if failed:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _check_captured(config, recorder) -> tuple[list[str], bool]:
+    from pathlib import Path
+
+    from dbbench.capture import check, statements
+    from dbbench.defaults import DIALECTS
+    from dbbench.errors import DbbenchError
+    from dbbench.output.capture import lines
+
+    seen = statements.merge(recorder.found())
+    if not seen:
+        return ["dbbench capture: no application statement was executed"], False
+    state = _Session(config)
+    if not state.catalog:
+        return ["dbbench capture: needs --dbbench-catalog (the namespace the shapes are checked in)"], True
+    out = Path(_path(config, _option(config, "dbbench_capture")))
+    try:
+        targets = []
+        for dialect in (d for d in DIALECTS if any(d in s.dialects for s in seen)):
+            try:
+                targets.append(state.target(dialect))
+                state.build(dialect)
+            except BaseException as exc:  # pytest's skip / fail outcome: the line it would show
+                return [f"dbbench capture: {exc}"], True
+        report = check.run(targets, seen, catalog=state.catalog, namespace=state.namespace, out=out)
+    except DbbenchError as exc:
+        return [f"dbbench capture: error: {exc}"], True
+    finally:
+        state.close()
+    return lines(report), bool(report.failed)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    report = terminalreporter.config.stash.get(_REPORT, None)
+    if report:
+        terminalreporter.section("dbbench capture")
+        for line in report:
+            terminalreporter.write_line(line)
 
 
 def _option(config, name: str):

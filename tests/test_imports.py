@@ -7,7 +7,7 @@
 * dbbench's layers, each importing only from the layers below it (or its own):
   ``cli`` (and the pytest plugin, the package's public facade) → ``output`` → ``workflow`` (and the
   ``bench`` commands) → the stages (``catalog``, ``setup``, ``dataset``, ``measure``, ``document``,
-  ``diff``, ``access``, ``servers``, ``volume``) → ``dialects`` → the base (``errors``, ``defaults``, ``units``).
+  ``diff``, ``access``, ``servers``, ``volume``, ``capture``) → ``dialects`` → the base (``errors``, ``defaults``, ``units``).
 * click and rich, the command line's libraries, are imported only by command-line modules: a
   ``cli`` package or module.
 """
@@ -24,7 +24,18 @@ from tests.httpbench.test_httpbench_imports import cycles
 ROOT = Path(__file__).resolve().parents[1]
 
 BASE = {"dbbench.errors", "dbbench.defaults", "dbbench.units", "dbbench.entry", "dbbench.__main__"}
-STAGES = {"catalog", "setup", "dataset", "measure", "document", "diff", "access", "servers", "volume"}
+STAGES = {
+    "catalog",
+    "setup",
+    "dataset",
+    "measure",
+    "document",
+    "diff",
+    "access",
+    "servers",
+    "volume",
+    "capture",
+}
 LAYERS = ("base", "dialects", "stages", "workflow", "output", "cli")
 
 

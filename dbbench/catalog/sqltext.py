@@ -33,6 +33,9 @@ _TOKEN = re.compile(
 _TYPED = {"date", "time", "timestamp", "interval", "timestamptz"}
 _COMPARE = {"=", "<", ">", "<=", ">=", "<>", "!=", "like", "ilike"}
 _KEYWORD_NAMES = {"limit": "limit", "offset": "offset"}
+_GENERATED = re.compile(r"^(?:param|\w+_)\d+$")
+# a cast a driver adds to a parameter (SQLAlchemy's psycopg dialect: %(x)s::INTEGER)
+_PARAM_CAST = re.compile(r"(:[A-Za-z_]\w*)::[A-Za-z_][\w ]*?(?:\(\d+(?:,\s*\d+)?\))?(?=[\s,)]|$)")
 
 
 @dataclass
@@ -144,6 +147,8 @@ def normalize(
             name = by_source[source]
         else:
             wanted = m.group("pyname") or m.group("colon") if kind == "param" else None
+            if wanted and _GENERATED.match(wanted):  # SQLAlchemy's param_1, account_id_1
+                wanted = None
             base = wanted or _column_before(significant) or "p"
             name = wanted if wanted and wanted not in result.values else _fresh(base, result.values)
             if source is not None:
@@ -208,7 +213,7 @@ def shape_key(sql: str) -> str:
     """What every spelling of one shape has in common: parameters and literals as ``?``, IN-lists
     folded, comments dropped, whitespace collapsed, words lowercased, no trailing ``;``."""
     parts = []
-    norm = normalize(sql, literals=True, fold_in_lists=True).sql
+    norm = drop_param_casts(normalize(sql, literals=True, fold_in_lists=True).sql)
     for kind, text, _ in tokens(norm):
         if kind == "comment":
             continue
@@ -221,6 +226,11 @@ def shape_key(sql: str) -> str:
         else:
             parts.append(text)
     return re.sub(r"\s+", " ", "".join(parts)).strip().rstrip(";").strip()
+
+
+def drop_param_casts(sql: str) -> str:
+    """``:name::INTEGER`` as ``:name``: the casts a driver adds to its parameters."""
+    return _PARAM_CAST.sub(r"\1", sql)
 
 
 def statement_kind(sql: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dbbench.cli.app import Cli, _connect, cli, err, say
 from dbbench.cli.baseline import baseline_group, baseline_save, diff_cmd
 from dbbench.cli.bench import bench_group, bench_seed
+from dbbench.cli.capture import capture_cmd, catalog_group
 from dbbench.cli.commands import info, report_cmd, seed_cmd, validate_cmd
 from dbbench.cli.grow import grow_cmd
 from dbbench.cli.local_servers import (
@@ -36,6 +37,8 @@ __all__ = [
     "baseline_save",
     "bench_group",
     "bench_seed",
+    "capture_cmd",
+    "catalog_group",
     "check_cmd",
     "cli",
     "diff_cmd",
@@ -68,6 +71,8 @@ for _command in (
     grow_cmd,
     report_cmd,
     bench_group,
+    capture_cmd,
+    catalog_group,
     init_cmd,
     fill_cmd,
 ):

@@ -24,6 +24,8 @@ from dbbench.errors import DbbenchError
 from dbbench.measure.expect import check
 
 TAG = "/* dbbench */ "
+# a LIMIT / OFFSET parameter without a value (a statement captured by pg_stat_statements)
+_KEYWORD_VALUES = {"limit": 10, "offset": 0}
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ def fill(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> di
     found = columns(conn, d, sql)
     out = dict(params)
     for name in missing:
-        value = typical(conn, d, found[name]) if name in found else None
+        value = typical(conn, d, found[name]) if name in found else _KEYWORD_VALUES.get(name)
         if value is None:
             where = f"{shape.path}:{shape.line}" if shape.line else str(shape.path)
             raise DbbenchError(

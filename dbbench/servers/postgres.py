@@ -51,6 +51,9 @@ SETTINGS = {
     "shared_buffers": "256MB",
     "max_wal_size": "4GB",
     "logging_collector": "off",
+    # statement statistics for `dbbench capture` (the contrib module ships with the binaries)
+    "shared_preload_libraries": "pg_stat_statements",
+    "pg_stat_statements.track": "top",
 }
 
 
@@ -118,6 +121,23 @@ class PostgresServer(LocalServer):
     # -- lifecycle ---------------------------------------------------------------------------
     def running(self, st: ServerState | None) -> bool:
         return st is not None and pid_alive(st.pid, must_contain=str(self.data_dir))
+
+    def up(self, state: InstanceState, port: int | None, say: Say) -> ServerState:
+        """Start it, or, when it runs without the libraries :data:`SETTINGS` preloads (started by
+        a dbbench before them), restart it with them: the data directory is kept."""
+        st = state.servers.get(self.key)
+        if st is not None and self.running(st) and not self._preloaded(st, state.password):
+            say("restarting PostgreSQL to load pg_stat_statements (shared_preload_libraries)")
+            self.down(st)
+        return super().up(state, port, say)
+
+    def _preloaded(self, st: ServerState, password: str) -> bool:
+        try:
+            with self._connect(st, password) as conn:
+                row = conn.execute("SHOW shared_preload_libraries").fetchone()
+        except psycopg.Error:
+            return True  # not ours to judge: `up` reports what it finds
+        return row is not None and SETTINGS["shared_preload_libraries"] in row[0]
 
     def start(self, state: InstanceState, st: Recorded, port: int, account: Account, say: Say) -> ServerState:
         if not (self.data_dir / "PG_VERSION").exists():
@@ -204,6 +224,8 @@ class PostgresServer(LocalServer):
                     is None
                 ):
                     conn.execute(f'CREATE DATABASE "{DATABASE}"')
+            with self._connect(st, password, DATABASE) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
             return True
         except psycopg.OperationalError:
             return False

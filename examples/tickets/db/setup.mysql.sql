@@ -15,7 +15,8 @@ CREATE TABLE tickets (
     subject     varchar(200) NOT NULL,
     opened_at   datetime     NOT NULL,
     KEY ix_tickets_account_opened (account_id, opened_at),
-    KEY ix_tickets_status_opened (status, opened_at)
+    KEY ix_tickets_status_opened (status, opened_at),
+    KEY ix_tickets_account_status_opened (account_id, status, opened_at)
 );
 
 CREATE TABLE comments (
@@ -37,7 +38,7 @@ INSERT INTO tickets
 WITH RECURSIVE g (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 40000)
 SELECT n,
        CASE WHEN n % 10 = 0 THEN 1 ELSE 1 + (n * 7919) % 2000 END,
-       CASE WHEN n % 100 = 0 THEN 'open' WHEN n % 20 = 0 THEN 'pending' ELSE 'closed' END,
+       CASE WHEN n % 97 = 0 THEN 'open' WHEN n % 23 = 0 THEN 'pending' ELSE 'closed' END,
        CONCAT('Ticket ', n),
        TIMESTAMP '2025-01-01 00:00:00' + INTERVAL (n * 10) MINUTE
   FROM g;

@@ -1,0 +1,75 @@
+"""``dbbench catalog propose`` / ``accept``: the expectation of each annotated SQL block that has
+none, proposed from its plan on the loaded data (:mod:`dbbench.measure.propose`), and written
+into the file after the block's name line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbbench import dialects
+from dbbench.access.targets import Target
+from dbbench.catalog import sqlfiles
+from dbbench.catalog.entries import CatalogError, open_catalog, resolve, sql_shape
+from dbbench.catalog.params import to_pyformat
+from dbbench.measure import explain, probes
+from dbbench.measure.propose import Proposal, propose
+
+
+@dataclass
+class Proposed:
+    block: sqlfiles.Block
+    proposals: dict[str, Proposal] = field(default_factory=dict)
+
+    def lines(self) -> sqlfiles.Block:
+        """The block's expect / forbid lines as proposed (one for both dialects when they agree)."""
+        out = sqlfiles.Block(self.block.name, self.block.path, self.block.line)
+        expects: dict[str | None, Any] = {d: (p.table, p.index) for d, p in self.proposals.items() if p.table}
+        forbids: dict[str | None, Any] = {d: list(p.forbid) for d, p in self.proposals.items() if p.table}
+        agree = len(expects) == len(self.block.only) and len({repr(v) for v in expects.values()}) == 1
+        out.expect = {None: next(iter(expects.values()))} if agree else expects
+        agree = agree and len({repr(v) for v in forbids.values()}) == 1
+        out.forbid = {None: next(iter(forbids.values()))} if agree and forbids else forbids
+        return out
+
+
+def proposals(
+    targets: list[Target],
+    catalog: str | Path,
+    namespace: str,
+    *,
+    isolate: bool = True,
+    timeout_ms: int = 30_000,
+) -> list[Proposed]:
+    """Each block without an expectation (on some dialect), measured once in ``namespace``."""
+    path = resolve(catalog)
+    if not sqlfiles.is_sql_catalog(path):
+        raise CatalogError(f"{path}: not a catalog of annotated .sql files (-- name: blocks)")
+    blocks, problems = sqlfiles.read(path)
+    if problems:
+        raise CatalogError(problems)
+    explain.seeded_metas(targets, open_catalog(path), namespace)
+    todo = [Proposed(b) for b in blocks if any(b.expected(d) is None for d in b.only)]
+    for target in targets:
+        d = dialects.get(target.dialect)
+        with explain._connections(target, namespace, isolate) as (_, conn):
+            for p in todo:
+                if target.dialect not in p.block.only or p.block.expected(target.dialect):
+                    continue
+                shape = sql_shape(p.block)
+                params = probes.fill(conn, d, shape, p.block.sql, dict(p.block.params))
+                _, tree, _ = d.run_explain(conn, to_pyformat(p.block.sql), params, timeout_ms)
+                p.proposals[target.dialect] = propose(tree)
+    return todo
+
+
+def accept(found: list[Proposed]) -> list[Proposed]:
+    """Write every proposal that names an index into its file; the ones written."""
+    written = []
+    for p in found:
+        lines = p.lines()
+        if lines.expect:
+            sqlfiles.accept(p.block, lines)
+            written.append(p)
+    return written

@@ -1,0 +1,216 @@
+"""Captured shapes held against the catalog they belong to, and the new ones written down.
+
+A captured shape is the catalog's when its text is one of the catalog's shapes (any placeholder
+style, any values), or when it was issued by the function a captured entry is named after (the
+DAO's code changed: its new text is checked against the entry's expectation). Those are checked
+as ``dbbench check`` checks a shape, every parameter included, on the captured SQL and values.
+A shape the catalog does not have is measured once and appended to the output file, with the
+expectation its plan proposes (:mod:`dbbench.measure.propose`) and where it was captured from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dbbench import dialects
+from dbbench.access.targets import Target
+from dbbench.capture.statements import Seen
+from dbbench.catalog import sqlfiles
+from dbbench.catalog.entries import Shape, Variant, open_catalog, sql_shape
+from dbbench.catalog.params import to_pyformat
+from dbbench.catalog.sqltext import compared_columns, shape_key, table_aliases
+from dbbench.defaults import DIALECTS
+from dbbench.errors import DbbenchError
+from dbbench.measure import explain, probes
+from dbbench.measure.propose import Proposal, propose
+
+HEADER = (
+    "-- Shapes captured by dbbench (dbbench capture, or the pytest plugin's --dbbench-capture):\n"
+    "-- the expectations are proposed from the plans observed on the loaded data; review them.\n"
+)
+
+
+@dataclass
+class Outcome:
+    """What became of one captured shape: ``holds`` / ``fails`` (a catalog shape), ``new``
+    (written with ``proposals``), ``skipped`` (it does not run in the namespace: ``lines`` says why)."""
+
+    seen: Seen
+    name: str
+    status: str
+    shape: Shape | None = None
+    lines: list[str] = field(default_factory=list)
+    proposals: dict[str, Proposal] = field(default_factory=dict)
+    unstable: dict[str, str] = field(default_factory=dict)  # probe kind -> how it lost the proposal
+
+
+@dataclass
+class Report:
+    outcomes: list[Outcome]
+    written: Path | None = None
+
+    @property
+    def failed(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status == "fails"]
+
+
+def _catalog_shapes(catalog: str | Path | None, out: Path | None) -> list[Shape]:
+    shapes = open_catalog(catalog).shapes if catalog else []
+    known = {(s.path, s.name) for s in shapes}
+    if out is not None and out.is_file():
+        blocks, problems = sqlfiles.read(out)
+        if problems:
+            raise DbbenchError("\n".join(problems))
+        shapes += [sql_shape(b) for b in blocks if (b.path, b.name) not in known]
+    return shapes
+
+
+def _name(seen: Seen, taken: set[str]) -> str:
+    """The function that issued it, else its table and the columns it is compared with."""
+    if seen.function:
+        base = seen.function.rsplit(".", 1)[-1].strip("<>") or "shape"
+    else:
+        tables = list(dict.fromkeys(table_aliases(seen.sql).values()))
+        cols = list(dict.fromkeys(c for _, c, _ in compared_columns(seen.sql).values()))
+        base = (tables[0] if tables else "shape") + ("_by_" + "_".join(cols[:3]) if cols else "")
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _match(seen: Seen, by_key: dict[str, Shape], by_name: dict[str, Shape]) -> Shape | None:
+    if seen.key in by_key:
+        return by_key[seen.key]
+    if seen.function:
+        return by_name.get(seen.function.rsplit(".", 1)[-1])
+    return None
+
+
+def run(
+    targets: list[Target],
+    captured: list[Seen],
+    *,
+    catalog: str | Path | None,
+    namespace: str,
+    out: Path | None,
+    isolate: bool = True,
+    timeout_ms: int = 30_000,
+) -> Report:
+    """Check every captured shape on ``targets`` (in ``namespace``, which holds the loaded data),
+    against ``catalog`` and the shapes already in ``out``; append the new ones to ``out``."""
+    shapes = _catalog_shapes(catalog, out)
+    by_key = {shape_key(v.sql): s for s in shapes for v in s.variants.values()}
+    by_name = {s.name: s for s in shapes}
+    taken = set(by_name)
+    outcomes = []
+    for seen in captured:
+        match = _match(seen, by_key, by_name)
+        name = match.name if match else _name(seen, taken)
+        outcomes.append(Outcome(seen, name, "holds" if match else "new", match))
+    options = explain.MeasureOptions(
+        namespace=namespace, warmups=0, runs=1, natural=False, timeout_ms=timeout_ms
+    )
+    for target in targets:
+        mine = [o for o in outcomes if target.dialect in o.seen.dialects]
+        if not mine:
+            continue
+        with explain._connections(target, namespace, isolate) as (_, conn):
+            for o in mine:
+                _one(target, conn, o, options)
+    report = Report(outcomes)
+    new = [o for o in outcomes if o.status == "new" and o.proposals]
+    if out is not None and new:
+        _write(out, new)
+        report.written = out
+    return report
+
+
+def _one(target: Target, conn: Any, o: Outcome, options: explain.MeasureOptions) -> None:
+    """Check (a catalog shape) or measure and propose (a new one) on one target."""
+    d = dialects.get(target.dialect)
+    label = f"[{target.label}]"
+    try:
+        if o.shape is not None:
+            if target.dialect not in o.shape.variants:
+                return
+            shape = _checked(o)
+            result = explain.run_shape(target, conn, shape, options)
+            if not result.ok and result.verdict is not None:
+                o.status = "fails"
+                o.lines.append(
+                    f"{label} actual: {result.verdict.actual}; " + "; ".join(result.verdict.problems)
+                )
+            return
+        shape = Shape(o.name, Path("captured"), "", "", None, False, {}, [])
+        params = probes.fill(conn, d, shape, o.seen.sql, dict(o.seen.values))
+        _, tree, _ = d.run_explain(conn, to_pyformat(o.seen.sql), params, options.timeout_ms)
+        proposal = o.proposals[target.dialect] = propose(tree)
+        if proposal.table and proposal.index:
+            shape.probes = sqlfiles.PROBES
+            v = Variant(o.seen.sql, proposal.table, proposal.index, list(proposal.forbid))
+            for problem in probes.run(conn, d, shape, v, params, options.timeout_ms, False):
+                kind = "generic" if problem.startswith(d.GENERIC_PLAN) else "values"
+                o.unstable.setdefault(kind, f"{label} {problem}")
+        o.seen.values.update({k: v for k, v in params.items() if o.seen.values.get(k) is None})
+    except TimeoutError as exc:
+        o.lines.append(f"{label} {exc}")
+    except DbbenchError as exc:
+        o.status, o.lines = ("fails" if o.shape is not None else "skipped"), [*o.lines, f"{label} {exc}"]
+    except Exception as exc:
+        if not d.is_driver_error(exc):
+            raise
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if o.shape is not None:
+            o.status = "fails"
+        elif o.status == "new" and not o.proposals:
+            o.status = "skipped"
+        o.lines.append(f"{label} does not run in the namespace: {first}")
+
+
+def _checked(o: Outcome) -> Shape:
+    """The catalog shape's expectations on the captured SQL and values, named where it came from."""
+    assert o.shape is not None
+    s = o.shape
+    shape = Shape(s.name, s.path, s.description, s.cardinality, None, False, {}, [])
+    shape.line, shape.probes = s.line or 0, s.probes
+    shape.source = o.seen.where() or None
+    shape.variants = {
+        d: Variant(o.seen.sql, v.expect_table, v.expect_index, v.forbid) for d, v in s.variants.items()
+    }
+    shape.params = {k: v for k, v in o.seen.values.items() if v is not None}
+    return shape
+
+
+def block(o: Outcome, out: Path) -> sqlfiles.Block:
+    """The annotated SQL block a new shape is written as."""
+    seen_on = tuple(d for d in DIALECTS if d in o.proposals)
+    b = sqlfiles.Block(o.name, out, 0, sql=o.seen.sql, only=seen_on, source=o.seen.where() or None)
+    b.params = {k: v for k, v in o.seen.values.items() if v is not None}
+    expects: dict[str | None, Any] = {d: (p.table, p.index) for d, p in o.proposals.items() if p.table}
+    b.expect = _shared(expects, seen_on)
+    forbids: dict[str | None, Any] = {d: list(p.forbid) for d, p in o.proposals.items()}
+    b.forbid = _shared(forbids, seen_on)
+    if not expects:
+        b.description = "no index used when captured: " + "; ".join(p.seen for p in o.proposals.values())
+    b.probes = tuple(p for p in sqlfiles.PROBES if p not in o.unstable)
+    if o.unstable:  # said in the file: the probe is off because the plan changed under it
+        b.description = " ".join(f"Probe {kind} off: {why}." for kind, why in sorted(o.unstable.items()))
+    return b
+
+
+def _shared(per_dialect: dict[str | None, Any], seen_on: tuple[str, ...]) -> dict[str | None, Any]:
+    """One value for every dialect (key None) when they all agree, else one per dialect."""
+    if len(per_dialect) == len(seen_on) and len({repr(v) for v in per_dialect.values()}) == 1:
+        return {None: next(iter(per_dialect.values()))}
+    return {d: v for d, v in per_dialect.items()}
+
+
+def _write(out: Path, new: list[Outcome]) -> None:
+    text = out.read_text(encoding="utf-8") if out.is_file() else HEADER
+    blocks = "\n".join(sqlfiles.render(block(o, out)) for o in new)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text.rstrip("\n") + "\n\n" + blocks, encoding="utf-8")

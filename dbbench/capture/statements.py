@@ -1,0 +1,77 @@
+"""Captured statements as shapes: normalised (literals and placeholders to ``:name`` parameters,
+IN-lists folded), dbbench's own and the servers' catalog queries left out, merged by shape."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbbench.catalog.sqltext import drop_param_casts, normalize, shape_key, statement_kind
+
+# What is never an application's query shape: the servers' catalogs, dbbench's own statements
+# (its marker table, its tagged lookups), plans of plans.
+_NOT_APPLICATION = re.compile(
+    r"pg_catalog|information_schema|performance_schema|\bpg_stat|\bpg_\w+\(|dbbench_meta|/\* dbbench \*/|@@|"
+    r"\bmysql\.\w+|SHA2\(CONCAT_WS\(|sha256\(convert_to\(",  # the last two: dbbench's fingerprints
+    re.I,
+)
+SAMPLES = 3  # tests and sources kept per shape
+
+
+@dataclass
+class Seen:
+    """One shape as captured: its ``:name`` text, sample values, where it ran and how often."""
+
+    sql: str
+    key: str
+    values: dict[str, Any]
+    dialects: list[str] = field(default_factory=list)
+    calls: int = 0
+    sources: list[str] = field(default_factory=list)  # file:line (function)
+    tests: list[str] = field(default_factory=list)
+    function: str | None = None  # the function that issued it, when known
+
+    def where(self) -> str:
+        parts = self.sources[:1] + ([f"test {self.tests[0]}"] if self.tests else [])
+        return ", ".join(parts)
+
+
+def keep(sql: str) -> bool:
+    """Whether ``sql`` is an application query worth a shape: a SELECT (or WITH) reading a table,
+    not a catalog query of the server nor one of dbbench's own."""
+    return (
+        statement_kind(sql) in ("select", "with")
+        and bool(re.search(r"\bFROM\b", sql, re.I))
+        and not _NOT_APPLICATION.search(sql)
+    )
+
+
+Found = tuple[str, str, Any, int, str | None, str | None, str | None]
+
+
+def merge(found: Sequence[Found]) -> list[Seen]:
+    """(dialect, statement text, its parameters, calls, source, function, test) -> one
+    :class:`Seen` per shape, in order of first appearance."""
+    shapes: dict[str, Seen] = {}
+    for dialect, text, params, calls, source, function, test in found:
+        if not keep(text):
+            continue
+        try:
+            norm = normalize(text, params, literals=True, fold_in_lists=True)
+        except (TypeError, ValueError):
+            continue
+        sql = " ".join(drop_param_casts(norm.sql).split()).rstrip(";").strip()
+        key = shape_key(sql)
+        seen = shapes.get(key)
+        if seen is None:
+            seen = shapes[key] = Seen(sql, key, norm.values, function=function)
+        seen.calls += calls
+        for value, bag in ((dialect, seen.dialects), (source, seen.sources), (test, seen.tests)):
+            if value and value not in bag and len(bag) < SAMPLES:
+                bag.append(value)
+        for name, value in norm.values.items():
+            if seen.values.get(name) is None and value is not None:
+                seen.values[name] = value
+    return list(shapes.values())

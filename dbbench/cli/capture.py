@@ -1,0 +1,99 @@
+"""``dbbench capture`` and ``dbbench catalog propose`` / ``accept``: catalogs from where the
+queries live (the servers' statement statistics, annotated SQL files)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from dbbench.cli.app import Targets
+from dbbench.cli.options import isolate, namespace_option, output_file, target_options
+from dbbench.defaults import DIALECT_LABEL
+from dbbench.servers import Home
+
+
+@click.command("capture")
+@target_options
+@click.option(
+    "--catalog",
+    default=None,
+    metavar="DIR",
+    help="The catalog captured shapes belong to: each one it has is checked against it, new ones "
+    "are written to DIR/captured.sql (or --output).",
+)
+@namespace_option("The namespace the application ran in (MySQL: its default database), with the data loaded.")
+@output_file("--output", help="Append the new shapes to this annotated .sql file.")
+@click.option(
+    "--reset", is_flag=True, help="Only clear the servers' statement statistics (before the run to capture)."
+)
+@click.pass_obj
+def capture_cmd(
+    home: Home, catalog: str | None, namespace: str, output: Path | None, reset: bool, **given
+) -> None:
+    """Read the statements clients ran from pg_stat_statements and MySQL's performance_schema
+    digests, check each shape on the loaded data, and write the new ones as a catalog."""
+    from dbbench.capture import check, servers
+    from dbbench.output.capture import lines
+
+    targets = Targets.take(given)
+    out = output or (Path(catalog) / "captured.sql" if catalog else None)
+    if out is None and not reset:
+        raise click.UsageError("give --catalog DIR or --output FILE.sql")
+    with targets.connect(home)() as opened:
+        if reset:
+            servers.reset(opened)
+            click.echo("cleared the statement statistics of " + ", ".join(t.label for t in opened))
+            return
+        seen = servers.read(opened, namespace)
+        report = check.run(opened, seen, catalog=catalog, namespace=namespace, out=out, isolate=isolate())
+    for line in lines(report):
+        click.echo(line)
+    if report.failed:
+        sys.exit(1)
+
+
+@click.group("catalog")
+def catalog_group() -> None:
+    """Annotated SQL catalogs: expectations proposed from the observed plans, and written down."""
+
+
+def _proposals(home: Home, catalog: str, namespace: str, given: dict):
+    from dbbench.capture import accept
+
+    with Targets.take(given).connect(home)() as opened:
+        return accept.proposals(opened, catalog, namespace, isolate=isolate())
+
+
+def _show(found) -> None:
+    for p in found:
+        said = "; ".join(f"{DIALECT_LABEL[d]}: {prop.line}" for d, prop in p.proposals.items())
+        click.echo(f"{p.block.name} ({p.block.where}): {said}")
+    if not found:
+        click.echo("every block has an expectation")
+
+
+@catalog_group.command("propose")
+@target_options
+@click.option("--catalog", required=True, metavar="DIR", help="Directory (or file) of annotated .sql files.")
+@namespace_option("The seeded namespace the plans are observed in.")
+@click.pass_obj
+def catalog_propose(home: Home, catalog: str, namespace: str, **given) -> None:
+    """Print the expectation each block without one would get from its plan on the loaded data."""
+    _show(_proposals(home, catalog, namespace, given))
+
+
+@catalog_group.command("accept")
+@target_options
+@click.option("--catalog", required=True, metavar="DIR", help="Directory (or file) of annotated .sql files.")
+@namespace_option("The seeded namespace the plans are observed in.")
+@click.pass_obj
+def catalog_accept(home: Home, catalog: str, namespace: str, **given) -> None:
+    """Write the proposed expectations into the .sql files (after each block's name line)."""
+    from dbbench.capture import accept
+
+    found = _proposals(home, catalog, namespace, given)
+    _show(found)
+    written = accept.accept(found)
+    click.echo(f"wrote the expectations of {len(written)} block{'s' if len(written) != 1 else ''}")
