@@ -242,7 +242,8 @@ class _Splitter:
     def statements(self) -> Iterator[Statement]:
         while self.i < len(self.text) or self._more():
             if self.out:
-                yield from self._hand_out()
+                yield from self._hand_out()  # a streamed COPY's rows move ``i`` on: look again
+                continue
             if self._delimiter_line() or self._meta_line():
                 continue
             if self.text.startswith(self.delim, self.i):

@@ -214,3 +214,14 @@ def test_read_ahead_hands_over_the_statements_in_order_streamed_rows_and_errors_
     next(stmts)
     stmts.close()
     assert (threading.active_count(), len(list(Path("/proc/self/fd").iterdir()))) == before
+
+
+@pytest.mark.parametrize("block", [4, 64])
+def test_a_streamed_copy_may_end_the_file_without_a_newline(tmp_path, block):
+    f = tmp_path / "setup.sql"
+    f.write_text("COPY t (a) FROM stdin;\n" + "".join(f"{k}\n" for k in range(100)) + "\\.")
+    (copy,) = [
+        (s.text, "".join(s.data.chunks()) if s.data else None)
+        for s in split_file(f, "postgresql", block=block)
+    ]
+    assert copy == ("COPY t (a) FROM stdin", "".join(f"{k}\n" for k in range(100)))
