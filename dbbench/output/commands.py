@@ -103,7 +103,9 @@ def render_validate(cat: Any, setup: dict[str, int], skipped: dict[str, Any] | N
                     "yes" if v.natural else "",
                 ]
             )
-    where = "; ".join(f"{DIALECT_LABEL[d]}: {cat.setup_label(d)} ({n:,} statements)" for d, n in setup.items())
+    where = "; ".join(
+        f"{DIALECT_LABEL[d]}: {cat.setup_label(d)} ({n:,} statements)" for d, n in setup.items()
+    )
     return (
         tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"])
         + f"\n\n{cat.path}: {len(cat.shapes)} shapes valid; "

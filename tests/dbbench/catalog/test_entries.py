@@ -306,7 +306,9 @@ def test_a_setup_file_that_is_not_utf8_is_one_line_naming_the_byte(tmp_path):
     PostgreSQL, which takes UTF-8 only; MySQL keeps a dump's raw binary columns."""
     (tmp_path / "a.toml").write_text(GOOD)
     f = tmp_path / "setup.sql"
-    f.write_bytes(b"CREATE TABLE orders (id int);\n" * 40_000 + b"INSERT INTO orders VALUES (1); -- \xff\xfe\n")
+    f.write_bytes(
+        b"CREATE TABLE orders (id int);\n" * 40_000 + b"INSERT INTO orders VALUES (1); -- \xff\xfe\n"
+    )
     catalog.open_catalog(tmp_path)
     run = run_cli("validate", "--catalog", str(tmp_path))
     assert run.code == 2 and "Traceback" not in run.output, run.output
