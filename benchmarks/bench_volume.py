@@ -28,10 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dbbench import dialects  # noqa: E402 (after the sys.path line)
-from dbbench.access import isolation  # noqa: E402
 from dbbench.access.targets import open_targets  # noqa: E402
-from dbbench.bench import volume_floor  # noqa: E402
+from dbbench.bench import seed_floor, volume_floor  # noqa: E402 (after the sys.path line)
 from dbbench.setup import namespace as setupsql  # noqa: E402
 from dbbench.volume import load, schema, spec, starter  # noqa: E402
 
@@ -84,10 +82,7 @@ def main() -> None:
         )
     finally:
         for t in targets:
-            with t.all_or_nothing() as conn:
-                dialects.get(t.dialect).drop_namespace(conn, NAMESPACE)
-                conn.commit()
-            isolation.drop_role(t, NAMESPACE)
+            seed_floor._drop(t, NAMESPACE)  # the namespace and its role, as `dbbench bench seed` does
             t.dispose()
 
 
