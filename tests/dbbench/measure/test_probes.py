@@ -17,7 +17,8 @@ NS = "dbbench_t_probes"
 
 TRAPS = """\
 -- name: latest_tickets_of_account
--- dbbench: expect tickets.ix_tickets_account_opened
+-- dbbench: mysql expect tickets.ix_tickets_account_opened
+-- dbbench: postgresql expect tickets.ix_tickets_account_status_opened
 -- dbbench: forbid full_scan
 -- dbbench: param account_id = 42
 SELECT id, subject FROM tickets WHERE account_id = :account_id ORDER BY id DESC LIMIT 10;
@@ -59,7 +60,7 @@ def test_a_hottest_value_and_a_generic_plan_that_lose_the_index_fail_naming_them
     out = run.output
     # the sample value uses the index on both servers; account 1 (a tenth of the rows) does not
     assert "MySQL FAIL: index_lookup on tickets using ix_tickets_account_opened" in out
-    assert "PostgreSQL FAIL: index_range on tickets using ix_tickets_account_opened" in out
+    assert "PostgreSQL FAIL: index_range on tickets using ix_tickets_account_status_opened" in out
     assert "hottest value account_id = 1 (4,000 of 40,000 rows): index_scan on tickets using PRIMARY" in out
     assert (
         "hottest value account_id = 1 (4,000 of 40,000 rows): index_scan on tickets using tickets_pkey" in out
@@ -70,7 +71,7 @@ def test_a_hottest_value_and_a_generic_plan_that_lose_the_index_fail_naming_them
         "tickets using ix_tickets_status_opened (estimated 13,333 rows, 50 actual): expected index "
         "ix_tickets_open_opened on tickets is not used"
     ) in out
-    assert f"shape at {traps / 'traps.sql'}:7" in out and f"shape at {traps / 'traps.sql'}:1" in out
+    assert f"shape at {traps / 'traps.sql'}:8" in out and f"shape at {traps / 'traps.sql'}:1" in out
     assert "Traceback" not in out
 
 
@@ -81,13 +82,13 @@ def test_a_parameter_without_a_value_gets_a_typical_one_from_the_data(traps, tmp
         "-- name: comments\n-- dbbench: expect comments.ix_comments_ticket_created\n"
         "-- dbbench: probe none\nSELECT id FROM comments WHERE ticket_id = ? ORDER BY created_at;\n"
         "-- name: nothing_to_draw\n-- dbbench: expect comments.ix_comments_ticket_created\n"
-        "SELECT id FROM comments WHERE ticket_id = 1 LIMIT ?;\n"
+        "SELECT id, ? AS tag FROM comments WHERE ticket_id = 1;\n"
     )
     run = run_cli("check", "--catalog", str(tmp_path), "--namespace", NS, "--only", "postgresql")
     assert run.code == 2, run.output
     assert run.stderr.strip().splitlines()[-1] == (
-        f"dbbench: error: {tmp_path / 'q.sql'}:5: shape 'nothing_to_draw': parameter :limit has no value "
-        "and is compared with no column holding data; add `-- dbbench: param limit = …`"
+        f"dbbench: error: {tmp_path / 'q.sql'}:5: shape 'nothing_to_draw': parameter :p has no value "
+        "and is compared with no column holding data; add `-- dbbench: param p = …`"
     )
     run = run_cli(
         "check", "--catalog", str(tmp_path), "--namespace", NS, "--only", "postgresql", "--shape", "comments"
