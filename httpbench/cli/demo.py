@@ -67,17 +67,40 @@ def demo_alpine(directory, package_size, client_rounds, compare_args) -> None:
     "must reject it (leaked Location / X-Xet-Hash).",
 )
 @click.option("--no-hf-client", is_flag=True, help="Skip the real huggingface_hub client rounds.")
+@click.option(
+    "--no-model-clients",
+    is_flag=True,
+    help="Skip the tiny models and the Transformers / Diffusers rounds (no client-line environments).",
+)
+@click.option(
+    "--prepare",
+    is_flag=True,
+    help="Only create what the model clients need (both client lines' environments under the httpbench "
+    "home, the pinned tiny models), say where and how long it took, and exit.",
+)
 @click.argument("compare_args", nargs=-1, type=click.UNPROCESSED)
-def demo_huggingface(naive, no_hf_client, compare_args) -> None:
+def demo_huggingface(naive, no_hf_client, no_model_clients, prepare, compare_args) -> None:
     """The hub fixture served directly (baseline) vs an nginx proxy_cache in front of a Hub-like
-    upstream (candidate): warm rounds, cold fill with upstream fetch counts, real hf clients;
-    extra arguments go to ``httpbench compare``."""
+    upstream (candidate): warm rounds, cold fill with upstream fetch counts, real hf clients, and
+    Transformers and Diffusers of the old and the current client line on the tiny models (their
+    environments are created first when missing); extra arguments go to ``httpbench compare``."""
     import importlib.util
 
     from httpbench.peers import programs
     from httpbench.profiles.huggingface import demo as huggingface_demo
+    from httpbench.profiles.huggingface.models.prepare import prepare as prepare_models
 
+    prepared = None if no_model_clients and not prepare else prepare_models(say)
+    if prepare:
+        assert prepared is not None
+        for line, env in prepared.envs.items():
+            facts = env.ready() or {}
+            say(
+                f"{line} client line: {env.python} (installed in {facts.get('install_s')} s: {facts.get('versions')})"
+            )
+        say(f"tiny models: {prepared.models}")
+        return
     programs.ensure(["nginx"], say)
     hf_client = not no_hf_client and importlib.util.find_spec("huggingface_hub") is not None
-    with huggingface_demo.huggingface(naive, hf_client, say) as args:
+    with huggingface_demo.huggingface(naive, hf_client, say, prepared) as args:
         _run_compare(args, compare_args)

@@ -67,9 +67,33 @@ def alpine(directory: Path, package_size: int, seed: int) -> None:
     default=0.0,
     help="Seconds to hold every answer about the model file (a slow upstream).",
 )
-def huggingface(host: str, port: int, cdn_port: int, cdn_host: str | None, **content: Any) -> None:
+@option(
+    "--models",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Also serve the tiny model repositories in this directory (httpbench/tiny-bert, httpbench/tiny-sd; "
+    "made by `httpbench demo huggingface --prepare`), refused unless every file is the pinned bytes.",
+)
+@option(
+    "--fault",
+    type=click.Choice(["no-commit", "wrong-etag", "no-tree"]),
+    multiple=True,
+    help="Break what real clients rely on: no X-Repo-Commit, wrong ETags, no tree endpoint (repeatable).",
+)
+def huggingface(
+    host: str,
+    port: int,
+    cdn_port: int,
+    cdn_host: str | None,
+    models: Path | None,
+    fault: tuple[str, ...],
+    **content: Any,
+) -> None:
     """Serve a deterministic Hugging Face model repository in the foreground until Ctrl-C."""
     from httpbench.profiles.huggingface.fixture import HubApp, HubFixture, run_foreground
+    from httpbench.profiles.huggingface.models.repos import load_manifest, read_models
 
-    fixture = HubFixture(HubApp(**content), host=host, port=port, cdn_port=cdn_port, cdn_host=cdn_host)
+    served = read_models(models, load_manifest()) if models else None
+    app = HubApp(**content, models=served, faults=fault)
+    fixture = HubFixture(app, host=host, port=port, cdn_port=cdn_port, cdn_host=cdn_host)
     run_foreground(fixture, lambda line: click.echo(line, file=sys.stdout))

@@ -48,6 +48,8 @@ def huggingface_tables(section: dict[str, Any]) -> list[Table]:
         out.append(_cold_table(phases["cold_fill"]))
     if phases.get("clients"):
         out.append(_hf_client_table(phases["clients"]))
+    if phases.get("model_clients"):
+        out.append(_model_client_table(phases["model_clients"]))
     return out
 
 
@@ -117,6 +119,37 @@ def _hf_client_table(clients: dict[str, Any]) -> Table:
                 ]
             )
     return ("Hugging Face client (one subprocess per sample, fresh HF_HOME)", headers, rows)
+
+
+def _model_client_table(section: dict[str, Any]) -> Table:
+    """Transformers and Diffusers per client line and target: times, the verdict, and the requests
+    the fixture answered per sample (through a cache: what it asked the upstream for)."""
+    headers = ["Line", "Client", "Target", "OK", "p50", "p95", "p95 ratio", "Verdict", "Fixture requests"]
+    rows = []
+    for line, data in section["lines"].items():
+        versions = data.get("versions") or {}
+        for client, per in data["clients"].items():
+            label = f"{client} {versions.get(client, '?')} (hub {versions.get('huggingface_hub', '?')})"
+            for name, s in per["summary"].items():
+                cmp = per["comparisons"].get(name)
+                counts = s.get("fixture_requests")
+                rows.append(
+                    [
+                        line,
+                        label,
+                        name,
+                        f"{s['ok']}/{s['samples']}" + (f" ({s['errors'][0]})" if s.get("errors") else ""),
+                        _ms(s["p50_ms"], grouped=True),
+                        _ms(s["p95_ms"], grouped=True),
+                        "—" if cmp is None else _x(cmp["p95_ratio"]),
+                        "—" if cmp is None else cmp["verdict"],
+                        "—" if counts is None else " ".join(str(c) for c in counts),
+                    ]
+                )
+    title = (
+        "Model clients (Transformers: config, tokenizer, model, forward; Diffusers: pipeline, one 32x32 step)"
+    )
+    return (title, headers, rows)
 
 
 PROFILE_TABLES: dict[str, Callable[[dict[str, Any]], list[Table]]] = {

@@ -8,19 +8,15 @@ import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
-import httpx
-
 from httpbench.measure import engine
 from httpbench.measure.gates import add_failures, decision_message, paired_samples
 from httpbench.measure.percentiles import median_or_none, ratio
-from httpbench.measure.preflight import request_within
 from httpbench.measure.schedule import round_order
 from httpbench.model import Expectation, Gate, RoundResult, Scenario, Target
 from httpbench.profiles import Context, Section
 from httpbench.profiles.huggingface.base import ModelProfile
-from httpbench.profiles.huggingface.fixture.app import STATS_SCHEMA
-
-STATS_MAX_BYTES = 16 << 20  # an upstream /__stats document larger than this is not read
+from httpbench.profiles.huggingface.stats import STATS_MAX_BYTES as STATS_MAX_BYTES
+from httpbench.profiles.huggingface.stats import read_stats
 
 
 @dataclass(frozen=True)
@@ -130,18 +126,8 @@ class ColdFill:
         url = self.plan.stats[name]
         if url is None or self.stats_ok.get(name) is False:
             return None
-        try:
-            resp = request_within(
-                self.ctx.client,
-                "GET",
-                url,
-                {"Accept": "application/json", "Accept-Encoding": "identity"},
-                max_bytes=STATS_MAX_BYTES,
-            )
-            doc = resp.json() if resp.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
-            doc = None
-        if not isinstance(doc, dict) or doc.get("schema") != STATS_SCHEMA:
+        doc = read_stats(self.ctx.client, url)
+        if doc is None:
             self.stats_ok[name] = False
             return None
         self.stats_ok[name] = True

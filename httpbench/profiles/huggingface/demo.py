@@ -14,6 +14,9 @@ import sys
 from collections.abc import Callable, Iterator
 
 from httpbench.peers.process import ServerProcess, free_port
+from httpbench.profiles.huggingface.models.prepare import Prepared
+
+DEMO_MODEL_ROUNDS = 5  # 2^-5 < 0.05: the fewest pairs that can decide a gate
 
 
 class _FixtureProcess(ServerProcess):
@@ -45,15 +48,20 @@ class _FixtureProcess(ServerProcess):
 
 
 @contextlib.contextmanager
-def huggingface(naive: bool, hf_client: bool, say: Callable[[str], None]) -> Iterator[list[str]]:
+def huggingface(
+    naive: bool, hf_client: bool, say: Callable[[str], None], prepared: Prepared | None = None
+) -> Iterator[list[str]]:
     """Baseline: the hub fixture serving directly. Candidate: an nginx ``proxy_cache`` (config written
     here) in front of a second fixture that behaves like the real Hub (302 to a CDN on another host,
-    Xet headers). ``naive`` puts the pass-through cache there instead, which the leak check rejects."""
+    Xet headers). ``naive`` puts the pass-through cache there instead, which the leak check rejects.
+    ``prepared``: both fixtures also serve the tiny models, and Transformers and Diffusers of every
+    client line are timed against both targets."""
     from httpbench.peers.hfcache import HfCache
 
+    models = ("--models", str(prepared.models)) if prepared else ()
     with (
-        _FixtureProcess() as direct,
-        _FixtureProcess("--mode", "redirect", "--xet") as upstream,
+        _FixtureProcess(*models) as direct,
+        _FixtureProcess("--mode", "redirect", "--xet", *models) as upstream,
         HfCache(upstream.url, naive=naive) as cache,
     ):
         cdn = f"127.0.0.2:{upstream.cdn_port}"
@@ -73,4 +81,16 @@ def huggingface(naive: bool, hf_client: bool, say: Callable[[str], None]) -> Ite
             "--upstream-host",
             cdn,
             *(("--hf-client",) if hf_client else ()),
+            *model_client_args(prepared),
         ]
+
+
+def model_client_args(prepared: Prepared | None) -> list[str]:
+    """The compare options of the model-client rounds: every line's Python, the fewest rounds that
+    can decide the client gate at the default alpha."""
+    if prepared is None:
+        return []
+    out = ["--model-client-rounds", str(DEMO_MODEL_ROUNDS)]
+    for line, env in prepared.envs.items():
+        out += ["--model-client", f"{line}={env.python}"]
+    return out

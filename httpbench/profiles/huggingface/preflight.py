@@ -16,6 +16,7 @@ from httpbench.model import Target
 from httpbench.profiles import Context, Section
 from httpbench.profiles.huggingface.base import ModelProfile
 from httpbench.profiles.huggingface.leaks import leak
+from httpbench.profiles.huggingface.models.preflight import NO_COMMIT
 
 RANGE_BYTES = 65536  # the Range scenario's slice, checked here exactly
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
@@ -184,9 +185,9 @@ class ModelPreflight:
             raise self._fail(target, req, f"returned {resp.status_code}, expected 200{hint}")
         h = resp.headers
         if h.get("x-repo-commit") != commit:
-            raise self._fail(
-                target, req, f"X-Repo-Commit {h.get('x-repo-commit')!r} is not the commit {commit}"
-            )
+            found = h.get("x-repo-commit")
+            what = f"no X-Repo-Commit: {NO_COMMIT}" if found is None else f"X-Repo-Commit {found!r}"
+            raise self._fail(target, req, f"{what} is not the commit {commit}" if found else what)
         linked = _unquote_etag(h.get("x-linked-etag"))
         if linked != self.p.sha256:
             raise self._fail(

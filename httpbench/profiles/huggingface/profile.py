@@ -10,6 +10,7 @@ import importlib.util
 import os
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, ClassVar
 
 from httpbench.errors import HttpbenchError
@@ -19,6 +20,8 @@ from httpbench.profiles import Context, Defaults, Option, Profile, Section
 from httpbench.profiles.huggingface.cold import ColdFill, ColdPlan
 from httpbench.profiles.huggingface.fixture.content import COMMIT, DEFAULT_REPO, MODEL_FILE, model_bytes
 from httpbench.profiles.huggingface.hub_clients import ClientRounds
+from httpbench.profiles.huggingface.models.clients import ModelClientRounds
+from httpbench.profiles.huggingface.models.preflight import ModelsPreflight
 from httpbench.profiles.huggingface.preflight import _HEX40, RANGE_BYTES, ModelPreflight
 from httpbench.profiles.huggingface.preflight import _unquote_etag as _unquote_etag
 
@@ -53,6 +56,7 @@ class HuggingFaceProfile(Profile):
     paired_defaults: ClassVar[dict[str, int]] = {
         "cold_samples": PAIRED_MIN_SAMPLES,
         "hf_client_rounds": PAIRED_MIN_SAMPLES,
+        "model_client_rounds": PAIRED_MIN_SAMPLES,
     }
     options = (
         Option("--repo", "Model repository id ORG/NAME.", default=DEFAULT_REPO, metavar="ORG/NAME"),
@@ -131,6 +135,33 @@ class HuggingFaceProfile(Profile):
             default=3,
             metavar="N",
         ),
+        Option(
+            "--models",
+            "Also check the tiny model repositories (httpbench/tiny-bert, httpbench/tiny-sd) file by "
+            "file against their pinned SHA-256s before any timing: commit, ETags, tree, bytes.",
+            kind="bool",
+            default=False,
+        ),
+        Option(
+            "--model-manifest",
+            "The model repositories' pins (JSON; default: the project's pinned.json).",
+            kind="path",
+            metavar="FILE",
+        ),
+        Option(
+            "--model-client",
+            "Time Transformers (config, tokenizer, model, forward pass) and Diffusers (pipeline, one "
+            "32x32 step) with a client line's Python (LINE=PYTHON); repeat per line. Implies --models.",
+            multiple=True,
+            metavar="LINE=PYTHON",
+        ),
+        Option(
+            "--model-client-rounds",
+            "Rounds of model-client samples (alternating order).",
+            kind="int",
+            default=3,
+            metavar="N",
+        ),
     )
 
     def __init__(self, **options: Any):
@@ -157,7 +188,14 @@ class HuggingFaceProfile(Profile):
         # the exact slice digest is known up front for the fixture's content; otherwise preflight
         # derives it from the verified body (compare refreshes the scenarios after the preflight)
         self.range_sha256: str | None = default_slice if fixture_file else None
-        for opt, low in (("cold_samples", 0), ("cold_concurrency", 0), ("hf_client_rounds", 1)):
+        self.model_lines = _model_lines(v["model_client"])
+        self.models = bool(v["models"] or self.model_lines)
+        for opt, low in (
+            ("cold_samples", 0),
+            ("cold_concurrency", 0),
+            ("hf_client_rounds", 1),
+            ("model_client_rounds", 1),
+        ):
             if v[opt] < low:
                 raise HttpbenchError(f"--{opt.replace('_', '-')} must be >= {low}")
         self.commit: str | None = self.revision if _HEX40.match(self.revision) else None
@@ -213,7 +251,19 @@ class HuggingFaceProfile(Profile):
             )
         if self.values["cold_samples"]:
             self._cold_plan(ctx.targets)  # option errors surface before any timing
-        return ModelPreflight(self).run(ctx)
+        section = ModelPreflight(self).run(ctx)
+        if self.models:
+            check = ModelsPreflight(
+                self._manifest(), self.commit or self.revision, self.values["upstream_host"]
+            )
+            section.records["models"] = check.run(ctx)
+        return section
+
+    def _manifest(self) -> dict[str, Any]:
+        from httpbench.profiles.huggingface.models.repos import load_manifest
+
+        given = self.values["model_manifest"]
+        return load_manifest(Path(given) if given else None)
 
     # -- after the warm rounds --------------------------------------------------------------------
     def after_rounds(self, ctx: Context) -> Section:
@@ -226,6 +276,17 @@ class HuggingFaceProfile(Profile):
         if self.values["hf_client"]:
             clients = ClientRounds(self, ctx, gates.get("client", Gate(0.0, 1.25)))
             section.records["clients"] = clients.run(section)
+        if self.model_lines:
+            model_clients = ModelClientRounds(
+                ctx,
+                self.model_lines,
+                self._manifest()["repos"],
+                self.commit or self.revision,
+                self._stats_urls(ctx.targets),
+                gates.get("client", Gate(0.0, 1.25)),
+                self.values["model_client_rounds"],
+            )
+            section.records["model_clients"] = model_clients.run(section)
         return section
 
     def _cold_plan(self, targets: list[Target]) -> ColdPlan:
@@ -305,6 +366,22 @@ class HuggingFaceProfile(Profile):
             if out[target.name] is None:
                 out[target.name] = shared or f"{target.scheme}://{target.host_header}/__stats"
         return out
+
+
+def _model_lines(values: tuple[str, ...]) -> dict[str, str]:
+    """``--model-client LINE=PYTHON`` values: line -> an existing Python (checked before any timing)."""
+    lines: dict[str, str] = {}
+    for text in values:
+        line, sep, python = text.partition("=")
+        line, python = line.strip(), python.strip()
+        if not sep or not re.fullmatch(r"[\w.-]+", line) or not python:
+            raise HttpbenchError(f"--model-client expects LINE=PYTHON, not {text!r}")
+        if line in lines:
+            raise HttpbenchError(f"--model-client: line {line!r} is given twice")
+        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            raise HttpbenchError(f"--model-client {line}: {python} is not an executable Python")
+        lines[line] = python
+    return lines
 
 
 PROFILE = HuggingFaceProfile

@@ -16,7 +16,7 @@ DEMO = seeded(40, 2, warmups=2, concurrency=4, q=True)  # the timed rounds
 @pytest.mark.servers
 def test_demo_huggingface_fixture_vs_clean_nginx_cache(tmp_path):
     out = tmp_path / "hf.json"
-    options = cli_options(no_hf_client=True, **DEMO, cold_samples=2, output=out)
+    options = cli_options(no_hf_client=True, no_model_clients=True, **DEMO, cold_samples=2, output=out)
     run = run_httpbench("demo", "huggingface", *options, timeout=120)
     assert run.code == 0, run.output
     doc = json.loads(out.read_text())
@@ -36,7 +36,16 @@ def test_demo_huggingface_fixture_vs_clean_nginx_cache(tmp_path):
 
 @pytest.mark.servers
 def test_demo_huggingface_naive_cache_is_rejected_before_timing():
-    run = run_httpbench("demo", "huggingface", "--naive", "--no-hf-client", "--requests", "40", timeout=60)
+    run = run_httpbench(
+        "demo",
+        "huggingface",
+        "--naive",
+        "--no-hf-client",
+        "--no-model-clients",
+        "--requests",
+        "40",
+        timeout=60,
+    )
     assert run.code == 2
     errors = [line for line in run.stderr.splitlines() if line.startswith("httpbench: error:")]
     assert len(errors) == 1 and "target 'nginx-cache'" in errors[0], run.stderr
