@@ -177,14 +177,14 @@ def measure(
     from dbbench.document import store as results
     from dbbench.measure import explain
     from dbbench.setup import namespace as setupsql
+    from dbbench.volume import catalog as volume
 
     cat = catalogs.open_catalog(run.catalog, run.only)
     with connect() as targets:
         with progress() if progress else contextlib.nullcontext() as report:
             _, res, metas = explain.run(targets, cat, run.measure_options(), only=run.only, progress=report)
-        for w in setupsql.stale(cat, metas, run.namespace) + explain.statistics_warnings(
-            targets, run.namespace
-        ):
+        stale = setupsql.stale(cat, metas, run.namespace) + volume.stale(cat, metas, run.namespace)
+        for w in stale + explain.statistics_warnings(targets, run.namespace):
             if warn is not None:
                 warn(f"warning: {w}")
         return results.explain_document(targets, res, metas, run.config())
@@ -200,20 +200,29 @@ def check(
     warn: Warn | None = None,
 ) -> dict[str, Any]:
     """``dbbench check``: seed a scratch dataset (``dataset``, else the catalog's own setup SQL when
-    it has one, else the CI-size alpine dataset) into the scratch namespace (``run.namespace``; the
-    default namespace means :data:`dbbench.defaults.CHECK_NAMESPACE`), then measure once. Raises
+    it has one, and its data spec at a small scale, :func:`dbbench.volume.catalog.check_scale`; else
+    the CI-size alpine dataset) into the scratch namespace (``run.namespace``; the default namespace
+    means :data:`dbbench.defaults.CHECK_NAMESPACE`), then measure once. Raises
     :class:`ScratchDatasetFailed` when the scratch dataset does not verify."""
     from dbbench.catalog import entries as catalogs
     from dbbench.dataset import seed
     from dbbench.setup import namespace as setupsql
+    from dbbench.volume import catalog as volume
+    from dbbench.volume.load import problems
 
     namespace = defaults.CHECK_NAMESPACE if run.namespace == defaults.NAMESPACE else run.namespace
     cat = catalogs.open_catalog(run.catalog)
     own_setup = cat.has_setup and dataset is None
     bad: list[str] = []
+    spec = volume.of_catalog(cat) if own_setup else None  # read before anything is touched
     with connect(warn=False) as targets:
         if own_setup:
-            setupsql.load(targets, cat, namespace=namespace, isolate=run.isolate)
+            _, setup = setupsql.load(targets, cat, namespace=namespace, isolate=run.isolate)
+            if spec is not None:  # the catalog's data spec, small
+                filled = volume.after_setup(
+                    targets, namespace, spec, setup, scale=volume.check_scale(spec), isolate=run.isolate
+                )
+                bad = [f"data spec: {p}" for p in problems(filled)]
         else:
             _, res, _ = seed.seed(
                 targets, dataset or defaults.CHECK_DATASET, namespace=namespace, cache_dir=cache_dir
@@ -497,16 +506,27 @@ def seed_dataset(
 
 @dataclass
 class SetUp:
-    """``dbbench seed --catalog``: the catalog, one setup result per target, fingerprint agreement."""
+    """``dbbench seed --catalog``: the catalog, one setup result per target, fingerprint agreement,
+    and the fill of the catalog's data spec when it has one (``filled``, one result per target)."""
 
     catalog: Any
     results: list[Any]
     agree: dict[str, bool]
+    filled: list[Any] | None = None
+
+    @property
+    def problems(self) -> list[str]:
+        """What does not verify: a check of the data spec, a fingerprint differing between dialects."""
+        from dbbench.volume.load import problems
+
+        return problems(self.filled) if self.filled else []
 
     def document(self, targets: list[Target]) -> dict[str, Any]:
         from dbbench.document import store as results
+        from dbbench.volume.catalog import seeded_document
 
-        return results.setup_document(self.catalog, targets, self.results, self.agree)
+        doc = results.setup_document(self.catalog, targets, self.results, self.agree)
+        return seeded_document(doc, self.filled) if self.filled else doc
 
 
 def seed_catalog(
@@ -515,11 +535,35 @@ def seed_catalog(
     *,
     namespace: str = defaults.NAMESPACE,
     isolate: bool = True,
-    progress: Callable[[str, str, int, int], object] | None = None,
+    scale: int | None = None,
+    progress: ProgressFactory | None = None,
+    fill_progress: ProgressFactory | None = None,
 ) -> SetUp:
-    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setup.namespace.load`;
-    ``progress`` is its)."""
+    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setup.namespace.load`),
+    then its data spec when it has one (:func:`dbbench.volume.catalog.after_setup`; read before
+    anything is touched). ``scale`` is ``:scale`` of both (default: the setup SQL's 10,000, the
+    spec's own ``scale``). ``progress`` and ``fill_progress`` make the context managers whose
+    values get the setup's and the fill's progress (:data:`dbbench.setup.namespace.Progress`,
+    :data:`dbbench.volume.load.Progress`)."""
+    from dbbench.catalog import entries as catalogs
     from dbbench.setup import namespace as setupsql
+    from dbbench.volume import catalog as volume
 
-    cat, res = setupsql.load(targets, catalog, namespace=namespace, isolate=isolate, progress=progress)
-    return SetUp(cat, res, setupsql.fingerprints_agree(res))
+    cat = catalogs.open_catalog(catalog)
+    spec = volume.of_catalog(cat)
+    with progress() if progress else contextlib.nullcontext() as report:
+        cat, res = setupsql.load(
+            targets,
+            cat,
+            namespace=namespace,
+            isolate=isolate,
+            scale=setupsql.DEFAULT_SCALE if scale is None else scale,
+            progress=report,
+        )
+    filled = None
+    if spec is not None:
+        with fill_progress() if fill_progress else contextlib.nullcontext() as report:
+            filled = volume.after_setup(
+                targets, namespace, spec, res, scale=scale, isolate=isolate, progress=report
+            )
+    return SetUp(cat, res, setupsql.fingerprints_agree(res), filled)

@@ -39,23 +39,45 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
 @namespace_option(
     "The PostgreSQL schema / MySQL database dbbench owns (refused if it exists and is not dbbench's)."
 )
+@click.option(
+    "--scale",
+    type=click.IntRange(1, 1_000_000_000),
+    default=None,
+    help=":scale of a catalog's setup SQL and data spec (data/spec.toml) [default: 10,000 in the "
+    "setup SQL; the spec's own scale, else 10,000].",
+)
 @output_file("--output", help="Write the JSON result here.")
 @click.pass_obj
-def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, output) -> None:
-    """Load the deterministic dataset (or a catalog's setup SQL) into each target and verify it."""
+def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, scale, output) -> None:
+    """Load the deterministic dataset (or a catalog's setup SQL, then its data spec) into each
+    target and verify it."""
     from dbbench.cli.progress import seed_progress, setup_progress
+    from dbbench.cli.volume import fill_bars
+    from dbbench.output.volume import render_seeded
+    from dbbench.volume.catalog import require
 
     if catalog and dataset:
         raise click.UsageError("give --dataset or --catalog, not both")
+    if scale is not None and not catalog:
+        raise click.UsageError("--scale is for --catalog (a dataset has its own size)")
     with _connect(home, pg_url, mysql_url, only)() as targets:
         if catalog:
-            with setup_progress(targets) as progress:
-                setup = workflow.seed_catalog(
-                    targets, catalog, namespace=namespace, isolate=isolate(), progress=progress
-                )
+            setup = workflow.seed_catalog(
+                targets,
+                catalog,
+                namespace=namespace,
+                isolate=isolate(),
+                scale=scale,
+                progress=lambda: setup_progress(targets),
+                fill_progress=fill_bars,
+            )
             click.echo(render_setup(setup.catalog, setup.results, setup.agree))
+            if setup.filled:
+                click.echo(render_seeded(setup.filled))
             if output:
                 write_json(output, setup.document(targets))
+            if setup.filled:
+                require(setup.filled)
             return
         name = dataset or defaults.DATASET
         seeded = workflow.seed_dataset(
@@ -77,13 +99,20 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, o
 @catalog_option()
 @namespace_option("Namespace the setup SQL would run into (its statements are checked against it).")
 def validate_cmd(catalog, namespace) -> None:
-    """Check a catalog (every entry, field and setup statement) without touching a database."""
+    """Check a catalog (every entry, field, setup statement and its data spec) without touching a database."""
     from dbbench.catalog import entries as catalogs
+    from dbbench.output.volume import render_spec
     from dbbench.setup import namespace as setupsql
+    from dbbench.volume import SpecError
+    from dbbench.volume.catalog import of_catalog
 
     cat = catalogs.open_catalog(catalog)
     checked = {d: setupsql.prepare(cat, d, namespace) for d in cat.setup}
     problems = list(dict.fromkeys(p for _, found in checked.values() for p in found))
+    try:
+        spec = of_catalog(cat)
+    except SpecError as exc:  # reported with the setup's problems, every one at once
+        raise SpecError(problems + exc.problems) from None
     if problems:
         raise setupsql.SetupError.of(problems)
     click.echo(
@@ -93,6 +122,8 @@ def validate_cmd(catalog, namespace) -> None:
             {d: p.skipped for d, (p, _) in checked.items()},
         )
     )
+    if spec is not None:
+        click.echo(render_spec(spec))
 
 
 @click.command("report")

@@ -30,7 +30,7 @@ from verdict.cli import Float
     "--sizes",
     default=defaults.GROW_SIZES,
     show_default=True,
-    help="The ladder: package counts (alpine datasets) or the :scale of a catalog's setup SQL.",
+    help="The ladder: package counts (alpine datasets) or the :scale of a catalog's setup SQL and data spec.",
 )
 @click.option("--shape", "shapes", multiple=True, help="Only this shape (repeatable).")
 @click.option(

@@ -16,9 +16,10 @@ from dbbench import defaults
 from dbbench.cli.app import _connect, say, write_file, write_json
 from dbbench.cli.options import isolate, namespace_option, output_file, target_options
 from dbbench.errors import DbbenchError
-from dbbench.output.volume import fill_document, problems, render_fill
+from dbbench.output.volume import fill_document, render_fill
 from dbbench.servers import Home
-from dbbench.volume import SPEC_FILE, FillFailed, fill, read, schema, starter
+from dbbench.volume import SPEC_FILE, fill, read, schema, starter
+from dbbench.volume.catalog import require
 
 
 def _spec_path(catalog: str | None, spec: Path | None) -> Path:
@@ -61,7 +62,7 @@ def init_cmd(home: Home, pg_url, mysql_url, only, namespace, catalog, output, fo
 
 
 @contextlib.contextmanager
-def _bars() -> Iterator:
+def fill_bars() -> Iterator:
     """One bar per table on stderr, fed from the generating thread (none when stderr is no terminal)."""
     console = Console(stderr=True)
     if not console.is_terminal:
@@ -104,12 +105,10 @@ def fill_cmd(home: Home, pg_url, mysql_url, only, catalog, spec, namespace, scal
     """Load a data spec into the tables of a namespace on each target: the same rows on both,
     bulk-loaded, then analyzed, checked and fingerprinted."""
     sp = read(_spec_path(catalog, spec))  # a bad spec is refused before connecting
-    with _connect(home, pg_url, mysql_url, only)() as targets, _bars() as progress:
+    with _connect(home, pg_url, mysql_url, only)() as targets, fill_bars() as progress:
         results = fill(targets, namespace, sp, scale=scale, isolate=isolate(), progress=progress)
     sys.stderr.flush()
     click.echo(render_fill(results))
     if output:
         write_json(output, fill_document(results))
-    bad = problems(results)
-    if bad:
-        raise FillFailed("verification failed: " + "; ".join(bad))
+    require(results)

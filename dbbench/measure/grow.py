@@ -20,7 +20,8 @@ assertion: a remediated spelling measured worse makes ``grow`` exit 1.
 
 Sizes are loaded once each into a namespace of their own (``dbbench_grow_<size>``) and reused
 while they hold that dataset completely. A catalog with its own setup SQL grows through the
-``:scale`` parameter of its setup SQL (see docs/grow.md).
+``:scale`` parameter of its setup SQL (see docs/grow.md) and of its data spec (``data/spec.toml``,
+filled after the setup SQL at each size: docs/volume.md).
 """
 
 from __future__ import annotations
@@ -221,9 +222,17 @@ def _load(
     """Make ``namespace`` hold size ``size``; False when it already did."""
     from dbbench.dataset import seed
     from dbbench.setup import namespace as setupsql
+    from dbbench.volume import catalog as volume
+    from dbbench.volume.load import problems
 
     if cat.has_setup:
-        setupsql.load(targets, cat, namespace=namespace, isolate=isolate, scale=size)
+        spec = volume.of_catalog(cat)
+        _, setup = setupsql.load(targets, cat, namespace=namespace, isolate=isolate, scale=size)
+        if spec is not None:  # the catalog's data spec at :scale = size
+            filled = volume.after_setup(targets, namespace, spec, setup, scale=size, isolate=isolate)
+            bad = problems(filled)
+            if bad:
+                raise GrowError(f"the data spec at scale {size:,} did not verify: {'; '.join(bad)}")
         return True
     dataset = ALPINE_DATASETS.get(size)
     if dataset is None:

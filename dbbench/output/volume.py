@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from tabulate import tabulate
 
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.volume.load import agree, fill_document, problems
 
-
-def agree(results: list[Any]) -> dict[str, bool]:
-    """Per table of any result (sorted): whether every result holds the same fingerprint."""
-    tables = sorted({t for r in results for t in r.fingerprints})
-    return {t: len({r.fingerprints.get(t) for r in results}) == 1 for t in tables}
+__all__ = [
+    "agree",
+    "fill_document",
+    "problems",
+    "render_fill",
+    "render_seeded",
+    "render_spec",
+    "spec_lines",
+]
 
 
 def render_fill(results: list[Any]) -> str:
@@ -37,42 +41,52 @@ def render_fill(results: list[Any]) -> str:
     ]
     steps = []
     for r in results:
-        loaded = sum(r.loaded.values())
-        load_s = r.seconds.get("generate+load", 0.0)
-        rate = f"{loaded / load_s:,.0f} rows/s" if load_s else "—"
         steps.append(
             [
                 DIALECT_LABEL[r.dialect],
                 r.namespace,
-                f"{loaded:,}",
-                rate,
+                f"{sum(r.loaded.values()):,}",
+                _rate(r),
                 f"{r.total_seconds:.2f} s",
                 ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items()),
             ]
         )
     out.append(tabulate(steps, headers=["server", "namespace", "rows made", "load", "time", "steps (s)"]))
+    return "\n".join(out + spec_lines(results))
+
+
+def _rate(r: Any) -> str:
+    load_s = r.seconds.get("generate+load", 0.0)
+    return f"{sum(r.loaded.values()) / load_s:,.0f} rows/s" if load_s else "—"
+
+
+def spec_lines(results: list[Any]) -> list[str]:
+    """The spec filled (seed, scale, faker) and each of its checks per server."""
     r0 = results[0]
-    out.append(f"spec {r0.spec} (seed {r0.seed}, scale {r0.scale:,}, faker {r0.faker})")
-    out += [
-        f"{DIALECT_LABEL[r.dialect]}: {'ok' if c.ok else 'FAIL'} {c.name}: {c.actual:,} (expected {c.expected:,})"
-        for r in results
-        for c in r.checks
-    ]
-    return "\n".join(out)
-
-
-def problems(results: list[Any]) -> list[str]:
-    """What does not verify: a check of the spec, a fingerprint differing between dialects."""
-    bad = [
-        f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}"
-        for r in results
-        for c in r.checks
-        if not c.ok
-    ]
-    return bad + [
-        f"fingerprint of {t} differs between dialects" for t, ok in agree(results).items() if not ok
+    return [
+        f"spec {r0.spec} (seed {r0.seed}, scale {r0.scale:,}, faker {r0.faker})",
+        *[
+            f"{DIALECT_LABEL[r.dialect]}: {'ok' if c.ok else 'FAIL'} {c.name}: {c.actual:,} (expected {c.expected:,})"
+            for r in results
+            for c in r.checks
+        ],
     ]
 
 
-def fill_document(results: list[Any]) -> dict[str, Any]:
-    return {"command": "fill", "targets": [asdict(r) for r in results], "fingerprints_equal": agree(results)}
+def render_spec(spec: Any) -> str:
+    """``dbbench validate``: the catalog's data spec, valid: its tables' row counts and checks."""
+    tables = ", ".join(f"{t.name} {t.rows.text}" for t in spec.tables.values())
+    scale = f"scale {spec.scale:,}" if spec.scale else "no scale of its own"
+    return (
+        f"data spec {spec.path}: valid, seed {spec.seed}, {scale}, {len(spec.tables)} tables "
+        f"(rows: {tables}), {len(spec.verify)} check{'s' if len(spec.verify) != 1 else ''}"
+    )
+
+
+def render_seeded(results: list[Any]) -> str:
+    """``dbbench seed --catalog`` after its setup SQL's table: the spec's rows made and their rate
+    per server, then :func:`spec_lines`."""
+    made = ", ".join(
+        f"{DIALECT_LABEL[r.dialect]} {sum(r.loaded.values()):,} rows at {_rate(r)}" for r in results
+    )
+    return "\n".join([f"data spec filled: {made}", *spec_lines(results)])

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -83,6 +83,29 @@ class FillResult:
     @property
     def total_seconds(self) -> float:
         return sum(self.seconds.values())
+
+
+def agree(results: list[FillResult]) -> dict[str, bool]:
+    """Per table of any result (sorted): whether every result holds the same fingerprint."""
+    tables = sorted({t for r in results for t in r.fingerprints})
+    return {t: len({r.fingerprints.get(t) for r in results}) == 1 for t in tables}
+
+
+def problems(results: list[FillResult]) -> list[str]:
+    """What does not verify: a check of the spec, a fingerprint differing between dialects."""
+    bad = [
+        f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}"
+        for r in results
+        for c in r.checks
+        if not c.ok
+    ]
+    return bad + [
+        f"fingerprint of {t} differs between dialects" for t, ok in agree(results).items() if not ok
+    ]
+
+
+def fill_document(results: list[FillResult]) -> dict[str, Any]:
+    return {"command": "fill", "targets": [asdict(r) for r in results], "fingerprints_equal": agree(results)}
 
 
 class FillFailed(DbbenchError):

@@ -19,7 +19,7 @@ from dbbench.volume.expr import Expr, ExprError
 from dbbench.volume.generators import GENERATORS
 
 SPEC_FILE = Path("data") / "spec.toml"  # a catalog's data spec, relative to its directory
-TOP_FIELDS = {"seed", "locale", "scale", "params", "tables", "verify"}
+TOP_FIELDS = {"seed", "locale", "scale", "check_scale", "params", "tables", "verify"}
 TABLE_FIELDS = {"rows", "columns", "slices"}
 SLICE_FIELDS = {"name", "rows", "columns"}
 COLUMN_FIELDS = {"gen", "null", "distinct", "skew", "unique"}  # with the generator's own parameters
@@ -79,6 +79,7 @@ class Spec:
     tables: dict[str, TableSpec]
     verify: list[Check]
     sha256: str
+    check_scale: int | None = None  # :scale of `dbbench check` (default: dbbench.volume.catalog)
 
     def numbers(self) -> dict[str, float]:
         """The numeric ``[params]``, usable as ``:name`` in row counts."""
@@ -121,10 +122,7 @@ def parse(doc: dict[str, Any], file: Path, sha256: str = "") -> Spec:
     if not isinstance(locale, str):
         fail("locale", f"{locale!r} is not text")
         locale = DEFAULT_LOCALE
-    scale = doc.get("scale")
-    if scale is not None and (not isinstance(scale, int) or isinstance(scale, bool) or scale < 1):
-        fail("scale", f"{scale!r} is not a positive integer")
-        scale = None
+    scale, check_scale = (_positive(doc.get(k), k, fail) for k in ("scale", "check_scale"))
     params = doc.get("params", {})
     if not isinstance(params, dict):
         fail("params", "must be a table")
@@ -141,7 +139,14 @@ def parse(doc: dict[str, Any], file: Path, sha256: str = "") -> Spec:
     verify = _verify(doc.get("verify", []), fail)
     if problems:
         raise SpecError(problems)
-    return Spec(file, seed, locale, scale, params, tables, verify, sha256)
+    return Spec(file, seed, locale, scale, params, tables, verify, sha256, check_scale)
+
+
+def _positive(value: Any, where: str, fail) -> int | None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        fail(where, f"{value!r} is not a positive integer")
+        return None
+    return value
 
 
 def _unknown(raw: dict[str, Any], known: set[str], where: str, fail) -> None:

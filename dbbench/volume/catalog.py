@@ -1,0 +1,112 @@
+"""A catalog's own data spec (``DIR/data/spec.toml``), where the commands that build a catalog's
+namespace use it: ``dbbench seed --catalog DIR`` and ``dbbench grow --catalog DIR`` run the setup
+SQL, then fill the spec (:func:`after_setup`); ``dbbench check --catalog DIR`` fills it small
+(:func:`check_scale`); ``dbbench validate --catalog DIR`` reads it (:func:`of_catalog`); and the
+measuring commands warn when the namespace was filled from another version of it (:func:`stale`).
+
+The spec is read before anything is touched, so a bad spec is refused with the catalog's other
+problems, every one at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dbbench.volume.load import FillFailed, FillResult, Progress, fill, fill_document, problems
+from dbbench.volume.spec import SPEC_FILE, Spec, SpecError, read
+
+CHECK_SCALE = 1_000  # `dbbench check`'s :scale, unless the spec's `check_scale` says
+
+
+def spec_file(catalog: Any) -> Path:
+    """Where a catalog's spec is: ``data/spec.toml`` in its directory (``catalog``: a
+    :class:`~dbbench.catalog.entries.Catalog`, or its directory or one of its entry files)."""
+    path = Path(getattr(catalog, "path", catalog))
+    return (path if path.is_dir() else path.parent) / SPEC_FILE
+
+
+def of_catalog(catalog: Any) -> Spec | None:
+    """The catalog's spec, read and checked (:class:`~dbbench.volume.spec.SpecError`), or None when
+    it has none."""
+    file = spec_file(catalog)
+    return read(file) if file.is_file() else None
+
+
+def check_scale(spec: Spec) -> int:
+    """The :scale ``dbbench check`` fills the spec at: its ``check_scale``, else :data:`CHECK_SCALE`
+    (at most the spec's own scale)."""
+    if spec.check_scale is not None:
+        return spec.check_scale
+    return min(CHECK_SCALE, spec.scale or CHECK_SCALE)
+
+
+def after_setup(
+    targets: list,
+    namespace: str,
+    spec: Spec,
+    setup: list,
+    *,
+    scale: int | None = None,
+    isolate: bool = True,
+    progress: Progress | None = None,
+) -> list[FillResult]:
+    """Fill ``spec`` into the namespace the catalog's setup SQL just built (``setup``: its results,
+    one per target, in the targets' order). The fill counts and fingerprints every table again:
+    its rows and fingerprints replace the setup's, and its steps join the setup's (``fill …``)."""
+    filled = fill(targets, namespace, spec, scale=scale, isolate=isolate, progress=progress)
+    for r, f in zip(setup, filled, strict=True):
+        r.rows, r.fingerprints = dict(f.rows), dict(f.fingerprints)
+        r.seconds.update({f"fill {k}": v for k, v in f.seconds.items()})
+    return filled
+
+
+def require(filled: list[FillResult]) -> None:
+    """Raise :class:`~dbbench.volume.load.FillFailed` (exit 1) when a check of the spec does not
+    hold or a fingerprint differs between dialects."""
+    bad = problems(filled)
+    if bad:
+        raise FillFailed("data spec verification failed: " + "; ".join(bad))
+
+
+def stale(catalog: Any, metas: dict[str, dict], namespace: str | None = None) -> list[str]:
+    """Warnings for namespaces not filled from the catalog's current spec: the spec changed since
+    (its SHA-256 in the namespace's marker differs), or the namespace was never filled from it."""
+    file = spec_file(catalog)
+    if not file.is_file():
+        return []
+    try:
+        current = read(file).sha256
+    except SpecError:  # a broken spec is reported by the commands that read it
+        return []
+    where = f" --namespace {namespace}" if namespace else ""
+    out = []
+    for dialect, meta in metas.items():
+        filled = meta.get("volume.spec_sha256")
+        if filled == current or not meta:
+            continue
+        why = "differs from the spec the namespace was filled from" if filled else "was not filled into it"
+        out.append(
+            f"{dialect}: {file} {why}; run `dbbench seed --catalog {file.parent.parent}{where}` to fill it"
+        )
+    return out
+
+
+def seeded_document(doc: dict[str, Any], results: list[FillResult]) -> dict[str, Any]:
+    """``dbbench seed --catalog``'s document (:func:`dbbench.document.store.setup_document`) with
+    the spec filled after the setup SQL: per target its tables' rows against the spec's and the
+    spec's checks as cardinalities, and the fill as ``volume``."""
+    r0 = results[0]
+    doc["dataset"]["spec"] = {"file": r0.spec, "sha256": r0.sha256}
+    by_dialect = {r.dialect: r for r in results}
+    for entry in doc["targets"]:
+        r = by_dialect[entry["dialect"]]
+        rows = [
+            {"name": f"rows in {t}", "expected": r.loaded.get(t), "actual": n, "ok": r.loaded.get(t, n) == n}
+            for t, n in r.rows.items()
+        ]
+        checks = [{"name": c.name, "expected": c.expected, "actual": c.actual, "ok": c.ok} for c in r.checks]
+        entry["cardinalities"] = rows + checks
+        entry["ok"] = all(c["ok"] for c in entry["cardinalities"])
+    doc["volume"] = fill_document(results) | {"command": "seed"}
+    return doc
