@@ -129,6 +129,8 @@ def paired_messages(
         )
         if d["verdict"] == "fail":
             fails.append(f"{where} {evidence} is past {gate}")
+        elif d["verdict"] == "inconclusive" and d["reason"].startswith("is past the gate"):
+            unsure.append(f"{where} {evidence} {d['reason'].replace('the gate', gate, 1)}")
         elif d["verdict"] == "inconclusive":
             unsure.append(f"{where} {evidence} straddles {gate}: noise larger than the margin")
     note = decided.get("self_control_note")

@@ -58,6 +58,7 @@ MAX_REQUESTS_PER_ROUND = 2_000_000
 MIN_ROUND_MS = 50.0  # shorter rounds, more pairs: as steady, and cheaper per pair (docs/statistics.md)
 MIN_REQUESTS = 64  # requests per round when --requests is not given (then sized by time)
 SELF_SUFFIX = "-self"
+UNCONFIRMED = "is past the gate at one look, not confirmed: the budget ran out before the next"
 
 
 @dataclass(frozen=True)
@@ -219,23 +220,41 @@ class ScenarioRun:
         return count
 
     def step(self, share_s: float) -> bool:
-        """Pairs up to the next look, and the look; False when this scenario is done (decided,
-        stopped, or its next look would not fit in ``share_s``, its share of the seconds left of
-        the budget). The first call also calibrates; its look is always taken."""
+        """One pair, and the look when it completes a look's pairs; False when this scenario is
+        done (decided, stopped, or the next look's pairs would not fit in ``share_s``, its share of
+        the seconds left of the budget, checked when they start). The first call also calibrates;
+        the first look is always taken. One pair per call lets the scenarios' pairs alternate, so
+        a state of the machine that lasts seconds touches few pairs of any one scenario."""
         start = time.perf_counter()
         looks = self.plan.looks
-        if not self.looks:
+        goal = looks[len(self.looks)]
+        if not self.calibration:
             self.requests = self.calibrate()
             self._say(f"{self.requests:,} requests per round; looks at {', '.join(map(str, looks))} pairs")
-        elif self._per_pair() * (looks[len(self.looks)] - self.pairs) > share_s:
+        elif (
+            self.looks
+            and self.pairs == self.looks[-1]["pairs"]
+            and self._per_pair() * (goal - self.pairs) > share_s
+        ):
             self.stopped = "budget"
+            self._withhold(self.looks[-1].get("unconfirmed", []))
             return False
-        self._pairs_to(looks[len(self.looks)])
+        self._pairs_to(self.pairs + 1)
         self.elapsed_s += time.perf_counter() - start
+        if self.pairs < goal:
+            return True
         share_s -= time.perf_counter() - start
         reach = self.pairs + max(share_s, 0.0) / self._per_pair()  # the pairs this share still pays for
         self.stopped = self._look(len(self.looks) + 1, looks, reach)
         return not self.stopped
+
+    def _withhold(self, candidates: list[str]) -> None:
+        """A fail no later look confirmed (the budget ran out) is not a verdict: inconclusive."""
+        for cand in candidates:
+            self.decisions[cand] = [
+                dataclasses.replace(d, verdict=INCONCLUSIVE, reason=UNCONFIRMED) if d.verdict == FAIL else d
+                for d in self.decisions[cand]
+            ]
 
     def _per_pair(self) -> float:
         """Seconds per pair so far (calibration included)."""
@@ -256,16 +275,28 @@ class ScenarioRun:
         pairs the budget may still pay for, which bounds the looks the futility rule counts on."""
         self.decisions = self._decide()
         verdicts = {c: combine(d.verdict for d in ds) for c, ds in self.decisions.items()}
+        before = self.looks[-1]["verdicts"] if self.looks else {}
+        final = look_no == len(looks)
+        unconfirmed = [] if final else [c for c, v in verdicts.items() if v == FAIL and before.get(c) != FAIL]
+        unconfirmed = [
+            c for c in unconfirmed if not any(d.metric == "correctness" for d in self.decisions[c])
+        ]
         self.looks.append({"pairs": self.pairs, "verdicts": verdicts})
+        if unconfirmed:
+            self.looks[-1]["unconfirmed"] = unconfirmed
         self._say(
             f"look {look_no} at {self.pairs} pairs: "
-            + ", ".join(f"{c} {v}" for c, v in verdicts.items())
+            + ", ".join(
+                f"{c} {v}{' (to be confirmed)' if c in unconfirmed else ''}" for c, v in verdicts.items()
+            )
             + self._brief()
         )
-        if all(v != INCONCLUSIVE for v in verdicts.values()):
+        if all(v != INCONCLUSIVE for v in verdicts.values()) and not unconfirmed:
             return "decided"
-        if look_no == len(looks):
+        if final:
             return "looks exhausted" if not self.plan.fixed_pairs else "fixed pairs"
+        if unconfirmed:
+            return ""  # a fail counts once the next look confirms it
         last = max([n for n in looks[look_no:] if n <= reach], default=looks[look_no])
         chance = self._chance_to_decide(last)
         self.looks[-1] |= {"chance_to_decide": None if chance is None else round(chance, 4), "by_pairs": last}
