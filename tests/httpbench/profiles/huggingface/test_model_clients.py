@@ -1,0 +1,75 @@
+"""The heavy real clients (``hf_models``: both client lines installed): the tiny models generated
+here are the pinned bytes, and ``httpbench demo huggingface`` runs Transformers and Diffusers of the
+old and the current line against the fixture and the nginx proxy cache, with exact fixture request
+counts per sample."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from httpbench.profiles.huggingface.models import repos
+from httpbench.profiles.huggingface.models.prepare import GENERATE
+from tests.httpbench.http_fixtures import cli_options, run_httpbench, seeded
+
+pytestmark = [pytest.mark.hf_models, pytest.mark.servers, pytest.mark.usefixtures("peer_programs")]
+
+
+def test_the_tiny_models_generated_here_are_the_pinned_bytes(client_lines, tmp_path):
+    proc = subprocess.run(
+        [str(client_lines["current"].python), str(GENERATE), str(tmp_path / "models")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    made = json.loads(proc.stdout.splitlines()[-1])
+    assert made == repos.load_manifest()  # every file's SHA-256 and size, and the versions that made them
+    assert set(repos.read_models(tmp_path / "models", made)) == {"tiny-bert", "tiny-sd"}
+
+
+def test_demo_runs_transformers_and_diffusers_of_both_lines_through_the_cache(client_lines, tmp_path):
+    out = tmp_path / "hf.json"
+    options = cli_options(
+        no_hf_client=True, **seeded(40, 1, warmups=2), concurrency=4, cold_samples=2, output=out
+    )
+    run = run_httpbench("demo", "huggingface", *options, timeout=1200)
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    section = doc["profile"]["phases"]["model_clients"]
+    assert section["rounds"] == 5 and list(section["lines"]) == ["current", "old"]
+    versions = {line: data["versions"] for line, data in section["lines"].items()}
+    assert versions["old"]["huggingface_hub"].startswith("0.") and versions["old"]["transformers"].startswith(
+        "4."
+    )
+    assert versions["current"]["transformers"].startswith("5.")
+    counts = {}
+    for line, data in section["lines"].items():
+        assert list(data["clients"]) == ["transformers", "diffusers"]
+        for client, per in data["clients"].items():
+            for target in ("fixture", "nginx-cache"):
+                mine = [s for s in per["samples"] if s["target"] == target]
+                assert len(mine) == 5 and all(s["ok"] for s in mine), mine
+                shape = mine[0]["output_shape"]
+                assert shape == ([1, 32, 32, 3] if client == "diffusers" else [1, shape[1], 32])
+                # the same client asks the same requests every time: the counts are exact (through the
+                # cache the first sample may also fill what the preflight did not ask, e.g. the old
+                # line's /api/models/{repo} without a revision)
+                seen = per["summary"][target]["fixture_requests"]
+                assert len(seen) == 5 and len(set(seen[1:])) == 1 and seen[0] >= seen[1], (
+                    line,
+                    client,
+                    target,
+                )
+                assert target != "fixture" or seen[0] == seen[1], seen
+                counts[line, client, target] = seen[-1]
+            assert per["comparisons"]["nginx-cache"]["verdict"] in ("pass", "fail", "inconclusive")
+    for line in ("current", "old"):
+        for client in ("transformers", "diffusers"):
+            # direct: the fixture answers every request; the warm cache forwards only its misses (404 probes)
+            assert counts[line, client, "fixture"] > counts[line, client, "nginx-cache"] >= 0
+    assert counts["current", "diffusers", "nginx-cache"] == 0
+    assert "Model clients" in run.stdout and "current" in run.stdout and "old" in run.stdout
+    assert run.code in (0, 1), run.output[-3000:]  # a verdict, not an error
