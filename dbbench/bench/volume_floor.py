@@ -47,11 +47,13 @@ def floor(
 ) -> list[float]:
     """Seconds each target takes to load the files (all at once), through the fill's own loaders."""
 
-    def produce(inboxes: list[queue.Queue], stop: threading.Event) -> None:
+    inboxes: list[queue.Queue] = [queue.Queue(load.QUEUE_CHUNKS) for _ in targets]
+
+    def produce(_: object, stop: threading.Event) -> None:
         for box, paths in zip(inboxes, files):  # one feeder per target: the files are read ahead
             threading.Thread(target=_feed, args=(box, paths, stop), daemon=True).start()
 
-    seconds = load.run_streams(p, targets, namespace, isolate, load.CHUNK_ROWS, produce)
+    seconds = load.run_streams(p, targets, namespace, isolate, load.CHUNK_ROWS, produce, inboxes)
     return [s["generate+load"] for s in seconds]
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json as _json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import pymysql
 
@@ -209,6 +210,67 @@ def empty_tables(conn, tables: list[str]) -> None:
                 cur.execute(f"TRUNCATE TABLE {t}")
         finally:
             cur.execute("SET SESSION foreign_key_checks = 1")
+
+
+_FOREIGN_KEYS = """SELECT k.table_name, k.constraint_name, k.referenced_table_schema, k.referenced_table_name,
+       GROUP_CONCAT(k.column_name ORDER BY k.ordinal_position SEPARATOR '\\t'),
+       GROUP_CONCAT(k.referenced_column_name ORDER BY k.ordinal_position SEPARATOR '\\t'),
+       r.update_rule, r.delete_rule
+  FROM information_schema.key_column_usage k JOIN information_schema.referential_constraints r
+    ON r.constraint_schema = k.constraint_schema AND r.constraint_name = k.constraint_name
+   AND r.table_name = k.table_name
+ WHERE k.table_schema = DATABASE() AND k.table_name IN ({})
+ GROUP BY k.table_name, k.constraint_name, k.referenced_table_schema, k.referenced_table_name,
+          r.update_rule, r.delete_rule"""
+
+
+def defer_constraints(conn, tables: list[str], early: list[str]) -> Callable[[Any], None]:
+    """Before a bulk load into ``tables`` (of the database in use), of which ``early`` hold values
+    that reference rows loaded after them: the foreign keys of ``early`` dropped (InnoDB checks the
+    others row by row, and its indexes stay: its foreign keys need them). Returns
+    ``restore(conn)``: commits the load (MySQL's DDL commits anyway; the namespace is marked
+    complete only afterwards), adds those foreign keys again and checks each over all its rows at
+    once (a row referencing nothing fails the fill)."""
+    if not early:
+        return lambda conn: None
+    with conn.cursor() as cur:
+        cur.execute(_FOREIGN_KEYS.format(", ".join(["%s"] * len(early))), early)
+        keys = cur.fetchall()
+        for table, name, *_ in keys:
+            cur.execute(f"ALTER TABLE {quote(table)} DROP FOREIGN KEY {quote(name)}")
+
+    def restore(conn) -> None:
+        conn.commit()
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION foreign_key_checks = 0")  # added back as they were, then checked
+            try:
+                for table, name, schema, parent, columns, referenced, on_update, on_delete in keys:
+                    cols = ", ".join(quote(c) for c in columns.split("\t"))
+                    refs = ", ".join(quote(r) for r in referenced.split("\t"))
+                    cur.execute(
+                        f"ALTER TABLE {quote(table)} ADD CONSTRAINT {quote(name)} FOREIGN KEY ({cols}) "
+                        f"REFERENCES {quote(schema)}.{quote(parent)} ({refs}) "
+                        f"ON UPDATE {on_update} ON DELETE {on_delete}"
+                    )
+            finally:
+                cur.execute("SET SESSION foreign_key_checks = 1")
+            for table, name, schema, parent, columns, referenced, *_ in keys:
+                cols, refs = columns.split("\t"), referenced.split("\t")
+                present = " AND ".join(f"c.{quote(c)} IS NOT NULL" for c in cols)
+                match = " AND ".join(f"p.{quote(r)} = c.{quote(c)}" for c, r in zip(cols, refs))
+                cur.execute(
+                    f"SELECT COUNT(*) FROM {quote(table)} AS c WHERE {present} AND NOT EXISTS "
+                    f"(SELECT 1 FROM {quote(schema)}.{quote(parent)} AS p WHERE {match})"
+                )
+                dangling = cur.fetchone()[0]
+                if dangling:
+                    raise pymysql.err.IntegrityError(
+                        1452,
+                        f"{dangling:,} rows of {table} reference no row of {parent} "
+                        f"(foreign key {name}: {', '.join(cols)})",
+                    )
+
+    return restore
 
 
 _COLUMNS = """SELECT c.table_name, c.column_name, c.data_type, c.column_type, c.is_nullable = 'YES',

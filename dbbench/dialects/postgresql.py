@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dbbench.dialects import common
 from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
@@ -10,7 +10,7 @@ from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from dbbench.dialects.plan import PlanNode
 
@@ -112,6 +112,52 @@ def empty_tables(conn, tables: list[str]) -> None:
     """Every row of ``tables`` gone, in one TRUNCATE (foreign keys among them allow it)."""
     with conn.cursor() as cur:
         cur.execute("TRUNCATE " + ", ".join(tables))
+
+
+_DEFERRED = """
+SELECT 'index', i.indrelid::regclass::text, x.relname, pg_get_indexdef(i.indexrelid),
+       obj_description(i.indexrelid, 'pg_class')
+  FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+ WHERE i.indrelid = ANY (%(tables)s::regclass[]) AND NOT i.indisprimary
+   AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.refobjid = i.indexrelid)
+   AND NOT EXISTS (SELECT 1 FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)
+UNION ALL
+SELECT 'foreign key', c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid),
+       obj_description(c.oid, 'pg_constraint')
+  FROM pg_constraint c WHERE c.contype = 'f' AND c.conrelid = ANY (%(tables)s::regclass[])"""
+
+
+def defer_constraints(conn, tables: list[str], early: list[str]) -> Callable[[Any], None]:
+    """Before a bulk load into ``tables`` (of the namespace in use; ``early`` among them hold values
+    that reference rows loaded after them), in its transaction:
+    drop their foreign keys and the indexes no constraint or other object needs (each row then
+    costs no trigger and no index insert). Returns ``restore(conn)``: every index built again in one
+    pass (with their comments), then every foreign key added again, which checks all its rows at
+    once (a row referencing nothing fails the load). Primary keys and unique constraints stay."""
+    with conn.cursor() as cur:
+        cur.execute(_DEFERRED, {"tables": [quote(t) for t in tables]})
+        found = cur.fetchall()
+        for kind, table, name, _, _ in found:
+            if kind == "index":
+                cur.execute(f"DROP INDEX {quote(name)}")
+            else:
+                cur.execute(f"ALTER TABLE {table} DROP CONSTRAINT {quote(name)}")
+
+    def restore(conn) -> None:
+        with conn.cursor() as cur:
+            cur.execute("SET LOCAL maintenance_work_mem = '256MB'")
+            for kind, table, name, definition, comment in sorted(found, key=lambda f: f[0] != "index"):
+                if kind == "index":
+                    cur.execute(definition)
+                    on = f"INDEX {quote(name)}"
+                else:
+                    cur.execute(f"ALTER TABLE {table} ADD CONSTRAINT {quote(name)} {definition}")
+                    on = f"CONSTRAINT {quote(name)} ON {table}"
+                if comment is not None:
+                    cur.execute(f"COMMENT ON {on} IS %s", (comment,))
+
+    return restore
 
 
 _ENUMS = """SELECT t.typname, e.enumlabel FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid

@@ -166,8 +166,13 @@ def _decimal(
     lo, hi = round(Decimal(str(min)) * unit), round(Decimal(str(max)) * unit)
     draw, unique = _range_values(ctx, int(lo), int(hi), dist, s, None if sigma is None else sigma * unit)
     fmt = f"{{:.{digits}f}}"
+    if digits == 0:
+        return Gen("decimal", lambda rows, get: list(map(str, draw(rows))), indexed=unique, unique=unique)
+    parts = f"%d.%0{digits}d"  # the same text as fmt, from integer parts (no Decimal per value)
 
     def make(rows: Rows, get: Get) -> list[Any]:
+        if lo >= 0:
+            return [parts % divmod(v, unit) for v in draw(rows)]
         return [fmt.format(Decimal(v).scaleb(-digits)) for v in draw(rows)]
 
     return Gen("decimal", make, indexed=unique, unique=unique)

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from dbbench import defaults, dialects
 from dbbench.access import isolation
@@ -38,6 +38,8 @@ from dbbench.errors import DbbenchError, NotOurs
 from dbbench.volume import plan as plans
 from dbbench.volume import schema as schemas
 from dbbench.volume import spec as specs
+from dbbench.volume import text
+from dbbench.volume.fanout import Fanout
 from dbbench.volume.generators import faker_version
 from dbbench.volume.plan import Plan
 from dbbench.volume.schema import Table
@@ -267,12 +269,16 @@ def _loader(
     namespace: str,
     streams: list[_Stream],
     tables: list[str],
-    inbox: queue.Queue,
+    early: list[str],
+    inbox: Inbox,
     isolate: bool,
     stop: threading.Event,
     seconds: dict[str, float],
 ) -> None:
-    """One server's side: empty the spec's tables, then each stream as its chunks arrive; commit."""
+    """One server's side: empty the spec's tables, set their foreign keys aside (PostgreSQL: all,
+    and the plain indexes; MySQL: those of the ``early`` tables, whose rows reference rows loaded
+    after them), then each stream as its chunks arrive; the indexes built and the foreign keys
+    checked over all their rows at once (``defer_constraints``); commit."""
     d = dialects.get(target.dialect)
 
     def arriving() -> Iterator[bytes]:
@@ -291,16 +297,24 @@ def _loader(
         start = time.perf_counter()
         d.use(conn, namespace)
         d.empty_tables(conn, [d.quote(t) for t in tables])
+        restore = d.defer_constraints(conn, tables, early)
         for s in streams:
             d.execute(conn, s.before)
             binary = frozenset(d.quote(c) for c, k in zip(s.columns, s.kinds) if k == "bytes")
             d.stream_load(conn, s.table, [d.quote(c) for c in s.columns], binary, arriving())
             d.execute(conn, s.after)
+        restore(conn)
         d.commit(conn)
         seconds["load"] = time.perf_counter() - start
 
 
-Produce = Callable[[list[queue.Queue], threading.Event], None]  # feeds the loaders' inboxes
+class Inbox(Protocol):
+    """Where a loader takes its chunks from (a :class:`queue.Queue`, a :class:`Fanout` reader)."""
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any: ...
+
+
+Produce = Callable[[Sequence[Inbox], threading.Event], None]  # feeds the loaders' inboxes
 
 
 def encoded(
@@ -309,7 +323,7 @@ def encoded(
     """Every stream's chunks, made once, as the bulk-load text of each dialect (encoded apart only
     where a binary column makes the texts differ); None ends a stream."""
     for first in _streams(p, dialect_names[0], chunk_rows):
-        encoders = [plans.encoder(first.kinds, dialects.get(d).encode_bytes) for d in dialect_names]
+        encoders = [text.encoder(first.kinds, dialects.get(d).encode_bytes) for d in dialect_names]
         shared = "bytes" not in first.kinds
         done = 0
         progress(first.label, 0, first.rows)
@@ -321,36 +335,33 @@ def encoded(
         yield None
 
 
-def _generate(p: Plan, targets: list[Target], chunk_rows: int, progress: Progress) -> Produce:
-    """Hand each chunk of :func:`encoded` to every target's loader as it is made."""
+def _generate(p: Plan, targets: list[Target], chunk_rows: int, progress: Progress, fan: Fanout) -> Produce:
+    """Hand each chunk of :func:`encoded` to every target's loader through ``fan`` as it is made."""
 
-    def produce(inboxes: list[queue.Queue], stop: threading.Event) -> None:
+    def produce(inboxes: Sequence[Inbox], stop: threading.Event) -> None:
         for data in encoded(p, [t.dialect for t in targets], chunk_rows, progress):
-            for k, box in enumerate(inboxes):
-                _put(box, None if data is None else data[k], stop)
+            while not fan.put([None] * len(targets) if data is None else data, timeout=0.2):
+                if stop.is_set():
+                    raise _Aborted()
 
     return produce
 
 
-def _put(box: queue.Queue, item: bytes | None, stop: threading.Event) -> None:
-    while True:
-        if stop.is_set():
-            raise _Aborted()
-        try:
-            box.put(item, timeout=0.2)
-            return
-        except queue.Full:
-            continue
-
-
 def run_streams(
-    p: Plan, targets: list[Target], namespace: str, isolate: bool, chunk_rows: int, produce: Produce
+    p: Plan,
+    targets: list[Target],
+    namespace: str,
+    isolate: bool,
+    chunk_rows: int,
+    produce: Produce,
+    inboxes: Sequence[Inbox] | None = None,
 ) -> list[dict[str, float]]:
-    """Load every stream of ``p`` on every target at once, the chunks coming from ``produce``;
-    the first error (of any side) is raised. Per target: the seconds of ``generate+load`` (from
-    its first statement to its commit)."""
+    """Load every stream of ``p`` on every target at once, the chunks coming from ``produce`` into
+    ``inboxes`` (one per target; default: a short queue each); the first error (of any side) is
+    raised. Per target: the seconds of ``generate+load`` (from its first statement to its commit)."""
     stop = threading.Event()
-    inboxes: list[queue.Queue] = [queue.Queue(QUEUE_CHUNKS) for _ in targets]
+    if inboxes is None:
+        inboxes = [queue.Queue(QUEUE_CHUNKS) for _ in targets]
     seconds: list[dict[str, float]] = [{} for _ in targets]
     errors: list[BaseException] = []
     spec_tables = [t.name for t in p.tables]
@@ -362,6 +373,7 @@ def run_streams(
                 namespace,
                 _streams(p, targets[i].dialect, chunk_rows),
                 spec_tables,
+                p.early,
                 inboxes[i],
                 isolate,
                 stop,
@@ -493,8 +505,13 @@ def fill(
     ]
     for t in targets:
         _mark_loading(t, namespace)
-    produce = _generate(p, targets, chunk_rows, progress or (lambda *_: None))
-    seconds = run_streams(p, targets, namespace, isolate, chunk_rows, produce)
+    fan = Fanout(len(targets))
+    try:
+        produce = _generate(p, targets, chunk_rows, progress or (lambda *_: None), fan)
+        readers = [fan.reader(i) for i in range(len(targets))]
+        seconds = run_streams(p, targets, namespace, isolate, chunk_rows, produce, readers)
+    finally:
+        fan.close()
     for r, s in zip(results, seconds):
         r.seconds.update(s)
     with ThreadPoolExecutor(max_workers=len(targets)) as pool:

@@ -1,9 +1,12 @@
 """A spec made runnable against a live schema: tables in foreign-key order, each column's
 generator built, cycles broken, and rows made in chunks.
 
-* **Order.** A table is loaded after the tables its foreign keys reference. A cycle (a self
-  reference included) is broken at a nullable foreign-key column: it is loaded NULL and filled
-  afterwards (:attr:`Plan.deferred`), once the table it references is loaded.
+* **Order.** A table is made after the tables its foreign keys reference. A cycle (a self
+  reference included) is broken where a foreign key references a key that is a pure function of
+  the position (a sequence): it is made ahead of its table and loaded with the rows (the loaders
+  check foreign keys after the load, :func:`dbbench.volume.load.run_streams`). Otherwise at a
+  nullable foreign-key column: it is loaded NULL and filled afterwards (:attr:`Plan.deferred`),
+  once the table it references is loaded.
 * **Parent keys.** A foreign key draws parent *positions* and needs the parent's key at them.
   A key made by an indexed generator (a sequence, a unique range) is computed again; any other
   is remembered while the parent is generated (:attr:`TablePlan.record`: one value per parent
@@ -24,7 +27,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbbench.dialects.encode import converters
 from dbbench.volume.generators import (
     GENERATORS,
     Context,
@@ -39,7 +41,6 @@ from dbbench.volume.schema import Table
 from dbbench.volume.spec import ColumnSpec, Spec, SpecError, TableSpec
 
 Existing = Callable[[str, str], list[Any]]  # (table, column) -> the values it holds, sorted
-_ENCODE_KIND = {"int": "int", "bool": "bool", "datetime": "datetime", "bytes": "bytes"}
 
 
 @dataclass
@@ -141,6 +142,7 @@ class Plan:
     deferred: list[Deferred]
     recorded: dict[tuple[str, str], list[Any]]
     kinds: dict[tuple[str, str], str]  # (table, column) -> value kind
+    early: list[str] = field(default_factory=list)  # tables referencing rows loaded after them
 
     @property
     def rows(self) -> int:
@@ -166,20 +168,6 @@ class Plan:
             yield out
 
 
-def encoder(kinds: list[str], encode_bytes: Callable[[bytes], str]) -> Callable[[list[list[Any]]], bytes]:
-    """Columns of values -> bulk-load text (:mod:`dbbench.dialects.encode`), NULL where None."""
-    mapped = [_ENCODE_KIND.get(k, "text") for k in kinds]
-    plain = converters(mapped, encode_bytes, [False] * len(kinds))
-    nullable = converters(mapped, encode_bytes, [True] * len(kinds))
-
-    def encode(columns: list[list[Any]]) -> bytes:
-        text = [list(map(n if None in col else p, col)) for p, n, col in zip(plain, nullable, columns)]
-        lines = "\n".join(map("\t".join, zip(*text)))
-        return (lines + "\n").encode() if lines or (columns and columns[0]) else b""
-
-    return encode
-
-
 # -- building the plan -------------------------------------------------------------------------------
 def _rng(spec: Spec, *parts: str) -> random.Random:
     return random.Random("/".join([str(spec.seed), *parts]))
@@ -203,6 +191,7 @@ class _Builder:
         self.plans: dict[str, TablePlan] = {}
         self.recorded: dict[tuple[str, str], list[Any]] = {}
         self.kinds: dict[tuple[str, str], str] = {}
+        self.early: set[str] = set()  # tables with values made ahead of the tables they reference
 
     def fail(self, where: str, what: str) -> None:
         self.problems.append(f"{self.spec.path}: {where}: {what}")
@@ -231,26 +220,43 @@ class _Builder:
 
     # -- order and cycles --------------------------------------------------------------------------
     def order(self) -> tuple[list[str], set[tuple[str, str]]]:
-        """Tables in load order, and the (table, column) foreign keys deferred to break cycles."""
-        edges: dict[str, dict[str, str]] = {}  # table -> {column: referenced spec table}
+        """Tables in load order, and the (table, column) foreign keys deferred to break cycles.
+
+        A cycle is broken first where a foreign key references a key computed from the position
+        alone (a sequence, :meth:`ahead`): its values are made before the referenced table's, and
+        loaded with the rows, since the loaders check foreign keys after the load. Otherwise a
+        nullable foreign key is loaded NULL and filled afterwards (deferred)."""
+        edges: dict[str, dict[str, tuple[str, str]]] = {}  # table -> {column: referenced (table, column)}
         for name, t in self.spec.tables.items():
             refs = [(c, _ref(col)) for c, col in t.columns.items()]
             refs += [(c, _ref(col)) for s in t.slices for c, col in s.columns.items()]
-            edges[name] = {c: r[0] for c, r in refs if r is not None and r[0] in self.spec.tables}
+            edges[name] = {c: r for c, r in refs if r is not None and r[0] in self.spec.tables}
         deferred: set[tuple[str, str]] = set()
+        early: set[tuple[str, str]] = set()  # made ahead of the referenced table
         done: list[str] = []
         left = list(self.spec.tables)
         while left:
-            ready = [t for t in left if all(r in done for c, r in edges[t].items() if (t, c) not in deferred)]
+            skip = deferred | early
+            ready = [t for t in left if all(r[0] in done for c, r in edges[t].items() if (t, c) not in skip)]
             if ready:
                 done += ready
                 left = [t for t in left if t not in ready]
+                continue
+            ahead = [
+                (t, c)
+                for t in left
+                for c, r in edges[t].items()
+                if r[0] in left and (t, c) not in skip and self.ahead(*r) is not None
+            ]
+            if ahead:
+                early.add(ahead[0])
+                self.early.add(ahead[0][0])
                 continue
             breakable = [
                 (t, c)
                 for t in left
                 for c, r in edges[t].items()
-                if r in left and (t, c) not in deferred and self._nullable(t, c) and self._deferrable(t, c)
+                if r[0] in left and (t, c) not in skip and self._nullable(t, c) and self._deferrable(t, c)
             ]
             if not breakable:
                 cycle = ", ".join(sorted(left))
@@ -286,8 +292,11 @@ class _Builder:
                 raise GeneratorError(
                     f"ref {ref!r}: column {column!r} of {table!r} is not in its [columns] (give it a generator)"
                 )
-            if plan is None:  # referenced ahead of its load: a deferred column, resolved later
-                raise _Later()
+            if plan is None:  # referenced ahead of its load: made ahead, or a deferred column
+                early = self.ahead(table, column)
+                if early is None:
+                    raise _Later()
+                return early
             cp = plan.columns[column]
             kind = cp.gen.kind
             if cp.pure and not any(column in s.columns for s in plan.slices):
@@ -300,6 +309,23 @@ class _Builder:
             raise GeneratorError(f"ref {ref!r}: no such table and column in the namespace")
         values = self.existing(table, column)
         return ParentKey(len(values), _kind_of(values), lambda idx: [values[i] for i in idx])
+
+    def ahead(self, table: str, column: str) -> ParentKey | None:
+        """The key ``table.column`` before its table is planned, when its values are a pure function
+        of the position (:attr:`ColumnPlan.pure`, no slice sets it), else None."""
+        t = self.spec.tables.get(table)
+        col = t.columns.get(column) if t is not None else None
+        if t is None or col is None or any(column in s.columns for s in t.slices):
+            return None
+        try:
+            rows = self.number(t.rows)
+            cp = self.column(table, col, rows, _alone)
+        except GeneratorError:
+            return None
+        if not cp.pure:
+            return None
+        gen = cp.gen
+        return ParentKey(rows, gen.kind, lambda idx: gen.make(idx, lambda c: []))
 
     def column(
         self, table: str, col: ColumnSpec, rows: int, siblings: Callable[[str], Gen], *scope: str
@@ -406,6 +432,11 @@ class _Later(GeneratorError):
     pass
 
 
+def _alone(name: str) -> Gen:
+    """A key made ahead reads no other column."""
+    raise GeneratorError(f"reads column {name!r}")
+
+
 def _generation_order(plan: TablePlan) -> list[str]:
     needs = {c: set(p.gen.needs) for c, p in plan.columns.items()}
     for s in plan.slices:
@@ -446,4 +477,4 @@ def build(spec: Spec, schema: dict[str, Table], scale: int, existing: Existing) 
                 later.append(d)
     if b.problems:
         raise SpecError(b.problems)
-    return Plan(spec, scale, tables, later, b.recorded, b.kinds)
+    return Plan(spec, scale, tables, later, b.recorded, b.kinds, sorted(b.early))
