@@ -4,8 +4,8 @@ The group and :func:`main` are here; what the commands share (the one error hand
 lines) is :mod:`~httpbench.cli.app`, how they declare options :mod:`~httpbench.cli.options`. The
 commands by concern: :mod:`~httpbench.cli.compare` (``compare`` and its option table),
 :mod:`~httpbench.cli.bench` (``bench-client``), :mod:`~httpbench.cli.peers` (``peers``),
-:mod:`~httpbench.cli.fixture` (``fixture``), :mod:`~httpbench.cli.demo` (``demo``) and
-:mod:`~httpbench.cli.apk_client` (``apk-client``).
+:mod:`~httpbench.cli.fixture` (``fixture``), :mod:`~httpbench.cli.demo` (``demo``),
+:mod:`~httpbench.cli.apk_client` (``apk-client``) and :mod:`~httpbench.cli.report` (``report``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from httpbench.cli.compare import compare
 from httpbench.cli.demo import demo
 from httpbench.cli.fixture import fixture
 from httpbench.cli.peers import peers
+from httpbench.cli.report import report
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,6 +37,7 @@ cli.add_command(peers)
 cli.add_command(fixture)
 cli.add_command(demo)
 cli.add_command(apk_client)
+cli.add_command(report)
 
 
 def main(argv: list[str] | None = None) -> None:
