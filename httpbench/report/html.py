@@ -6,6 +6,8 @@ target), and the profile's and the clients' tables."""
 from __future__ import annotations
 
 import html as _html
+import math
+import re
 from typing import Any
 
 from httpbench.report.format import _by_metric, _f, _iv, _x
@@ -14,7 +16,7 @@ from httpbench.report.tables import extra_tables
 COLORS = ("#336791", "#d9822b", "#2e8540", "#8e44ad", "#b03a2e")
 DASHES = {"p50_ms": "", "p95_ms": "5,3", "p99_ms": "1,3"}  # solid, dashed, dotted
 VERDICT_COLORS = {"pass": "#2e8540", "fail": "#b00020", "inconclusive": "#b7791f"}
-_W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 380, 190, 56, 12, 22, 30
+_W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 540, 210, 56, 12, 22, 30
 _STYLE = (
     "body{font-family:sans-serif;max-width:1180px;margin:2em auto;color:#222;font-size:14px}"
     "table{border-collapse:collapse;margin:.6em 0 1.2em}th,td{border:1px solid #ccc;padding:3px 7px;"
@@ -36,8 +38,17 @@ def badge(verdict: str | None) -> str:
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
     head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = "\n".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    body = "\n".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in rows)
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
+
+
+_NUMBER = re.compile(r"^[\d.,]+( ms| MiB/s|x)?$")
+
+
+def _cell(text: str) -> str:
+    """A table cell; numbers (with their unit) right-aligned so their digits line up."""
+    numeric = ' style="text-align:right"' if _NUMBER.match(str(text)) else ""
+    return f"<td{numeric}>{esc(text)}</td>"
 
 
 def html(doc: dict[str, Any], title: str | None = None) -> str:
@@ -162,7 +173,7 @@ def _scenario(doc: dict[str, Any], sc: dict[str, Any], names: list[str], colors:
         f"{len({r['round'] for r in rounds})} rounds)</span></h3>"
         + "".join(f"<p>{line}</p>" for line in lines)
         + '<div class="plots">'
-        + svg_plot(rt, "response time per round", "ms")
+        + svg_plot(rt, "response time per round, log scale", "ms", log=True)
         + svg_plot(tp, "throughput per round", "req/s")
         + "</div></div>"
     )
@@ -202,33 +213,48 @@ def _threshold(d: dict[str, Any]) -> str:
 Series = tuple[str, str, str, list[tuple[int, float]]]  # (label, colour, dash pattern, points)
 
 
-def svg_plot(series: list[Series], title: str, unit: str) -> str:
-    """A small line plot over the rounds (x: round number, y: linear from 0), one polyline and a dot
-    per point with a hover title; empty series are left out."""
-    values = [v for *_, pts in series for _, v in pts]
+def svg_plot(series: list[Series], title: str, unit: str, log: bool = False) -> str:
+    """A small line plot over the rounds (x: round number; y: linear from 0, or ``log``: decades, so
+    a p99 spike does not flatten the p50 line), one polyline and a dot per point with a hover title;
+    empty series are left out."""
+    values = [v for *_, pts in series for _, v in pts if v > 0 or not log]
     rounds = sorted({x for *_, pts in series for x, _ in pts})
     if not values:
         return f'<p class="note">{esc(title)}: no rounds.</p>'
-    top = _nice(max(values) * 1.08)
     plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
     span = max(len(rounds) - 1, 1)
+    if log:
+        lo, hi = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))
+        hi = max(hi, lo + 1)
+        ticks = [10.0**e * m for e in range(lo, hi) for m in (1, 2, 5)] + [10.0**hi]
+        labelled = {10.0**e for e in range(lo, hi + 1)}
+        frac = lambda v: (math.log10(max(v, 10.0**lo)) - lo) / (hi - lo)
+    else:
+        top = _nice(max(values) * 1.08)
+        ticks = [top * i / 4 for i in range(5)]
+        labelled = set(ticks)
+        frac = lambda v: v / top
 
     def x(r: int) -> float:
         return _LEFT + (rounds.index(r) / span if len(rounds) > 1 else 0.5) * plot_w
 
     def y(v: float) -> float:
-        return _TOP + plot_h - v / top * plot_h
+        return _TOP + plot_h - frac(v) * plot_h
 
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" '
         f'font-family="sans-serif" font-size="10" role="img" aria-label="{esc(title)}">',
         f'<text x="{_LEFT}" y="13" font-size="11.5" fill="#333">{esc(title)} ({esc(unit)})</text>',
     ]
-    for i in range(5):
-        v = top * i / 4
-        out.append(
-            f'<line x1="{_LEFT}" y1="{y(v):.1f}" x2="{_W - _RIGHT}" y2="{y(v):.1f}" stroke="#e3e3e3"/>'
+    for v in ticks:
+        label = (
             f'<text x="{_LEFT - 4}" y="{y(v) + 3:.1f}" text-anchor="end" fill="#555">{esc(_tick(v))}</text>'
+            if v in labelled
+            else ""
+        )
+        shade = "#d6d6d6" if v in labelled else "#efefef"
+        out.append(
+            f'<line x1="{_LEFT}" y1="{y(v):.1f}" x2="{_W - _RIGHT}" y2="{y(v):.1f}" stroke="{shade}"/>{label}'
         )
     step = max(1, len(rounds) // 12)
     for r in rounds[::step]:
@@ -255,8 +281,6 @@ def _nice(v: float) -> float:
     """The smallest of 1, 2, 2.5, 5 × 10^k at or above ``v`` (a round axis top)."""
     if v <= 0:
         return 1.0
-    import math
-
     base = 10 ** math.floor(math.log10(v))
     return next(m * base for m in (1, 2, 2.5, 5, 10) if m * base >= v)
 

@@ -134,20 +134,27 @@ class ClientRounds:
     def _summarize(
         self, client: str, names: list[str], samples: list[dict[str, Any]], section: Section
     ) -> dict[str, Any]:
-        summary, comparisons, fails = client_rounds.summarize(
-            client, names, samples, self.gate, self.ctx.method, self.ctx.alpha
-        )
+        summary, comparisons = summarize_into(section, client, names, samples, self.gate, self.ctx)
         for name in names:
             ok = [s for s in samples if s["target"] == name and s["ok"]]
             w50, w95 = percentiles([s["process_ms"] for s in ok], (0.5, 0.95))
             summary[name].update(
                 process_p50_ms=w50, process_p95_ms=w95, timed="process" if client == "hf download" else "call"
             )
-        add_failures(section.gate_failures, fails)
-        add_failures(
-            section.inconclusive, [c["inconclusive"] for c in comparisons.values() if c.get("inconclusive")]
-        )
         return {"samples": samples, "summary": summary, "comparisons": comparisons}
+
+
+def summarize_into(
+    section: Section, label: str, names: list[str], samples: list[dict[str, Any]], gate: Gate, ctx: Context
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A client's samples summarized per target and compared (the ``client`` gate), its failed and
+    undecided gates added to the section. Returns (summary, comparisons)."""
+    summary, comparisons, fails = client_rounds.summarize(label, names, samples, gate, ctx.method, ctx.alpha)
+    add_failures(section.gate_failures, fails)
+    add_failures(
+        section.inconclusive, [c["inconclusive"] for c in comparisons.values() if c.get("inconclusive")]
+    )
+    return summary, comparisons
 
 
 def client_env(target: Target, home: str, xet: bool = False) -> dict[str, str]:

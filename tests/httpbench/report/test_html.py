@@ -97,7 +97,10 @@ def test_the_html_report_plots_every_round_with_the_verdict_and_preflight(result
         else:
             assert f"throughput {cmp['ratios']['throughput']:.3f}x" in block
     for p in doc["preflight"]:
-        assert f"<td>{p['scenario']}</td><td>{p['target']}</td><td>{p['status']}</td>" in page
+        assert (
+            f'<td>{p["scenario"]}</td><td>{p["target"]}</td><td style="text-align:right">{p["status"]}</td>'
+            in page
+        )
     assert f">{doc['verdict']}</span>" in page
 
 

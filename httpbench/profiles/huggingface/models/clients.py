@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from httpbench.measure import client_rounds
-from httpbench.measure.gates import add_failures
 from httpbench.measure.percentiles import median_or_none, percentiles
 from httpbench.model import Gate, Target
 from httpbench.profiles import Context, Section
-from httpbench.profiles.huggingface.hub_clients import client_env
+from httpbench.profiles.huggingface.hub_clients import client_env, summarize_into
 from httpbench.profiles.huggingface.models.repos import BERT, SD, repo_id
 from httpbench.profiles.huggingface.stats import read_stats
 
@@ -141,9 +140,7 @@ class ModelClientRounds:
     def _summarize(
         self, label: str, names: list[str], samples: list[dict[str, Any]], section: Section
     ) -> dict[str, Any]:
-        summary, comparisons, fails = client_rounds.summarize(
-            label, names, samples, self.gate, self.ctx.method, self.ctx.alpha
-        )
+        summary, comparisons = summarize_into(section, label, names, samples, self.gate, self.ctx)
         for name in names:
             mine = [s for s in samples if s["target"] == name]
             ok = [s for s in mine if s["ok"]]
@@ -155,10 +152,6 @@ class ModelClientRounds:
                 fixture_requests_median=median_or_none(counted),
                 errors=sorted({s["error"] for s in mine if s.get("error")}),
             )
-        add_failures(section.gate_failures, fails)
-        add_failures(
-            section.inconclusive, [c["inconclusive"] for c in comparisons.values() if c.get("inconclusive")]
-        )
         return {"samples": samples, "summary": summary, "comparisons": comparisons}
 
 
