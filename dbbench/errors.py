@@ -20,6 +20,10 @@ The hierarchy, one line per class (its module in brackets; exit code 2 unless no
         DocumentError (dbbench.document.check): a document field with a bad value, named
       NotSeeded (dbbench.measure.explain): the namespace holds no complete seed (of the catalog)
       GrowError (dbbench.measure.grow): a ladder that cannot be climbed
+      SpecError (dbbench.volume.spec): data spec problems, one line each
+      ExprError (dbbench.volume.expr): a spec number that is not an expression of :scale
+      GeneratorError (dbbench.volume.generators): a column a generator cannot make as asked
+      FillFailed (dbbench.volume.load): a fill whose checks or fingerprints fail (exit code 1)
       NothingToCompare (dbbench.workflow): the result holds none of the baseline's shapes
       BaselineRefused (dbbench.workflow): an assertion fails in a baseline to save (exit code 1)
       DatasetUnverified (dbbench.workflow): a seeded dataset does not verify (exit code 1)

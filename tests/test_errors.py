@@ -45,7 +45,8 @@ def defined(package: str) -> dict[str, type[BaseException]]:
         module = importlib.import_module(info.name)
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == info.name:
-                found[value.__name__] = value
+                if not value.__name__.startswith("_"):  # a module's private control flow, caught there
+                    found[value.__name__] = value
     return found
 
 

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from dbbench.errors import DbbenchError
+
 _NAME = re.compile(r":([A-Za-z_]\w*)")
 _OPS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add,
@@ -25,7 +27,7 @@ _OPS: dict[type, Callable[[float, float], float]] = {
 _CALLS: dict[str, Callable[..., float]] = {"min": min, "max": max}
 
 
-class ExprError(ValueError):
+class ExprError(DbbenchError, ValueError):
     """An expression that is not one (the message says why, without the field: the caller adds it)."""
 
 

@@ -28,6 +28,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from dbbench.errors import DbbenchError
 from dbbench.volume.expr import Expr
 from dbbench.volume.sampling import Permutation, Zipf, offsets
 
@@ -36,7 +37,7 @@ Get = Callable[[str], list[Any]]  # another column's values at the same position
 DISTS = ("uniform", "normal", "zipf")
 
 
-class GeneratorError(ValueError):
+class GeneratorError(DbbenchError, ValueError):
     """A column a generator cannot make as asked (the message names the column's problem)."""
 
 
