@@ -96,6 +96,7 @@ ELSEWHERE: dict[str, str] = {
     "httpbench fixture huggingface": "tests/httpbench/cli/test_fixture.py::test_fixture_command_serves_in_the_foreground",
     "httpbench fixture alpine": "tests/test_docs_commands.py::test_fixture_alpine_writes_a_signed_tree",
     "httpbench peers install": "tests/httpbench/peers/test_programs.py::test_peers_install_leaves_every_program_found_and_status_names_its_path",
+    "httpbench report": "tests/httpbench/report/test_html.py::test_the_html_report_plots_every_round_with_the_verdict_and_preflight",
     "httpbench peers status": "tests/httpbench/peers/test_programs.py::test_peers_install_leaves_every_program_found_and_status_names_its_path",
 }
 

@@ -73,3 +73,11 @@ def test_demo_runs_transformers_and_diffusers_of_both_lines_through_the_cache(cl
     assert counts["current", "diffusers", "nginx-cache"] == 0
     assert "Model clients" in run.stdout and "current" in run.stdout and "old" in run.stdout
     assert run.code in (0, 1), run.output[-3000:]  # a verdict, not an error
+
+
+def test_prepare_finds_both_lines_and_the_pinned_models_without_installing_again(client_lines):
+    run = run_httpbench("demo", "huggingface", "--prepare", timeout=300)
+    assert run.code == 0 and run.stdout == "", run.output
+    for line, env in client_lines.items():
+        assert f"{line} client line: {env.python} (installed in {env.ready()['install_s']} s" in run.stderr
+    assert "creating" not in run.stderr and "tiny models: " in run.stderr
