@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from dbbench import defaults, dialects
 from dbbench.access import isolation
 from dbbench.access.targets import Target
+from dbbench.dataset.seed import Check  # the same cardinality check as our own dataset's
 from dbbench.errors import DbbenchError, NotOurs
 from dbbench.volume import plan as plans
 from dbbench.volume import schema as schemas
@@ -48,17 +49,6 @@ Progress = Callable[[str, int, int], None]  # (table, rows made, rows of the tab
 CHUNK_ROWS = 20_000
 QUEUE_CHUNKS = 4  # chunks in flight per server
 STAGE = "dbbench_fill_stage"  # the temporary table a deferred column is filled from
-
-
-@dataclass
-class Check:
-    name: str
-    expected: int
-    actual: int
-
-    @property
-    def ok(self) -> bool:
-        return self.expected == self.actual
 
 
 @dataclass
