@@ -138,7 +138,8 @@ def _model_client_table(section: dict[str, Any]) -> Table:
                         line,
                         label,
                         name,
-                        f"{s['ok']}/{s['samples']}" + (f" ({s['errors'][0]})" if s.get("errors") else ""),
+                        f"{s['ok']}/{s['samples']}"
+                        + (f" ({_short(s['errors'][0])})" if s.get("errors") else ""),
                         _ms(s["p50_ms"], grouped=True),
                         _ms(s["p95_ms"], grouped=True),
                         "—" if cmp is None else _x(cmp["p95_ratio"]),
@@ -150,6 +151,10 @@ def _model_client_table(section: dict[str, Any]) -> Table:
         "Model clients (Transformers: config, tokenizer, model, forward; Diffusers: pipeline, one 32x32 step)"
     )
     return (title, headers, rows)
+
+
+def _short(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 PROFILE_TABLES: dict[str, Callable[[dict[str, Any]], list[Table]]] = {

@@ -156,6 +156,14 @@ class HuggingFaceProfile(Profile):
             metavar="LINE=PYTHON",
         ),
         Option(
+            "--model-preflight",
+            "strict: a model repository check that fails stops the run before any timing (exit 2); "
+            "report: it is recorded per target and the model clients run, so each client line's rows "
+            "show what it does against that target.",
+            default="strict",
+            metavar="strict|report",
+        ),
+        Option(
             "--model-client-rounds",
             "Rounds of model-client samples (alternating order).",
             kind="int",
@@ -190,6 +198,8 @@ class HuggingFaceProfile(Profile):
         self.range_sha256: str | None = default_slice if fixture_file else None
         self.model_lines = _model_lines(v["model_client"])
         self.models = bool(v["models"] or self.model_lines)
+        if v["model_preflight"] not in ("strict", "report"):
+            raise HttpbenchError(f"--model-preflight must be strict or report, not {v['model_preflight']!r}")
         for opt, low in (
             ("cold_samples", 0),
             ("cold_concurrency", 0),
@@ -253,10 +263,11 @@ class HuggingFaceProfile(Profile):
             self._cold_plan(ctx.targets)  # option errors surface before any timing
         section = ModelPreflight(self).run(ctx)
         if self.models:
+            strict = self.values["model_preflight"] == "strict"
             check = ModelsPreflight(
-                self._manifest(), self.commit or self.revision, self.values["upstream_host"]
+                self._manifest(), self.commit or self.revision, self.values["upstream_host"], strict
             )
-            section.records["models"] = check.run(ctx)
+            section.records["models"] = check.run(ctx, section.notes)
         return section
 
     def _manifest(self) -> dict[str, Any]:

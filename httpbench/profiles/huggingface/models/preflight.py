@@ -33,7 +33,8 @@ WRONG_ETAG = (
 )
 NO_TREE = (
     "huggingface_hub >= 1.0 lists a snapshot with it: Diffusers' StableDiffusionPipeline.from_pretrained "
-    "fails ('no file named model_index.json found'); the old client line (siblings) still works"
+    "fails ('no file named scheduler_config.json found'); Transformers and the old client line "
+    "(model info siblings) still work"
 )
 
 
@@ -48,24 +49,37 @@ def _unquote(value: str | None) -> str | None:
 class ModelsPreflight:
     """Checks every pinned repository (``manifest["repos"]``) on every target at ``commit``."""
 
-    def __init__(self, manifest: dict[str, Any], commit: str, upstream_hosts: tuple[str, ...]):
+    def __init__(
+        self, manifest: dict[str, Any], commit: str, upstream_hosts: tuple[str, ...], strict: bool = True
+    ):
+        """``strict``: a failure stops the run (exit 2); else it is recorded per target (``problems``,
+        a note) and the client rounds show what each client line does against that target."""
         self.manifest = manifest
         self.commit = commit
         self.upstream_hosts = upstream_hosts
+        self.strict = strict
 
-    def run(self, ctx: Context) -> dict[str, Any]:
+    def run(self, ctx: Context, notes: list[str] | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        problems: dict[str, str] = {}
         for target in ctx.targets:
-            out[target.name] = {
-                repo_id(name): self._repo(ctx, target, repo_id(name), pins)
-                for name, pins in self.manifest["repos"].items()
-            }
+            try:
+                out[target.name] = {
+                    repo_id(name): self._repo(ctx, target, repo_id(name), pins)
+                    for name, pins in self.manifest["repos"].items()
+                }
+            except HttpbenchError as exc:
+                if self.strict:
+                    raise
+                problems[target.name] = str(exc).removeprefix("preflight: ")
+                if notes is not None:
+                    notes.append(f"model repositories (--model-preflight report): {problems[target.name]}")
         files = sum(len(p) for p in self.manifest["repos"].values())
         ctx.progress(
-            f"model repositories preflight passed on {len(ctx.targets)} targets "
-            f"({len(self.manifest['repos'])} repositories, {files} files, every byte as pinned)"
+            f"model repositories preflight {'passed' if not problems else 'found problems'} on "
+            f"{len(ctx.targets)} targets ({len(self.manifest['repos'])} repositories, {files} files)"
         )
-        return {"repos": out, "versions": self.manifest.get("versions") or {}}
+        return {"repos": out, "problems": problems, "versions": self.manifest.get("versions") or {}}
 
     def _get(self, ctx: Context, target: Target, method: str, path: str) -> httpx.Response:
         resp = ctx.fetch(target, path, method)

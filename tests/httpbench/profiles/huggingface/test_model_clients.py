@@ -10,8 +10,9 @@ import subprocess
 
 import pytest
 
+from httpbench.profiles.huggingface import fixture as fx
 from httpbench.profiles.huggingface.models import repos
-from httpbench.profiles.huggingface.models.prepare import GENERATE
+from httpbench.profiles.huggingface.models.prepare import GENERATE, models_dir
 from tests.httpbench.http_fixtures import cli_options, run_httpbench, seeded
 
 pytestmark = [pytest.mark.hf_models, pytest.mark.servers, pytest.mark.usefixtures("peer_programs")]
@@ -81,3 +82,37 @@ def test_prepare_finds_both_lines_and_the_pinned_models_without_installing_again
     for line, env in client_lines.items():
         assert f"{line} client line: {env.python} (installed in {env.ready()['install_s']} s" in run.stderr
     assert "creating" not in run.stderr and "tiny models: " in run.stderr
+
+
+def test_a_target_without_the_tree_endpoint_is_reported_per_client_line(client_lines, tmp_path):
+    """The seed's proxy served only the old flow: with --model-preflight report the clients run, and
+    only the current line's Diffusers fails against that target (the others load from siblings)."""
+    served = repos.read_models(models_dir(), repos.load_manifest())
+    out = tmp_path / "lines.json"
+    with (
+        fx.HubFixture(fx.HubApp(models=served)) as good,
+        fx.HubFixture(fx.HubApp(models=served, faults=("no-tree",))) as old_only,
+    ):
+        run = run_httpbench(
+            "compare", "--target", f"fixture={good.url}", "--target", f"proxy={old_only.url}",
+            "--profile", "huggingface", "--model-preflight", "report", "--cold-samples", "0",
+            *(arg for line, env in client_lines.items() for arg in ("--model-client", f"{line}={env.python}")),
+            "--model-client-rounds", "1", *cli_options(**seeded(20, 1)), "--output", str(out),
+            timeout=600,
+        )  # fmt: skip
+    assert run.code == 0, run.output[-3000:]
+    doc = json.loads(out.read_text())
+    assert "the tree endpoint returned 404" in doc["profile"]["preflight"]["models"]["problems"]["proxy"]
+    lines = doc["profile"]["phases"]["model_clients"]["lines"]
+    ok = {
+        (line, client, s["target"]): s["ok"]
+        for line, data in lines.items()
+        for client, per in data["clients"].items()
+        for s in per["samples"]
+    }
+    assert ok == {key: key != ("current", "diffusers", "proxy") for key in ok} and len(ok) == 8
+    failed = lines["current"]["clients"]["diffusers"]["summary"]["proxy"]["errors"][0]
+    assert "no file named" in failed
+    assert any(
+        "client diffusers (current line): proxy had 1 failed sample" in f for f in doc["gate_failures"]
+    )
