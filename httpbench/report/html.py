@@ -146,6 +146,10 @@ def _profile_facts(pre: dict[str, Any]) -> list[str]:
     for target, repos in (models.get("repos") or {}).items():
         listed = ", ".join(f"{repo} ({r['files']} files)" for repo, r in repos.items())
         out.append(f"{target}: {listed}: model info, tree, X-Repo-Commit, ETags and every byte as pinned")
+    out += [
+        f"{problem} (recorded, not stopped: --model-preflight report)"
+        for problem in (models.get("problems") or {}).values()
+    ]
     return out
 
 
@@ -170,13 +174,17 @@ def _scenario(doc: dict[str, Any], sc: dict[str, Any], names: list[str], colors:
     lines = [_verdict_line(cand, cmp) for cand, cmp in doc["comparisons"][sc["name"]].items()]
     return (
         f'<div class="scenario"><h3>{esc(sc["name"])} <span class="note">({esc(sc.get("class", ""))}, '
-        f"{len({r['round'] for r in rounds})} rounds)</span></h3>"
+        f"{_count(len({r['round'] for r in rounds}), 'round')})</span></h3>"
         + "".join(f"<p>{line}</p>" for line in lines)
         + '<div class="plots">'
         + svg_plot(rt, "response time per round, log scale", "ms", log=True)
         + svg_plot(tp, "throughput per round", "req/s")
         + "</div></div>"
     )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _points(rounds: list[dict[str, Any]], target: str, key: str) -> list[tuple[int, float]]:
