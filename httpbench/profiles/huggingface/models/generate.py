@@ -16,14 +16,13 @@ import os
 import sys
 from pathlib import Path
 
-import torch
-
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 BERT_WORDS = ["hello", "world", "tiny", "model", "fixture", "proxy", "cache", "hub", "the", "a", "of"]
 SEED = 20261203
 
 
 def _bert(out: Path) -> None:
+    import torch  # here, not at the top: httpbench imports this module without the clients' extras
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     out.mkdir(parents=True)
@@ -57,6 +56,7 @@ def _clip_vocab(folder: Path) -> tuple[Path, Path]:
 
 
 def _stable_diffusion(out: Path, scratch: Path) -> None:
+    import torch
     from diffusers import AutoencoderKL, DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel
     from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
 
@@ -143,6 +143,8 @@ def manifest(root: Path) -> dict:
 
 
 def main(out: Path) -> None:
+    import torch
+
     if out.exists() and any(out.iterdir()):
         sys.exit(f"{out} is not empty")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
