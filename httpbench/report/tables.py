@@ -242,7 +242,7 @@ def _paired_summary(doc: dict[str, Any], fmt: str, head: str, base: str, cand_la
             )
     conf = 1 - plan.get("look_alpha", 0.05)
     title = (
-        f"{head}Summary ({cand_label} / {base}: typical ratio of paired rounds [{conf:.1%} interval]; "
+        f"{head}Summary ({cand_label} / {base}: typical ratio of paired rounds [one-sided {conf:.1%} bounds]; "
         "req/s and p95 are medians of rounds)"
     )
     return [

@@ -58,6 +58,7 @@ def test_equal_targets_pass_with_intervals_inside_the_gates(pair, tmp_path):
         assert d["n"] == rec["pairs"] and d["confidence"] >= 1 - 2 * doc["config"]["paired"]["look_alpha"]
     assert decisions["throughput"]["low"] > 0.5 and decisions["p95"]["high"] < 2.0
     assert "Verdict: pass" in run.stdout and "Pairs × requests" in run.stdout
+    assert "typical ratio of paired rounds [one-sided 99.2% bounds]" in run.stdout  # each end: 1 - alpha/6
 
 
 @pytest.mark.servers
