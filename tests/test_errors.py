@@ -44,9 +44,13 @@ def defined(package: str) -> dict[str, type[BaseException]]:
             continue
         module = importlib.import_module(info.name)
         for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == info.name:
-                if not value.__name__.startswith("_"):  # a module's private control flow, caught there
-                    found[value.__name__] = value
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseException)
+                and value.__module__ == info.name
+                and not value.__name__.startswith("_")  # a module's private control flow, caught there
+            ):
+                found[value.__name__] = value
     return found
 
 
