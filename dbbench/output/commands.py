@@ -13,8 +13,9 @@ from tabulate import tabulate
 from dbbench.defaults import DIALECT_LABEL
 
 
-def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:
-    """``dbbench seed --catalog``: rows per table and dialect, fingerprints, and the setup steps."""
+def rows_by_table(res: list[Any], agree: dict[str, bool]) -> str:
+    """Rows per table and dialect, and whether the fingerprints are equal across dialects (a
+    namespace built by setup SQL or filled from a spec: results with ``dialect`` and ``rows``)."""
     labels = [DIALECT_LABEL[r.dialect] for r in res]
     rows = [
         [
@@ -24,13 +25,16 @@ def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:
         ]
         for t, ok in agree.items()
     ]
-    out = [
-        tabulate(
-            rows,
-            headers=["table", *[f"{lb} rows" for lb in labels], "fingerprints across dialects"],
-            colalign=("left", *["right"] * len(labels), "left"),
-        )
-    ]
+    return tabulate(
+        rows,
+        headers=["table", *[f"{lb} rows" for lb in labels], "fingerprints across dialects"],
+        colalign=("left", *["right"] * len(labels), "left"),
+    )
+
+
+def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:
+    """``dbbench seed --catalog``: rows per table and dialect, fingerprints, and the setup steps."""
+    out = [rows_by_table(res, agree)]
     out.append("")
     out.append(
         tabulate(

@@ -7,6 +7,7 @@ from typing import Any
 from tabulate import tabulate
 
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.output.commands import rows_by_table
 from dbbench.volume.load import agree, fill_document, problems
 
 __all__ = [
@@ -21,22 +22,8 @@ __all__ = [
 
 
 def render_fill(results: list[Any]) -> str:
-    labels = [DIALECT_LABEL[r.dialect] for r in results]
-    same = agree(results)
-    rows = [
-        [
-            t,
-            *[f"{r.rows.get(t, 0):,}" for r in results],
-            ("equal" if ok else "DIFFERENT") if len(results) > 1 else "",
-        ]
-        for t, ok in same.items()
-    ]
     out = [
-        tabulate(
-            rows,
-            headers=["table", *[f"{lb} rows" for lb in labels], "fingerprints across dialects"],
-            colalign=("left", *["right"] * len(labels), "left"),
-        ),
+        rows_by_table(results, agree(results)),
         "",
     ]
     steps = []
