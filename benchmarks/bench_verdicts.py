@@ -44,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from httpbench.errors import HttpbenchError  # noqa: E402 (after the sys.path line)
 from httpbench.peers.nginx import NginxProcess  # noqa: E402 (after the sys.path line)
 from httpbench.peers.static import StaticCaddy, StaticNginx  # noqa: E402 (after the sys.path line)
 
@@ -163,7 +164,7 @@ def summary(kind: str, runs: list[dict]) -> str:
     if not runs:
         return f"{kind}: no runs"
     count = {v: sum(r["verdict"] == v for r in runs) for v in ("pass", "fail", "inconclusive", "error")}
-    walls = [r["wall_s"] for r in runs]
+    walls = [r["wall_s"] for r in runs if r["verdict"] != "error"] or [0.0]
     rate = count["fail"] / len(runs)
     label = "false-failure rate" if kind.startswith("A/A") else "detection rate"
     return (
@@ -208,7 +209,12 @@ def main() -> None:
             trees = [ROOT, args.against] if args.against and kind == "aa" else [ROOT]
             with burner(burn):
                 out = (args.keep or Path(tmp)) / f"run-{i}-{kind}{'-burner' if burn else ''}.json"
-                done = one(kind, root, args.candidate, args.throttle_rps, args.method, args.extra, out, trees)
+                try:
+                    done = one(
+                        kind, root, args.candidate, args.throttle_rps, args.method, args.extra, out, trees
+                    )
+                except HttpbenchError as exc:  # a server that did not start: an error run, not the end
+                    done = [_error(kind, tree, str(exc)) for tree in trees]
             for tree, r in zip(trees, done):
                 label = _label(kind, burn, tree if tree != ROOT else None)
                 results.setdefault(label, []).append(r | {"burner": burn})
@@ -226,6 +232,16 @@ def main() -> None:
         print(summary(label, rs))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def _error(kind: str, tree: Path, why: str) -> dict:
+    """The record of a run that could not compare."""
+    return {"kind": kind, "tree": str(tree), "exit": None, "verdict": "error", "wall_s": 0.0} | {
+        "gate_failures": [],
+        "inconclusive": [],
+        "stopped": {},
+        "stderr": [why],
+    }
 
 
 def _label(kind: str, burn: bool, tree: Path | None) -> str:

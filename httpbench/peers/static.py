@@ -57,7 +57,8 @@ class StaticCaddy(ServerProcess):
         conf.write_text(
             "{\n\tadmin off\n\tauto_https off\n"
             f"\tstorage file_system {{\n\t\troot {self.dir}/data\n\t}}\n\tlog {{\n\t\tlevel ERROR\n\t}}\n}}\n"
-            f"http://127.0.0.1:{self.port} {{\n\troot * {config_path(self.root)}\n\tfile_server\n}}\n"
+            f"http://127.0.0.1:{self.port} {{\n\tbind 127.0.0.1\n\troot * {config_path(self.root)}\n"
+            "\tfile_server\n}\n"
         )
         return [binary, "run", "--config", str(conf), "--adapter", "caddyfile"]
 
