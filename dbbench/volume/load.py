@@ -34,7 +34,7 @@ from typing import Any, Protocol
 from dbbench import defaults, dialects
 from dbbench.access import isolation
 from dbbench.access.targets import Target
-from dbbench.dataset.seed import Check  # the same cardinality check as our own dataset's
+from dbbench.dataset.seed import Check, fingerprints_agree  # as our own dataset's
 from dbbench.errors import DbbenchError, NotOurs
 from dbbench.volume import plan as plans
 from dbbench.volume import schema as schemas
@@ -78,9 +78,9 @@ class FillResult:
 
 
 def agree(results: list[FillResult]) -> dict[str, bool]:
-    """Per table of any result (sorted): whether every result holds the same fingerprint."""
-    tables = sorted({t for r in results for t in r.fingerprints})
-    return {t: len({r.fingerprints.get(t) for r in results}) == 1 for t in tables}
+    """Per table of any result (sorted): whether every result holds the same fingerprint (as for
+    setup SQL: :func:`dbbench.dataset.seed.fingerprints_agree`)."""
+    return dict(sorted(fingerprints_agree(results).items()))
 
 
 def problems(results: list[FillResult]) -> list[str]:
