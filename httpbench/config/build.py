@@ -229,7 +229,8 @@ def _check_outputs(opts: CompareOptions) -> None:
 def _round_counts(opts: CompareOptions, profile: Profile | None) -> dict[str, int]:
     """Warm-ups, requests, workers and rounds: given, else the profile's defaults, else the generic
     ones. Under --method paired a round times at least ``--requests`` (default
-    :data:`~httpbench.measure.paired.MIN_REQUESTS`) and warms each fresh connection once."""
+    :data:`~httpbench.measure.paired.REQUESTS_PER_WORKER` per worker) and warms each fresh
+    connection once."""
     defaults = profile.defaults if profile is not None else None
 
     def pick(given: int | None, name: str, generic: int) -> int:
@@ -242,7 +243,8 @@ def _round_counts(opts: CompareOptions, profile: Profile | None) -> dict[str, in
     if paired_method and warmups is None:
         warmups = pick(opts.concurrency, "concurrency", 16)  # the calibration run warmed the server
     if paired_method:
-        requests = opts.requests_ if opts.requests_ is not None else paired.MIN_REQUESTS
+        workers = pick(opts.concurrency, "concurrency", 16)
+        requests = opts.requests_ if opts.requests_ is not None else paired.REQUESTS_PER_WORKER * workers
     else:
         requests = pick(opts.requests_, "requests", 250)
     return {

@@ -187,7 +187,7 @@ def _stop_cause(rec: dict[str, Any], plan: dict[str, Any]) -> str:
     pairs, stopped = rec["pairs"], rec["stopped"]
     if stopped == "fixed pairs":
         return f"{pairs} pairs (--rounds) were too few for the noise: give more --rounds (--budget has no effect with --rounds)"
-    if stopped == "budget":
+    if stopped == "budget" or (stopped == "looks exhausted" and rec.get("last_look_fitted")):
         return f"the --budget ran out after {pairs} pairs: give a larger --budget"
     if stopped == "futile":
         look = rec["looks"][-1]

@@ -5,7 +5,9 @@ Measurement model (docs/statistics.md explains it in plain words):
 * **Round size by time and count.** A calibration run per target (untimed, also a warm-up) measures
   the rate; every round of the scenario then times ``max(requests, rate x min_round)`` requests, the
   same count for every target, so that a round of a fast server lasts long enough to measure
-  (a 250-request round against nginx lasts ~5 ms here).
+  (a 250-request round against nginx lasts ~5 ms here). ``requests`` defaults to two per worker:
+  a large body's round is short (32 x 4 MiB: ~60 ms), and short rounds give more pairs per second,
+  which narrows an interval faster than longer rounds do.
 * **Pairs.** One *pair* is one round of every target, adjacent in time, in alternating order
   (rotated by scenario + pair), each with its own warm-ups on fresh connections. Each candidate
   gives one ratio per pair and metric: throughput ``cand rps / base rps`` and ``cand p95 / base p95``.
@@ -20,9 +22,10 @@ Measurement model (docs/statistics.md explains it in plain words):
   at 0.05, and fewer pairs than that are refused before any request (``build._check_decidable``).
 * **Sequential looks.** The interval is looked at after n0, then about 1.5x as many pairs, up to
   ``max_looks`` looks. Each look uses alpha / max_looks (Bonferroni), so looking repeatedly never
-  raises the error rate above ``alpha``. A scenario stops at its first decided look; when the time
-  ``budget`` (shared by the scenarios, unused time passes on) or the looks run out, it stays
-  ``inconclusive``.
+  raises the error rate above ``alpha``. A scenario stops at its first decided look. When the time
+  ``budget`` (shared by the scenarios, unused time passes on) cannot pay for the next look's pairs,
+  the last look is taken at the pairs it does pay for (at least 1.2x those taken, else it stops
+  there); undecided after the last look, it stays ``inconclusive``.
 * **Futility.** A scenario also stops, ``inconclusive``, when no undecided candidate has a
   ``futility`` (5 %) chance of being decided by the last look (a gate failing, or every gate
   passing) if the pairs to come scatter like those so far (``verdict.stats.chances_to_decide``):
@@ -56,7 +59,10 @@ from verdict.stats import chances_to_decide
 Progress = Callable[[str], None]
 MAX_REQUESTS_PER_ROUND = 2_000_000
 MIN_ROUND_MS = 50.0  # shorter rounds, more pairs: as steady, and cheaper per pair (docs/statistics.md)
-MIN_REQUESTS = 64  # requests per round when --requests is not given (then sized by time)
+REQUESTS_PER_WORKER = 2  # timed requests per connection and round when --requests is not given
+# (then sized by time too): every worker sends again once its first reply is in, so a round is not
+# one synchronized burst, and the round stays short: more, shorter rounds (docs/statistics.md)
+FIT_MIN_GROWTH = 1.2  # a last look fitted to the budget takes at least this many times the pairs
 SELF_SUFFIX = "-self"
 UNCONFIRMED = "is past the gate at one look, not confirmed: the budget ran out before the next"
 
@@ -180,6 +186,8 @@ class ScenarioRun:
         self.elapsed_s = 0.0  # this scenario's own time: calibration and pairs
         self.pairs = 0
         self.requests = 0  # per round, from the calibration
+        self.schedule: list[int] = self.plan.looks  # pairs at each look; the last may be fitted
+        self.fitted = False  # the last look was moved to the pairs the budget pays for
 
     def _say(self, text: str) -> None:
         if self.progress:
@@ -222,30 +230,36 @@ class ScenarioRun:
     def step(self, share_s: float) -> bool:
         """One pair, and the look when it completes a look's pairs; False when this scenario is
         done (decided, stopped, or the next look's pairs would not fit in ``share_s``, its share of
-        the seconds left of the budget, checked when they start). The first call also calibrates;
+        the seconds left of the budget, checked when they start, and no last look fitted to that
+        share is worth taking: ``fitted_look``). The first call also calibrates;
         the first look is always taken. One pair per call lets the scenarios' pairs alternate, so
         a state of the machine that lasts seconds touches few pairs of any one scenario."""
         start = time.perf_counter()
-        looks = self.plan.looks
-        goal = looks[len(self.looks)]
+        goal = self.schedule[len(self.looks)]
         if not self.calibration:
             self.requests = self.calibrate()
-            self._say(f"{self.requests:,} requests per round; looks at {', '.join(map(str, looks))} pairs")
+            self._say(
+                f"{self.requests:,} requests per round; looks at {', '.join(map(str, self.schedule))} pairs"
+            )
         elif (
             self.looks
             and self.pairs == self.looks[-1]["pairs"]
             and self._per_pair() * (goal - self.pairs) > share_s
         ):
-            self.stopped = "budget"
-            self._withhold(self.looks[-1].get("unconfirmed", []))
-            return False
+            fit = fitted_look(self.pairs, self.pairs + max(share_s, 0.0) / self._per_pair())
+            if fit is None:
+                self.stopped = "budget"
+                self._withhold(self.looks[-1].get("unconfirmed", []))
+                return False
+            self._say(f"the budget pays for {fit} pairs, not {goal}: the last look is at {fit}")
+            self.schedule, self.fitted, goal = [*self.schedule[: len(self.looks)], fit], True, fit
         self._pairs_to(self.pairs + 1)
         self.elapsed_s += time.perf_counter() - start
         if self.pairs < goal:
             return True
         share_s -= time.perf_counter() - start
         reach = self.pairs + max(share_s, 0.0) / self._per_pair()  # the pairs this share still pays for
-        self.stopped = self._look(len(self.looks) + 1, looks, reach)
+        self.stopped = self._look(len(self.looks) + 1, self.schedule, reach)
         return not self.stopped
 
     def _withhold(self, candidates: list[str]) -> None:
@@ -297,7 +311,7 @@ class ScenarioRun:
             return "looks exhausted" if not self.plan.fixed_pairs else "fixed pairs"
         if unconfirmed:
             return ""  # a fail counts once the next look confirms it
-        last = max([n for n in looks[look_no:] if n <= reach], default=looks[look_no])
+        last = last_look(looks[look_no:], self.pairs, reach)
         chance = self._chance_to_decide(last)
         self.looks[-1] |= {"chance_to_decide": None if chance is None else round(chance, 4), "by_pairs": last}
         if chance is not None and chance < self.plan.futility:
@@ -372,11 +386,31 @@ class ScenarioRun:
             "calibration": self.calibration,
             "pairs": len(by_target.get(base, [])),
             "looks": self.looks,
+            "schedule": self.schedule,
+            "last_look_fitted": self.fitted,
             "stopped": self.stopped,
             "elapsed_s": round(self.elapsed_s, 3),
             "gate": self.gate.to_json(),
             "candidates": candidates,
         }
+
+
+def fitted_look(pairs: int, reach: float) -> int | None:
+    """A last look at the ``reach`` pairs the budget pays for, in place of the planned looks it does
+    not pay for in full; None when that is too few more than the ``pairs`` taken to be worth a look.
+    It spends the error rate the planned look would have, so the run's stays within alpha."""
+    fit = math.floor(reach)
+    return fit if fit > pairs and fit >= pairs * FIT_MIN_GROWTH else None
+
+
+def last_look(planned: Sequence[int], pairs: int, reach: float) -> int:
+    """The pairs of the last look still to come, when the budget pays for ``reach`` pairs: the
+    planned looks it pays for, then one fitted to it (``fitted_look``); the next planned look when
+    it pays for none (the futility rule then counts on that one)."""
+    fits = [n for n in planned if n <= reach]
+    last = fits[-1] if fits else pairs
+    fitted = fitted_look(last, reach) if len(fits) < len(planned) else None
+    return fitted or (fits[-1] if fits else planned[0])
 
 
 def _too_few(base: Sequence[float | None], cand: Sequence[float | None], alpha: float) -> str:

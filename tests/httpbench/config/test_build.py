@@ -21,7 +21,12 @@ def test_options_by_name_keep_the_profiles_own_apart():
 
 def test_paired_rounds_warm_each_connection_and_time_at_least_the_minimum():
     cfg = build_config(CompareOptions(targets=TARGETS, scenario_opts=("/x",), concurrency=3))
-    assert (cfg.warmups, cfg.requests, cfg.concurrency, cfg.rounds) == (3, paired.MIN_REQUESTS, 3, 3)
+    assert (cfg.warmups, cfg.requests, cfg.concurrency, cfg.rounds) == (
+        3,
+        paired.REQUESTS_PER_WORKER * 3,
+        3,
+        3,
+    )
     assert cfg.plan.fixed_pairs is None and cfg.client_rounds == PAIRED_MIN_SAMPLES
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from httpbench.measure.paired import Plan
+from httpbench.measure.paired import Plan, fitted_look, last_look
 from tests.httpbench.http_fixtures import FixtureServer, Route, body_of, cli_options, run_compare
 
 BODY = body_of(2048)
@@ -145,8 +145,17 @@ def test_noise_wider_than_the_margin_stops_inconclusive_at_the_first_look(tmp_pa
     assert run.code == 3, run.output
     doc = json.loads(out.read_text())
     rec, plan = doc["paired"]["GET /f"], doc["config"]["paired"]
+    assert rec["looks"][0]["pairs"] == plan["looks"][0]
+    assert all(look["verdicts"] == {"cand": "inconclusive"} for look in rec["looks"])
+    if rec["last_look_fitted"]:
+        # a third way: the second look's pairs did not fit, and the last look was taken at the
+        # pairs the budget paid for -- at least 1.2x the first look's, fewer than the second's
+        assert rec["stopped"] == "looks exhausted" and len(rec["looks"]) == 2
+        assert plan["looks"][0] * 1.2 <= rec["pairs"] < plan["looks"][1]
+        assert rec["schedule"] == [plan["looks"][0], rec["pairs"]]
+        assert f"GET /f: the --budget ran out after {rec['pairs']} pairs" in run.stderr
+        return
     assert rec["pairs"] == plan["looks"][0] and len(rec["looks"]) == 1
-    assert rec["looks"][0]["verdicts"] == {"cand": "inconclusive"}
     chance = rec["looks"][0]["chance_to_decide"]  # rounded to 4 places
     if rec["stopped"] == "futile":
         assert chance is not None and chance <= Plan().futility
@@ -379,3 +388,19 @@ def test_a_futile_stop_within_the_budget_says_a_larger_budget_may_help():
     doc["paired"]["s"]["looks"][0]["by_pairs"] = Plan().looks[2]
     (cause,) = undecided_causes(doc)
     assert f"chance that {Plan().looks[2]} pairs decide it" in cause and "a larger --budget may help" in cause
+
+
+def test_a_look_the_budget_cannot_pay_for_in_full_is_taken_at_the_pairs_it_pays_for():
+    # 44 pairs taken, the next look planned at 80: a budget that pays for 70 pairs in all takes
+    # the last look at 70 (before, the scenario stopped at 44, inconclusive: "budget")
+    assert fitted_look(44, 70.9) == 70
+    # too few more to be worth a look (under 1.2x): stop where it is
+    assert fitted_look(44, 52.0) is None and fitted_look(7, 8.0) is None and fitted_look(7, 7.5) is None
+    assert fitted_look(7, 9.0) == 9
+    # the futility rule counts on the last look the budget pays for: planned ones first ...
+    assert last_look([13, 24, 44], 7, 50.0) == 44
+    # ... then one fitted to the budget, when it is worth a look
+    assert last_look([13, 24, 44], 7, 40.0) == 40
+    assert last_look([13, 24, 44], 7, 26.0) == 24  # 26 < 1.2 x 24: the planned look at 24
+    assert last_look([13, 24, 44], 7, 12.0) == 12  # no planned look fits; a fitted one does
+    assert last_look([13, 24, 44], 7, 7.5) == 13  # none fits: the next planned look, as before
