@@ -54,7 +54,7 @@ _HELP = {
     "--scenario": "A path, or key=value pairs: name,method,path,status,length,sha256,class,header,conditional. Repeat.",
     "--scenarios": "TOML file with [[scenario]] tables.",
     "--warmups": "Untimed requests per target and round, on the timed connections. [default: 32, or the profile's; --method paired: one per connection]",
-    "--requests": "Timed requests per target and round: --method seed exactly, at least 1 [default: 250, or the profile's]; --method paired at least, more to last --min-round-ms (0: sized by --min-round-ms alone) [default: 2 per worker].",
+    "--requests": "Timed requests per target and round: --method seed exactly, at least 1 [default: 250, or the profile's]; --method paired at least, more to last --min-round-ms (0: sized by --min-round-ms alone) [default: 4 per worker].",
     "--concurrency": "Workers, each with one keep-alive connection. [default: 16, or the profile's]",
     "--rounds": "--method seed: rounds (target order alternates) [default: 3, or the profile's]. --method paired: exactly this many pairs, one look (at least the fewest that can decide at --alpha: 5 at 0.05) [default: sequential looks].",
     "--method": "paired: gates decided on intervals of paired-round ratios, rounds added until decided (pass/fail) or --budget runs out (inconclusive). seed: the seeds' fixed rounds and point-estimate gates, as published.",

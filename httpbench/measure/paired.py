@@ -5,9 +5,8 @@ Measurement model (docs/statistics.md explains it in plain words):
 * **Round size by time and count.** A calibration run per target (untimed, also a warm-up) measures
   the rate; every round of the scenario then times ``max(requests, rate x min_round)`` requests, the
   same count for every target, so that a round of a fast server lasts long enough to measure
-  (a 250-request round against nginx lasts ~5 ms here). ``requests`` defaults to two per worker:
-  a large body's round is short (32 x 4 MiB: ~60 ms), and short rounds give more pairs per second,
-  which narrows an interval faster than longer rounds do.
+  (a 250-request round against nginx lasts ~5 ms here). ``requests`` defaults to four per worker
+  (64 at concurrency 16), which sizes a large body's round (64 x 4 MiB: ~130 ms).
 * **Pairs.** One *pair* is one round of every target, adjacent in time, in alternating order
   (rotated by scenario + pair), each with its own warm-ups on fresh connections. Each candidate
   gives one ratio per pair and metric: throughput ``cand rps / base rps`` and ``cand p95 / base p95``.
@@ -59,9 +58,9 @@ from verdict.stats import chances_to_decide
 Progress = Callable[[str], None]
 MAX_REQUESTS_PER_ROUND = 2_000_000
 MIN_ROUND_MS = 50.0  # shorter rounds, more pairs: as steady, and cheaper per pair (docs/statistics.md)
-REQUESTS_PER_WORKER = 2  # timed requests per connection and round when --requests is not given
-# (then sized by time too): every worker sends again once its first reply is in, so a round is not
-# one synchronized burst, and the round stays short: more, shorter rounds (docs/statistics.md)
+REQUESTS_PER_WORKER = 4  # timed requests per connection and round when --requests is not given
+# (then sized by time too): a round is not one synchronized burst, and its p95 is not its largest
+# sample or the next one (docs/statistics.md, "Pairs": fewer or more per round did not help)
 FIT_MIN_GROWTH = 1.2  # a last look fitted to the budget takes at least this many times the pairs
 SELF_SUFFIX = "-self"
 UNCONFIRMED = "is past the gate at one look, not confirmed: the budget ran out before the next"
