@@ -128,6 +128,13 @@ THRESHOLDS = (
     ),
     ("--work-min", 1000.0, 0, "… and only if up by at least this many rows."),
     (
+        "--buffers-min",
+        100.0,
+        0,
+        "PostgreSQL's shared buffers (at a plan node or in total) up by more than --work-factor and by "
+        "at least this many pages is a regression too.",
+    ),
+    (
         "--rows-factor",
         10.0,
         1,
@@ -148,7 +155,7 @@ THRESHOLD_KEYS = tuple(name[2:].replace("-", "_") for name, *_ in THRESHOLDS)  #
 
 
 def threshold_options(fn):
-    """--work-factor, --work-min, --rows-factor, --rows-min, --slower and --noise-ms
+    """--work-factor, --work-min, --buffers-min, --rows-factor, --rows-min, --slower and --noise-ms
     (:data:`THRESHOLDS`), and --gate-timing."""
     fn = click.option(
         "--gate-timing",

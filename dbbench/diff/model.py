@@ -23,6 +23,7 @@ class Thresholds:
     alpha: float = 0.05  # error rate of the timing verdict
     work_factor: float = 2.0  # rows examined up by more than this factor (at a node or in total) …
     work_min: float = 1000.0  # … and by at least this many rows is a regression
+    buffers_min: float = 100.0  # PostgreSQL's shared buffers up by more than work_factor and this many
     gate_timing: bool = False  # timing joins the verdict (else it is advisory)
 
 
@@ -196,6 +197,10 @@ class NodeWork:
         return (
             f"{self.label}: {self.before:,.0f} → {self.after:,.0f} rows examined ({fmt_factor(self.ratio)})"
         )
+
+    def describe_buffers(self) -> str:
+        before, after = self.buffers_before or 0.0, self.buffers_after or 0.0
+        return f"{self.label}: {before:,.0f} → {after:,.0f} ({fmt_factor(ratio(before, after))})"
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,9 @@ in the other. Each node's estimate error is its q-error: max(estimated / actual,
 estimated), both at least one row (reported, not judged here: ``misestimate`` judges it).
 
 Work up by more than ``Thresholds.work_factor`` **and** by at least ``Thresholds.work_min`` rows,
-at a node or in total, is a regression, named at the nodes where it happened.
+at a node or in total, is a regression, named at the nodes where it happened; so are PostgreSQL's
+shared buffers up by more than the same factor and by at least ``Thresholds.buffers_min`` pages
+(the same rows read from more pages: wider rows, a heap visited where an index sufficed).
 """
 
 from __future__ import annotations
@@ -64,20 +66,47 @@ def work_diff(base: PlanNode, new: PlanNode) -> WorkDiff:
     )
 
 
-def _rose(before: float, after: float, t: Thresholds) -> bool:
-    return ratio(before, after) > t.work_factor and after - before >= t.work_min
+def _rose(before: float, after: float, factor: float, least: float) -> bool:
+    return ratio(before, after) > factor and after - before >= least
 
 
 def work_findings(w: WorkDiff, t: Thresholds) -> list[Finding]:
-    """Work up past the thresholds at a node or in total (a regression, named at the nodes where
-    it rose most), or down past them in total (an improvement)."""
-    up = sorted((n for n in w.nodes if _rose(n.before, n.after, t)), key=lambda n: n.before - n.after)
-    if up or _rose(w.before, w.after, t):
-        where = up or sorted(w.nodes, key=lambda n: n.before - n.after)[:1]
-        at = "; ".join(n.describe() for n in where[:3]) + (
-            f"; {len(where) - 3} more" if len(where) > 3 else ""
-        )
-        return [Finding("work", True, f"work up at {at}; {w.describe()}")]
-    if _rose(w.after, w.before, t):
+    """Rows examined or shared buffers up past the thresholds at a node or in total (a
+    regression, named at the nodes where they rose most), or down past them in total, neither up
+    (an improvement)."""
+    rows = [(n.before, n.after, n) for n in w.nodes]
+    parts = _risen(rows, (w.before, w.after), t.work_factor, t.work_min, "work up at ", "rows")
+    down = _rose(w.after, w.before, t.work_factor, t.work_min)
+    if w.buffers_before is not None and w.buffers_after is not None:
+        pages = [(n.buffers_before or 0.0, n.buffers_after or 0.0, n) for n in w.nodes]
+        total = (w.buffers_before, w.buffers_after)
+        parts += _risen(pages, total, t.work_factor, t.buffers_min, "shared buffers up at ", "buffers")
+        down = down or _rose(w.buffers_after, w.buffers_before, t.work_factor, t.buffers_min)
+    if parts:
+        return [Finding("work", True, "; ".join([*parts, w.describe()]))]
+    if down:
         return [Finding("work", False, f"work down: {w.describe()}", improvement=True)]
     return []
+
+
+def _risen(
+    counts: list[tuple[float, float, NodeWork]],
+    total: tuple[float, float],
+    factor: float,
+    least: float,
+    head: str,
+    what: str,
+) -> list[str]:
+    """``head`` and the nodes whose count (before, after) rose past ``factor`` and ``least``, most
+    first; the node that rose most when only the ``total`` did; nothing when neither did."""
+    by_rise = sorted(counts, key=lambda c: c[0] - c[1])
+    up = [n for b, a, n in by_rise if _rose(b, a, factor, least)]
+    if not up and not _rose(*total, factor, least):
+        return []
+    return [head + _at(up or [n for *_, n in by_rise[:1]], what)]
+
+
+def _at(nodes: list[NodeWork], what: str) -> str:
+    """Up to three nodes' rows or buffers before → after, and how many more."""
+    text = "; ".join(n.describe() if what == "rows" else n.describe_buffers() for n in nodes[:3])
+    return text + (f"; {len(nodes) - 3} more" if len(nodes) > 3 else "")

@@ -138,7 +138,8 @@ def _thresholds_line(t: Thresholds) -> str:
         )
     return (
         f"work: rows examined up > {t.work_factor:g}x and by >= {t.work_min:,.0f} rows at a plan node or in "
-        f"total; rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); {timing}; "
+        f"total, or PostgreSQL's shared buffers up > {t.work_factor:g}x and by >= {t.buffers_min:,.0f} pages; "
+        f"rows misestimated > {t.rows_factor:g}x (at least {t.rows_min:g} rows); {timing}; "
         f"scan-kind changes on the same index of tables of <= {t.few_rows:g} rows are equivalent"
     )
 

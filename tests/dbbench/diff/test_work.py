@@ -73,7 +73,8 @@ def test_work_up_is_a_regression_named_at_the_node_with_before_after_and_ratio()
     (work,) = [f for f in report.shapes[0].findings if f.kind == "work"]
     assert work.regression
     assert work.message == (
-        "work up at Index Scan on package using ix_ns: 2,048 → 92,048 rows examined (44.9x); in total "
+        "work up at Index Scan on package using ix_ns: 2,048 → 92,048 rows examined (44.9x); shared "
+        "buffers up at Index Scan on package using ix_ns: 2,003 → 92,003 (45.9x); in total "
         "4,096 → 94,096 rows examined (23.0x), shared buffers 2,003 → 92,003 (45.9x)"
     )
     assert {f.kind for f in report.shapes[0].findings} == {"work"}  # the plan shape is unchanged
@@ -101,8 +102,8 @@ def test_equal_work_passes_and_the_thresholds_are_both_needed():
     assert diff.compare(_doc(_scan(500)), _doc(_scan(500))).shapes[0].status == "unchanged"
     # 2,048 -> 2,848 on the scan: not past 2x
     assert diff.compare(_doc(_scan(0)), _doc(_scan(800))).verdict == "pass"
-    # 2.9x on the scan, but by fewer rows than --work-min
-    few = diff.Thresholds(work_min=5000)
+    # 2.9x on the scan, but by fewer rows than --work-min (and pages than --buffers-min)
+    few = diff.Thresholds(work_min=5000, buffers_min=5000)
     assert diff.compare(_doc(_scan(0)), _doc(_scan(4000)), few).verdict == "pass"
     assert diff.compare(_doc(_scan(0)), _doc(_scan(4000))).verdict == "fail"
     # a wider factor lets 45x through
@@ -113,6 +114,40 @@ def test_equal_work_passes_and_the_thresholds_are_both_needed():
     better = diff.compare(_doc(_scan(90_000)), _doc(_scan(0)))
     assert better.verdict == "pass" and better.shapes[0].status == "improved"
     assert better.shapes[0].findings[0].message.startswith("work down: in total 94,096 → 4,096 rows examined")
+
+
+def _pages(hit: int) -> PlanNode:
+    """The index scan of :func:`_pg_raw`, the same 2,048 rows and none filtered, from ``hit`` + 3
+    shared buffers: the same rows read from more pages (wider rows, the heap visited)."""
+    return postgresql.parse_plan(_pg_raw(2048, 0, hit))[0]
+
+
+def test_shared_buffers_up_with_the_same_rows_is_a_regression_too():
+    report = diff.compare(_doc(_pages(40)), _doc(_pages(2_000)))
+    assert report.verdict == "fail"
+    (work,) = [f for f in report.shapes[0].findings if f.kind == "work"]
+    assert work.message == (
+        "shared buffers up at Index Scan on package using ix_ns: 43 → 2,003 (46.6x); in total "
+        "4,096 → 4,096 rows examined (1.0x), shared buffers 43 → 2,003 (46.6x)"
+    )
+    # both thresholds are needed: 2x the pages by fewer than --buffers-min, or many pages under 2x
+    assert diff.compare(_doc(_pages(40)), _doc(_pages(120))).verdict == "pass"
+    few = diff.Thresholds(buffers_min=5_000)
+    assert diff.compare(_doc(_pages(40)), _doc(_pages(2_000)), few).verdict == "pass"
+    assert diff.compare(_doc(_pages(2_000)), _doc(_pages(3_500))).verdict == "pass"
+    # fewer pages is an improvement; equal pages pass whatever the clock says
+    assert diff.compare(_doc(_pages(2_000)), _doc(_pages(40))).shapes[0].status == "improved"
+    assert diff.compare(_doc(_pages(500)), _doc(_pages(500))).shapes[0].status == "unchanged"
+
+
+def test_plans_without_buffers_are_judged_on_rows_alone():
+    # MySQL records no buffers: a node that has none is not judged on them
+    def scan(rows: int) -> PlanNode:
+        return PlanNode("index_range", "Index range scan on t", table="t", actual_rows=rows, loops=1)
+
+    assert scan(10).buffers is None
+    assert diff.compare(_doc(scan(10)), _doc(scan(10))).verdict == "pass"
+    assert diff.compare(_doc(scan(10)), _doc(scan(50_000))).verdict == "fail"
 
 
 def test_q_error_is_the_estimate_error_either_way_and_unknown_without_a_run():

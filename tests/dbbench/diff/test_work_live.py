@@ -1,5 +1,6 @@
 """`dbbench diff` on the real servers, alpine-100k: unchanged data passes; a DAO change that keeps
-the plan's index but examines 45x the rows fails on work alone, naming the node; a dropped index
+the plan's index but examines 45x the rows fails on work alone, naming the node; the same rows
+read from 37x the pages fail on PostgreSQL's shared buffers; a dropped index
 still fails; an old baseline falls back to plan shape; --gate-timing measures its noise floor."""
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ KEYSET = "AND (package_name, id) > (:after_name, :after_id)"
 UNBOUNDED = "AND (package_name || '', id) > (:after_name, :after_id)"
 WORK = re.compile(
     r"work up at Index Scan on package using ix_package_namespace: 2,048 → ([\d,]+) rows examined "
-    r"\(([\d.]+)x\); in total 4,096 → [\d,]+ rows examined \([\d.]+x\), shared buffers [\d,]+ → [\d,]+"
+    r"\(([\d.]+)x\); shared buffers up at Index Scan on package using ix_package_namespace: [\d,]+ → "
+    r"[\d,]+ \([\d.]+x\); in total 4,096 → [\d,]+ rows examined \([\d.]+x\), shared buffers [\d,]+ → [\d,]+"
 )
 
 
@@ -94,6 +96,59 @@ def test_gated_timing_measures_a_second_run_and_never_fails_unchanged_data(basel
         in run.stdout
     )
     assert "A/A work" in run.stdout and "DIFFERS" not in run.stdout
+
+
+def _rewrite_group_binding(order: str) -> None:
+    """PostgreSQL's group_binding rewritten in ``order`` and reindexed: the same rows, its
+    statistics untouched (``id`` leaves it as seeded: the same pages, the same buffers)."""
+    from dbbench.access.targets import open_targets
+
+    for t in open_targets({}):
+        try:
+            if t.dialect != "postgresql":
+                continue
+            raw = t.engine.raw_connection()
+            conn = raw.driver_connection
+            table = f"{dialects.get(t.dialect).quote(NS)}.group_binding"
+            with conn.cursor() as cur:
+                cur.execute(f"CREATE TEMP TABLE gb AS SELECT * FROM {table} ORDER BY {order}")
+                cur.execute(f"DELETE FROM {table}")
+                cur.execute(f"INSERT INTO {table} SELECT * FROM gb")
+                cur.execute("DROP TABLE gb")
+            conn.commit()
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute(f"VACUUM {table}")  # the dead rows go; pg_statistic stays as it was
+                cur.execute(f"REINDEX TABLE {table}")  # its indexes as compact as the seed built them
+            raw.close()
+        finally:
+            t.dispose()
+
+
+def test_the_same_rows_from_37x_the_pages_fail_on_shared_buffers(baseline, tmp_path):
+    """group_binding's heap no longer in its page index's order (a rewrite, a bulk reload): the
+    same plan examines the same 2,048 rows, each from its own page."""
+    out = tmp_path / "diff.json"
+    _rewrite_group_binding("md5(id::text)")
+    try:
+        run = run_cli("diff", str(baseline), "--namespace", NS, "--output", str(out))
+    finally:
+        _rewrite_group_binding("id")
+    assert run.code == 1, run.output
+    assert "1 regression: group binding late page (PostgreSQL); 17 of 18 unchanged" in run.stdout
+    m = re.search(
+        r"- shared buffers up at Index Scan on group_binding using ix_binding_page: ([\d,]+) → ([\d,]+) "
+        r"\([\d.]+x\); in total 4,096 → 4,096 rows examined \(1\.0x\)",
+        run.stdout,
+    )
+    assert m, run.stdout
+    before, after = (int(g.replace(",", "")) for g in m.groups())
+    assert before < 100 and after > 1000  # 56 pages as seeded; about one page per row shuffled
+    shape = next(s for s in json.loads(out.read_text())["shapes"] if s["regressed"])
+    assert {f["kind"] for f in shape["findings"] if f["regression"]} == {"work"}
+    assert shape["baseline_access"] == shape["result_access"]
+    restored = run_cli("diff", str(baseline), "--namespace", NS)
+    assert restored.code == 0, restored.output
 
 
 def test_a_dropped_index_still_fails(baseline):
