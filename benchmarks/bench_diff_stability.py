@@ -29,7 +29,6 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -42,11 +41,15 @@ sys.path.insert(0, str(ROOT))
 
 from dbbench import dialects  # noqa: E402 (after the sys.path line)
 from dbbench.access.targets import open_targets  # noqa: E402 (after the sys.path line)
+from tests.dbbench.diff.regressions import (  # noqa: E402 (after the sys.path line)
+    SEEDED_ORDER,
+    SHUFFLED_ORDER,
+    rewrite_group_binding,
+    unbounded_catalog,
+)
 
 DBBENCH = [sys.executable, "-m", "dbbench"]
 EXITS = {0: "pass", 1: "fail", 3: "inconclusive"}
-KEYSET = "AND (package_name, id) > (:after_name, :after_id)"  # PostgreSQL's namespace page
-UNBOUNDED = "AND (package_name || '', id) > (:after_name, :after_id)"  # the index bounds no more
 WORK_NODE = "work up at Index Scan on package using ix_package_namespace"
 PAGES_NODE = "shared buffers up at Index Scan on group_binding using ix_binding_page"
 
@@ -109,17 +112,6 @@ def each_target(fn) -> dict:
             raw.close()
             t.dispose()
     return out
-
-
-def unbounded_catalog(where: Path) -> Path:
-    """A copy of the alpine catalog whose PostgreSQL namespace page the index no longer bounds."""
-    shutil.copytree(ROOT / "sql" / "catalog" / "alpine", where)
-    entry = where / "02-namespace-late-keyset-page.toml"
-    text = entry.read_text()
-    if text.find(KEYSET) < 0 or text.find(KEYSET) > text.find("[mysql]"):
-        raise SystemExit(f"{entry.name}: the PostgreSQL keyset predicate is not where it was")
-    entry.write_text(text.replace(KEYSET, UNBOUNDED, 1))
-    return where
 
 
 def diffs(label: str, n: int, args: list[str], named: str | None = None) -> dict:
@@ -202,31 +194,12 @@ def main() -> None:
 def reordered(args: argparse.Namespace, base: str) -> dict:
     """``--regression-runs`` diffs with PostgreSQL's group_binding in another order (then as seeded)."""
     ns = args.namespace
-
-    def rewrite(order: str):
-        def run(conn, d):
-            if d != "postgresql":
-                return
-            table = f"{dialects.get(d).quote(ns)}.group_binding"
-            with conn.cursor() as cur:
-                cur.execute(f"CREATE TEMP TABLE gb AS SELECT * FROM {table} ORDER BY {order}")
-                cur.execute(f"DELETE FROM {table}")
-                cur.execute(f"INSERT INTO {table} SELECT * FROM gb")
-                cur.execute("DROP TABLE gb")
-            conn.commit()
-            conn.autocommit = True
-            with conn.cursor() as cur:
-                cur.execute(f"VACUUM {table}")
-                cur.execute(f"REINDEX TABLE {table}")
-
-        return run
-
-    each_target(rewrite("md5(id::text)"))
+    rewrite_group_binding(ns, SHUFFLED_ORDER)
     try:
         label = "PostgreSQL group_binding in another order (the same rows)"
         return diffs(label, args.regression_runs, [base, "--namespace", ns], PAGES_NODE)
     finally:
-        each_target(rewrite("id"))
+        rewrite_group_binding(ns, SEEDED_ORDER)
 
 
 def dropped(args: argparse.Namespace, base: str) -> dict:

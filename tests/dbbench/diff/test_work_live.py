@@ -7,22 +7,22 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from dbbench import dialects
 from tests.conftest import run_cli, seeded_targets
+from tests.dbbench.diff.regressions import (
+    SEEDED_ORDER,
+    SHUFFLED_ORDER,
+    rewrite_group_binding,
+    unbounded_catalog,
+)
 
 pytestmark = pytest.mark.servers
 
 NS = "dbbench_t_diffwork"
-ROOT = Path(__file__).resolve().parents[3]
-KEYSET = "AND (package_name, id) > (:after_name, :after_id)"
-# The same comparison, but its first member is an expression: ix_package_namespace still serves the
-# scan (repository and distribution bound it, its order saves the sort), no longer from row 90,000.
-UNBOUNDED = "AND (package_name || '', id) > (:after_name, :after_id)"
 WORK = re.compile(
     r"work up at Index Scan on package using ix_package_namespace: 2,048 → ([\d,]+) rows examined "
     r"\(([\d.]+)x\); shared buffers up at Index Scan on package using ix_package_namespace: [\d,]+ → "
@@ -40,16 +40,6 @@ def baseline(local_servers, tmp_path_factory) -> Path:
         yield path
 
 
-def _unbounded(tmp_path: Path) -> Path:
-    """A copy of the alpine catalog whose PostgreSQL namespace page its index no longer bounds."""
-    cat = shutil.copytree(ROOT / "sql" / "catalog" / "alpine", tmp_path / "alpine-unbounded")
-    entry = cat / "02-namespace-late-keyset-page.toml"
-    text = entry.read_text()
-    assert 0 <= text.index(KEYSET) < text.index("[mysql]")  # the PostgreSQL spelling
-    entry.write_text(text.replace(KEYSET, UNBOUNDED, 1))
-    return cat
-
-
 def test_unchanged_data_passes_with_the_work_of_every_shape_equal(baseline, tmp_path):
     out = tmp_path / "diff.json"
     run = run_cli("diff", str(baseline), "--namespace", NS, "--output", str(out))
@@ -62,7 +52,7 @@ def test_unchanged_data_passes_with_the_work_of_every_shape_equal(baseline, tmp_
 
 def test_the_same_index_examining_45x_the_rows_fails_on_work_naming_the_node(baseline, tmp_path):
     out = tmp_path / "diff.json"
-    cat = _unbounded(tmp_path)
+    cat = unbounded_catalog(tmp_path / "alpine-unbounded")
     run = run_cli("diff", str(baseline), "--namespace", NS, "--catalog", str(cat), "--output", str(out))
     assert run.code == 1, run.output
     assert "1 regression: namespace late keyset page (PostgreSQL); 17 of 18 unchanged" in run.stdout
@@ -98,42 +88,15 @@ def test_gated_timing_measures_a_second_run_and_never_fails_unchanged_data(basel
     assert "A/A work" in run.stdout and "DIFFERS" not in run.stdout
 
 
-def _rewrite_group_binding(order: str) -> None:
-    """PostgreSQL's group_binding rewritten in ``order`` and reindexed: the same rows, its
-    statistics untouched (``id`` leaves it as seeded: the same pages, the same buffers)."""
-    from dbbench.access.targets import open_targets
-
-    for t in open_targets({}):
-        try:
-            if t.dialect != "postgresql":
-                continue
-            raw = t.engine.raw_connection()
-            conn = raw.driver_connection
-            table = f"{dialects.get(t.dialect).quote(NS)}.group_binding"
-            with conn.cursor() as cur:
-                cur.execute(f"CREATE TEMP TABLE gb AS SELECT * FROM {table} ORDER BY {order}")
-                cur.execute(f"DELETE FROM {table}")
-                cur.execute(f"INSERT INTO {table} SELECT * FROM gb")
-                cur.execute("DROP TABLE gb")
-            conn.commit()
-            conn.autocommit = True
-            with conn.cursor() as cur:
-                cur.execute(f"VACUUM {table}")  # the dead rows go; pg_statistic stays as it was
-                cur.execute(f"REINDEX TABLE {table}")  # its indexes as compact as the seed built them
-            raw.close()
-        finally:
-            t.dispose()
-
-
 def test_the_same_rows_from_37x_the_pages_fail_on_shared_buffers(baseline, tmp_path):
     """group_binding's heap no longer in its page index's order (a rewrite, a bulk reload): the
     same plan examines the same 2,048 rows, each from its own page."""
     out = tmp_path / "diff.json"
-    _rewrite_group_binding("md5(id::text)")
+    rewrite_group_binding(NS, SHUFFLED_ORDER)
     try:
         run = run_cli("diff", str(baseline), "--namespace", NS, "--output", str(out))
     finally:
-        _rewrite_group_binding("id")
+        rewrite_group_binding(NS, SEEDED_ORDER)
     assert run.code == 1, run.output
     assert "1 regression: group binding late page (PostgreSQL); 17 of 18 unchanged" in run.stdout
     m = re.search(

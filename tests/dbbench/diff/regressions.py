@@ -1,0 +1,60 @@
+"""Two regressions on alpine-100k that a plan check cannot see, built for the live diff tests and
+for ``benchmarks/bench_diff_stability.py``: a DAO change the index no longer bounds (more rows),
+and a table reloaded out of its index's order (the same rows from more pages)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from dbbench import dialects
+from dbbench.access.targets import open_targets
+
+ROOT = Path(__file__).resolve().parents[3]
+KEYSET = "AND (package_name, id) > (:after_name, :after_id)"  # PostgreSQL's namespace page
+# The same comparison, but its first member is an expression: ix_package_namespace still serves the
+# scan (repository and distribution bound it, its order saves the sort), no longer from row 90,000.
+UNBOUNDED = "AND (package_name || '', id) > (:after_name, :after_id)"
+SEEDED_ORDER = "id"
+SHUFFLED_ORDER = "md5(id::text)"
+
+
+def unbounded_catalog(where: Path) -> Path:
+    """A copy of the alpine catalog at ``where`` whose PostgreSQL namespace page its index no
+    longer bounds."""
+    shutil.copytree(ROOT / "sql" / "catalog" / "alpine", where)
+    entry = where / "02-namespace-late-keyset-page.toml"
+    text = entry.read_text()
+    if not 0 <= text.find(KEYSET) < text.find("[mysql]"):
+        raise ValueError(f"{entry.name}: the PostgreSQL keyset predicate is not where it was")
+    entry.write_text(text.replace(KEYSET, UNBOUNDED, 1))
+    return where
+
+
+def rewrite_group_binding(namespace: str, order: str) -> None:
+    """PostgreSQL's group_binding in ``namespace`` rewritten in ``order`` and reindexed: the same
+    rows, its statistics untouched (:data:`SEEDED_ORDER` leaves it as seeded: the same pages, the
+    same buffers; :data:`SHUFFLED_ORDER` puts about every row of a page of its index on its own
+    heap page)."""
+    for t in open_targets({}):
+        try:
+            if t.dialect != "postgresql":
+                continue
+            raw = t.engine.raw_connection()
+            try:
+                conn = raw.driver_connection
+                table = f"{dialects.get(t.dialect).quote(namespace)}.group_binding"
+                with conn.cursor() as cur:
+                    cur.execute(f"CREATE TEMP TABLE gb AS SELECT * FROM {table} ORDER BY {order}")
+                    cur.execute(f"DELETE FROM {table}")
+                    cur.execute(f"INSERT INTO {table} SELECT * FROM gb")
+                    cur.execute("DROP TABLE gb")
+                conn.commit()
+                conn.autocommit = True
+                with conn.cursor() as cur:
+                    cur.execute(f"VACUUM {table}")  # the dead rows go; pg_statistic stays as it was
+                    cur.execute(f"REINDEX TABLE {table}")  # as compact as the seed built them
+            finally:
+                raw.close()
+        finally:
+            t.dispose()
