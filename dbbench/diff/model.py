@@ -179,7 +179,7 @@ def ratio(before: float, after: float) -> float:
 @dataclass(frozen=True)
 class NodeWork:
     """One aligned plan node: rows examined before and after (0 where a plan lacks it), its own
-    buffers and its q-error in each plan."""
+    buffers and its q-error in each plan; ``in_baseline``/``in_result`` say which plans have it."""
 
     label: str  # the result's node (the baseline's, when the result lacks it)
     before: float
@@ -188,19 +188,30 @@ class NodeWork:
     buffers_after: float | None = None
     q_before: float | None = None
     q_after: float | None = None
+    in_baseline: bool = True
+    in_result: bool = True
 
     @property
     def ratio(self) -> float:
         return ratio(self.before, self.after)
 
+    @property
+    def change(self) -> str:
+        """The ratio, or ``new`` / ``gone`` for a node only one plan has."""
+        return "new" if not self.in_baseline else "gone" if not self.in_result else fmt_factor(self.ratio)
+
     def describe(self) -> str:
-        return (
-            f"{self.label}: {self.before:,.0f} → {self.after:,.0f} rows examined ({fmt_factor(self.ratio)})"
-        )
+        return self._describe(self.before, self.after, " rows examined")
 
     def describe_buffers(self) -> str:
-        before, after = self.buffers_before or 0.0, self.buffers_after or 0.0
-        return f"{self.label}: {before:,.0f} → {after:,.0f} ({fmt_factor(ratio(before, after))})"
+        return self._describe(self.buffers_before or 0.0, self.buffers_after or 0.0, "")
+
+    def _describe(self, before: float, after: float, unit: str) -> str:
+        if not self.in_baseline:
+            return f"{self.label} (new): {after:,.0f}{unit}"
+        if not self.in_result:
+            return f"{self.label} (gone): {before:,.0f}{unit}"
+        return f"{self.label}: {before:,.0f} → {after:,.0f}{unit} ({fmt_factor(ratio(before, after))})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -212,6 +223,8 @@ class NodeWork:
             "buffers_after": self.buffers_after,
             "q_error_before": None if self.q_before is None else round(self.q_before, 4),
             "q_error_after": None if self.q_after is None else round(self.q_after, 4),
+            "in_baseline": self.in_baseline,
+            "in_result": self.in_result,
         }
 
 

@@ -52,11 +52,14 @@ def work_diff(base: PlanNode, new: PlanNode) -> WorkDiff:
                 own_buffers(n),
                 None if b is None else q_error(b),
                 q_error(n),
+                in_baseline=b is not None,
             )
         )
     for key, (b, _) in b_nodes.items():
         if key not in n_nodes:
-            rows.append(NodeWork(b.label, b.examined, 0.0, own_buffers(b), None, q_error(b), None))
+            rows.append(
+                NodeWork(b.label, b.examined, 0.0, own_buffers(b), None, q_error(b), None, in_result=False)
+            )
     return WorkDiff(
         sum(n.examined for n in base.walk()),
         sum(n.examined for n in new.walk()),

@@ -70,9 +70,9 @@ def _work_sections(report: DiffReport, markdown: bool) -> list[str]:
         rows = [
             [
                 n.label,
-                f"{n.before:,.0f}",
-                f"{n.after:,.0f}",
-                fmt_factor(n.ratio),
+                f"{n.before:,.0f}" if n.in_baseline else "—",
+                f"{n.after:,.0f}" if n.in_result else "—",
+                n.change,
                 _pair(n.buffers_before, n.buffers_after, "{:,.0f}"),
                 _pair(n.q_before, n.q_after, "{:.1f}"),
             ]

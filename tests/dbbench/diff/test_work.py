@@ -175,3 +175,28 @@ def test_an_old_baseline_reads_with_a_note_and_falls_back_to_plan_shape():
         "limit", "Limit", children=[PlanNode("full_scan", "Seq Scan on package", table="package")]
     )
     assert diff.compare(old, _doc(lost)).verdict == "fail"
+
+
+def test_a_node_only_one_plan_has_is_new_or_gone_not_a_ratio_against_zero():
+    base = PlanNode("limit", "Limit", actual_rows=10, loops=1, children=[_scan_on("ix_a", 10)])
+    sort = PlanNode("sort", "Sort", actual_rows=10, loops=1, children=[_scan_on(None, 30_000)])
+    new = PlanNode("limit", "Limit", actual_rows=10, loops=1, children=[sort])
+    w = diff.work_diff(base, new)
+    by_label = {n.label: n for n in w.nodes}
+    assert (by_label["Sort"].in_baseline, by_label["Sort"].change) == (False, "new")
+    assert by_label["Sort"].describe() == "Sort (new): 10 rows examined"
+    gone = diff.work_diff(new, base)
+    assert {n.label: n.change for n in gone.nodes}["Sort"] == "gone"
+    report = diff.compare(_doc(base), _doc(new))
+    md = render.to_markdown(report)
+    assert "| Sort | — | 10 | new |" in md, md
+    node = next(n for n in report.to_dict()["shapes"][0]["work"]["nodes"] if n["node"] == "Sort")
+    assert (node["in_baseline"], node["in_result"]) == (False, True)
+
+
+def _scan_on(index: str | None, rows: int) -> PlanNode:
+    if index is None:
+        return PlanNode("full_scan", "Seq Scan on t", table="t", actual_rows=rows, loops=1)
+    return PlanNode(
+        "index_range", f"Index Scan on t using {index}", table="t", index=index, actual_rows=rows, loops=1
+    )
