@@ -17,6 +17,8 @@ shared buffers up by more than the same factor and by at least ``Thresholds.buff
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dbbench.dialects.plan import PlanNode
 from dbbench.diff.model import Finding, NodeWork, Thresholds, WorkDiff, keyed_nodes, ratio
 
@@ -78,12 +80,14 @@ def work_findings(w: WorkDiff, t: Thresholds) -> list[Finding]:
     regression, named at the nodes where they rose most), or down past them in total, neither up
     (an improvement)."""
     rows = [(n.before, n.after, n) for n in w.nodes]
-    parts = _risen(rows, (w.before, w.after), t.work_factor, t.work_min, "work up at ", "rows")
+    parts = _risen(rows, (w.before, w.after), t.work_factor, t.work_min, "work up at ", NodeWork.describe)
     down = _rose(w.after, w.before, t.work_factor, t.work_min)
     if w.buffers_before is not None and w.buffers_after is not None:
         pages = [(n.buffers_before or 0.0, n.buffers_after or 0.0, n) for n in w.nodes]
         total = (w.buffers_before, w.buffers_after)
-        parts += _risen(pages, total, t.work_factor, t.buffers_min, "shared buffers up at ", "buffers")
+        parts += _risen(
+            pages, total, t.work_factor, t.buffers_min, "shared buffers up at ", NodeWork.describe_buffers
+        )
         down = down or _rose(w.buffers_after, w.buffers_before, t.work_factor, t.buffers_min)
     if parts:
         return [Finding("work", True, "; ".join([*parts, w.describe()]))]
@@ -98,18 +102,15 @@ def _risen(
     factor: float,
     least: float,
     head: str,
-    what: str,
+    describe: Callable[[NodeWork], str],
 ) -> list[str]:
     """``head`` and the nodes whose count (before, after) rose past ``factor`` and ``least``, most
-    first; the node that rose most when only the ``total`` did; nothing when neither did."""
+    first, up to three ``describe``d and how many more; the node that rose most when only the
+    ``total`` did; nothing when neither did."""
     by_rise = sorted(counts, key=lambda c: c[0] - c[1])
     up = [n for b, a, n in by_rise if _rose(b, a, factor, least)]
     if not up and not _rose(*total, factor, least):
         return []
-    return [head + _at(up or [n for *_, n in by_rise[:1]], what)]
-
-
-def _at(nodes: list[NodeWork], what: str) -> str:
-    """Up to three nodes' rows or buffers before → after, and how many more."""
-    text = "; ".join(n.describe() if what == "rows" else n.describe_buffers() for n in nodes[:3])
-    return text + (f"; {len(nodes) - 3} more" if len(nodes) > 3 else "")
+    where = up or [n for *_, n in by_rise[:1]]
+    more = f"; {len(where) - 3} more" if len(where) > 3 else ""
+    return [head + "; ".join(describe(n) for n in where[:3]) + more]

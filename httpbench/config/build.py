@@ -238,19 +238,18 @@ def _round_counts(opts: CompareOptions, profile: Profile | None) -> dict[str, in
             return given
         return getattr(defaults, name) if defaults else generic
 
-    paired_method = opts.method == "paired"
+    concurrency = pick(opts.concurrency, "concurrency", 16)
     warmups = opts.warmups
-    if paired_method and warmups is None:
-        warmups = pick(opts.concurrency, "concurrency", 16)  # the calibration run warmed the server
-    if paired_method:
-        workers = pick(opts.concurrency, "concurrency", 16)
-        requests = opts.requests_ if opts.requests_ is not None else paired.REQUESTS_PER_WORKER * workers
+    if opts.method == "paired":
+        if warmups is None:
+            warmups = concurrency  # the calibration run warmed the server: one per fresh connection
+        requests = opts.requests_ if opts.requests_ is not None else paired.REQUESTS_PER_WORKER * concurrency
     else:
         requests = pick(opts.requests_, "requests", 250)
     return {
         "warmups": pick(warmups, "warmups", 32),
         "requests": requests,
-        "concurrency": pick(opts.concurrency, "concurrency", 16),
+        "concurrency": concurrency,
         "rounds": pick(opts.rounds, "rounds", 3),
     }
 

@@ -36,25 +36,21 @@ def rewrite_group_binding(namespace: str, order: str) -> None:
     rows, its statistics untouched (:data:`SEEDED_ORDER` leaves it as seeded: the same pages, the
     same buffers; :data:`SHUFFLED_ORDER` puts about every row of a page of its index on its own
     heap page)."""
-    for t in open_targets({}):
-        try:
-            if t.dialect != "postgresql":
-                continue
-            raw = t.engine.raw_connection()
-            try:
-                conn = raw.driver_connection
-                table = f"{dialects.get(t.dialect).quote(namespace)}.group_binding"
-                with conn.cursor() as cur:
-                    cur.execute(f"CREATE TEMP TABLE gb AS SELECT * FROM {table} ORDER BY {order}")
-                    cur.execute(f"DELETE FROM {table}")
-                    cur.execute(f"INSERT INTO {table} SELECT * FROM gb")
-                    cur.execute("DROP TABLE gb")
-                conn.commit()
-                conn.autocommit = True
-                with conn.cursor() as cur:
-                    cur.execute(f"VACUUM {table}")  # the dead rows go; pg_statistic stays as it was
-                    cur.execute(f"REINDEX TABLE {table}")  # as compact as the seed built them
-            finally:
-                raw.close()
-        finally:
-            t.dispose()
+    (target,) = open_targets({}, only="postgresql")
+    raw = target.engine.raw_connection()
+    try:
+        conn = raw.driver_connection
+        table = f"{dialects.get('postgresql').quote(namespace)}.group_binding"
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE TEMP TABLE gb AS SELECT * FROM {table} ORDER BY {order}")
+            cur.execute(f"DELETE FROM {table}")
+            cur.execute(f"INSERT INTO {table} SELECT * FROM gb")
+            cur.execute("DROP TABLE gb")
+        conn.commit()
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute(f"VACUUM {table}")  # the dead rows go; pg_statistic stays as it was
+            cur.execute(f"REINDEX TABLE {table}")  # as compact as the seed built them
+    finally:
+        raw.close()
+        target.dispose()
