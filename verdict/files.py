@@ -90,3 +90,81 @@ def write_output(path: Path | str, data: str | bytes, *, append: bool = False) -
     except OSError as exc:
         code = exc.errno if exc.errno is not None else errno_mod.EIO
         raise OSError(code, exc.strerror or os.strerror(code), str(target)) from None
+
+
+# -- reading inputs --------------------------------------------------------------------------------
+MiB = 1024 * 1024
+DEFAULT_READ_LIMIT = 64 * MiB  # a result, catalog file or spec is far smaller; a dump is streamed
+
+
+def read_bounded(path: Path | str, *, limit: int = DEFAULT_READ_LIMIT, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path``, refused when it holds more than ``limit`` bytes.
+
+    Opened without blocking (a FIFO with no writer does not hang), refused unless it is an
+    ordinary file (a device such as ``/dev/zero``, a FIFO, a directory), and read at most
+    ``limit + 1`` bytes (a file that grows while read, or that ``/proc`` reports as empty, is
+    still bounded). Every refusal is an :class:`OSError` whose ``filename`` is ``path``, which
+    both command lines print as one line: ``PATH: not a regular file (a FIFO)``."""
+    target = Path(path)
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        code = exc.errno if exc.errno is not None else errno_mod.EIO
+        raise OSError(code, exc.strerror or os.strerror(code), str(target)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            reason = f"not a regular file ({_kind(info.st_mode)}); give a {what}"
+            raise OSError(errno_mod.EINVAL, reason, str(target))
+        if info.st_size > limit:
+            raise OSError(errno_mod.EFBIG, _too_large(info.st_size, limit, what), str(target))
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno_mod.EFBIG, _too_large(None, limit, what), str(target))
+    return data
+
+
+def read_text_bounded(path: Path | str, *, limit: int = DEFAULT_READ_LIMIT, what: str = "file") -> str:
+    """:func:`read_bounded` decoded as UTF-8. Bytes that are not UTF-8 are an :class:`OSError`
+    naming the file and where: ``PATH: not UTF-8 text (byte 0xff at line 3, column 7)``."""
+    data = read_bounded(path, limit=limit, what=what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OSError(errno_mod.EILSEQ, not_utf8(data, exc), str(path)) from None
+
+
+def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
+    """Where ``data`` stops being UTF-8, as a user reads it (the byte, its line and column)."""
+    line = data.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return f"not UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, column {column})"
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not an ordinary file"
+
+
+def _too_large(size: int | None, limit: int, what: str) -> str:
+    held = f"{size / MiB:,.1f} MiB" if size is not None else "more"
+    return f"{what} holds {held}; at most {limit / MiB:,.0f} MiB is read"
+
+
+def excerpt(text: str, limit: int = 80) -> str:
+    """``text`` as a message quotes it: one line, at most ``limit`` characters (``…`` where cut),
+    so a 50 MB name comes back as a short excerpt, never in full."""
+    one_line = " ".join(text.split()) if ("\n" in text or "\r" in text) else text
+    return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
