@@ -9,10 +9,12 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from httpbench.errors import HttpbenchError
+from verdict.files import excerpt
 
 SCHEMA = "httpbench.compare/1"
 SCENARIO_CLASSES = ("metadata", "payload")
 METHODS = ("GET", "HEAD")
+MAX_NAME = 64  # a target or scenario name, as tables and messages show it
 
 
 @dataclass(frozen=True)
@@ -30,8 +32,10 @@ class Target:
     @classmethod
     def parse(cls, name: str, raw_url: str) -> tuple[Target, str | None]:
         """Parse ``raw_url``; returns the target and any ``user:pass`` found in the URL."""
+        if len(name) > MAX_NAME:
+            raise HttpbenchError(f"target name of {len(name):,} characters: at most {MAX_NAME}")
         if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
-            raise HttpbenchError(f"bad target name {name!r}: use letters, digits, '-', '_', '.'")
+            raise HttpbenchError(f"bad target name {excerpt(name)!r}: use letters, digits, '-', '_', '.'")
         try:
             parts = urlsplit(raw_url)
         except ValueError as exc:

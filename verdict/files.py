@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno as errno_mod
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
@@ -145,6 +146,18 @@ def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
     return f"not UTF-8 text (byte 0x{data[exc.start]:02x} at line {line}, column {column})"
 
 
+MESSAGE_WIDTH = 1000  # the longest line an error prints: a value quoted in full never floods a terminal
+
+
+def clip_lines(message: str, width: int = MESSAGE_WIDTH) -> str:
+    """``message`` with each of its lines cut at ``width`` characters (``… (N more characters)``):
+    the last guard of both command lines' one error handler, whatever a message quotes."""
+    return "\n".join(
+        line if len(line) <= width else f"{line[:width]}… ({len(line) - width:,} more characters)"
+        for line in message.split("\n")
+    )
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, "a directory"),
@@ -168,3 +181,25 @@ def excerpt(text: str, limit: int = 80) -> str:
     so a 50 MB name comes back as a short excerpt, never in full."""
     one_line = " ".join(text.split()) if ("\n" in text or "\r" in text) else text
     return one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"
+
+
+# A string is skipped whole (possessive runs: the engine keeps no backtracking state, so a 50-million
+# character string costs its own size, not gigabytes), then a bracket is a token.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"|[\[\]{}]')
+
+
+def text_depth_exceeds(text: str | bytes, limit: int) -> bool:
+    """Whether JSON ``text`` opens more than ``limit`` nested lists/objects, counted without
+    decoding (so a hostile document cannot exhaust the decoder's recursion first)."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8", "replace")
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        ch = m.group()
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False

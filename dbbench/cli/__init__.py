@@ -27,6 +27,8 @@ from dbbench.cli.local_servers import (
 )
 from dbbench.cli.measure import check_cmd, explain_cmd
 from dbbench.cli.volume import fill_cmd, init_cmd
+from dbbench.errors import DbbenchError
+from verdict.cli import guard_paths
 
 __all__ = [
     "Cli",
@@ -77,6 +79,7 @@ for _command in (
     fill_cmd,
 ):
     cli.add_command(_command)
+guard_paths(cli, DbbenchError)  # an output never replaces an input, nor another output
 
 
 def main() -> None:

@@ -22,11 +22,11 @@ from dbbench.defaults import VERSION as __version__
 from dbbench.errors import DbbenchError
 from dbbench.servers import Home
 from dbbench.workflow import Connect, opened
-from verdict.files import write_output
+from verdict.files import clip_lines, write_output
 
 
 def err(message: str) -> None:
-    click.echo(f"dbbench: {message}", err=True)
+    click.echo(f"dbbench: {clip_lines(message)}", err=True)
 
 
 class Cli(click.Group):

@@ -13,6 +13,8 @@ import click
 from dbbench import defaults, workflow
 from dbbench.cli.app import Targets, append_summary, err, write_file, write_json
 from dbbench.cli.options import (
+    CATALOG,
+    INPUT_FILE,
     OutputPath,
     catalog_option,
     github_summary_option,
@@ -41,7 +43,7 @@ def baseline_group() -> None:
 @click.option(
     "--from",
     "source",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=INPUT_FILE,
     help="Save this result file (dbbench explain --output) instead of running the catalog.",
 )
 @catalog_option("Catalog directory, entry file or name.")
@@ -169,13 +171,14 @@ def threshold_options(fn):
 
 
 @click.command("diff")
-@click.argument("baseline_file", metavar="BASELINE", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument(
-    "result_file", metavar="[RESULT]", required=False, type=click.Path(dir_okay=False, path_type=Path)
-)
+@click.argument("baseline_file", metavar="BASELINE", type=INPUT_FILE)
+@click.argument("result_file", metavar="[RESULT]", required=False, type=INPUT_FILE)
 @target_options
 @click.option(
-    "--catalog", default=None, help="Catalog to run when RESULT is not given [default: the baseline's]."
+    "--catalog",
+    type=CATALOG,
+    default=None,
+    help="Catalog to run when RESULT is not given [default: the baseline's].",
 )
 @click.option("--namespace", default=None, help="Namespace to run in [default: the baseline's].")
 @click.option(

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from dbbench import defaults, workflow
 from dbbench.cli.app import _connect, say, write_file, write_json
-from dbbench.cli.options import catalog_option, isolate, namespace_option, output_file, target_options
+from dbbench.cli.options import (
+    CATALOG,
+    INPUT_FILE,
+    catalog_option,
+    isolate,
+    namespace_option,
+    output_file,
+    target_options,
+)
 from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
 from dbbench.servers import Home
 
@@ -32,6 +38,7 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
 )
 @click.option(
     "--catalog",
+    type=CATALOG,
     default=None,
     metavar="DIR",
     help="Instead of a dataset: run this catalog's own setup SQL (setup.sql / setup.<dialect>.sql).",
@@ -127,7 +134,7 @@ def validate_cmd(catalog, namespace) -> None:
 
 
 @click.command("report")
-@click.argument("result_file", metavar="RESULT.json", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("result_file", metavar="RESULT.json", type=INPUT_FILE)
 @output_file(
     "--html", "html_file", help="Also write a self-contained HTML page with a chart of every timed sample."
 )

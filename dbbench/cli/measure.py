@@ -10,7 +10,14 @@ import click
 
 from dbbench import defaults, workflow
 from dbbench.cli.app import Targets, append_summary, err, write_file, write_json
-from dbbench.cli.options import explain_options, isolate, sampling_options, split_report, target_options
+from dbbench.cli.options import (
+    INPUT_FILE,
+    explain_options,
+    isolate,
+    sampling_options,
+    split_report,
+    target_options,
+)
 from dbbench.servers import Home
 from dbbench.workflow import Run
 
@@ -91,7 +98,7 @@ def explain_cmd(home: Home, **options) -> None:
 @click.option(
     "--baseline",
     "baseline_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=INPUT_FILE,
     default=None,
     help="Also compare with this baseline of a check run (baseline save --from CHECK.json) on plan "
     "shape and work, as diff does; a regression exits 1.",

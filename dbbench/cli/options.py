@@ -9,16 +9,13 @@ import click
 
 from dbbench import defaults
 from dbbench.errors import DbbenchError
-from verdict.cli import Float
+from verdict.cli import Float, InputFile, InputTree, OutputFile
 
 DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
 
 
-class OutputPath(click.Path):
+class OutputPath(OutputFile):
     """A file a command writes: checked writable when the options are parsed, before any work."""
-
-    def __init__(self) -> None:
-        super().__init__(dir_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
         from verdict.outputs import unwritable
@@ -29,6 +26,31 @@ class OutputPath(click.Path):
             what = param.opts[0] if param is not None and param.opts[0].startswith("-") else "output file"
             raise DbbenchError(f"{what} {path}: cannot be written ({reason})")
         return path
+
+
+class CatalogPath(InputTree):
+    """A catalog the command reads: a directory, an entry file, or a name under ``sql/catalog/``.
+    An output may be written in its directory (a baseline beside the catalog) but never over a
+    file it reads: its entries (``.toml``, ``.sql``), its ``setup/`` and its ``data/``."""
+
+    name = "catalog"
+
+    def locate(self, value: Any) -> Path | None:
+        from dbbench.catalog import entries
+
+        try:
+            return entries.resolve(str(value))
+        except DbbenchError:
+            return None  # the command says so in its own words
+
+    def reads(self, relative: Path) -> bool:
+        from dbbench.catalog.entries import SETUP_DIR
+
+        return relative.suffix in (".toml", ".sql") or relative.parts[:1] in ((SETUP_DIR,), ("data",))
+
+
+CATALOG = CatalogPath()
+INPUT_FILE = InputFile()
 
 
 def target_options(fn):
@@ -66,7 +88,7 @@ REPORT_OPTIONS = ("output", "junit", "github_summary", "fmt")  # the values of r
 
 
 def catalog_option(help: str = CATALOG_HELP):
-    return click.option("--catalog", default=defaults.CATALOG, show_default=True, help=help)
+    return click.option("--catalog", type=CATALOG, default=defaults.CATALOG, show_default=True, help=help)
 
 
 def namespace_option(help: str):

@@ -521,7 +521,8 @@ def _explain_analyze(cur, sql: str, params: dict) -> str:
 def _resolve_consts(cur, sql: str, params: dict, tree, aliases: dict[str, str]) -> dict:
     """Under each ``const`` node of ``tree`` (rows MySQL fetched before execution), the tables
     ``EXPLAIN FORMAT=JSON`` reads by const/eq_ref/system access and their keys; the JSON document."""
-    from dbbench.dialects.plan import MAX_DEPTH, PlanNode, PlanTooDeep, text_depth_exceeds
+    from dbbench.dialects.plan import MAX_DEPTH, PlanNode, PlanTooDeep
+    from verdict.files import text_depth_exceeds
 
     _json_version_1(cur)
     cur.execute("EXPLAIN FORMAT=JSON " + sql, params)

@@ -12,12 +12,12 @@ forbidden) is :mod:`dbbench.measure.expect`.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dbbench.errors import DbbenchError
+from verdict.files import text_depth_exceeds
 
 # Plan nesting dbbench reads: real plans are a few dozen levels deep; a hostile or absurd plan
 # (a query nested thousands of subqueries deep, a crafted result file) is refused with one line
@@ -137,26 +137,6 @@ def json_depth_exceeds(doc: Any, limit: int) -> bool:
             if level > limit:
                 return True
             stack.extend((level + 1, v) for v in (x.values() if isinstance(x, dict) else x))
-    return False
-
-
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
-
-def text_depth_exceeds(text: str | bytes, limit: int) -> bool:
-    """Whether JSON ``text`` opens more than ``limit`` nested lists/objects, counted without
-    decoding (so a hostile document cannot exhaust the decoder's recursion first)."""
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        text = bytes(text).decode("utf-8", "replace")
-    depth = 0
-    for m in _JSON_TOKEN.finditer(text):
-        ch = m.group()
-        if ch in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch in "]}":
-            depth -= 1
     return False
 
 

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbbench.defaults import VERSION as __version__
-from dbbench.dialects.plan import MAX_DEPTH, text_depth_exceeds
+from dbbench.dialects.plan import MAX_DEPTH
 from dbbench.document.check import schema_version
 from dbbench.document.model import ResultFileError
+from verdict.files import read_text_bounded, text_depth_exceeds
 
 if TYPE_CHECKING:
     from dbbench.access.targets import Target
@@ -173,6 +174,7 @@ def write(path: Path | str, doc: dict[str, Any]) -> str:
     return text
 
 
+RESULT_LIMIT = 64 * 1024 * 1024  # a result of 1,000 shapes with their plans is a few MiB
 _MAX_NUMBER_CHARS = 100  # a float needs 17 significant digits; dbbench rounds to 4 places
 _MAX_JSON_DEPTH = 2 * MAX_DEPTH + 16  # a plan level is an object inside a "children" list
 
@@ -190,11 +192,11 @@ def load_document(path: Path | str, kind: str = "explain") -> Document:
 
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_bounded(path, limit=RESULT_LIMIT, what="dbbench result")
     except FileNotFoundError:
         raise ResultFileError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultFileError(f"{path}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from None
 
     def no_constant(name: str):
         raise ResultFileError(f"{path}: {name} is not a number (dbbench writes JSON without NaN/Infinity)")

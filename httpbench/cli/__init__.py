@@ -23,6 +23,8 @@ from httpbench.cli.demo import demo
 from httpbench.cli.fixture import fixture
 from httpbench.cli.peers import peers
 from httpbench.cli.report import report
+from httpbench.errors import HttpbenchError
+from verdict.cli import guard_paths
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,6 +40,7 @@ cli.add_command(fixture)
 cli.add_command(demo)
 cli.add_command(apk_client)
 cli.add_command(report)
+guard_paths(cli, HttpbenchError)  # an output never replaces an input, nor another output
 
 
 def main(argv: list[str] | None = None) -> None:

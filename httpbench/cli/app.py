@@ -10,6 +10,7 @@ import traceback
 import click
 
 from httpbench.errors import HttpbenchError
+from verdict.files import clip_lines
 
 
 def say(line: str) -> None:
@@ -18,7 +19,7 @@ def say(line: str) -> None:
 
 
 def err(message: str) -> None:
-    click.echo(f"httpbench: error: {message}", err=True)
+    click.echo(f"httpbench: error: {clip_lines(message)}", err=True)
 
 
 def invoke(command: click.Command, args: list[str], prog_name: str):

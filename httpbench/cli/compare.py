@@ -6,6 +6,7 @@ written where asked; the exit code is the verdict's under ``--enforce-gates``.""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -15,14 +16,29 @@ from httpbench.cli.options import option
 from httpbench.config.build import CompareOptions
 from httpbench.errors import HttpbenchError
 from httpbench.profiles import PROFILES, all_profiles
-from verdict.cli import Float
+from verdict.cli import Float, InputFile, OutputFile
+
+
+class AuthSource(click.ParamType):
+    """``NAME=env:VAR`` or ``NAME=file:PATH``: the file is an input (an output never replaces it)."""
+
+    name = "auth"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value
+
+    def input_paths(self, value: str) -> list[Path]:
+        from httpbench.config.targets import auth_files
+
+        return auth_files(value)
+
 
 DEFAULT = CompareOptions()
 
 
 def _profile_options(command):
     """Attach every profile's options to ``compare`` (declared once, in the profile module)."""
-    kinds = {"str": str, "int": int, "float": Float(), "path": click.Path(exists=True, dir_okay=False)}
+    kinds = {"str": str, "int": int, "float": Float(), "path": InputFile(exists=True)}
     seen: dict[str, str] = {}
     for pname, profile in sorted(all_profiles().items(), reverse=True):
         for opt in reversed(profile.options):
@@ -87,10 +103,10 @@ def _option(name: str, *decls: str, **attrs: Any):
 
 COMPARE_OPTIONS = [
     _option("--target", "targets", multiple=True, metavar="NAME=URL"),
-    _option("--auth", "auths", multiple=True, metavar="NAME=env:VAR|NAME=file:PATH"),
+    _option("--auth", "auths", type=AuthSource(), multiple=True, metavar="NAME=env:VAR|NAME=file:PATH"),
     _option("--profile", "profile_name", type=click.Choice(sorted(PROFILES)), default=None),
     _option("--scenario", "scenario_opts", multiple=True, metavar="SPEC"),
-    _option("--scenarios", "scenarios_file", metavar="FILE"),
+    _option("--scenarios", "scenarios_file", type=InputFile(path_type=str), metavar="FILE"),
     _option("--warmups", type=click.IntRange(0, 100_000), default=None),
     _option("--requests", "requests_", type=click.IntRange(0, 1_000_000), default=None),
     _option("--concurrency", type=click.IntRange(1, 1024), default=None),
@@ -106,12 +122,12 @@ COMPARE_OPTIONS = [
     _option("--client-command", "client_opts", multiple=True, metavar="NAME=COMMAND"),
     _option("--client-rounds", type=click.IntRange(1, 100), default=None),
     _option("--client-timeout", type=Float(1, 3600), default=DEFAULT.client_timeout),
-    _option("--output", metavar="FILE"),
+    _option("--output", type=OutputFile(path_type=str), metavar="FILE"),
     _option("--markdown", is_flag=True),
-    _option("--junit", type=click.Path(dir_okay=False), default=None),
+    _option("--junit", type=OutputFile(path_type=str), default=None),
     _option(
         "--github-summary",
-        type=click.Path(dir_okay=False),
+        type=OutputFile(path_type=str),
         envvar="GITHUB_STEP_SUMMARY",
         default=None,
         metavar="FILE",

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 import tomllib
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from httpbench.errors import HttpbenchError
 from httpbench.model import DEFAULT_GATES, GATE_CLASSES, METHODS, SCENARIO_CLASSES, Gate, Scenario
+from verdict.files import excerpt, read_text_bounded
 
 _KEYS = {
     "name",
@@ -99,6 +99,10 @@ def _int(value: Any, key: str, where: str) -> int:
     return out
 
 
+MAX_SCENARIO_NAME = 200  # a name as tables and messages show it
+MAX_PATH = 8192  # the request line servers accept (nginx's default large header buffer)
+
+
 def make(fields: dict[str, Any], where: str) -> Scenario:
     unknown = set(fields) - _KEYS
     if unknown:
@@ -106,6 +110,9 @@ def make(fields: dict[str, Any], where: str) -> Scenario:
     for key in ("name", "method", "path", "class", "sha256"):
         if fields.get(key) is not None and not isinstance(fields[key], str):
             raise HttpbenchError(f"{where}: {key} must be text")
+    for key, most in (("name", MAX_SCENARIO_NAME), ("path", MAX_PATH)):
+        if len(str(fields.get(key) or "")) > most:
+            raise HttpbenchError(f"{where}: {key} of {len(fields[key]):,} characters: at most {most:,}")
     path = _path(fields, where)
     method = str(fields.get("method", "GET")).upper()
     if method not in METHODS:
@@ -242,13 +249,18 @@ def parse_option(text: str) -> Scenario:
     return make(fields, where)
 
 
+SCENARIOS_LIMIT = 4 * 1024 * 1024  # thousands of scenarios; a larger file is not a scenarios file
+
+
 def load_file(path: str) -> tuple[list[Scenario], dict[str, Gate]]:
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text_bounded(path, limit=SCENARIOS_LIMIT, what="scenarios file"))
     except OSError as exc:
         raise HttpbenchError(f"cannot read scenarios file {path}: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise HttpbenchError(f"scenarios file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise HttpbenchError(f"scenarios file {path}: {excerpt(str(exc))}") from None
+    except RecursionError:
+        raise HttpbenchError(f"scenarios file {path}: nested too deeply to be a scenarios file") from None
     unknown = set(data) - {"scenario", "gates"}
     if unknown:
         raise HttpbenchError(f"scenarios file {path}: unknown table(s) {', '.join(sorted(unknown))}")

@@ -9,6 +9,16 @@ from pathlib import Path
 
 from httpbench.errors import HttpbenchError
 from httpbench.model import Target
+from verdict.files import read_text_bounded
+
+CREDENTIALS_LIMIT = 64 * 1024  # a token or user:password; a file larger than this is not one
+
+
+def auth_files(given: str) -> list[Path]:
+    """The file an ``--auth NAME=file:PATH`` reads (none for ``env:``): an input of the command."""
+    _, _, source = given.partition("=")
+    kind, _, ref = source.partition(":")
+    return [Path(ref)] if kind == "file" and ref else []
 
 
 def read_credentials(name: str, source: str) -> str:
@@ -20,11 +30,9 @@ def read_credentials(name: str, source: str) -> str:
         value = value.strip("\r\n")
     elif kind == "file" and ref:
         try:
-            value = Path(ref).read_text(encoding="utf-8").strip("\r\n")
+            value = read_text_bounded(ref, limit=CREDENTIALS_LIMIT, what="credentials file").strip("\r\n")
         except OSError as exc:
             raise HttpbenchError(f"--auth {name}: cannot read {ref}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise HttpbenchError(f"--auth {name}: {ref} is not UTF-8 text") from None
     else:
         # never echo what was given: it may be the secret itself
         raise HttpbenchError(
