@@ -41,23 +41,30 @@ class CliResult:
 
 
 def run_program(
-    program: str, *args: str, env: dict[str, str] | None = None, timeout: float = 600
+    program: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+    cwd: Path | None = None,
 ) -> CliResult:
-    """Run ``python -m PROGRAM ARGS`` as a real process (real exit code, real stderr)."""
+    """Run ``python -m PROGRAM ARGS`` as a real process (real exit code, real stderr), in ``cwd``
+    (default: the repository's root)."""
     proc = subprocess.run(
         [sys.executable, "-m", program, *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=cwd or Path(__file__).resolve().parent.parent,
         env={**os.environ, **(env or {})},
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
-    """Run ``python -m dbbench ARGS``."""
-    return run_program("dbbench", *args, env=env, timeout=timeout)
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None
+) -> CliResult:
+    """Run ``python -m dbbench ARGS`` (in ``cwd``, default the repository's root)."""
+    return run_program("dbbench", *args, env=env, timeout=timeout, cwd=cwd)
 
 
 SERVER_FIXTURES = frozenset({"local_servers", "local_urls"})

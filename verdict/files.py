@@ -172,8 +172,17 @@ def _kind(mode: int) -> str:
 
 
 def _too_large(size: int | None, limit: int, what: str) -> str:
-    held = f"{size / MiB:,.1f} MiB" if size is not None else "more"
-    return f"{what} holds {held}; at most {limit / MiB:,.0f} MiB is read"
+    held = size_text(size) if size is not None else "more"
+    return f"{what} holds {held}; at most {size_text(limit)} is read"
+
+
+def size_text(n: int) -> str:
+    """A byte count as a person reads it: ``512 bytes``, ``64 KiB``, ``4.8 MiB``."""
+    if n < 1024:
+        return f"{n:,} bytes"
+    if n < MiB:
+        return f"{n / 1024:,.1f}".removesuffix(".0") + " KiB"
+    return f"{n / MiB:,.1f}".removesuffix(".0") + " MiB"
 
 
 def excerpt(text: str, limit: int = 80) -> str:
