@@ -12,6 +12,7 @@ Loading validates every entry and reports every problem found, one per line, as
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from collections.abc import Callable
@@ -20,13 +21,16 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
+from dbbench.catalog import files as catalog_files
 from dbbench.catalog import sqlfiles
 from dbbench.catalog.params import param_names
+from dbbench.catalog.sqltext import QUERY_KINDS, ROW_KINDS, WRITE_KINDS, line_of, statement_problems
 from dbbench.dataset.definition import DATASET_PARAMS
 from dbbench.defaults import DIALECTS
 from dbbench.errors import DbbenchError
 from dbbench.measure.expect import FEATURE_ALIASES, FEATURES, normalize_forbid
 from dbbench.setup.guard import SetupError, is_empty
+from verdict.files import excerpt
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "sql" / "catalog"
 FORBIDDABLE = FEATURES
@@ -141,7 +145,7 @@ def resolve(name_or_path: str | Path) -> Path:
     if not path.exists():
         known = ", ".join(sorted(p.name for p in CATALOG_DIR.iterdir() if p.is_dir()))
         raise CatalogError(
-            f"no catalog {str(name_or_path)!r} (known: {known}; or give a directory or .toml file)"
+            f"no catalog {excerpt(str(name_or_path))!r} (known: {known}; or give a directory or .toml file)"
         )
     return path
 
@@ -149,13 +153,23 @@ def resolve(name_or_path: str | Path) -> Path:
 def setup_files(directory: Path) -> dict[str, list[Path]]:
     """The setup SQL of a catalog directory, per dialect: the ``setup/`` folder's ``.sql`` files in
     name order (``NAME.<dialect>.sql`` for that dialect only), else ``setup.<dialect>.sql``, else
-    ``setup.sql``. A dialect with both a folder and a file is refused (which would run?)."""
+    ``setup.sql``. A dialect with both a folder and a file is refused (which would run?), and so is
+    a setup file that is not an ordinary file inside the directory (:func:`files.inside`)."""
     folder = directory / SETUP_DIR
     listed = sorted(folder.glob("*.sql")) if folder.is_dir() else []
+    named = [directory / p.format(dialect=d) for d in DIALECTS for p in SETUP_FILES]
+    refused = []
+    for f in dict.fromkeys([*listed, *(f for f in named if os.path.lexists(f))]):
+        try:
+            catalog_files.inside(f, directory)
+        except OSError as exc:
+            refused.append(catalog_files.problem(exc))
+    if refused:
+        raise CatalogError(refused)
     out: dict[str, list[Path]] = {}
     for dialect in DIALECTS:
         others = [f".{d}.sql" for d in DIALECTS if d != dialect]
-        files = [f for f in listed if f.is_file() and not f.name.endswith(tuple(others))]
+        files = [f for f in listed if not f.name.endswith(tuple(others))]
         single = next(
             (c for p in SETUP_FILES if (c := directory / p.format(dialect=dialect)).is_file()), None
         )
@@ -174,8 +188,9 @@ def setup_files(directory: Path) -> dict[str, list[Path]]:
 def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = None) -> Catalog:
     """Load and validate a catalog (a name under ``sql/catalog/``, a directory, or one entry file)."""
     path = resolve(name_or_path)
-    directory = path if path.is_dir() else path.parent
-    files = sorted(path.glob("*.toml")) if path.is_dir() else [path]
+    is_dir = path.is_dir()
+    directory = path if is_dir else path.parent
+    files = sorted(path.glob("*.toml")) if is_dir else [path]
     setup = setup_files(directory)
     if sqlfiles.is_sql_catalog(path):  # annotated .sql files (dbbench.catalog.sqlfiles)
         return _sql_catalog(path, setup, only)
@@ -184,19 +199,26 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
     # A catalog that builds its own data cannot use the alpine dataset's values.
     offered = () if setup else DATASET_PARAMS
     shapes, problems = [], []
-    for f in files:
+    texts: dict[Path, str] = {}
+    for f in files:  # each read once, bounded (a file named inside a directory stays inside it)
         try:
-            shapes.append(load_entry(f, offered))
+            texts[f] = catalog_files.read_text(f, directory if is_dir else None)
+        except OSError as exc:
+            problems.append(catalog_files.problem(exc))
+    for f, text in texts.items():
+        try:
+            shapes.append(load_entry(f, offered, text=text))
         except CatalogError as exc:
             problems += exc.problems
     seen: dict[str, Path] = {}
-    for f in files:  # every file, including those with other problems
-        name = _entry_name(f)
+    for f, text in texts.items():  # every file, including those with other problems
+        name = _entry_name(text)
         if name is None:
             continue
         if name in seen:
             problems.append(
-                f"{f}: entry {name!r}: name: already used by {seen[name].name} (shape names must be unique)"
+                f"{f}: entry {excerpt(name)!r}: name: already used by {seen[name].name} "
+                "(shape names must be unique)"
             )
         seen.setdefault(name, f)
     for dialect, files in setup.items():
@@ -214,7 +236,9 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
     if only:
         unknown = [o for o in only if o not in names]
         if unknown:
-            raise CatalogError(f"no shape named {unknown[0]!r} in {path} (shapes: {', '.join(names)})")
+            raise CatalogError(
+                f"no shape named {excerpt(unknown[0])!r} in {path} (shapes: {excerpt(', '.join(names), 200)})"
+            )
         shapes = [s for s in shapes if s.name in only]
     name = directory.name if path.is_dir() else path.stem
     return Catalog(name, path, shapes, setup)
@@ -227,7 +251,7 @@ def _sql_catalog(path: Path, setup: dict[str, list[Path]], only: list[str] | Non
         raise CatalogError(problems)
     shapes = [sql_shape(b) for b in blocks if not only or b.name in only]
     if only and (unknown := [o for o in only if o not in {b.name for b in blocks}]):
-        raise CatalogError(f"no shape named {unknown[0]!r} in {path}")
+        raise CatalogError(f"no shape named {excerpt(unknown[0])!r} in {path}")
     return Catalog(path.parent.name if path.is_file() else path.name, path, shapes, setup)
 
 
@@ -245,10 +269,10 @@ def load(name_or_path: str | Path = "alpine", only: list[str] | None = None) -> 
     return open_catalog(name_or_path, only).shapes
 
 
-def _entry_name(path: Path) -> str | None:
+def _entry_name(text: str) -> str | None:
     try:
-        name = tomllib.loads(path.read_text()).get("name")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        name = tomllib.loads(text).get("name")
+    except tomllib.TOMLDecodeError:
         return None
     return name if isinstance(name, str) and name.strip() else None
 
@@ -260,11 +284,12 @@ def _is_param_value(value) -> bool:
 Fail = Callable[[str, str], None]  # (where in the entry, what is wrong): one problem line
 
 
-def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
-    """One catalog entry, validated. Raises :class:`CatalogError` listing every problem found."""
-    raw = _read_entry(path)
+def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = None) -> Shape:
+    """One catalog entry (``text``: the file's, when already read), validated. Raises
+    :class:`CatalogError` listing every problem found."""
+    raw = _read_entry(path, text)
     name = raw.get("name") if isinstance(raw.get("name"), str) and raw["name"].strip() else None
-    where_entry = f"entry {name!r}: " if name else ""
+    where_entry = f"entry {excerpt(name)!r}: " if name else ""
     problems: list[str] = []
 
     def fail(where: str, what: str) -> None:
@@ -273,6 +298,9 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
     _check_fields(raw, name, fail)
     params = _params(raw, fail)
     setup = _setup_queries(raw, fail)
+    on = [d for d in DIALECTS if isinstance(raw.get(d), dict)] or list(DIALECTS)
+    for i, sql in enumerate(setup):
+        check_sql(f"setup[{i}] sql", sql, on, ROW_KINDS, fail)
     expect_rows = _expect_rows(raw, fail)
     if "locks" in raw and not isinstance(raw["locks"], bool):
         fail("locks", "must be true or false")
@@ -296,6 +324,9 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
     for s in setup:
         available |= {a.lower() for a in _aliases(s)}
     shape.cascade = _cascade(raw.get("cascade"), available, fail)
+    if shape.cascade is not None:
+        check_sql("cascade.delete", shape.cascade["delete"], on, WRITE_KINDS, fail)
+        check_sql("cascade.count", shape.cascade["count"], on, ROW_KINDS, fail)
     shared = _shared_query(raw, fail)
     for dialect in DIALECTS:
         variant = _variant(dialect, raw.get(dialect), shared, available, fail)
@@ -308,13 +339,13 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS) -> Shape:
     return shape
 
 
-def _read_entry(path: Path) -> dict[str, Any]:
+def _read_entry(path: Path, text: str | None = None) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text())
+        return tomllib.loads(catalog_files.read_text(path) if text is None else text)
     except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise CatalogError(f"{path}: not UTF-8 text") from None
+        raise CatalogError(f"{path}: not valid TOML: {excerpt(str(exc), 200)}") from None
+    except OSError as exc:
+        raise CatalogError(catalog_files.problem(exc)) from None
 
 
 def _check_fields(raw: dict[str, Any], name: str | None, fail: Fail) -> None:
@@ -329,7 +360,7 @@ def _check_fields(raw: dict[str, Any], name: str | None, fail: Fail) -> None:
             fail(key, "must be text")
     for key in raw:
         if key not in ENTRY_FIELDS:
-            fail(key, f"unknown field (expected one of {', '.join(sorted(ENTRY_FIELDS))})")
+            fail(excerpt(key, 40), f"unknown field (expected one of {', '.join(sorted(ENTRY_FIELDS))})")
 
 
 def _params(raw: dict[str, Any], fail: Fail) -> dict[str, Any]:
@@ -339,7 +370,7 @@ def _params(raw: dict[str, Any], fail: Fail) -> dict[str, Any]:
         params = {}
     for key, value in params.items():
         if not _is_param_value(value):
-            fail(f"params.{key}", "must be text, a number, a boolean or a date/time")
+            fail(f"params.{excerpt(key, 40)}", "must be text, a number, a boolean or a date/time")
     return params
 
 
@@ -368,6 +399,16 @@ def _expect_rows(raw: dict[str, Any], fail: Fail) -> int | None:
     return expect_rows
 
 
+def check_sql(where: str, sql: str, dialects, kinds, fail: Fail) -> None:
+    """Each problem of a catalog statement's text (:func:`dbbench.catalog.sqltext.statement_problems`:
+    a NUL byte, quotes, comments or parentheses left open, a second statement, a kind the
+    statement is not), where it is in the field's text."""
+    for offset, what in statement_problems(sql, dialects, kinds):
+        line, column = line_of(sql, offset)
+        at = f"line {line}, column {column}" if "\n" in sql.strip() else f"column {column}"
+        fail(where, f"{what} (at {at} of the SQL)")
+
+
 def _missing_param(sql: str, available: set[str]) -> str | None:
     """The first ``:name`` of ``sql`` that no parameter or setup query gives."""
     missing = [p for p in param_names(sql) if p not in available]
@@ -384,7 +425,7 @@ def _cascade(cascade: Any, available: set[str], fail: Fail) -> dict[str, str] | 
     for key in ("delete", "count"):
         missing = _missing_param(cascade[key], available)
         if missing:
-            fail(f"cascade.{key}", f"parameter :{missing} is not in [params] or a setup query")
+            fail(f"cascade.{key}", f"parameter :{excerpt(missing)} is not in [params] or a setup query")
     return {"delete": cascade["delete"], "count": cascade["count"]}
 
 
@@ -396,7 +437,7 @@ def _shared_query(raw: dict[str, Any], fail: Fail) -> dict[str, Any]:
         shared = {}
     for key in shared:
         if key != "sql":
-            fail(f"[query] {key}", "unknown field (only sql)")
+            fail(f"[query] {excerpt(key, 40)}", "unknown field (only sql)")
     return shared
 
 
@@ -412,7 +453,10 @@ def _variant(
         return None
     for key in section:
         if key not in DIALECT_FIELDS:
-            fail(f"{where} {key}", f"unknown field (expected one of {', '.join(sorted(DIALECT_FIELDS))})")
+            fail(
+                f"{where} {excerpt(key, 40)}",
+                f"unknown field (expected one of {', '.join(sorted(DIALECT_FIELDS))})",
+            )
     sql = section.get("sql", shared.get("sql"))
     if not isinstance(sql, str) or not sql.strip():
         fail(f"{where} sql", "missing (give it here or in [query])")
@@ -429,7 +473,11 @@ def _variant(
     for text, field_name in ((sql, "sql"), (natural, "natural")):
         missing = _missing_param(text, available) if text else None
         if missing:
-            fail(f"{where} {field_name}", f"parameter :{missing} is not in [params] or a setup query")
+            fail(
+                f"{where} {field_name}", f"parameter :{excerpt(missing)} is not in [params] or a setup query"
+            )
+        if text:
+            check_sql(f"{where} {field_name}", text, [dialect], QUERY_KINDS, fail)
     settings = _settings(where, dialect, section.get("settings", {}), fail)
     if not (sql and expect):
         return None
@@ -451,7 +499,7 @@ def _expect(where: str, expect: Any, fail: Fail) -> dict[str, str] | None:
     if set(expect) - {"table", "index"}:
         fail(
             f"{where} expect",
-            f"unknown key {sorted(set(expect) - {'table', 'index'})[0]!r} (only table, index)",
+            f"unknown key {excerpt(sorted(set(expect) - {'table', 'index'})[0], 40)!r} (only table, index)",
         )
     return expect
 
@@ -468,7 +516,7 @@ def _forbid(where: str, forbid: Any, fail: Fail) -> list[str]:
         except ValueError:
             fail(
                 f"{where} forbid",
-                f"{item!r} is not one of {', '.join([*FEATURES, *FEATURE_ALIASES])} "
+                f"{excerpt(repr(item), 60)} is not one of {', '.join([*FEATURES, *FEATURE_ALIASES])} "
                 "(optionally full_scan:TABLE)",
             )
     return canonical

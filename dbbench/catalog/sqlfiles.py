@@ -31,9 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dbbench.catalog.sqltext import normalize
+from dbbench.catalog import files
+from dbbench.catalog.sqltext import QUERY_KINDS, line_of, normalize, scan, statement_problems
 from dbbench.defaults import DIALECTS
 from dbbench.measure.expect import normalize_forbid
+from verdict.files import excerpt
 
 NAME_LINE = re.compile(r"^\s*--\s*(?::name\s+|name:\s*)([^\s:]+?)[\^$!<>*#]*(?:\s.*)?$")
 DIRECTIVE = re.compile(r"^\s*--\s*dbbench:\s*(.*?)\s*$")
@@ -41,6 +43,7 @@ KEYS = ("expect", "forbid", "rows", "growth", "param", "only", "probe", "cardina
 PROBES = ("values", "generic")
 GROWTH = ("bounded", "logarithmic", "linear")
 SETUP_NAMES = {"setup.sql", *(f"setup.{d}.sql" for d in DIALECTS)}
+CAPTURED = "-- Shapes captured by dbbench"  # the first line of a file dbbench's capture writes
 
 
 @dataclass
@@ -75,42 +78,36 @@ class Block:
 
 
 def catalog_files(path: Path) -> list[Path]:
-    """The annotated SQL files of a catalog directory (or the one file given), setup SQL excluded."""
-    if path.is_file():
+    """The annotated SQL files of a catalog directory (or the one file given), setup SQL excluded:
+    every ``*.sql`` name, ordinary file or not (reading refuses what is not, :mod:`.files`)."""
+    if not path.is_dir():
         return [path] if path.suffix == ".sql" else []
-    return [p for p in sorted(path.glob("*.sql")) if p.is_file() and p.name not in SETUP_NAMES]
+    return [p for p in sorted(path.glob("*.sql")) if p.name not in SETUP_NAMES]
 
 
 def is_sql_catalog(path: Path) -> bool:
-    """A ``.sql`` file, or a directory without ``.toml`` entries whose ``.sql`` files (setup SQL
-    excluded) hold ``-- name:`` blocks."""
-    if path.is_file():
+    """A ``.sql`` file, or a directory without ``.toml`` entries that holds ``.sql`` files besides
+    its setup SQL (read by :func:`read`, which names what is wrong with each)."""
+    if not path.is_dir():
         return path.suffix == ".sql"
-    if not path.is_dir() or any(path.glob("*.toml")):
+    if any(path.glob("*.toml")):
         return False
-    return any(_has_blocks(f) for f in catalog_files(path))
-
-
-def _has_blocks(file: Path) -> bool:
-    try:
-        return any(NAME_LINE.match(line) for line in file.read_text(encoding="utf-8").splitlines())
-    except (OSError, UnicodeDecodeError):
-        return False
+    return bool(catalog_files(path))
 
 
 def read(path: Path) -> tuple[list[Block], list[str]]:
     """Every block of the catalog at ``path`` and every problem found, one line each
-    (``FILE:LINE: shape 'NAME': what``)."""
+    (``FILE:LINE: shape 'NAME': what``). Each file is read bounded (:mod:`dbbench.catalog.files`)."""
     blocks: list[Block] = []
     problems: list[str] = []
-    files = catalog_files(path)
-    if not files:
+    found_files = catalog_files(path)
+    if not found_files:
         problems.append(f"{path}: no annotated .sql files (-- name: blocks)")
-    for file in files:
+    for file in found_files:
         try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            problems.append(f"{file}: not UTF-8 text")
+            text = files.read_text(file, path if path.is_dir() else None)
+        except OSError as exc:
+            problems.append(files.problem(exc))
             continue
         found = parse(text, file, problems)
         if not found:
@@ -119,23 +116,39 @@ def read(path: Path) -> tuple[list[Block], list[str]]:
     seen: dict[str, Block] = {}
     for b in blocks:
         if b.name in seen:
-            problems.append(f"{b.where}: shape {b.name!r}: name already used at line {seen[b.name].line}")
+            problems.append(
+                f"{b.where}: shape {excerpt(b.name)!r}: name already used at line {seen[b.name].line}"
+            )
         seen.setdefault(b.name, b)
     return blocks, problems
 
 
 def parse(text: str, path: Path, problems: list[str]) -> list[Block]:
-    """The blocks of one file's ``text``."""
+    """The blocks of one file's ``text``. Each block's SQL passes the catalog's one text check
+    (:func:`dbbench.catalog.sqltext.statement_problems`, as TOML entries do), and a file cut while
+    it was written (its last statement open, or without both its ``;`` and the final newline) is
+    named at its last line."""
     blocks: list[Block] = []
-    body: list[str] = []
+    body: list[tuple[int, str]] = []  # (line number, line) of the block's SQL
     current: Block | None = None
+    ends: list[bool | None] = []  # per block: its statement ends with ';' (None: it has problems)
 
     def close() -> None:
         if current is None:
             return
-        sql = "\n".join(body).strip().rstrip(";").strip()
+        raw = "\n".join(line for _, line in body)
+        sql = raw.strip().rstrip(";").strip()
         if not sql:
-            problems.append(f"{current.where}: shape {current.name!r}: no SQL after the name line")
+            problems.append(f"{current.where}: shape {excerpt(current.name)!r}: no SQL after the name line")
+            ends.append(None)
+        else:
+            found = statement_problems(raw, current.only, QUERY_KINDS)
+            for offset, what in found:
+                line, column = line_of(raw, offset)
+                problems.append(
+                    f"{path}:{body[line - 1][0]}: shape {excerpt(current.name)!r}: {what} (at column {column})"
+                )
+            ends.append(None if found else scan(raw, current.only[0]).terminated)
         current.sql = normalize(sql).sql
         blocks.append(current)
 
@@ -143,65 +156,89 @@ def parse(text: str, path: Path, problems: list[str]) -> list[Block]:
         if m := NAME_LINE.match(line):
             close()
             current, body = Block(m.group(1), path, n), []
-            continue
-        if current is None:
-            continue
-        if d := DIRECTIVE.match(line):
+        elif current is None:
+            pass
+        elif d := DIRECTIVE.match(line):
             _directive(current, d.group(1), n, problems)
         elif line.strip().startswith("--") and not body:
             current.description = (current.description + " " + line.strip()[2:].strip()).strip()
         else:
-            body.append(line)
+            body.append((n, line))
+            continue
+        if "\x00" in line:  # outside the SQL: in a name, dbbench line or description
+            problems.append(f"{path}:{n}: holds a NUL byte (column {line.index(chr(0)) + 1})")
     close()
+    if blocks and ends[-1] is False:
+        cut = _cut(text, ends)
+        if cut:
+            last = body[-1][0] if body else blocks[-1].line
+            problems.append(
+                f"{path}:{last}: shape {excerpt(blocks[-1].name)!r}: {cut}: was the file cut while written?"
+            )
+    elif text and not text.endswith("\n") and text.startswith(CAPTURED):
+        problems.append(
+            f"{path}:{text.count(chr(10)) + 1}: the file ends without its final newline, which dbbench's "
+            "capture always writes: was the file cut while written?"
+        )
     return blocks
+
+
+def _cut(text: str, ends: list[bool | None]) -> str | None:
+    """Why the file's last statement, which has no ``;``, looks cut: the file ends without its
+    final newline, or is one dbbench's capture wrote (which ends every statement with ``;``)."""
+    if not text.endswith("\n"):
+        return "the file ends in the statement, without its ';' or a final newline"
+    if text.startswith(CAPTURED):
+        return "the statement has no ';', which dbbench's capture always writes"
+    return None
 
 
 def _directive(block: Block, text: str, line: int, problems: list[str]) -> None:
     """One ``-- dbbench:`` line into ``block``."""
 
     def fail(what: str) -> None:
-        problems.append(f"{block.path}:{line}: shape {block.name!r}: {what}")
+        problems.append(f"{block.path}:{line}: shape {excerpt(block.name)!r}: {what}")
 
     words = text.split(None, 1)
     dialect = None
     if words and words[0] in DIALECTS:
         dialect, words = words[0], (words[1].split(None, 1) if len(words) > 1 else [])
     if not words or words[0] not in KEYS:
-        fail(f"unknown dbbench line {text!r} (keys: {', '.join(KEYS)})")
+        fail(f"unknown dbbench line {excerpt(text)!r} (keys: {', '.join(KEYS)})")
         return
     key, value = words[0], (words[1].strip() if len(words) > 1 else "")
     if key == "expect":
         table, dot, index = value.partition(".")
         if not dot or not table or not index or " " in value:
-            fail(f"expect {value!r}: write TABLE.INDEX")
+            fail(f"expect {excerpt(value)!r}: write TABLE.INDEX")
         else:
             block.expect[dialect] = (table, index)
     elif key == "forbid":
         try:
             block.forbid[dialect] = normalize_forbid([f.strip() for f in value.split(",") if f.strip()])
         except ValueError as exc:
-            fail(f"forbid: {exc}")
+            fail(f"forbid: {excerpt(str(exc), 200)}")
     elif key == "rows":
         if not value.isdigit():
-            fail(f"rows {value!r}: a non-negative integer")
+            fail(f"rows {excerpt(value)!r}: a non-negative integer")
         else:
             block.rows = int(value)
     elif key == "growth":
         if value not in GROWTH:
-            fail(f"growth {value!r}: one of {', '.join(GROWTH)}")
+            fail(f"growth {excerpt(value)!r}: one of {', '.join(GROWTH)}")
         block.growth = value if value in GROWTH else None
     elif key == "param":
         _param(block, value, fail)
     elif key == "only":
         chosen = tuple(d.strip() for d in value.split(","))
         if not chosen or any(d not in DIALECTS for d in chosen):
-            fail(f"only {value!r}: one of {', '.join(DIALECTS)}")
+            fail(f"only {excerpt(value)!r}: one of {', '.join(DIALECTS)}")
         else:
             block.only = chosen
     elif key == "probe":
         chosen = tuple(p.strip() for p in value.split(",") if p.strip() and p.strip() != "none")
         if any(p not in PROBES for p in chosen):
-            fail(f"probe {value!r}: none, or {', '.join(PROBES)}")
+            fail(f"probe {excerpt(value)!r}: none, or {', '.join(PROBES)}")
         else:
             block.probes = chosen
     elif key == "cardinality":
@@ -214,12 +251,14 @@ def _param(block: Block, value: str, fail) -> None:
     name, eq, literal = value.partition("=")
     name = name.strip().lstrip(":")
     if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name):
-        fail(f"param {value!r}: write NAME = VALUE")
+        fail(f"param {excerpt(value)!r}: write NAME = VALUE")
         return
     try:
         parsed = tomllib.loads(f"v = {literal.strip()}")["v"]
     except tomllib.TOMLDecodeError:
-        fail(f'param {name}: {literal.strip()!r} is not a value (42, 4.2, "text", true, 2024-01-01)')
+        fail(
+            f'param {excerpt(name)}: {excerpt(literal.strip())!r} is not a value (42, 4.2, "text", true, 2024-01-01)'
+        )
         return
     block.params[name] = parsed
 
@@ -273,7 +312,7 @@ def toml_value(value: Any) -> str:
 def accept(block: Block, proposed: Block) -> None:
     """Write ``proposed``'s expect / forbid lines into ``block``'s file, right after its name line
     (the file is read again, so blocks accepted before in the same file keep their lines)."""
-    lines = block.path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = files.read_text(block.path).splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if (m := NAME_LINE.match(line)) and m.group(1) == block.name)
     new = [line + "\n" for line in directive_lines(proposed)]
     block.path.write_text("".join(lines[: at + 1] + new + lines[at + 1 :]), encoding="utf-8")

@@ -11,8 +11,12 @@ and folds an IN-list to one parameter. :func:`shape_key` is what two spellings o
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from dbbench.defaults import DIALECT_LABEL
+from verdict.files import excerpt
 
 _TOKEN = re.compile(
     r"""
@@ -276,3 +280,216 @@ def compared_columns(sql: str) -> dict[str, tuple[str | None, str, str]]:
         how = "eq" if re.search(r"(?<![<>!])=\s*:|IN\s*\(\s*:", m.group(0).upper()) else "range"
         out.setdefault(name, (qualifier.lower() if qualifier else None, column.lower(), how))
     return out
+
+
+# -- the one check of a catalog's SQL text (TOML fields and annotated blocks alike) ---------------
+# What EXPLAIN ANALYZE takes, per dialect: a catalog statement of another kind (DROP, CREATE,
+# SET, CALL, SHOW, EXPLAIN, …) is refused before anything runs.
+QUERY_KINDS: dict[str, tuple[str, ...]] = {
+    "postgresql": ("select", "with", "table", "values", "insert", "update", "delete", "merge"),
+    "mysql": ("select", "with", "table", "values", "insert", "replace", "update", "delete"),
+}
+# What the other catalog statements are: a [[setup]] query's row, a cascade's delete and count.
+ROW_KINDS: tuple[str, ...] = ("select", "with", "table", "values")
+WRITE_KINDS: tuple[str, ...] = ("delete", "update", "with")
+
+_SCAN = re.compile(
+    r"""
+    (?P<space>\s+)
+  | (?P<line_comment>--[^\n]*)
+  | (?P<hash>\#[^\n]*)
+  | (?P<block>/\*)
+  | (?P<quote>['"`])
+  | (?P<dollar>\$(?:[A-Za-z_\x80-\U0010ffff][\w\x80-\U0010ffff]*)?\$)
+  | (?P<open>\()
+  | (?P<close>\))
+  | (?P<semi>;)
+  | (?P<word>[A-Za-z_\x80-\U0010ffff][\w$\x80-\U0010ffff]*)
+  | (?P<other>.)
+    """,
+    re.X | re.S,
+)
+_NAMES = {"'": "quoted text", '"': "quoted name", "`": "quoted name"}
+
+
+@dataclass
+class Scan:
+    """What :func:`scan` found in one statement's text: ``problems`` as (offset, what), the
+    statement's ``kind`` (its first word, lowercased, leading parentheses skipped) and whether it
+    ends with its ``;`` (``terminated``)."""
+
+    problems: list[tuple[int, str]] = field(default_factory=list)
+    kind: str = ""
+    terminated: bool = False
+
+
+def _quote_end(sql: str, start: int, quote: str, backslash: bool) -> int:
+    """The offset after the quote closing the one at ``start`` (doubled quotes and, where
+    ``backslash``, ``\\x`` escapes kept inside), or -1 when the text ends first."""
+    i = start + 1
+    while True:
+        j = sql.find(quote, i)
+        if j < 0:
+            return -1
+        if backslash:
+            k = j - 1
+            while k >= i and sql[k] == "\\":
+                k -= 1
+            if (j - 1 - k) % 2:  # an odd run of backslashes escapes this quote
+                i = j + 1
+                continue
+        if sql.startswith(quote, j + 1):  # a doubled quote
+            i = j + 2
+            continue
+        return j + 1
+
+
+def _comment_end(sql: str, start: int, nested: bool) -> int:
+    """The offset after the ``*/`` closing the ``/*`` at ``start`` (PostgreSQL nests them), or -1."""
+    depth, i = 1, start + 2
+    for m in re.compile(r"/\*|\*/").finditer(sql, i):
+        if m.group() == "*/":
+            depth -= 1
+            if depth == 0 or not nested:
+                return m.end()
+        elif nested:
+            depth += 1
+    return -1
+
+
+def scan(sql: str, dialect: str) -> Scan:
+    """Read ``sql`` as ``dialect``'s server would, up to what makes it no statement to run: a NUL
+    byte (the drivers' C strings end there: PostgreSQL would run the text before it), quoted text,
+    a quoted name, a dollar-quoted body or a comment that is not closed, parentheses that do not
+    pair up, and a second statement after the first one's ``;``."""
+    out = Scan()
+    nul = sql.find("\x00")
+    if nul >= 0:
+        out.problems.append((nul, "holds a NUL byte, where the server would cut the statement"))
+    mysql = dialect == "mysql"
+    depth: list[int] = []  # offsets of the open parentheses
+    ended_at = -1  # offset of the statement's ';'
+    i, n = 0, len(sql)
+    while i < n:
+        m = _SCAN.match(sql, i)
+        assert m is not None  # `other` takes any character
+        kind, end = m.lastgroup, m.end()
+        if kind == "hash" and not mysql:  # PostgreSQL's # is an operator
+            kind, end = "other", i + 1
+        if kind == "line_comment" and mysql and not re.match(r"--(?:\s|$)", sql[i : i + 3]):
+            kind, end = "other", i + 1  # MySQL: `--` starts a comment only before a space
+        if kind == "dollar" and (mysql or (i and re.match(r"[\w$\x80-\U0010ffff]", sql[i - 1]))):
+            kind, end = "other", i + 1  # a $ inside a name, or MySQL's plain $
+        if kind in ("space", "line_comment", "hash"):
+            i = end
+            continue
+        if kind == "block":
+            end = _comment_end(sql, i, nested=not mysql)
+            if end < 0:
+                out.problems.append((i, "a /* comment is not closed: the text ends inside it"))
+                return out
+            i = end
+            continue
+        if ended_at >= 0:
+            out.problems.append(
+                (i, "holds a second statement after the first one's ';' (a shape is one statement)")
+            )
+            return out
+        if not out.kind and kind != "open":
+            out.kind = m.group().lower() if kind == "word" else "?"
+        if kind == "quote":
+            quote = m.group()
+            escapes = (mysql and quote != "`") or (
+                quote == "'"
+                and i > 0
+                and sql[i - 1] in "eE"
+                and not re.match(r"\w", sql[i - 2 : i - 1] or " ")
+            )
+            if quote == "`" and not mysql:
+                i = end
+                continue
+            end = _quote_end(sql, i, quote, escapes)
+            if end < 0:
+                what = "quoted text" if quote == "'" or (mysql and quote == '"') else _NAMES[quote]
+                out.problems.append((i, f"{what} is not closed: the text ends inside it"))
+                return out
+        elif kind == "dollar":
+            tag = m.group()
+            close = sql.find(tag, end)
+            if close < 0:
+                out.problems.append((i, f"the {tag} body is not closed: the text ends inside it"))
+                return out
+            end = close + len(tag)
+        elif kind == "open":
+            depth.append(i)
+        elif kind == "close":
+            if not depth:
+                out.problems.append((i, "')' closes no '('"))
+                return out
+            depth.pop()
+        elif kind == "semi":
+            if depth:
+                break  # reported below: the '(' is not closed
+            ended_at = i
+            out.terminated = True
+        i = end
+    if depth:
+        out.problems.append((depth[-1], "'(' is not closed: the text ends before its ')'"))
+    return out
+
+
+Kinds = dict[str, tuple[str, ...]] | tuple[str, ...]
+
+
+def statement_problems(
+    sql: str, dialects: Iterable[str], kinds: Kinds | None = None
+) -> list[tuple[int, str]]:
+    """Every problem of one catalog statement ``sql`` run on ``dialects``, as (offset, what):
+    those of :func:`scan` and a statement of a kind the dialect does not run there (``kinds``:
+    per dialect, or one tuple for all; by default :data:`QUERY_KINDS`, what ``EXPLAIN ANALYZE``
+    takes). A problem only some of the dialects have names them."""
+    wanted = QUERY_KINDS if kinds is None else kinds
+    found: dict[tuple[int, str], list[str]] = {}
+    on_dialects = list(dialects)
+    for dialect in on_dialects:
+        s = scan(sql, dialect)
+        problems = list(s.problems)
+        allowed = wanted[dialect] if isinstance(wanted, dict) else wanted
+        if not s.problems or all("NUL" in p for _, p in s.problems):
+            if not s.kind:
+                problems.append((0, "holds no statement"))
+            elif s.kind not in allowed:
+                said = "this" if s.kind == "?" else excerpt(s.kind.upper(), 30)
+                problems.append((_first_word(sql), f"{said} is not {_kinds_text(wanted)}"))
+        for p in problems:
+            found.setdefault(p, []).append(dialect)
+    out = []
+    for (offset, what), on in found.items():
+        if len(on) < len(on_dialects):
+            what = f"{' and '.join(DIALECT_LABEL.get(d, d) for d in on)}: {what}"
+        out.append((offset, what))
+    return sorted(out)
+
+
+def _kinds_text(kinds: Kinds) -> str:
+    """What a statement of ``kinds`` is, in words: ``a query shape (SELECT, …; MERGE on PostgreSQL)``."""
+    if isinstance(kinds, tuple):
+        return f"one of {', '.join(k.upper() for k in kinds)}"
+    common = [k for k in next(iter(kinds.values())) if all(k in ks for ks in kinds.values())]
+    extra = [
+        f"{', '.join(k.upper() for k in ks if k not in common)} on {DIALECT_LABEL.get(d, d)}"
+        for d, ks in kinds.items()
+        if any(k not in common for k in ks)
+    ]
+    return f"a query shape EXPLAIN ANALYZE runs ({', '.join(k.upper() for k in common)}; {'; '.join(extra)})"
+
+
+def _first_word(sql: str) -> int:
+    m = re.search(r"[^\s(]", re.sub(r"--[^\n]*|/\*.*?\*/", lambda m: " " * len(m.group()), sql, flags=re.S))
+    return m.start() if m else 0
+
+
+def line_of(sql: str, offset: int) -> tuple[int, int]:
+    """(line, column), from 1, of ``offset`` in ``sql``."""
+    line = sql.count("\n", 0, offset) + 1
+    return line, offset - (sql.rfind("\n", 0, offset) + 1) + 1

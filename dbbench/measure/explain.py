@@ -25,6 +25,7 @@ from dbbench.catalog.params import to_pyformat
 from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
 from dbbench.measure.expect import PlanCheck, check
+from verdict.files import excerpt
 from verdict.stats import nearest_rank
 
 
@@ -173,6 +174,10 @@ def run_shape(
     report = progress or (lambda *_: None)
     report(target.dialect, shape.name, "remediated")
     rem = measure(conn, d, "remediated", v.sql, params, options, v.settings)
+    if rem._tree is not None:
+        require_expected_table(
+            admin if admin is not None else conn, d, shape, target.dialect, options, rem._tree
+        )
     verdict = plan_check(shape, target.dialect, rem, access_only=options.access_only)
     if shape.probes and rem._tree is not None:
         report(target.dialect, shape.name, "every parameter")
@@ -206,6 +211,27 @@ def run_shape(
         report(target.dialect, shape.name, "natural")
         result.natural = measure(conn, d, "natural", v.natural, params, options, v.settings)
     return result
+
+
+def require_expected_table(
+    conn, d, shape: Shape, dialect: str, options: MeasureOptions, tree: PlanNode
+) -> None:
+    """Raise :class:`~dbbench.catalog.entries.CatalogError` (bad input, exit code 2, not a failed
+    assertion) when the shape's ``expect`` names a table that neither the plan reads nor the
+    namespace has: no index could ever be used on it."""
+    table = shape.variants[dialect].expect_table
+    if not table or any((n.table or "").lower() == table.lower() for n in tree.walk()):
+        return
+    have = sorted({str(row[0]) for row in d.schema_columns(conn, options.namespace)} - {"dbbench_meta"})
+    conn.rollback()
+    if table.lower() in {t.lower() for t in have}:
+        return
+    where = f"{shape.path}:{shape.line}" if shape.line else str(shape.path)
+    listed = excerpt(", ".join(have), 200) if have else "none"
+    raise catalogs.CatalogError(
+        f"{where}: shape {excerpt(shape.name)!r}: [{dialect}] expect names table {excerpt(table, 60)!r}, "
+        f"which the namespace {options.namespace!r} does not have (its tables: {listed})"
+    )
 
 
 def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: bool = False) -> PlanCheck:

@@ -1,0 +1,73 @@
+"""Reading a catalog's own files: every entry file and annotated SQL file is read whole, so each is
+bounded in size (:data:`CATALOG_FILE_LIMIT`) before it is parsed, refused unless it is an ordinary
+file (a device such as ``/dev/zero``, a FIFO -- which never blocks the read -- a directory), and,
+inside a catalog directory, refused when it leads outside it (a symbolic link to another place):
+the files a catalog names stay inside it. The setup SQL is streamed (:mod:`dbbench.setup`), never
+read whole; :func:`inside` is checked for it too.
+
+Every refusal is an :class:`OSError` whose ``filename`` is the file, as
+:func:`verdict.files.read_bounded` raises them; :func:`problem` is its one line.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from verdict.files import MiB, read_text_bounded
+
+# An entry file or annotated SQL file larger than this is refused before it is parsed.
+CATALOG_FILE_LIMIT = 16 * MiB
+
+
+def inside(path: Path, root: Path | None, *, regular: bool = True) -> None:
+    """Refuse ``path`` (an :class:`OSError`) when it leads outside the directory ``root`` (itself,
+    or a folder on its way, a symbolic link to another place), or, when ``regular``, when it is
+    not an ordinary file (checked without opening it: a FIFO does not block)."""
+    if root is not None:
+        try:
+            real = path.resolve()
+            inside_root = real.is_relative_to(root.resolve())
+        except (OSError, RuntimeError):  # a loop of links
+            inside_root = False
+        if not inside_root:
+            raise OSError(
+                errno.EXDEV,
+                "a symbolic link leading outside the catalog directory "
+                "(the files a catalog names stay inside it)",
+                str(path),
+            )
+    if regular:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            raise OSError(exc.errno or errno.EIO, exc.strerror or "cannot be read", str(path)) from None
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)}); give a catalog file", str(path))
+
+
+def read_text(path: Path, root: Path | None = None) -> str:
+    """The UTF-8 text of the catalog file ``path`` (inside ``root`` when given), at most
+    :data:`CATALOG_FILE_LIMIT` bytes. Raises :class:`OSError` naming the file."""
+    inside(path, root, regular=False)
+    return read_text_bounded(path, limit=CATALOG_FILE_LIMIT, what="catalog file")
+
+
+def problem(exc: OSError) -> str:
+    """The one line an :class:`OSError` of :func:`read_text` / :func:`inside` is reported as."""
+    return f"{exc.filename}: {exc.strerror or exc}"
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not an ordinary file"
