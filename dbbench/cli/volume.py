@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -19,15 +20,18 @@ from dbbench.errors import DbbenchError
 from dbbench.output.volume import fill_document, render_fill
 from dbbench.servers import Home
 from dbbench.volume import SPEC_FILE, fill, read, schema, starter
-from dbbench.volume.catalog import require
+from dbbench.volume.catalog import checked, require
+from dbbench.volume.limits import LONG_FILL_ROWS, MAX_SCALE
+from dbbench.volume.load import TOTAL
 
 
-def _spec_path(catalog: str | None, spec: Path | None) -> Path:
+def _spec_path(catalog: str | None, spec: Path | None) -> tuple[Path, Path]:
+    """The spec file and the directory the files it names must be in (the catalog's)."""
     if spec is not None:
-        return spec
+        return spec, spec.parent
     if catalog is None:
         raise click.UsageError("give --catalog DIR (its data/spec.toml) or --spec FILE")
-    return Path(catalog) / SPEC_FILE
+    return Path(catalog) / SPEC_FILE, Path(catalog)
 
 
 @click.command("init")
@@ -61,12 +65,57 @@ def init_cmd(home: Home, pg_url, mysql_url, only, namespace, catalog, output, fo
     write_file(path, text, tell=say)
 
 
+FILL_RATE = 50_000  # rows/s per server a fill estimate assumes (docs/volume.md: 55,000-236,000)
+PROGRESS_EVERY_S = 10.0  # a progress line this often when stderr is no terminal
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:,.1f} h"
+
+
+def estimate(total: int) -> str:
+    """What a fill of ``total`` rows says before it starts (when it is long)."""
+    return (
+        f"fill: {total:,} rows to make and load into each server; at about {FILL_RATE:,} rows/s "
+        f"that takes about {_duration(total / FILL_RATE)} (Ctrl-C stops it)"
+    )
+
+
+def _lines() -> Callable[[str, int, int], None]:
+    """Progress as lines on stderr (no terminal): the estimate, then every PROGRESS_EVERY_S and at
+    each table's end, for a long fill only."""
+    state = {"total": 0, "done": 0, "long": False, "last": time.monotonic()}
+    made: dict[str, int] = {}
+
+    def update(table: str, done: int, total: int) -> None:
+        if table == TOTAL:
+            state.update(total=total, long=total >= LONG_FILL_ROWS)
+            if state["long"]:
+                say(estimate(total))
+            return
+        made[table] = done
+        if not state["long"]:
+            return
+        now = time.monotonic()
+        if done == total or now - state["last"] >= PROGRESS_EVERY_S:
+            state["last"] = now
+            overall = sum(made.values())
+            say(f"fill: {table} {done:,} of {total:,} rows ({overall:,} of {state['total']:,} in all)")
+
+    return update
+
+
 @contextlib.contextmanager
 def fill_bars() -> Iterator:
-    """One bar per table on stderr, fed from the generating thread (none when stderr is no terminal)."""
+    """One bar per table on stderr, fed from the generating thread; when stderr is no terminal,
+    lines for a long fill (:func:`_lines`). A long fill says its estimate first."""
     console = Console(stderr=True)
     if not console.is_terminal:
-        yield lambda table, done, total: None
+        yield _lines()
         return
     bars = Progress(
         TextColumn("{task.description:<32}"),
@@ -80,6 +129,10 @@ def fill_bars() -> Iterator:
     with bars:
 
         def update(table: str, done: int, total: int) -> None:
+            if table == TOTAL:
+                if total >= LONG_FILL_ROWS:
+                    console.print(estimate(total), highlight=False)
+                return
             with lock:
                 if table not in tasks:
                     tasks[table] = bars.add_task(table, total=total or 1)
@@ -95,7 +148,7 @@ def fill_bars() -> Iterator:
 @namespace_option("The namespace `dbbench seed --catalog` built (its tables are filled).")
 @click.option(
     "--scale",
-    type=click.IntRange(1, 1_000_000_000),
+    type=click.IntRange(1, MAX_SCALE),
     default=None,
     help=f":scale of the spec's row counts [default: the spec's scale, else {defaults.SCALE:,}].",
 )
@@ -104,7 +157,8 @@ def fill_bars() -> Iterator:
 def fill_cmd(home: Home, pg_url, mysql_url, only, catalog, spec, namespace, scale, output) -> None:
     """Load a data spec into the tables of a namespace on each target: the same rows on both,
     bulk-loaded, then analyzed, checked and fingerprinted."""
-    sp = read(_spec_path(catalog, spec))  # a bad spec is refused before connecting
+    file, root = _spec_path(catalog, spec)
+    sp = checked(read(file, root=root), [scale])  # a bad spec is refused before connecting
     with _connect(home, pg_url, mysql_url, only)() as targets, fill_bars() as progress:
         results = fill(targets, namespace, sp, scale=scale, isolate=isolate(), progress=progress)
     sys.stderr.flush()

@@ -44,6 +44,7 @@ from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
 from dbbench.measure import explain
 from dbbench.measure.explain import Measurement, ShapeMeasurement
+from verdict.files import excerpt
 
 # The alpine ladder: size -> dataset definition under seeds/.
 ALPINE_DATASETS = {10_000: "alpine-10k", 100_000: "alpine-100k", 1_000_000: "alpine-1m"}
@@ -58,16 +59,30 @@ class GrowError(DbbenchError):
     """A ladder that cannot be climbed: bad sizes, no dataset of a size, a size that does not verify."""
 
 
+MAX_SIZES = 12  # sizes of one ladder: each is seeded and measured
+
+
 def parse_sizes(text: str) -> list[int]:
-    """``"10k,100k,1m"`` -> [10000, 100000, 1000000] (k = 1,000, m = 1,000,000), ascending."""
+    """``"10k,100k,1m"`` -> [10000, 100000, 1000000] (k = 1,000, m = 1,000,000), ascending; each
+    at most :data:`dbbench.volume.limits.MAX_SCALE`, at most :data:`MAX_SIZES` of them."""
+    from decimal import Decimal
+
+    from dbbench.volume.limits import MAX_SCALE
+
     sizes = []
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*", part)
+    parts = text.split(",")
+    if len(parts) > MAX_SIZES:
+        raise GrowError(f"--sizes: {len(parts):,} sizes; a ladder has at most {MAX_SIZES}")
+    for part in parts:
+        shown = excerpt(repr(part.strip()), 40)
+        m = re.fullmatch(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([kKmM]?)\s*", part)
         if not m:
-            raise GrowError(f"--sizes: {part.strip()!r} is not a size like 10k, 100k or 1m")
-        n = float(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+            raise GrowError(f"--sizes: {shown} is not a size like 10k, 100k or 1m")
+        n = Decimal(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
         if n < 1 or n != int(n):
-            raise GrowError(f"--sizes: {part.strip()!r} is not a whole number of rows")
+            raise GrowError(f"--sizes: {shown} is not a whole number of rows")
+        if n > MAX_SCALE:
+            raise GrowError(f"--sizes: {shown} is above the largest size, {MAX_SCALE:,}")
         sizes.append(int(n))
     if len(set(sizes)) < 2:
         raise GrowError("--sizes: give at least two different sizes (growth is a slope)")
@@ -226,7 +241,7 @@ def _load(
     from dbbench.volume.load import problems
 
     if cat.has_setup:
-        spec = volume.of_catalog(cat)
+        spec = volume.of_catalog(cat, [size])
         _, setup = setupsql.load(targets, cat, namespace=namespace, isolate=isolate, scale=size)
         if spec is not None:  # the catalog's data spec at :scale = size
             filled = volume.after_setup(targets, namespace, spec, setup, scale=size, isolate=isolate)
@@ -320,6 +335,10 @@ def run(
     say = progress or (lambda _msg: None)
     growth: dict[tuple[str, str, str], Growth] = {}
     ladder = Ladder(sorted(options.sizes), cat, [])
+    if cat.has_setup:  # the data spec checked at every size before the first is touched
+        from dbbench.volume import catalog as volume
+
+        volume.of_catalog(cat, ladder.sizes)
     for size in ladder.sizes:
         results = _at_size(targets, cat, size, options, only, cache_dir, say, ladder.seconds)
         for r in results:

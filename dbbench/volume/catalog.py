@@ -10,9 +10,12 @@ problems, every one at once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from dbbench import defaults
+from dbbench.volume import plan
 from dbbench.volume.load import FillFailed, FillResult, Progress, fill, fill_document, problems
 from dbbench.volume.spec import SPEC_FILE, Spec, SpecError, read
 
@@ -26,11 +29,29 @@ def spec_file(catalog: Any) -> Path:
     return (path if path.is_dir() else path.parent) / SPEC_FILE
 
 
-def of_catalog(catalog: Any) -> Spec | None:
+def of_catalog(catalog: Any, scales: Iterable[int | None] = ()) -> Spec | None:
     """The catalog's spec, read and checked (:class:`~dbbench.volume.spec.SpecError`), or None when
-    it has none."""
+    it has none. Checked as the run checks it (:func:`checked`), at its own scale, its check scale
+    and each of ``scales`` (None: the spec's own)."""
     file = spec_file(catalog)
-    return read(file) if file.is_file() else None
+    if not file.is_file():
+        return None
+    return checked(read(file, root=file.parent.parent), scales)
+
+
+def run_scale(spec: Spec, scale: int | None = None) -> int:
+    """The :scale a fill of ``spec`` runs at: ``scale``, else the spec's, else the default."""
+    return scale if scale is not None else spec.scale or defaults.SCALE
+
+
+def checked(spec: Spec, scales: Iterable[int | None] = ()) -> Spec:
+    """``spec`` with its plan built without a server (:func:`dbbench.volume.plan.check`, the code
+    the fill prepares with) at its own scale, its check scale and each of ``scales``: every problem
+    that does not depend on the live schema, at once (those of the first scale that has any),
+    before anything is touched."""
+    for scale in dict.fromkeys([run_scale(spec), check_scale(spec), *(run_scale(spec, s) for s in scales)]):
+        plan.check(spec, scale)
+    return spec
 
 
 def check_scale(spec: Spec) -> int:

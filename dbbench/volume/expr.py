@@ -9,12 +9,15 @@ integer (``/`` divides exactly, then rounds half to even).
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from dbbench.errors import DbbenchError
+from dbbench.volume.limits import MAX_EXPR
+from verdict.files import excerpt
 
 _NAME = re.compile(r":([A-Za-z_]\w*)")
 _OPS: dict[type, Callable[[float, float], float]] = {
@@ -42,23 +45,33 @@ class Expr:
     def value(self, scale: float, params: Mapping[str, float] | None = None) -> int:
         env = {"scale": scale, **(params or {})}
         missing = sorted(self.names - env.keys())
+        shown = excerpt(repr(self.text))
         if missing:
-            raise ExprError(f"{self.text!r}: :{missing[0]} is not :scale or a number in [params]")
+            raise ExprError(f"{shown}: :{excerpt(missing[0], 60)} is not :scale or a number in [params]")
         try:
-            return round(_eval(self.tree, env))
+            result = _eval(self.tree, env)
         except ZeroDivisionError:
-            raise ExprError(f"{self.text!r}: division by zero") from None
+            raise ExprError(f"{shown}: division by zero (at :scale {scale:,})") from None
+        except OverflowError:
+            result = math.inf
+        if isinstance(result, float) and not math.isfinite(result):
+            raise ExprError(f"{shown}: not a finite number (at :scale {scale:,})")
+        return round(result)
 
 
 def parse(value: object) -> Expr:
     """An expression from a TOML value (an integer, or text as described above)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ExprError(f"{value!r} is not a number or an expression of :scale")
+        raise ExprError(f"{excerpt(repr(value))} is not a number or an expression of :scale")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExprError(f"{value!r} is not a finite number")
     text = str(value)
+    if len(text) > MAX_EXPR:
+        raise ExprError(f"{excerpt(repr(text))}: longer than {MAX_EXPR} characters")
     try:
         tree = ast.parse(_NAME.sub(r"\1", text), mode="eval").body
-    except SyntaxError:
-        raise ExprError(f"{text!r} is not an expression of numbers and :scale") from None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise ExprError(f"{excerpt(repr(text))} is not an expression of numbers and :scale") from None
     names = frozenset(_NAME.findall(text))
     _check(tree, text, names)
     return Expr(text, tree, names)
@@ -90,7 +103,9 @@ def _check(node: ast.expr, text: str, names: frozenset[str]) -> None:
         for arg in node.args:
             _check(arg, text, names)
         return
-    raise ExprError(f"{text!r}: only numbers, :scale, :params, + - * / //, min() and max() are allowed")
+    raise ExprError(
+        f"{excerpt(repr(text))}: only numbers, :scale, :params, + - * / //, min() and max() are allowed"
+    )
 
 
 def _eval(node: ast.expr, env: Mapping[str, float]) -> float:

@@ -18,8 +18,12 @@ foreign key can compute a parent's key instead of remembering it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import math
 import random
+import re
+import string
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,8 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from dbbench.errors import DbbenchError
+from dbbench.volume import limits
 from dbbench.volume.expr import Expr
 from dbbench.volume.sampling import Permutation, Zipf, offsets
+from verdict.files import excerpt, read_text_bounded
 
 Rows = Sequence[int]  # the row positions (0-based) values are made for
 Get = Callable[[str], list[Any]]  # another column's values at the same positions
@@ -51,6 +57,8 @@ class Gen:
     needs: tuple[str, ...] = ()
     indexed: bool = False  # values depend on the positions only
     unique: bool = False  # no two positions give the same value
+    values: Sequence[Any] | None = None  # drawn from these only (a choice, a constant, a pool)
+    value_name: Callable[[int], str] = lambda i: f"value {i + 1}"  # how a message names values[i]
 
 
 @dataclass(frozen=True)
@@ -77,6 +85,8 @@ class Context:
     skew: float | None = None  # pooled generators: Zipf exponent of the draws from the pool
     max_length: int | None = None  # text columns: the schema's limit, in characters
     base: Path = Path(".")  # the spec's folder: files are read relative to it
+    root: Path | None = None  # a file the spec names must resolve inside it (default: base)
+    dry: bool = False  # checking the spec without a server (`dbbench validate`): faker pools kept small
     number: Callable[[Expr], int] = lambda e: e.value(1)  # an expression at the run's scale
     parent: Callable[[str], ParentKey] | None = None  # "table.column" -> its key
     sibling: Callable[[str], Gen] = field(default=lambda name: Gen("text", lambda r, g: []))
@@ -116,13 +126,24 @@ def register(
 
 
 # -- numbers, dates and times --------------------------------------------------------------------
-def _range_values(ctx: Context, lo: int, hi: int, dist: str, s: float, sigma: float | None):
-    """(make, unique) of integer offsets in [lo, hi] with ``dist``; ``unique``: a permutation."""
+def _range_values(
+    ctx: Context,
+    lo: int,
+    hi: int,
+    dist: str,
+    s: float,
+    sigma: float | None,
+    shown: tuple[Any, Any] | None = None,
+):
+    """(make, unique) of integer offsets in [lo, hi] with ``dist``; ``unique``: a permutation.
+    ``shown``: min and max as the spec wrote them (for messages)."""
     span = hi - lo + 1
     if span < 1:
-        raise GeneratorError(f"min {lo} is above max {hi}")
-    if dist not in DISTS:
-        raise GeneratorError(f"dist {dist!r} is not one of {', '.join(DISTS)}")
+        a, b = shown if shown is not None else (lo, hi)
+        raise GeneratorError(f"min {excerpt(str(a))} is above max {excerpt(str(b))}")
+    _check_dist(dist, DISTS, s)
+    if sigma is not None and not 0 < sigma < math.inf:
+        raise GeneratorError(f"sigma {sigma!r} is not a number above 0")
     if ctx.unique:
         if dist != "uniform":
             raise GeneratorError("unique values need dist = 'uniform'")
@@ -134,6 +155,13 @@ def _range_values(ctx: Context, lo: int, hi: int, dist: str, s: float, sigma: fl
         return (lambda rows: [lo + v for v in perm.at(rows)]), True
     rng = ctx.rng
     return (lambda rows: [lo + v for v in offsets(rng, len(rows), span, dist, s, sigma)]), False
+
+
+def _check_dist(dist: str, known: Sequence[str], s: float) -> None:
+    if dist not in known:
+        raise GeneratorError(f"dist {excerpt(repr(dist))} is not one of {', '.join(known)}")
+    if dist == "zipf" and not 0 < s < math.inf:
+        raise GeneratorError(f"s {s!r} is not a number above 0 (the Zipf exponent)")
 
 
 _DIST = {"type": "text", "default": "uniform"}  # uniform | normal | zipf
@@ -163,9 +191,12 @@ def _decimal(
     ctx: Context, min: float, max: float, digits: int, dist: str, s: float, sigma: float | None
 ) -> Gen:
     """Decimals in [min, max] with ``digits`` after the point (write the column's scale)."""
+    if not 0 <= digits <= limits.MAX_DIGITS:
+        raise GeneratorError(f"digits {digits} is not between 0 and {limits.MAX_DIGITS}")
     unit = 10**digits
     lo, hi = round(Decimal(str(min)) * unit), round(Decimal(str(max)) * unit)
-    draw, unique = _range_values(ctx, int(lo), int(hi), dist, s, None if sigma is None else sigma * unit)
+    scaled = None if sigma is None else sigma * unit
+    draw, unique = _range_values(ctx, int(lo), int(hi), dist, s, scaled, (min, max))
     fmt = f"{{:.{digits}f}}"
     if digits == 0:
         return Gen("decimal", lambda rows, get: list(map(str, draw(rows))), indexed=unique, unique=unique)
@@ -199,7 +230,7 @@ def _moment(value: Any) -> datetime:
 def _date(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None) -> Gen:
     """Dates in [min, max] (ISO dates), dist as for int (zipf: min the most frequent)."""
     lo, hi = _day(min).toordinal(), _day(max).toordinal()
-    draw, unique = _range_values(ctx, lo, hi, dist, s, sigma)
+    draw, unique = _range_values(ctx, lo, hi, dist, s, sigma, (_day(min), _day(max)))
     return Gen(
         "date", lambda rows, get: list(map(date.fromordinal, draw(rows))), indexed=unique, unique=unique
     )
@@ -216,8 +247,10 @@ def _date(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | 
 )
 def _timestamp(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None) -> Gen:
     """Timestamps in [min, max] to the second, dist as for int (zipf: min the most frequent)."""
-    start = _moment(min)
-    draw, unique = _range_values(ctx, 0, int((_moment(max) - start).total_seconds()), dist, s, sigma)
+    start, end = _moment(min), _moment(max)
+    draw, unique = _range_values(
+        ctx, 0, int((end - start).total_seconds()), dist, s, sigma, (start.isoformat(" "), end.isoformat(" "))
+    )
 
     def make(rows: Rows, get: Get) -> list[Any]:
         return [start + timedelta(seconds=v) for v in draw(rows)]
@@ -228,6 +261,8 @@ def _timestamp(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: flo
 @register("bool", p={"type": "number", "default": 0.5})
 def _bool(ctx: Context, p: float) -> Gen:
     """True with probability p."""
+    if not 0 <= p <= 1:
+        raise GeneratorError(f"p {p!r} is not a probability between 0 and 1")
     rnd = ctx.rng.random
     return Gen("bool", lambda rows, get: [rnd() < p for _ in rows])
 
@@ -249,10 +284,7 @@ def _sequence(ctx: Context, start: int, step: int, mod: int | None, format: str 
     if ctx.unique and mod is not None:
         raise GeneratorError("unique: a sequence with mod repeats its values")
     if format is not None:
-        try:
-            format.format(start)
-        except (ValueError, IndexError, KeyError) as exc:
-            raise GeneratorError(f"format {format!r} does not format a number: {exc}") from None
+        number_format(format, start)
 
     def number(rows: Rows, get: Get) -> list[Any]:
         if mod is None:
@@ -263,6 +295,40 @@ def _sequence(ctx: Context, start: int, step: int, mod: int | None, format: str 
         return Gen("int", number, indexed=True, unique=mod is None)
     fmt = format.format
     return Gen("text", lambda rows, get: list(map(fmt, number(rows, get))), indexed=True, unique=mod is None)
+
+
+# ``[[fill]align][sign][z][#][0][width][grouping][.precision][type]``: Python's format spec, no nesting
+_FORMAT_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?[bcdeEfFgGnoxX%]?", re.S)
+
+
+def number_format(fmt: str, sample: int = 1) -> None:
+    """Refuse a ``format`` that is not literal text with ``{}`` / ``{:SPEC}`` fields: a field
+    name, an index, an attribute (``{0.__class__}``), a conversion or a nested field would let a
+    spec walk Python's objects. Widths and precisions are at most :data:`limits.MAX_WIDTH`."""
+    shown = excerpt(repr(fmt))
+    if len(fmt) > limits.MAX_FORMAT:
+        raise GeneratorError(f"format {shown}: longer than {limits.MAX_FORMAT} characters")
+    try:
+        fields = [
+            (name, spec, conv) for _, name, spec, conv in string.Formatter().parse(fmt) if name is not None
+        ]
+    except ValueError as exc:
+        raise GeneratorError(f"format {shown}: {exc}") from None
+    if not fields:
+        raise GeneratorError(f"format {shown}: no {{}} field for the number (write e.g. 'SKU-{{:06d}}')")
+    for name, spec, conv in fields:
+        m = _FORMAT_SPEC.fullmatch(spec or "")
+        if name not in ("", "0") or conv is not None or m is None:
+            raise GeneratorError(
+                f"format {shown}: only {{}} and {{:SPEC}} fields with a format spec such as {{:06d}} "
+                "are allowed (no names, indexes, attributes or conversions)"
+            )
+        if any(int(g or 0) > limits.MAX_WIDTH for g in m.groups()):
+            raise GeneratorError(f"format {shown}: a width or precision above {limits.MAX_WIDTH:,}")
+    try:
+        fmt.format(sample)
+    except (ValueError, IndexError, KeyError) as exc:
+        raise GeneratorError(f"format {shown} does not format a number: {excerpt(str(exc))}") from None
 
 
 def _kind_of(values: Sequence[Any]) -> str:
@@ -283,7 +349,44 @@ def _kind_of(values: Sequence[Any]) -> str:
 @register("const", value={"type": "any", "default": None})
 def _const(ctx: Context, value: Any) -> Gen:
     """The same value in every row (none: NULL)."""
-    return Gen(_kind_of([value]), lambda rows, get: [value] * len(rows), indexed=True)
+    _scalars([value], "value")
+    return Gen(
+        _kind_of([value]),
+        lambda rows, get: [value] * len(rows),
+        indexed=True,
+        values=[] if value is None else [value],
+        value_name=lambda i: "value",
+    )
+
+
+_SCALAR = (str, int, float, date, datetime, Decimal)
+
+
+def _scalars(values: Sequence[Any], what: str) -> None:
+    """Values a column takes: text, numbers (finite), booleans, dates and times (or none)."""
+    for i, v in enumerate(values):
+        if v is not None and not isinstance(v, _SCALAR):
+            raise GeneratorError(
+                f"{what}: value {i + 1} is not text, a number or a date (a {type(v).__name__})"
+            )
+        if isinstance(v, float) and not math.isfinite(v):
+            raise GeneratorError(f"{what}: value {i + 1} is not a finite number")
+
+
+def inside(ctx: Context, file: str) -> Path:
+    """``file`` (relative to the spec's folder) as a path that resolves, after symbolic links,
+    inside the catalog directory (:attr:`Context.root`); refused otherwise, without reading it."""
+    root = (ctx.root if ctx.root is not None else ctx.base).resolve()
+    given = Path(file)
+    shown = excerpt(repr(file))
+    if given.is_absolute() or "\x00" in file:
+        raise GeneratorError(f"file {shown}: write a path relative to the spec, inside the catalog directory")
+    target = (ctx.base / given).resolve()
+    if not target.is_relative_to(root):
+        raise GeneratorError(
+            f"file {shown}: resolves outside the catalog directory {root} (files a spec names must be in it)"
+        )
+    return target
 
 
 def _draw_pool(ctx: Context, pool: Sequence[Any], weights: list[float] | None, skew: float | None):
@@ -308,21 +411,29 @@ def _choice(ctx: Context, values: list[Any] | None, file: str | None, weights: l
     """One of ``values`` (or of the lines of ``file``, relative to the spec), uniform or by ``weights``."""
     if (values is None) == (file is None):
         raise GeneratorError("give values or file, not both")
+    name: Callable[[int], str] = lambda i: f"value {i + 1}"
     if file is not None:
+        path, shown = inside(ctx, file), excerpt(repr(file))
         try:
-            values = [line for line in (ctx.base / file).read_text(encoding="utf-8").splitlines() if line]
+            text = read_text_bounded(path, limit=limits.FILE_READ_LIMIT, what="choice file")
         except OSError as exc:
-            raise GeneratorError(f"file {file!r}: {exc.strerror or exc}") from None
+            raise GeneratorError(f"file {shown}: {exc.strerror or exc}") from None
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line]
+        values, numbers = [line for _, line in lines], [n for n, _ in lines]
+        name = lambda i: f"line {numbers[i]} of {shown}"
     assert values is not None
     if not values:
         raise GeneratorError("values: at least one value is needed")
+    _scalars(values, "values")
     if weights is not None and (
         len(weights) != len(values)
         or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and w >= 0 for w in weights)
         or not sum(weights)
     ):
         raise GeneratorError(f"weights: {len(values)} numbers >= 0 (one per value, not all 0) are needed")
-    return Gen(_kind_of(values), _draw_pool(ctx, values, weights, None))
+    if weights is not None and not all(math.isfinite(w) for w in weights):
+        raise GeneratorError("weights: finite numbers are needed")
+    return Gen(_kind_of(values), _draw_pool(ctx, values, weights, None), values=values, value_name=name)
 
 
 # -- faker -----------------------------------------------------------------------------------------
@@ -335,22 +446,97 @@ def faker_version() -> str:
     return str(faker.VERSION)
 
 
-def faker_pool(provider: str, args: dict[str, Any], locale: str, seed: int, size: int) -> list[Any]:
-    """``size`` values of a faker provider (distinct where it has that many: three tries each)."""
+# Providers that take a template faker fills by name (``{{name}}``, ``{width}``), or build an
+# archive or an image of the size asked: not for a spec.
+REFUSED_PROVIDERS = frozenset(
+    {"pystr_format", "json", "json_bytes", "xml", "dsv", "csv", "tsv", "psv", "fixed_width", "image_url"}
+    | {"image", "zip", "tar"}
+)
+
+
+def _new_faker(locale: str):
     from faker import Faker
 
-    fake = Faker(locale)
-    fake.seed_instance(seed)
     try:
-        method = getattr(fake, provider)
-    except AttributeError:
-        raise GeneratorError(f"provider {provider!r}: faker ({locale}) has no such provider") from None
+        return Faker(locale)
+    except (AttributeError, ValueError, TypeError):
+        raise GeneratorError(f"locale {excerpt(repr(locale))} is not one faker has") from None
+
+
+@functools.lru_cache(maxsize=16)
+def faker_providers(locale: str) -> frozenset[str]:
+    """The provider names a spec may call in ``locale``: the public methods of faker's providers
+    (never an attribute of faker's own objects: ``__class__``, ``seed_instance``, ``parse``…),
+    less :data:`REFUSED_PROVIDERS`."""
+    names = {
+        n
+        for p in _new_faker(locale).providers
+        for n in dir(p)
+        if not n.startswith("_") and callable(getattr(p, n, None))
+    }
+    return frozenset(names - REFUSED_PROVIDERS - {"seed", "seed_instance", "generator"})
+
+
+def _faker_arg(value: Any, where: str) -> None:
+    """An argument a spec gives a provider: numbers (at most :data:`limits.MAX_FAKER_NUMBER`),
+    booleans, dates, short text that is no template and names no hidden attribute, or an array of these."""
+    if isinstance(value, list):
+        if len(value) > 1_000:
+            raise GeneratorError(f"args: {where}: more than 1,000 values")
+        for v in value:
+            _faker_arg(v, where)
+        return
+    if isinstance(value, (bool, date, datetime)):
+        return
+    if isinstance(value, (int, float)):
+        if not abs(value) <= limits.MAX_FAKER_NUMBER:
+            raise GeneratorError(f"args: {where}: a number above {limits.MAX_FAKER_NUMBER:,} in size")
+        return
+    if isinstance(value, str):
+        if len(value) > 1_000 or "{" in value or "}" in value or "__" in value or value.startswith("_"):
+            raise GeneratorError(
+                f"args: {where}: text of at most 1,000 characters, without {{ }}, __ or a leading _"
+            )
+        return
+    raise GeneratorError(
+        f"args: {where}: not a number, text, date or array of them (a {type(value).__name__})"
+    )
+
+
+def check_faker(provider: str, args: dict[str, Any], locale: str) -> None:
+    """Refuse a provider faker does not have as a provider in ``locale``, and arguments
+    :func:`_faker_arg` refuses (before faker is called)."""
+    if provider not in faker_providers(locale):
+        raise GeneratorError(
+            f"provider {excerpt(repr(provider))}: faker ({excerpt(locale, 40)}) has no such provider"
+        )
+    for name, value in args.items():
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise GeneratorError(f"args: {excerpt(repr(name))} is not an argument name")
+        _faker_arg(value, name)
+
+
+def faker_pool(provider: str, args: dict[str, Any], locale: str, seed: int, size: int) -> list[Any]:
+    """``size`` values of a faker provider (distinct where it has that many: three tries each),
+    at most :data:`limits.MAX_FAKER_TEXT` characters of text in all."""
+    check_faker(provider, args, locale)
+    fake = _new_faker(locale)
+    fake.seed_instance(seed)
+    method = getattr(fake, provider)
     seen: dict[Any, None] = {}
+    chars = 0
     for _ in range(3 * size):
         try:
-            seen[method(**args)] = None
-        except TypeError as exc:
-            raise GeneratorError(f"provider {provider!r}: {exc}") from None
+            value = method(**args)
+            seen[value] = None
+        except Exception as exc:  # whatever a provider raises on arguments it refuses
+            reason = excerpt(f"{type(exc).__name__}: {exc}", 200)
+            raise GeneratorError(f"provider {provider!r}: {reason}") from None
+        chars += len(value) if isinstance(value, (str, bytes)) else 0
+        if chars > limits.MAX_FAKER_TEXT:
+            raise GeneratorError(
+                f"provider {provider!r}: the pool's values hold more than {limits.MAX_FAKER_TEXT:,} characters"
+            )
         if len(seen) == size:
             break
     return list(seen)
@@ -385,12 +571,18 @@ def _faker(ctx: Context, provider: str, args: dict[str, Any], locale: str | None
     ``locale``: values drawn from a pool of distinct ones (the column's ``distinct``, else 1,000),
     uniform or Zipf(the column's ``skew``). ``unique``: each pool value once, then again numbered
     (``anna+1@…``, ``Acme #1``), so a million unique emails cost a thousand faker calls."""
+    if ctx.distinct is not None and not 1 <= ctx.distinct <= limits.MAX_FAKER_POOL:
+        raise GeneratorError(
+            f"distinct: {ctx.distinct:,} is not between 1 and {limits.MAX_FAKER_POOL:,} (faker)"
+        )
     size = ctx.distinct or min(ctx.rows, POOL) or 1
+    if ctx.dry:
+        size = min(size, 20)  # the provider and its arguments checked, not the whole pool made
     pool = _clip(faker_pool(provider, args, locale or ctx.locale, ctx.seed, size), ctx.max_length)
     pool = list(dict.fromkeys(pool))
     kind = _kind_of(pool)
     if not ctx.unique:
-        return Gen(kind, _draw_pool(ctx, pool, None, ctx.skew))
+        return Gen(kind, _draw_pool(ctx, pool, None, ctx.skew), values=pool)
     if kind != "text":
         raise GeneratorError(f"unique: provider {provider!r} gives {kind} values, not text")
     n, limit = len(pool), ctx.max_length
@@ -434,6 +626,7 @@ def _copy(ctx: Context, column: str, add: float) -> Gen:
 @register("sha256", column={"type": "text"})
 def _sha256(ctx: Context, column: str) -> Gen:
     """The SHA-256 (32 bytes) of another ``column``'s text, for hash-keyed lookups."""
+    ctx.sibling(column)  # a column of the table, not read from this one
 
     def make(rows: Rows, get: Get) -> list[Any]:
         return [None if v is None else hashlib.sha256(str(v).encode()).digest() for v in get(column)]
@@ -463,12 +656,13 @@ def _fk(ctx: Context, ref: str, dist: str, s: float, every: Expr | None, follows
     if follows is not None:
         led: list[list[int]] | None = getattr(ctx.sibling(follows), "drawn", None)
         if led is None:
-            raise GeneratorError(f"follows: column {follows!r} is not a foreign key of this table")
+            raise GeneratorError(
+                f"follows: column {excerpt(repr(follows))} is not a foreign key of this table"
+            )
         return Gen(key.kind, lambda rows, get: key.at(led[0]), needs=(follows,))
     if key.rows < 1:
-        raise GeneratorError(f"ref {ref!r}: the referenced table has no rows")
-    if dist not in FK_DISTS:
-        raise GeneratorError(f"dist {dist!r} is not one of {', '.join(FK_DISTS)}")
+        raise GeneratorError(f"ref {excerpt(repr(ref))}: the referenced table has no rows")
+    _check_dist(dist, FK_DISTS, s)
     if ctx.unique and (dist != "sequential" or ctx.rows > key.rows):
         raise GeneratorError("unique: needs dist = 'sequential' and no more rows than the referenced table")
     n, rnd = key.rows, ctx.rng.random

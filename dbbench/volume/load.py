@@ -46,6 +46,7 @@ from dbbench.volume.plan import Plan
 from dbbench.volume.schema import Table
 
 Progress = Callable[[str, int, int], None]  # (table, rows made, rows of the table)
+TOTAL = ""  # the table name of the one progress call before the first: (TOTAL, 0, rows of the fill)
 CHUNK_ROWS = 20_000
 QUEUE_CHUNKS = 4  # chunks in flight per server
 STAGE = "dbbench_fill_stage"  # the temporary table a deferred column is filled from
@@ -311,8 +312,11 @@ def encoded(
     p: Plan, dialect_names: Sequence[str], chunk_rows: int, progress: Progress
 ) -> Iterator[list[bytes] | None]:
     """Every stream's chunks, made once, as the bulk-load text of each dialect (encoded apart only
-    where a binary column makes the texts differ); None ends a stream."""
-    for first in _streams(p, dialect_names[0], chunk_rows):
+    where a binary column makes the texts differ); None ends a stream. ``progress`` hears of the
+    fill's whole row count first (:data:`TOTAL`), then of each stream's rows as they are made."""
+    streams = _streams(p, dialect_names[0], chunk_rows)
+    progress(TOTAL, 0, sum(s.rows for s in streams))
+    for first in streams:
         encoders = [text.encoder(first.kinds, dialects.get(d).encode_bytes) for d in dialect_names]
         shared = "bytes" not in first.kinds
         done = 0

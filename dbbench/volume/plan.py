@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbbench.volume import limits
 from dbbench.volume.generators import (
     GENERATORS,
     Context,
@@ -37,8 +38,9 @@ from dbbench.volume.generators import (
     _draw_pool,
     _kind_of,
 )
-from dbbench.volume.schema import Table
+from dbbench.volume.schema import Column, Table
 from dbbench.volume.spec import ColumnSpec, Spec, SpecError, TableSpec
+from verdict.files import excerpt
 
 Existing = Callable[[str, str], list[Any]]  # (table, column) -> the values it holds, sorted
 
@@ -185,8 +187,12 @@ def _ref(spec_col: ColumnSpec) -> tuple[str, str] | None:
 
 
 class _Builder:
-    def __init__(self, spec: Spec, schema: dict[str, Table], scale: int, existing: Existing):
+    def __init__(
+        self, spec: Spec, schema: dict[str, Table], scale: int, existing: Existing, live: bool = True
+    ):
         self.spec, self.schema, self.scale, self.existing = spec, schema, scale, existing
+        self.live = live  # False: checked without a server (the schema is the spec's own)
+        self.failed: set[str] = set()  # tables whose plan failed (their problem is reported)
         self.problems: list[str] = []
         self.plans: dict[str, TablePlan] = {}
         self.recorded: dict[tuple[str, str], list[Any]] = {}
@@ -201,6 +207,19 @@ class _Builder:
             return e.value(self.scale, self.spec.numbers())
         except ValueError as exc:
             raise GeneratorError(str(exc)) from None
+
+    def rows(self, e, what: str = "rows") -> int:
+        """A row count at the run's scale: not negative, at most :data:`limits.MAX_ROWS`."""
+        try:
+            n = self.number(e)
+        except GeneratorError as exc:
+            raise GeneratorError(f"{what}: {exc}") from None
+        said = f"{n:,} is" if not e.names else f"{excerpt(e.text)} is {n:,} at :scale {self.scale:,}:"
+        if n < 0:
+            raise GeneratorError(f"{what}: {said} below 0")
+        if n > limits.MAX_ROWS:
+            raise GeneratorError(f"{what}: {said} above the limit of {limits.MAX_ROWS:,} rows per table")
+        return n
 
     # -- schema checks ---------------------------------------------------------------------------
     def check_schema(self) -> None:
@@ -259,15 +278,30 @@ class _Builder:
                 if r[0] in left and (t, c) not in skip and self._nullable(t, c) and self._deferrable(t, c)
             ]
             if not breakable:
+                for name in left:  # a key that failed to be made ahead says why
+                    for r in {r for r in edges[name].values() if r[0] in left}:
+                        self._key_problem(*r)
                 cycle = ", ".join(sorted(left))
                 self.fail(
                     "tables",
-                    f"foreign keys form a cycle among {cycle} and none of its columns is nullable "
-                    "(one is loaded NULL and filled afterwards): make one nullable",
+                    f"foreign keys form a cycle among {excerpt(cycle)} and none of its columns is "
+                    "nullable, nor references a key made from the row's position (a sequence, a "
+                    "unique uniform range): make one nullable",
                 )
                 return done + left, deferred
             deferred.add(breakable[0])
         return done, deferred
+
+    def _key_problem(self, table: str, column: str) -> None:
+        """Report the problem of a referenced key's own generator, if it has one."""
+        col = self.spec.tables[table].columns.get(column)
+        if col is None:
+            return
+        try:
+            self.column(table, col, self.rows(self.spec.tables[table].rows), _alone)
+        except GeneratorError as exc:
+            if "reads column" not in str(exc):
+                self.fail(col.where, str(exc))
 
     def _nullable(self, table: str, column: str) -> bool:
         live = self.schema.get(table)
@@ -284,19 +318,25 @@ class _Builder:
     # -- generators --------------------------------------------------------------------------------
     def key(self, ref: str) -> ParentKey:
         table, _, column = ref.partition(".")
+        shown = excerpt(repr(ref))
         if not column:
-            raise GeneratorError(f"ref {ref!r}: write table.column")
+            raise GeneratorError(f"ref {shown}: write table.column")
         if table in self.spec.tables:
             plan = self.plans.get(table)
             if column not in self.spec.tables[table].columns:
                 raise GeneratorError(
-                    f"ref {ref!r}: column {column!r} of {table!r} is not in its [columns] (give it a generator)"
+                    f"ref {shown}: column {excerpt(column, 60)!r} of {excerpt(table, 60)!r} is not in "
+                    "its [columns] (give it a generator)"
                 )
+            if table in self.failed:
+                raise _Failed(table)
             if plan is None:  # referenced ahead of its load: made ahead, or a deferred column
                 early = self.ahead(table, column)
                 if early is None:
-                    raise _Later()
+                    raise _Failed(table)
                 return early
+            if column not in plan.columns:  # its own generator failed: reported there
+                raise _Failed(table)
             cp = plan.columns[column]
             kind = cp.gen.kind
             if cp.pure and not any(column in s.columns for s in plan.slices):
@@ -305,8 +345,10 @@ class _Builder:
             plan.record.add(column)
             store = self.recorded.setdefault((table, column), [])
             return ParentKey(plan.rows, kind, lambda idx: [store[i] for i in idx])
+        if not self.live:  # a table the setup SQL fills: its rows are on the servers only
+            return ParentKey(1, "text", lambda idx: [None] * len(idx))
         if table not in self.schema or column not in self.schema[table].columns:
-            raise GeneratorError(f"ref {ref!r}: no such table and column in the namespace")
+            raise GeneratorError(f"ref {shown}: no such table and column in the namespace")
         values = self.existing(table, column)
         return ParentKey(len(values), _kind_of(values), lambda idx: [values[i] for i in idx])
 
@@ -318,7 +360,7 @@ class _Builder:
         if t is None or col is None or any(column in s.columns for s in t.slices):
             return None
         try:
-            rows = self.number(t.rows)
+            rows = self.rows(t.rows)
             cp = self.column(table, col, rows, _alone)
         except GeneratorError:
             return None
@@ -333,6 +375,8 @@ class _Builder:
         generator = GENERATORS[col.gen]
         live = self.schema[table].columns.get(col.name)
         distinct = self.number(col.distinct) if col.distinct is not None else None
+        if distinct is not None and not 1 <= distinct <= limits.MAX_DISTINCT:
+            raise GeneratorError(f"distinct: {distinct:,} is not between 1 and {limits.MAX_DISTINCT:,}")
         ctx = Context(
             table=table,
             column=col.name,
@@ -345,40 +389,53 @@ class _Builder:
             skew=col.skew,
             max_length=live.max_length if live is not None else None,
             base=self.spec.path.parent,
+            root=self.spec.folder,
+            dry=not self.live,
             number=self.number,
             parent=self.key,
             sibling=siblings,
         )
         params = {k: v for k, v in col.params.items()}
         if distinct is not None and not generator.pooled:
-            if distinct < 1:
-                raise GeneratorError(f"distinct: {distinct} is not at least 1")
             pool_ctx = Context(**{**ctx.__dict__, "rows": distinct, "unique": generator.unique})
             base = generator.build(pool_ctx, **params)
             if base.needs:
                 raise GeneratorError("distinct: not for a generator that reads other columns")
             pool = list(dict.fromkeys(base.make(range(distinct), lambda c: [])))
-            gen = Gen(base.kind, _draw_pool(ctx, pool, None, col.skew))
+            gen = Gen(base.kind, _draw_pool(ctx, pool, None, col.skew), values=pool)
         else:
             gen = generator.build(ctx, **params)
+        if live is not None and live.enum is not None and gen.values is not None:
+            _labels(gen, live)
         self.kinds[(table, col.name)] = gen.kind
         null_rng = _rng(self.spec, table, *scope, col.name, "null") if col.null else None
         return ColumnPlan(col.name, gen, col.null, null_rng)
 
     def table(self, t: TableSpec, deferred: set[tuple[str, str]]) -> TablePlan:
-        rows = self.number(t.rows)
-        if rows < 0:
-            raise GeneratorError(f"rows: {rows} is negative")
+        try:
+            rows = self.rows(t.rows)
+        except GeneratorError:
+            self.failed.add(t.name)
+            raise
         plan = TablePlan(t.name, rows)
         self.plans[t.name] = plan
         building: list[str] = []
+        cycles: set[frozenset[str]] = set()
 
         def sibling(name: str) -> Gen:
             if name not in t.columns:
-                raise GeneratorError(f"column {name!r} is not in the table's [columns]")
+                raise GeneratorError(f"column {excerpt(repr(name))} is not in the table's [columns]")
+            if (t.name, name) in deferred:
+                raise GeneratorError(f"column {name!r} is a foreign key filled after the load: not readable")
             if name not in plan.columns:
                 if name in building:
-                    raise GeneratorError(f"columns read each other: {' -> '.join([*building, name])}")
+                    loop = building[building.index(name) :]
+                    if frozenset(loop) in cycles:  # reported at its first column
+                        raise _Failed(t.name)
+                    cycles.add(frozenset(loop))
+                    raise GeneratorError(
+                        f"columns read each other: {excerpt(' -> '.join([*loop, name]), 200)}"
+                    )
                 building.append(name)
                 plan.columns[name] = self.column(t.name, t.columns[name], rows, sibling)
                 building.pop()
@@ -390,16 +447,21 @@ class _Builder:
                 continue
             try:
                 sibling(name)
+            except _Failed:
+                pass  # the referenced table's own problem is reported
             except GeneratorError as exc:
+                building.clear()
                 self.fail(col.where, str(exc))
         total = 0
         for k, s in enumerate(t.slices, start=1):
-            srows = self.number(s.rows)
+            srows = self.rows(s.rows, f"slices[{k}].rows")
             total += srows
             cols = {}
             for name, col in s.columns.items():
                 try:
                     cols[name] = self.column(t.name, col, srows, sibling, f"slice{k}")
+                except _Failed:
+                    pass
                 except GeneratorError as exc:
                     self.fail(col.where, str(exc))
             plan.slices.append(SlicePlan(s.name, srows, cols))
@@ -412,6 +474,17 @@ class _Builder:
     def deferred_column(self, plan: TablePlan, name: str) -> Deferred | None:
         col = self.spec.tables[plan.name].columns[name]
         pk = self.schema[plan.name].primary
+        if not self.live:  # the primary key is the live schema's: checked by the run
+            try:
+                self.column(plan.name, col, plan.rows, lambda c: plan.columns[c].gen)
+            except _Failed:
+                pass
+            except GeneratorError as exc:
+                self.fail(col.where, str(exc))
+            return None
+        named = all(k in self.spec.tables[plan.name].columns for k in pk)
+        if pk and named and any(k not in plan.columns for k in pk):
+            return None  # a key column whose own generator failed: its problem is reported
         if not pk or any(k not in plan.columns for k in pk):
             self.fail(
                 col.where,
@@ -422,14 +495,32 @@ class _Builder:
         try:
             gen = self.column(plan.name, col, plan.rows, lambda c: plan.columns[c].gen)
             keys = [(k, self.key(f"{plan.name}.{k}")) for k in pk]
+        except _Failed:
+            return None
         except GeneratorError as exc:
             self.fail(col.where, str(exc))
             return None
         return Deferred(plan, name, gen, keys)
 
 
-class _Later(GeneratorError):
-    pass
+class _Failed(GeneratorError):
+    """A column that references a table whose plan failed: that table's problem is reported, not
+    this consequence of it."""
+
+    def __init__(self, table: str):
+        super().__init__(f"the referenced table {table!r} has a problem")
+
+
+def _labels(gen: Gen, live: Column) -> None:
+    """Every value a column draws from is a label of its enum (a value is named, never quoted:
+    it may be a line of a file)."""
+    labels = set(live.enum or ())
+    for i, v in enumerate(gen.values or ()):
+        if v is not None and str(v) not in labels:
+            raise GeneratorError(
+                f"{gen.value_name(i)} is not one of the enum column's labels "
+                f"({excerpt(', '.join(live.enum or ()), 200)})"
+            )
 
 
 def _alone(name: str) -> Gen:
@@ -438,37 +529,66 @@ def _alone(name: str) -> Gen:
 
 
 def _generation_order(plan: TablePlan) -> list[str]:
+    """The columns in an order where each comes after the columns it reads (a slice's too); a
+    cycle among them is a :class:`GeneratorError` naming it."""
     needs = {c: set(p.gen.needs) for c, p in plan.columns.items()}
     for s in plan.slices:
         for c, p in s.columns.items():
             needs.setdefault(c, set()).update(p.gen.needs)
     order: list[str] = []
-
-    def visit(c: str) -> None:
-        if c in order or c not in plan.columns:
-            return
-        for n in sorted(needs.get(c, ())):
-            visit(n)
-        order.append(c)
-
-    for c in plan.columns:
-        visit(c)
+    for c, read in needs.items():
+        missing = sorted(n for n in read if n not in plan.columns)
+        if missing and c in plan.columns:
+            raise GeneratorError(f"column {c!r} reads {excerpt(repr(missing[0]))}, which it does not make")
+    done: set[str] = set()
+    while len(order) < len(plan.columns):
+        ready = [c for c in plan.columns if c not in done and needs.get(c, set()) <= done]
+        if not ready:
+            stuck = [c for c in plan.columns if c not in done]
+            raise GeneratorError(f"columns read each other: {excerpt(', '.join(stuck), 200)}")
+        order += ready
+        done.update(ready)
     return order
 
 
 def build(spec: Spec, schema: dict[str, Table], scale: int, existing: Existing) -> Plan:
     """The plan of ``spec`` against ``schema`` at ``scale``; every problem at once as a :class:`SpecError`."""
-    b = _Builder(spec, schema, scale, existing)
+    return _build(_Builder(spec, schema, scale, existing))
+
+
+def check(spec: Spec, scale: int) -> None:
+    """Build the plan of ``spec`` at ``scale`` without a server, as the run builds it (the same
+    code): every problem the run's preparation would find that does not depend on the live
+    schema (row counts and their limits, expressions, generators and their parameters, files,
+    formats, faker providers, cycles among columns), at once, as a :class:`SpecError`.
+    ``dbbench validate`` and every command that reads a catalog's spec call it before touching
+    anything."""
+    schema = {
+        name: Table(name, {c: Column(c, "", True, None, None, None, False, False) for c in t.columns})
+        for name, t in spec.tables.items()
+    }
+    _build(_Builder(spec, schema, scale, lambda table, column: [], live=False))
+
+
+def _build(b: _Builder) -> Plan:
+    spec, scale = b.spec, b.scale
+    if not 1 <= scale <= limits.MAX_SCALE:
+        raise SpecError(f"{spec.path}: :scale {scale:,} is not between 1 and {limits.MAX_SCALE:,}")
     b.check_schema()
     if b.problems:
         raise SpecError(b.problems)
     names, deferred = b.order()
+    if b.problems:
+        raise SpecError(b.problems)
     tables = []
     for name in names:
         try:
             tables.append(b.table(spec.tables[name], deferred))
+        except _Failed:
+            b.failed.add(name)
         except GeneratorError as exc:
-            b.fail(f"tables.{name}", str(exc))
+            b.failed.add(name)
+            b.fail(f"tables.{excerpt(name, 60)}", str(exc))
     later = []
     for plan in tables:
         for name in plan.deferred:
@@ -476,5 +596,5 @@ def build(spec: Spec, schema: dict[str, Table], scale: int, existing: Existing) 
             if d is not None:
                 later.append(d)
     if b.problems:
-        raise SpecError(b.problems)
-    return Plan(spec, scale, tables, later, b.recorded, b.kinds, sorted(b.early))
+        raise SpecError(list(dict.fromkeys(b.problems)))
+    return Plan(spec, b.scale, tables, later, b.recorded, b.kinds, sorted(b.early))

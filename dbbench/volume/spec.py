@@ -7,6 +7,7 @@ line each, naming the file and the field (``FILE: tables.orders.columns.status: 
 from __future__ import annotations
 
 import hashlib
+import math
 import tomllib
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -17,6 +18,8 @@ from dbbench.errors import DbbenchError
 from dbbench.volume import expr
 from dbbench.volume.expr import Expr, ExprError
 from dbbench.volume.generators import GENERATORS
+from dbbench.volume.limits import MAX_SCALE, SPEC_READ_LIMIT
+from verdict.files import excerpt, read_bounded
 
 SPEC_FILE = Path("data") / "spec.toml"  # a catalog's data spec, relative to its directory
 TOP_FIELDS = {"seed", "locale", "scale", "check_scale", "params", "tables", "verify"}
@@ -80,6 +83,13 @@ class Spec:
     verify: list[Check]
     sha256: str
     check_scale: int | None = None  # :scale of `dbbench check` (default: dbbench.volume.catalog)
+    root: Path | None = None  # files the spec names must be inside it (default: the spec's folder)
+
+    @property
+    def folder(self) -> Path:
+        """The directory a file the spec names must resolve into (after symbolic links): the
+        catalog directory of ``DIR/data/spec.toml``, else the spec's own folder."""
+        return self.root if self.root is not None else self.path.parent
 
     def numbers(self) -> dict[str, float]:
         """The numeric ``[params]``, usable as ``:name`` in row counts."""
@@ -91,23 +101,35 @@ class Spec:
         return check.sql.get(dialect, check.sql.get(""))
 
 
-def read(path: str | Path) -> Spec:
-    """Read and check the spec at ``path``; a catalog directory means its ``data/spec.toml``."""
+def read(path: str | Path, root: str | Path | None = None) -> Spec:
+    """Read and check the spec at ``path``; a catalog directory means its ``data/spec.toml``
+    (and is the ``root`` the files it names must be in; else ``root``, else the spec's folder).
+    The file is read bounded (:data:`~dbbench.volume.limits.SPEC_READ_LIMIT`)."""
     file = Path(path)
     if file.is_dir():
+        root = file if root is None else root
         file = file / SPEC_FILE
     try:
-        raw = file.read_bytes()
+        raw = read_bounded(file, limit=SPEC_READ_LIMIT, what="data spec")
     except OSError as exc:
         raise SpecError(f"{file}: cannot read the data spec ({exc.strerror or exc})") from None
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{file}: not TOML: {exc}") from None
-    return parse(doc, file, hashlib.sha256(raw).hexdigest())
+    except UnicodeDecodeError:
+        raise SpecError(f"{file}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{file}: not TOML: {excerpt(str(exc), 200)}") from None
+    except RecursionError:
+        raise SpecError(f"{file}: not TOML: arrays or tables nested too deeply") from None
+    return parse(doc, file, hashlib.sha256(raw).hexdigest(), None if root is None else Path(root))
 
 
-def parse(doc: dict[str, Any], file: Path, sha256: str = "") -> Spec:
+def _show(value: Any) -> str:
+    """A spec's value as a message quotes it: its repr, at most a short excerpt."""
+    return excerpt(repr(value))
+
+
+def parse(doc: dict[str, Any], file: Path, sha256: str = "", root: Path | None = None) -> Spec:
     problems: list[str] = []
 
     def fail(where: str, what: str) -> None:
@@ -116,11 +138,11 @@ def parse(doc: dict[str, Any], file: Path, sha256: str = "") -> Spec:
     _unknown(doc, TOP_FIELDS, "", fail)
     seed = doc.get("seed", 1)
     if not isinstance(seed, int) or isinstance(seed, bool):
-        fail("seed", f"{seed!r} is not an integer")
+        fail("seed", f"{_show(seed)} is not an integer")
         seed = 1
     locale = doc.get("locale", DEFAULT_LOCALE)
     if not isinstance(locale, str):
-        fail("locale", f"{locale!r} is not text")
+        fail("locale", f"{_show(locale)} is not text")
         locale = DEFAULT_LOCALE
     scale, check_scale = (_positive(doc.get(k), k, fail) for k in ("scale", "check_scale"))
     params = doc.get("params", {})
@@ -139,12 +161,15 @@ def parse(doc: dict[str, Any], file: Path, sha256: str = "") -> Spec:
     verify = _verify(doc.get("verify", []), fail)
     if problems:
         raise SpecError(problems)
-    return Spec(file, seed, locale, scale, params, tables, verify, sha256, check_scale)
+    return Spec(file, seed, locale, scale, params, tables, verify, sha256, check_scale, root)
 
 
 def _positive(value: Any, where: str, fail) -> int | None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        fail(where, f"{value!r} is not a positive integer")
+        fail(where, f"{_show(value)} is not a positive integer")
+        return None
+    if value is not None and value > MAX_SCALE:
+        fail(where, f"{value:,} is above the largest scale, {MAX_SCALE:,}")
         return None
     return value
 
@@ -152,7 +177,9 @@ def _positive(value: Any, where: str, fail) -> int | None:
 def _unknown(raw: dict[str, Any], known: set[str], where: str, fail) -> None:
     for key in raw:
         if key not in known:
-            fail(where, f"{key}: unknown field (expected one of {', '.join(sorted(known))})")
+            fail(
+                where, f"{excerpt(str(key), 60)}: unknown field (expected one of {', '.join(sorted(known))})"
+            )
 
 
 def _expr(value: Any, where: str, fail) -> Expr | None:
@@ -164,7 +191,7 @@ def _expr(value: Any, where: str, fail) -> Expr | None:
 
 
 def _table(name: str, raw: Any, fail) -> TableSpec | None:
-    where = f"tables.{name}"
+    where = f"tables.{excerpt(name, 60)}"
     if not isinstance(raw, dict):
         fail(where, "must be a table")
         return None
@@ -190,7 +217,10 @@ def _table(name: str, raw: Any, fail) -> TableSpec | None:
         scols = _columns(s.get("columns"), swhere, fail)
         for c in scols:
             if c not in columns:
-                fail(f"{swhere}.columns.{c}", "a slice sets only columns the table's [columns] fill")
+                fail(
+                    f"{swhere}.columns.{excerpt(c, 60)}",
+                    "a slice sets only columns the table's [columns] fill",
+                )
         if srows is not None:
             slices.append(SliceSpec(str(s.get("name", f"slice {k}")), srows, scols))
     if rows is None:
@@ -204,7 +234,7 @@ def _columns(raw: Any, where: str, fail) -> dict[str, ColumnSpec]:
         return {}
     out = {}
     for name, col in raw.items():
-        spec = _column(name, col, f"{where}.columns.{name}", fail)
+        spec = _column(name, col, f"{where}.columns.{excerpt(name, 60)}", fail)
         if spec is not None:
             out[name] = spec
     return out
@@ -216,7 +246,7 @@ def _column(name: str, raw: Any, where: str, fail) -> ColumnSpec | None:
         return None
     gen = raw.get("gen")
     if gen not in GENERATORS:
-        fail(where, f"gen: {gen!r} is not one of {', '.join(sorted(GENERATORS))}")
+        fail(where, f"gen: {_show(gen)} is not one of {', '.join(sorted(GENERATORS))}")
         return None
     generator = GENERATORS[gen]
     _unknown(raw, COLUMN_FIELDS | set(generator.params), where, fail)
@@ -233,16 +263,18 @@ def _column(name: str, raw: Any, where: str, fail) -> ColumnSpec | None:
             fail(where, f"{p}: {problem}")
         params[p] = value
     null = raw.get("null", 0.0)
-    if isinstance(null, bool) or not isinstance(null, (int, float)) or not 0 <= null <= 1:
-        fail(where, f"null: {null!r} is not a fraction between 0 and 1")
+    if isinstance(null, bool) or not isinstance(null, (int, float)) or not 0 <= null <= 1:  # NaN too
+        fail(where, f"null: {_show(null)} is not a fraction between 0 and 1")
         null = 0.0
     skew = raw.get("skew")
-    if skew is not None and (isinstance(skew, bool) or not isinstance(skew, (int, float)) or skew <= 0):
-        fail(where, f"skew: {skew!r} is not a number above 0 (a Zipf exponent)")
+    if skew is not None and (
+        isinstance(skew, bool) or not isinstance(skew, (int, float)) or not 0 < skew < math.inf
+    ):
+        fail(where, f"skew: {_show(skew)} is not a number above 0 (a Zipf exponent)")
         skew = None
     unique = raw.get("unique", False)
     if not isinstance(unique, bool):
-        fail(where, f"unique: {unique!r} is not true or false")
+        fail(where, f"unique: {_show(unique)} is not true or false")
         unique = False
     if unique and not generator.unique:
         fail(where, f"unique: gen {gen!r} cannot make unique values")
@@ -254,21 +286,22 @@ def _column(name: str, raw: Any, where: str, fail) -> ColumnSpec | None:
 
 def _typed(value: Any, kind: str) -> tuple[Any, str | None]:
     """(value as the generator takes it, problem or None)."""
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    shown = _show(value)
     if kind == "int":
         return value, None if isinstance(value, int) and not isinstance(
             value, bool
-        ) else f"{value!r} is not an integer"
+        ) else f"{shown} is not an integer"
     if kind == "number":
-        return value, None if number else f"{value!r} is not a number"
+        return value, None if number else f"{shown} is not a (finite) number"
     if kind == "text":
-        return value, None if isinstance(value, str) else f"{value!r} is not text"
+        return value, None if isinstance(value, str) else f"{shown} is not text"
     if kind == "list":
-        return value, None if isinstance(value, list) else f"{value!r} is not an array"
+        return value, None if isinstance(value, list) else f"{shown} is not an array"
     if kind == "bool":
-        return value, None if isinstance(value, bool) else f"{value!r} is not true or false"
+        return value, None if isinstance(value, bool) else f"{shown} is not true or false"
     if kind == "table":
-        return value, None if isinstance(value, dict) else f"{value!r} is not a table"
+        return value, None if isinstance(value, dict) else f"{shown} is not a table"
     if kind == "expr":
         try:
             return expr.parse(value), None
@@ -280,7 +313,7 @@ def _typed(value: Any, kind: str) -> tuple[Any, str | None]:
         try:
             return datetime.fromisoformat(str(value)), None
         except ValueError:
-            return value, f"{value!r} is not an ISO {kind} (2026-01-31 or 2026-01-31T12:00:00)"
+            return value, f"{shown} is not an ISO {kind} (2026-01-31 or 2026-01-31T12:00:00)"
     return value, None
 
 
