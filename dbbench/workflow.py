@@ -550,7 +550,7 @@ def seed_catalog(
     from dbbench.volume import catalog as volume
 
     cat = catalogs.open_catalog(catalog)
-    spec = volume.of_catalog(cat)
+    spec = volume.of_catalog(cat, [scale])  # checked at the run's scale too, before anything is touched
     with progress() if progress else contextlib.nullcontext() as report:
         cat, res = setupsql.load(
             targets,
