@@ -32,14 +32,12 @@ def parse(raw: str, dialect: Dialect, source: str) -> URL:
     try:
         url = make_url(raw.strip())
     except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        if _USERINFO.match(raw.strip()):  # a user and password were given: their characters broke it
+            raise DbbenchError(_encode_hint(source)) from None
         raise DbbenchError(f"{source} is not a database URL (expected {example(dialect)})") from None
     if _misparsed(raw.strip(), url):
         # never echo any part: the "host" parsed here is a piece of the password
-        raise DbbenchError(
-            f"{source} is not a database URL as written: percent-encode the special characters of "
-            "the user name and password ('@' %40, ':' %3A, '/' %2F, '?' %3F, '&' %26, '=' %3D, "
-            "'%' %25)"
-        )
+        raise DbbenchError(_encode_hint(source))
     backend, _, driver = url.drivername.partition("+")
     if backend == "postgres":
         backend = "postgresql"
@@ -52,6 +50,20 @@ def parse(raw: str, dialect: Dialect, source: str) -> URL:
     return RedactedURL(*url.set(drivername=f"{dialect}+{DRIVERS[dialect]}"))
 
 
+# a scheme, then a userinfo ending in '@' (the password may hold '/', '?', '#' unencoded)
+_USERINFO = re.compile(r"[\w+]+://[^@]*@")
+
+
+def _encode_hint(source: str) -> str:
+    """The refusal of a URL whose user name or password broke its parsing: the encoded forms of
+    the characters that do, never a piece of the URL (any piece may be a piece of the password)."""
+    return (
+        f"{source} is not a database URL as written: percent-encode the special characters of "
+        "the user name and password ('@' %40, ':' %3A, '/' %2F, '?' %3F, '#' %23, '&' %26, '=' %3D, "
+        "'%' %25)"
+    )
+
+
 # SQLAlchemy's split of a URL: the password ends at the *first* '@', the host at '/', ':' or '?'
 _SPLIT = re.compile(
     r"[\w+]+://(?:[^:/]*(?::[^@]*)?@)?(?:\[[^/?]+\]|[^/:?]+)?(?::[^/?]*)?"
@@ -61,10 +73,12 @@ _SPLIT = re.compile(
 
 
 def _misparsed(raw: str, url: URL) -> bool:
-    """Whether a password with an unencoded '@', '&' or '=' was split apart: an '@' left after the
-    host (the real host follows the last '@'), an ``?password=`` swallowed into the userinfo
+    """Whether a password with an unencoded '@', '&' or '=' was split apart: an '@' in or left
+    after the host (the real host follows the last '@'), an ``?password=`` swallowed into the userinfo
     password, or a query parameter without a name. The "host" parsed then is a piece of the
     password, and would be shown in every connection error."""
+    if "@" in (url.host or ""):  # 'b@host' of a password 'a@b': SQLAlchemy's host takes an '@'
+        return True
     match = _SPLIT.match(raw)
     if match and "@" in (match.group("database") or "") + (match.group("query") or ""):
         return True
