@@ -128,3 +128,16 @@ def test_invalid_utf8_is_named_by_byte_line_and_column(tmp_path: Path):
     assert info.value.strerror == "not UTF-8 text (byte 0xff at line 2, column 9)"
     res = run_program("dbbench", "report", "bad.json", cwd=tmp_path)
     assert res.code == 2 and "byte 0xff at line 2, column 9" in res.stderr, res.stderr
+
+
+def test_a_path_scenario_with_a_credential_in_its_query_never_echoes_it():
+    """``--scenario /x?token=…`` was read as key=value pairs, and the error quoted the token."""
+    res = run_program("httpbench", "compare", *TARGETS, "--scenario", "/x?token=s3cret-query-value&page=2")
+    assert res.code == 2 and "s3cret-query-value" not in res.stderr, res.stderr
+    assert "/x?token=***&page=***" in res.stderr and "carries credentials (token)" in res.stderr
+
+
+def test_a_directory_given_as_an_output_is_one_line(tmp_path: Path):
+    res = run_program("dbbench", "report", str(BASELINE), "--output", str(tmp_path))
+    assert res.code == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith(f"dbbench: error: --output {tmp_path}: cannot be written")

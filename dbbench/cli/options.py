@@ -20,10 +20,13 @@ class OutputPath(OutputFile):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
         from verdict.outputs import unwritable
 
-        path = cast(Path, super().convert(value, param, ctx))  # path_type=Path
+        what = param.opts[0] if param is not None and param.opts[0].startswith("-") else "output file"
+        try:
+            path = cast(Path, super().convert(value, param, ctx))  # path_type=Path
+        except click.BadParameter as exc:  # click's own checks (a directory): one line, as ours
+            raise DbbenchError(f"{what} {value}: cannot be written ({exc.message})") from None
         reason = unwritable(path)
         if reason:
-            what = param.opts[0] if param is not None and param.opts[0].startswith("-") else "output file"
             raise DbbenchError(f"{what} {path}: cannot be written ({reason})")
         return path
 

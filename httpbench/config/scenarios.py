@@ -226,10 +226,24 @@ def _masked(parts: list[str]) -> list[str]:
     return out
 
 
+def _query_masked(path: str) -> str:
+    """``path`` as echoed in errors: every query value is ``***`` (one may be a credential)."""
+    base, mark, query = path.partition("?")
+    if not mark:
+        return path
+    return (
+        base
+        + "?"
+        + "&".join(f"{k}=***" if sep else k for k, sep, _ in (p.partition("=") for p in query.split("&")))
+    )
+
+
 def parse_option(text: str) -> Scenario:
+    if text.strip().startswith("/"):  # a path (its query may hold '='), never key=value pairs
+        return make({"path": text.strip()}, f"--scenario {excerpt(_query_masked(text.strip()))!r}")
     parts = text.split(",")
     shown = _masked(parts)
-    where = f"--scenario {','.join(shown)!r}"
+    where = f"--scenario {excerpt(','.join(shown))!r}"
     if "=" not in text:
         return make({"path": text.strip()}, where)
     fields: dict[str, Any] = {"header": []}
