@@ -75,14 +75,16 @@ def parse_sizes(text: str) -> list[int]:
         raise GrowError(f"--sizes: {len(parts):,} sizes; a ladder has at most {MAX_SIZES}")
     for part in parts:
         shown = excerpt(repr(part.strip()), 40)
-        m = re.fullmatch(r"\s*(\d{1,30}(?:\.\d{1,30})?)\s*([kKmM]?)\s*", part)
+        m = re.fullmatch(r"\s*(\d+)(\.\d+)?\s*([kKmM]?)\s*", part)
         if not m:
             raise GrowError(f"--sizes: {shown} is not a size like 10k, 100k or 1m")
-        n = Decimal(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+        whole, fraction, unit = m.groups()
+        n = Decimal(whole.lstrip("0")[:20] or "0") if len(whole.lstrip("0")) <= 20 else Decimal(10**20)
+        n = (n + Decimal(f"0{(fraction or '')[:20]}")) * {"": 1, "k": 1_000, "m": 1_000_000}[unit.lower()]
+        if n > MAX_SCALE:  # compared before any conversion: 400 nines are a number, not an overflow
+            raise GrowError(f"--sizes: {shown} is above the largest size, {MAX_SCALE:,}")
         if n < 1 or n != int(n):
             raise GrowError(f"--sizes: {shown} is not a whole number of rows")
-        if n > MAX_SCALE:
-            raise GrowError(f"--sizes: {shown} is above the largest size, {MAX_SCALE:,}")
         sizes.append(int(n))
     if len(set(sizes)) < 2:
         raise GrowError("--sizes: give at least two different sizes (growth is a slope)")

@@ -10,6 +10,7 @@ problems, every one at once.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ def of_catalog(catalog: Any, scales: Iterable[int | None] = ()) -> Spec | None:
     it has none. Checked as the run checks it (:func:`checked`), at its own scale, its check scale
     and each of ``scales`` (None: the spec's own)."""
     file = spec_file(catalog)
-    if not file.is_file():
+    if not os.path.lexists(file):
         return None
     return checked(read(file, root=file.parent.parent), scales)
 

@@ -214,7 +214,7 @@ class _Builder:
             n = self.number(e)
         except GeneratorError as exc:
             raise GeneratorError(f"{what}: {exc}") from None
-        said = f"{n:,} is" if not e.names else f"{excerpt(e.text)} is {n:,} at :scale {self.scale:,}:"
+        said = f"{n:,} is" if not e.names else f"{excerpt(repr(e.text))} is {n:,} at :scale {self.scale:,}:"
         if n < 0:
             raise GeneratorError(f"{what}: {said} below 0")
         if n > limits.MAX_ROWS:
