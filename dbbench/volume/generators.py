@@ -652,6 +652,8 @@ def _fk(ctx: Context, ref: str, dist: str, s: float, every: Expr | None, follows
     mod parents: every parent in turn, unique while rows <= parents). ``follows = "col"``: the
     same parent row as the foreign key of column ``col`` (composite keys)."""
     assert ctx.parent is not None
+    if ref == f"{ctx.table}.{ctx.column}":
+        raise GeneratorError(f"ref {excerpt(repr(ref))}: a foreign key cannot reference its own column")
     key = ctx.parent(ref)
     if follows is not None:
         led: list[list[int]] | None = getattr(ctx.sibling(follows), "drawn", None)

@@ -193,6 +193,8 @@ class _Builder:
         self.spec, self.schema, self.scale, self.existing = spec, schema, scale, existing
         self.live = live  # False: checked without a server (the schema is the spec's own)
         self.failed: set[str] = set()  # tables whose plan failed (their problem is reported)
+        self.siblings: dict[str, Callable[[str], Gen]] = {}  # per table being made: its columns by name
+        self.making_ahead: set[tuple[str, str]] = set()
         self.problems: list[str] = []
         self.plans: dict[str, TablePlan] = {}
         self.recorded: dict[tuple[str, str], list[Any]] = {}
@@ -278,9 +280,12 @@ class _Builder:
                 if r[0] in left and (t, c) not in skip and self._nullable(t, c) and self._deferrable(t, c)
             ]
             if not breakable:
+                known = len(self.problems)
                 for name in left:  # a key that failed to be made ahead says why
                     for r in {r for r in edges[name].values() if r[0] in left}:
                         self._key_problem(*r)
+                if len(self.problems) > known:  # the cause, not the cycle it leaves unbroken
+                    return done + left, deferred
                 cycle = ", ".join(sorted(left))
                 self.fail(
                     "tables",
@@ -299,6 +304,8 @@ class _Builder:
             return
         try:
             self.column(table, col, self.rows(self.spec.tables[table].rows), _alone)
+        except _Failed:
+            pass
         except GeneratorError as exc:
             if "reads column" not in str(exc):
                 self.fail(col.where, str(exc))
@@ -335,8 +342,11 @@ class _Builder:
                 if early is None:
                     raise _Failed(table)
                 return early
-            if column not in plan.columns:  # its own generator failed: reported there
-                raise _Failed(table)
+            if column not in plan.columns:  # a column of the table being made, listed later
+                sibling = self.siblings.get(table)
+                if sibling is None:
+                    raise _Failed(table)
+                sibling(column)  # made now, or why not (a column that reads itself, a failed one)
             cp = plan.columns[column]
             kind = cp.gen.kind
             if cp.pure and not any(column in s.columns for s in plan.slices):
@@ -359,11 +369,16 @@ class _Builder:
         col = t.columns.get(column) if t is not None else None
         if t is None or col is None or any(column in s.columns for s in t.slices):
             return None
+        if (table, column) in self.making_ahead:  # a key that references itself
+            return None
+        self.making_ahead.add((table, column))
         try:
             rows = self.rows(t.rows)
             cp = self.column(table, col, rows, _alone)
         except GeneratorError:
             return None
+        finally:
+            self.making_ahead.discard((table, column))
         if not cp.pure:
             return None
         gen = cp.gen
@@ -419,27 +434,38 @@ class _Builder:
             raise
         plan = TablePlan(t.name, rows)
         self.plans[t.name] = plan
-        building: list[str] = []
-        cycles: set[frozenset[str]] = set()
+        building: list[str] = []  # the columns being built, each reading the next
+        failed: set[str] = set()  # columns whose problem is reported
 
         def sibling(name: str) -> Gen:
+            """The column ``name``'s generator, built first when another column reads it."""
             if name not in t.columns:
                 raise GeneratorError(f"column {excerpt(repr(name))} is not in the table's [columns]")
             if (t.name, name) in deferred:
                 raise GeneratorError(f"column {name!r} is a foreign key filled after the load: not readable")
+            if name in failed:
+                raise _Failed(t.name)
             if name not in plan.columns:
-                if name in building:
-                    loop = building[building.index(name) :]
-                    if frozenset(loop) in cycles:  # reported at its first column
-                        raise _Failed(t.name)
-                    cycles.add(frozenset(loop))
-                    raise GeneratorError(
-                        f"columns read each other: {excerpt(' -> '.join([*loop, name]), 200)}"
-                    )
+                if name in building:  # reported at the column the loop starts from
+                    loop = " -> ".join([*building[building.index(name) :], name])
+                    raise _Cycle(f"columns read each other: {excerpt(loop, 200)}")
                 building.append(name)
-                plan.columns[name] = self.column(t.name, t.columns[name], rows, sibling)
-                building.pop()
+                try:
+                    plan.columns[name] = self.column(t.name, t.columns[name], rows, sibling)
+                except _Cycle:
+                    failed.add(name)
+                    raise
+                except GeneratorError as exc:
+                    failed.add(name)
+                    if len(building) == 1 or isinstance(exc, _Failed):
+                        raise
+                    self.fail(t.columns[name].where, str(exc))  # its own problem, where it is
+                    raise _Failed(t.name) from None
+                finally:
+                    building.pop()
             return plan.columns[name].gen
+
+        self.siblings[t.name] = sibling
 
         for name, col in t.columns.items():
             if (t.name, name) in deferred:
@@ -448,9 +474,8 @@ class _Builder:
             try:
                 sibling(name)
             except _Failed:
-                pass  # the referenced table's own problem is reported
+                pass  # reported where it is (a referenced table, a column this one reads)
             except GeneratorError as exc:
-                building.clear()
                 self.fail(col.where, str(exc))
         total = 0
         for k, s in enumerate(t.slices, start=1):
@@ -501,6 +526,10 @@ class _Builder:
             self.fail(col.where, str(exc))
             return None
         return Deferred(plan, name, gen, keys)
+
+
+class _Cycle(GeneratorError):
+    """Columns that read each other: reported at the column the loop starts from."""
 
 
 class _Failed(GeneratorError):

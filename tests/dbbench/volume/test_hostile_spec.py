@@ -436,3 +436,15 @@ def test_the_spec_file_is_read_bounded_and_nesting_refused(tmp_path):
     os.mkfifo(file)
     (problem,) = _problems(cat)
     assert "not a regular file (a FIFO)" in problem
+
+
+def test_a_self_reference_listed_before_its_key_is_made_and_one_to_itself_refused(tmp_path):
+    text = '[tables.t]\nrows = 6\n[tables.t.columns]\nparent = { gen = "fk", ref = "t.id", dist = "sequential" }\nid = { gen = "sequence" }\n'
+    sp = spec.parse(__import__("tomllib").loads(text), tmp_path / "spec.toml")
+    cols = {c: Column(c, "integer", False, None, None, None, False, False) for c in ("id", "parent")}
+    p = plan.build(sp, {"t": Table("t", cols, [Key("pk", "primary", ("id",))])}, 6, lambda t, c: [])
+    assert p.tables[0].chunk(0, 6) == {"id": [1, 2, 3, 4, 5, 6], "parent": [1, 2, 3, 4, 5, 6]}
+    cat = _catalog(tmp_path, 'id = { gen = "sequence" }\nv = { gen = "fk", ref = "t.v", follows = "v" }\n')
+    assert _problems(cat) == [
+        f"{cat / 'data' / 'spec.toml'}: tables.t.columns.v: ref 't.v': a foreign key cannot reference its own column"
+    ]
