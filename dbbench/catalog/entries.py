@@ -328,6 +328,9 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = 
         check_sql("cascade.delete", shape.cascade["delete"], on, WRITE_KINDS, fail)
         check_sql("cascade.count", shape.cascade["count"], on, ROW_KINDS, fail)
     shared = _shared_query(raw, fail)
+    using = [d for d in on if "sql" not in raw.get(d, {})]  # the dialects [query] sql is run on
+    if isinstance(shared.get("sql"), str) and shared["sql"].strip() and using:
+        check_sql("[query] sql", shared["sql"], using, QUERY_KINDS, fail)
     for dialect in DIALECTS:
         variant = _variant(dialect, raw.get(dialect), shared, available, fail)
         if variant is not None:
@@ -476,7 +479,7 @@ def _variant(
             fail(
                 f"{where} {field_name}", f"parameter :{excerpt(missing)} is not in [params] or a setup query"
             )
-        if text:
+        if text and field_name in section:  # [query] sql is checked once, as [query] sql
             check_sql(f"{where} {field_name}", text, [dialect], QUERY_KINDS, fail)
     settings = _settings(where, dialect, section.get("settings", {}), fail)
     if not (sql and expect):
