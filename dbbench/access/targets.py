@@ -119,11 +119,15 @@ def connect(
     parsed = urls.parse(url, dialect, source)
     connect_args = {"connect_timeout": timeout}
     if dialect == "mysql":
-        # local_infile is the loader's only (Target.loader); a ?local_infile=1 in the URL is overridden
-        connect_args.update(read_timeout=max(timeout, 60), local_infile=False)
+        # local_infile is the loader's only (Target.loader); a ?local_infile=1 in the URL is overridden.
+        # The server's greeting is read within ``timeout`` (another server on that port, which
+        # waits for the client to speak first, answers nothing), later reads within READ_TIMEOUT_S.
+        connect_args.update(read_timeout=timeout, local_infile=False)
     engine = None
     try:  # SQLAlchemy converts the URL's query values (?read_timeout=) when it creates the engine
-        engine = sa.create_engine(parsed, connect_args=connect_args, pool_pre_ping=True)
+        engine = sa.create_engine(parsed, connect_args=dict(connect_args), pool_pre_ping=True)
+        if dialect == "mysql" and "read_timeout" not in parsed.query:
+            sa.event.listen(engine, "connect", _after_greeting)
         with engine.connect() as conn:
             raw_version = _server_version(conn, dialect)
     except SQLAlchemyError as exc:
@@ -141,9 +145,19 @@ def connect(
             f"query parameter of the {source} (given: {keys}): {urls.scrub(str(exc), parsed)}"
         ) from None
     version, text = _parse_version(raw_version, dialect, parsed)
+    if dialect == "mysql":  # the loader's own connections (Target.loader) go to a server known to be MySQL
+        connect_args["read_timeout"] = max(timeout, MYSQL_READ_TIMEOUT_S)
     target = Target(dialect, parsed, engine, version, text, connect_args=connect_args)
     target.warnings.extend(_version_warnings(target))
     return target
+
+
+MYSQL_READ_TIMEOUT_S = 60
+
+
+def _after_greeting(dbapi_connection: Any, _record: Any) -> None:
+    """A PyMySQL connection, once the server greeted it: reads wait up to MYSQL_READ_TIMEOUT_S."""
+    dbapi_connection._read_timeout = MYSQL_READ_TIMEOUT_S  # PyMySQL applies it at the next read
 
 
 def _server_version(conn: sa.Connection, dialect: Dialect) -> str:
@@ -202,6 +216,11 @@ def describe_failure(exc: SQLAlchemyError, url: URL, dialect: Dialect) -> str:
         if code in (1045, 1130):
             return f"{where} rejected user {url.username!r}: wrong password or no such user"
         if code in (2003, 2013):
+            if code == 2013 or "timed out" in text.lower():  # connected, and nothing came back
+                return (
+                    f"cannot connect to {where}: no MySQL greeting came back (is that port a MySQL "
+                    "server's? PostgreSQL's, for one, waits for the client to speak first)"
+                )
             reason = "connection refused" if "111" in text or "refused" in text.lower() else text
             return f"cannot connect to {where}: {urls.scrub(reason, url)}"
         if code == 1049:
