@@ -20,10 +20,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -179,6 +181,58 @@ def _on_bytes(
     return lambda n: progress(dialect, step, n, total)
 
 
+class Cancel:
+    """Ctrl-C of a setup run in worker threads (a signal reaches the main thread only): once
+    :meth:`set`, every worker stops before its next statement and before it marks its namespace
+    complete, and the statement each is running is cancelled on its server, so that the run stops
+    within moments, not when a long statement ends."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._lock = threading.Lock()
+        self._running: dict[int, tuple[Target, object]] = {}
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt (in a worker: the main thread's Ctrl-C) once set."""
+        if self.event.is_set():
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def watch(self, target: Target, conn) -> Iterator[None]:
+        """While inside, a :meth:`set` cancels the statement ``conn`` runs (``target``: dbbench's
+        own login, which may cancel it on MySQL, whoever ``conn`` is logged in as)."""
+        with self._lock:
+            self._running[id(conn)] = (target, conn)
+        try:
+            self.check()
+            yield
+        finally:
+            with self._lock:
+                self._running.pop(id(conn), None)
+        self.check()
+
+    def set(self) -> None:
+        self.event.set()
+        with self._lock:
+            running = list(self._running.values())
+        for target, conn in running:
+            with contextlib.suppress(Exception):  # best effort: the check before each statement stops it too
+                _cancel_statement(target, conn)
+
+
+def _cancel_statement(target: Target, conn) -> None:
+    """Cancel the statement running on ``conn`` (PostgreSQL: the protocol's cancel request; MySQL:
+    ``KILL QUERY`` of its connection id, from a connection of its own)."""
+    if target.dialect == "postgresql":
+        conn.cancel()
+        return
+    with target.all_or_nothing() as admin, admin.cursor() as cur:
+        cur.execute(f"KILL QUERY {int(conn.thread_id())}")
+
+
 def _run_files(
     conn,
     dialect: str,
@@ -188,6 +242,7 @@ def _run_files(
     text_checks: bool,
     scale: int,
     progress: Progress | None,
+    cancel: Cancel | None = None,
 ) -> None:
     """Run the setup files' statements on ``conn`` (its namespace already in use), as they are read
     again (each checked again: :func:`~dbbench.setup.guard.checked_statements`; split ahead while
@@ -200,11 +255,15 @@ def _run_files(
             file, dialect, namespace, facts, text_checks=text_checks, binds=_binds(scale), on_bytes=on_bytes
         )
         for k, s in enumerate(read_ahead(stmts), start=1):
+            if cancel is not None:
+                cancel.check()
             try:
                 d.run_setup_statement(conn, s.text, None if s.data is None else s.data.chunks())
             except Exception as exc:
                 if not d.is_driver_error(exc):
                     raise
+                if cancel is not None:
+                    cancel.check()  # the statement was cancelled for a Ctrl-C
                 raise SetupError(
                     f"{file}: statement {k} ({_where(s, exc)}): the server reported: {server_message(exc, 300)}"
                 ) from None
@@ -222,8 +281,11 @@ def _where(s: Statement, exc: BaseException) -> str:
     return f"line {s.data.line + int(m.group(1)) - 1}, row {m.group(1)} of the COPY of line {s.line}"
 
 
-def _finish(target: Target, conn, namespace: str, file: str, result: SetupResult) -> None:
-    """Analyze, count and fingerprint the namespace's tables, mark it complete and commit."""
+def _finish(
+    target: Target, conn, namespace: str, file: str, result: SetupResult, cancel: Cancel | None = None
+) -> None:
+    """Analyze, count and fingerprint the namespace's tables, mark it complete and commit (not
+    after a Ctrl-C: ``cancel``)."""
     d = dialects.get(target.dialect)
     clock = time.perf_counter
     tables = _tables(conn, target.dialect, namespace)
@@ -237,6 +299,8 @@ def _finish(target: Target, conn, namespace: str, file: str, result: SetupResult
     result.fingerprints = {t: _fingerprint(conn, target.dialect, namespace, t) for t in tables}
     result.rows = {t: int(fp.split(":")[0]) for t, fp in result.fingerprints.items()}
     result.seconds["fingerprint"] = clock() - start
+    if cancel is not None:
+        cancel.check()
     d.write_meta(
         conn,
         namespace,
@@ -262,6 +326,7 @@ def setup_target(
     scale: int = DEFAULT_SCALE,
     prepared: Prepared | None = None,
     progress: Progress | None = None,
+    cancel: Cancel | None = None,
 ) -> SetupResult:
     """Rebuild ``namespace`` from the catalog's setup SQL on one target.
 
@@ -273,7 +338,8 @@ def setup_target(
     ``text_checks=False`` skips the early text checks (tests use it to show the server refuses).
     ``scale`` replaces ``:scale`` in the setup SQL's code (not in its literals: :func:`split_sql`).
     ``prepared``: the check pass (:func:`prepare`), when the caller ran it; the files are read
-    again to run them, a statement at a time (never held whole)."""
+    again to run them, a statement at a time (never held whole). ``cancel``: set on Ctrl-C
+    (:class:`Cancel`): the setup stops and the namespace is not marked complete."""
     from dbbench.access import isolation
 
     if target.dialect not in catalog.setup:
@@ -310,13 +376,23 @@ def setup_target(
         "scale": str(int(scale)),
     }
 
+    cancel = cancel or Cancel()
+
     def run(conn) -> None:
-        _run_files(
-            conn, target.dialect, namespace, prepared, text_checks=text_checks, scale=scale, progress=progress
-        )
+        with cancel.watch(target, conn):
+            _run_files(
+                conn,
+                target.dialect,
+                namespace,
+                prepared,
+                text_checks=text_checks,
+                scale=scale,
+                progress=progress,
+                cancel=cancel,
+            )
 
     rebuild = _rebuild_isolated if isolate else _rebuild_verified
-    rebuild(target, namespace, label, run, meta, result)
+    rebuild(target, namespace, label, run, meta, result, cancel)
     return result
 
 
@@ -327,6 +403,7 @@ def _rebuild_verified(
     run: Callable[[object], None],
     meta: dict[str, str],
     result: SetupResult,
+    cancel: Cancel,
 ) -> None:
     """As dbbench's own user, in one transaction, committed only if no relation outside the
     namespace was created, altered, dropped or written to (PostgreSQL; MySQL has nothing to compare)."""
@@ -350,7 +427,7 @@ def _rebuild_verified(
                 f"{label}: created, altered, dropped or wrote to relations outside "
                 f"{namespace!r}: {', '.join(outside[:5])}; rolled back, nothing was changed"
             )
-        _finish(target, conn, namespace, label, result)
+        _finish(target, conn, namespace, label, result, cancel)
 
 
 def _rebuild_isolated(
@@ -360,6 +437,7 @@ def _rebuild_isolated(
     run: Callable[[object], None],
     meta: dict[str, str],
     result: SetupResult,
+    cancel: Cancel,
 ) -> None:
     """The namespace re-created and marked ``loading`` (committed), the statements run as the
     namespace's own role, then anything it made outside the namespace dropped and refused."""
@@ -388,7 +466,7 @@ def _rebuild_isolated(
             f"dropped with the namespace's own objects (run the seed again once fixed)"
         )
     with target.all_or_nothing() as conn:
-        _finish(target, conn, namespace, label, result)
+        _finish(target, conn, namespace, label, result, cancel)
 
 
 def load(
@@ -423,6 +501,7 @@ def load(
         problems += found
     if problems:
         raise SetupError.of(list(dict.fromkeys(problems)))  # one setup.sql serves both dialects
+    cancel = Cancel()  # Ctrl-C reaches the main thread only: stop the workers and their statements
     with ThreadPoolExecutor(max_workers=len(targets) or 1) as pool:
         futures = [
             pool.submit(
@@ -435,10 +514,15 @@ def load(
                 scale=scale,
                 prepared=prepared[t.dialect],
                 progress=progress,
+                cancel=cancel,
             )
             for t in targets
         ]
-        results = [f.result() for f in futures]
+        try:
+            results = [f.result() for f in futures]
+        except BaseException:
+            cancel.set()
+            raise
     return cat, results
 
 
