@@ -448,3 +448,21 @@ def test_a_self_reference_listed_before_its_key_is_made_and_one_to_itself_refuse
     assert _problems(cat) == [
         f"{cat / 'data' / 'spec.toml'}: tables.t.columns.v: ref 't.v': a foreign key cannot reference its own column"
     ]
+
+
+def test_init_writes_a_spec_that_reads_back_whatever_the_schema_names(tmp_path):
+    from dbbench.volume import starter
+
+    odd = "{0.__class__}\x7fname\nx = 1"
+    table = Table(
+        "t\x7f",
+        {
+            "id": Column("id", "integer", False, None, None, None, False, False),
+            odd: Column(odd, "character varying", False, 40, None, None, False, False),
+        },
+        [Key("pk", "primary", ("id",)), Key("u", "unique", (odd,))],
+    )
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "spec.toml").write_text(starter.starter({"t\x7f": table}, source="test"))
+    sp = catalog.checked(spec.read(tmp_path))
+    assert sp.tables["t\x7f"].columns[odd].params["format"] == "0CL-{:08d}"
