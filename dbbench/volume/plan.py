@@ -606,6 +606,11 @@ def _build(b: _Builder) -> Plan:
     b.check_schema()
     if b.problems:
         raise SpecError(b.problems)
+    for k, check in enumerate(spec.verify, start=1):  # evaluated after the fill: checked before it
+        try:
+            b.number(check.expect)
+        except GeneratorError as exc:
+            b.fail(f"verify[{k}].expect", str(exc))
     names, deferred = b.order()
     if b.problems:
         raise SpecError(b.problems)

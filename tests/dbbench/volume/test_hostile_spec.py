@@ -466,3 +466,12 @@ def test_init_writes_a_spec_that_reads_back_whatever_the_schema_names(tmp_path):
     (tmp_path / "data" / "spec.toml").write_text(starter.starter({"t\x7f": table}, source="test"))
     sp = catalog.checked(spec.read(tmp_path))
     assert sp.tables["t\x7f"].columns[odd].params["format"] == "0CL-{:08d}"
+
+
+def test_a_checks_expectation_the_fill_could_not_evaluate_is_refused_before_it(tmp_path):
+    extra = '[[verify]]\nname = "all"\nexpect = ":scale / (:scale - 10000)"\nsql = "SELECT COUNT(*) FROM t"\n'
+    cat = _catalog(tmp_path, 'id = { gen = "sequence" }\n', extra=extra)
+    assert _problems(cat) == [
+        f"{cat / 'data' / 'spec.toml'}: verify[1].expect: ':scale / (:scale - 10000)': division by zero "
+        "(at :scale 10,000)"
+    ]
