@@ -66,6 +66,12 @@ def pytest_addoption(parser) -> None:
         action="store_true",
         help="rebuild the catalog's namespace even if its setup SQL is unchanged",
     )
+    group.addoption(
+        "--dbbench-accept-scans",
+        dest="dbbench_accept_scans",
+        action="store_true",
+        help="with --dbbench-capture: accept new shapes whose plan uses no index (see dbbench capture --accept-scans)",
+    )
 
 
 def pytest_configure(config) -> None:
@@ -137,9 +143,18 @@ def _check_captured(config, recorder) -> tuple[list[str], bool]:
                 state.build(dialect)
             except BaseException as exc:  # pytest's skip / fail outcome: the line it would show
                 return [f"dbbench capture: {exc}"], True
-        report = check.run(targets, seen, catalog=state.catalog, namespace=state.namespace, out=out)
+        report = check.run(
+            targets,
+            seen,
+            catalog=state.catalog,
+            namespace=state.namespace,
+            out=out,
+            accept_scans=bool(config.getoption("dbbench_accept_scans", default=False)),
+        )
     except DbbenchError as exc:
         return [f"dbbench capture: error: {exc}"], True
+    except OSError as exc:  # the captured file cannot be read or written
+        return [f"dbbench capture: error: {exc.filename}: {exc.strerror or exc}"], True
     finally:
         state.close()
     return lines(report), bool(report.failed)

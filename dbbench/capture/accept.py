@@ -4,17 +4,20 @@ into the file after the block's name line."""
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dbbench import dialects
 from dbbench.access.targets import Target
-from dbbench.catalog import sqlfiles
+from dbbench.catalog import files, sqlfiles
 from dbbench.catalog.entries import CatalogError, open_catalog, resolve, sql_shape
 from dbbench.catalog.params import to_pyformat
 from dbbench.measure import explain, probes
 from dbbench.measure.propose import Proposal, propose
+from verdict.files import write_output, writes_through
+from verdict.outputs import unwritable
 
 
 @dataclass
@@ -65,11 +68,44 @@ def proposals(
 
 
 def accept(found: list[Proposed]) -> list[Proposed]:
-    """Write every proposal that names an index into its file; the ones written."""
-    written = []
-    for p in found:
-        lines = p.lines()
-        if lines.expect:
-            sqlfiles.accept(p.block, lines)
-            written.append(p)
-    return written
+    """Write every proposal that names an index into its file; the ones written.
+
+    Every file's new text is made, and every file checked writable (:func:`writable`), before
+    any is rewritten; each is then replaced atomically (:func:`verdict.files.write_output`). So a
+    file that cannot be written is one error with nothing changed, and a write that fails (a full
+    disk) leaves that file as it was."""
+    written = [(p, lines) for p in found if (lines := p.lines()).expect]
+    texts: dict[Path, str] = {}
+    for p, lines in written:
+        path = p.block.path
+        if path not in texts:  # read once: blocks accepted before in the same file keep their lines
+            texts[path] = files.read_text(path)
+        texts[path] = _inserted(texts[path], p.block.name, lines)
+    for path in texts:
+        writable(path)
+    for path, text in texts.items():
+        write_output(path, text)
+    return [p for p, _ in written]
+
+
+def _inserted(text: str, name: str, proposed: sqlfiles.Block) -> str:
+    """``text`` with ``proposed``'s expect / forbid lines right after block ``name``'s name line."""
+    lines = text.splitlines(keepends=True)
+    at = next(
+        i for i, line in enumerate(lines) if (m := sqlfiles.NAME_LINE.match(line)) and m.group(1) == name
+    )
+    if not lines[at].endswith("\n"):
+        lines[at] += "\n"
+    new = [line + "\n" for line in sqlfiles.directive_lines(proposed)]
+    return "".join(lines[: at + 1] + new + lines[at + 1 :])
+
+
+def writable(path: Path) -> None:
+    """Raise an :class:`OSError` naming ``path`` unless it can be replaced: the file itself can be
+    opened for writing (an immutable or read-only file, a read-only file system refuse it) and a
+    file can be created beside it (the atomic replacement's temporary file)."""
+    reason = unwritable(path)
+    if reason is None and not writes_through(path):
+        reason = unwritable(path.parent / f".{path.name}.dbbench-accept-check")
+    if reason is not None:
+        raise OSError(errno.EACCES, f"cannot be written ({reason}); nothing was changed", str(path))

@@ -6,6 +6,17 @@ DAO's code changed: its new text is checked against the entry's expectation). Th
 as ``dbbench check`` checks a shape, every parameter included, on the captured SQL and values.
 A shape the catalog does not have is measured once and appended to the output file, with the
 expectation its plan proposes (:mod:`dbbench.measure.propose`) and where it was captured from.
+
+A new shape whose plan uses no index (on a dialect it ran on) has nothing to expect there, and a
+block without an expectation fails ``dbbench explain``: it is a ``scan``, which fails the capture
+and is not written, unless scans are accepted (``--accept-scans``). An accepted scan is written
+as a block limited (``only``) to the dialects where an index serves it, its description naming
+the scan; a shape no index serves is not written at all (there is nothing to expect). Either way
+the file passes ``explain`` as written.
+
+The output is only ever a file capture wrote (its first line is :data:`HEADER`'s) or a new one,
+never a catalog's setup SQL, entry file or a user's annotated file; it is read bounded and
+replaced atomically (:func:`verdict.files.write_output`): a write that fails leaves it as it was.
 """
 
 from __future__ import annotations
@@ -17,25 +28,33 @@ from typing import Any
 from dbbench import dialects
 from dbbench.access.targets import Target
 from dbbench.capture.statements import Seen
-from dbbench.catalog import sqlfiles
-from dbbench.catalog.entries import Shape, Variant, open_catalog, sql_shape
+from dbbench.catalog import files, sqlfiles
+from dbbench.catalog.entries import Shape, Variant, open_catalog, resolve, sql_shape
 from dbbench.catalog.params import to_pyformat
 from dbbench.catalog.sqltext import compared_columns, shape_key, table_aliases
-from dbbench.defaults import DIALECTS
+from dbbench.defaults import DIALECT_LABEL, DIALECTS
 from dbbench.errors import DbbenchError
 from dbbench.measure import explain, probes
 from dbbench.measure.propose import Proposal, propose
+from verdict.files import write_output, writes_through
 
 HEADER = (
     "-- Shapes captured by dbbench (dbbench capture, or the pytest plugin's --dbbench-capture):\n"
     "-- the expectations are proposed from the plans observed on the loaded data; review them.\n"
+)
+MARK = HEADER.split(" (", 1)[0]  # the first line's start: a file capture wrote
+SCAN_ADVICE = (
+    "add an index that serves it (`dbbench advise` will propose one), reload the data and capture "
+    "again; or, if the scan is what you want, accept it: capture with --accept-scans (the pytest "
+    "plugin: --dbbench-accept-scans)"
 )
 
 
 @dataclass
 class Outcome:
     """What became of one captured shape: ``holds`` / ``fails`` (a catalog shape), ``new``
-    (written with ``proposals``), ``skipped`` (it does not run in the namespace: ``lines`` says why)."""
+    (written with ``proposals``), ``skipped`` (it does not run in the namespace: ``lines`` says why),
+    ``scan`` (new, and its plan uses no index on some dialect; ``accepted``: with --accept-scans)."""
 
     seen: Seen
     name: str
@@ -44,6 +63,17 @@ class Outcome:
     lines: list[str] = field(default_factory=list)
     proposals: dict[str, Proposal] = field(default_factory=dict)
     unstable: dict[str, str] = field(default_factory=dict)  # probe kind -> how it lost the proposal
+    accepted: bool = False  # a scan accepted (--accept-scans)
+
+    @property
+    def scans(self) -> dict[str, Proposal]:
+        """The dialects whose plan used no index, with what it did instead."""
+        return {d: p for d, p in self.proposals.items() if p.table is None}
+
+    @property
+    def indexed(self) -> tuple[str, ...]:
+        """The dialects whose plan used an index (the ones a block can expect it on)."""
+        return tuple(d for d in DIALECTS if d in self.proposals and self.proposals[d].table)
 
 
 @dataclass
@@ -53,14 +83,53 @@ class Report:
 
     @property
     def failed(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.status == "fails"]
+        return [o for o in self.outcomes if o.status == "fails" or (o.status == "scan" and not o.accepted)]
 
 
-def _catalog_shapes(catalog: str | Path | None, out: Path | None) -> list[Shape]:
+def existing(out: Path | None, catalog: str | Path | None) -> str | None:
+    """The text of the output file capture appends to (None: a new file, or a device written
+    through), read bounded. Refused (:class:`DbbenchError`) when it is not capture's to write: a
+    file of the catalog that is not an annotated SQL file (its setup SQL, an entry, ``setup/``,
+    ``data/``), a name that is not ``.sql``, or an existing file capture did not write (a user's
+    ``queries.sql``): capture appends to its own files only."""
+    if out is None or writes_through(out):
+        return None
+    if out.is_dir():
+        raise DbbenchError(f"--output {out}: is a directory; give a .sql file")
+    if out.suffix != ".sql" or out.name in sqlfiles.SETUP_NAMES:
+        raise DbbenchError(
+            f"--output {out}: capture writes an annotated .sql file (not setup SQL nor another kind of "
+            "file); give a new .sql file, or the catalog's captured.sql"
+        )
+    if catalog is not None:
+        root = resolve(catalog)
+        if root.is_dir():
+            try:
+                inside = out.resolve().relative_to(root.resolve())
+            except (ValueError, OSError, RuntimeError):
+                inside = None
+            if inside is not None and len(inside.parts) > 1:
+                raise DbbenchError(
+                    f"--output {out}: is inside {inside.parts[0]}/ of catalog {root}, which the catalog "
+                    "reads; write it directly in the catalog directory (captured.sql) or outside it"
+                )
+    if not out.exists():
+        return None
+    text = files.read_text(out)  # bounded as every catalog file is
+    if text.strip() and not text.startswith(MARK):
+        raise DbbenchError(
+            f"--output {out}: not a file dbbench capture wrote (its first line is not {MARK!r}); "
+            "capture appends only to its own files: give a new file, or the catalog's captured.sql"
+        )
+    return text
+
+
+def _catalog_shapes(catalog: str | Path | None, out: Path | None, text: str | None) -> list[Shape]:
     shapes = open_catalog(catalog).shapes if catalog else []
     known = {(s.path, s.name) for s in shapes}
-    if out is not None and out.is_file():
-        blocks, problems = sqlfiles.read(out)
+    if out is not None and text:
+        problems: list[str] = []
+        blocks = sqlfiles.parse(text, out, problems)
         if problems:
             raise DbbenchError("\n".join(problems))
         shapes += [sql_shape(b) for b in blocks if (b.path, b.name) not in known]
@@ -99,10 +168,18 @@ def run(
     out: Path | None,
     isolate: bool = True,
     timeout_ms: int = 30_000,
+    accept_scans: bool = False,
 ) -> Report:
-    """Check every captured shape on ``targets`` (in ``namespace``, which holds the loaded data),
-    against ``catalog`` and the shapes already in ``out``; append the new ones to ``out``."""
-    shapes = _catalog_shapes(catalog, out)
+    """Check every captured shape on ``targets`` (in ``namespace``, which must hold the loaded
+    data), against ``catalog`` and the shapes already in ``out``; append the new ones to ``out``
+    (a new shape whose plan uses no index only when ``accept_scans``)."""
+    if catalog is not None:
+        explain.seeded_metas(targets, open_catalog(catalog), namespace)
+    else:
+        for target in targets:
+            explain.require_seeded(target, namespace)
+    text = existing(out, catalog)
+    shapes = _catalog_shapes(catalog, out, text)
     by_key = {shape_key(v.sql): s for s in shapes for v in s.variants.values()}
     by_name = {s.name: s for s in shapes}
     taken = set(by_name)
@@ -121,10 +198,13 @@ def run(
         with explain._connections(target, namespace, isolate) as (_, conn):
             for o in mine:
                 _one(target, conn, o, options)
+    for o in outcomes:
+        if o.status == "new" and o.scans:
+            o.status, o.accepted = "scan", accept_scans
     report = Report(outcomes)
-    new = [o for o in outcomes if o.status == "new" and o.proposals]
+    new = [o for o in outcomes if o.indexed and (o.status == "new" or (o.status == "scan" and o.accepted))]
     if out is not None and new:
-        _write(out, new)
+        _write(out, text, new)
         report.written = out
     return report
 
@@ -186,19 +266,28 @@ def _checked(o: Outcome) -> Shape:
 
 
 def block(o: Outcome, out: Path) -> sqlfiles.Block:
-    """The annotated SQL block a new shape is written as."""
-    seen_on = tuple(d for d in DIALECTS if d in o.proposals)
+    """The annotated SQL block a new shape is written as: on the dialects whose plan used an index
+    (an accepted scan's other dialects are named in its description)."""
+    seen_on = o.indexed
     b = sqlfiles.Block(o.name, out, 0, sql=o.seen.sql, only=seen_on, source=o.seen.where() or None)
     b.params = {k: v for k, v in o.seen.values.items() if v is not None}
     expects: dict[str | None, Any] = {d: (p.table, p.index) for d, p in o.proposals.items() if p.table}
     b.expect = _shared(expects, seen_on)
-    forbids: dict[str | None, Any] = {d: list(p.forbid) for d, p in o.proposals.items()}
+    forbids: dict[str | None, Any] = {d: list(p.forbid) for d, p in o.proposals.items() if d in seen_on}
     b.forbid = _shared(forbids, seen_on)
-    if not expects:
-        b.description = "no index used when captured: " + "; ".join(p.seen for p in o.proposals.values())
+    said = []
+    if o.scans:  # said in the file: the scan was accepted on these dialects
+        said.append(
+            "Scan accepted on "
+            + "; ".join(
+                f"{DIALECT_LABEL[d]} (no index used when captured: {p.seen})" for d, p in o.scans.items()
+            )
+            + "."
+        )
     b.probes = tuple(p for p in sqlfiles.PROBES if p not in o.unstable)
     if o.unstable:  # said in the file: the probe is off because the plan changed under it
-        b.description = " ".join(f"Probe {kind} off: {why}." for kind, why in sorted(o.unstable.items()))
+        said += [f"Probe {kind} off: {why}." for kind, why in sorted(o.unstable.items())]
+    b.description = " ".join(said)
     return b
 
 
@@ -209,8 +298,9 @@ def _shared(per_dialect: dict[str | None, Any], seen_on: tuple[str, ...]) -> dic
     return {d: v for d, v in per_dialect.items()}
 
 
-def _write(out: Path, new: list[Outcome]) -> None:
-    text = out.read_text(encoding="utf-8") if out.is_file() else HEADER
+def _write(out: Path, text: str | None, new: list[Outcome]) -> None:
+    """``text`` (the output file as read, or the header of a new one) with the new blocks appended,
+    written at once, atomically (a failed write leaves the file as it was)."""
+    text = text if text and text.strip() else HEADER
     blocks = "\n".join(sqlfiles.render(block(o, out)) for o in new)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text.rstrip("\n") + "\n\n" + blocks, encoding="utf-8")
+    write_output(out, text.rstrip("\n") + "\n\n" + blocks)

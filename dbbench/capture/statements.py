@@ -10,11 +10,15 @@ from typing import Any
 
 from dbbench.catalog.sqltext import drop_param_casts, normalize, shape_key, statement_kind
 
-# What is never an application's query shape: the servers' catalogs, dbbench's own statements
-# (its marker table, its tagged lookups), plans of plans.
+# What is never an application's query shape: the servers' catalogs (PostgreSQL's pg_* relations
+# and functions, read by dbbench's role lookups, the drivers' type lookups and other sessions alike;
+# information_schema, performance_schema, sys and mysql.*), dbbench's own statements (its marker
+# table, its tagged lookups, its fingerprints), the servers' settings, plans of plans.
 _NOT_APPLICATION = re.compile(
-    r"pg_catalog|information_schema|performance_schema|\bpg_stat|\bpg_\w+\(|dbbench_meta|/\* dbbench \*/|@@|"
-    r"\bmysql\.\w+|SHA2\(CONCAT_WS\(|sha256\(convert_to\(",  # the last two: dbbench's fingerprints
+    r"\bpg_\w+|information_schema|performance_schema|\bsys\.\w+|\bmysql\.\w+|"
+    r"\bto_reg(?:class|type|proc|role|namespace)\b|\bcurrent_setting\s*\(|::reg\w+|"
+    r"dbbench_meta|/\* dbbench \*/|@@|"
+    r"SHA2\(CONCAT_WS\(|sha256\(convert_to\(",  # the last two: dbbench's fingerprints
     re.I,
 )
 SAMPLES = 3  # tests and sources kept per shape

@@ -28,9 +28,22 @@ from dbbench.servers import Home
 @click.option(
     "--reset", is_flag=True, help="Only clear the servers' statement statistics (before the run to capture)."
 )
+@click.option(
+    "--accept-scans",
+    is_flag=True,
+    help="Accept new shapes whose plan uses no index: written for the dialects where an index serves "
+    "them (a shape no index serves is not written: there is nothing to expect), and the capture "
+    "does not fail for them.",
+)
 @click.pass_obj
 def capture_cmd(
-    home: Home, catalog: str | None, namespace: str, output: Path | None, reset: bool, **given
+    home: Home,
+    catalog: str | None,
+    namespace: str,
+    output: Path | None,
+    reset: bool,
+    accept_scans: bool,
+    **given,
 ) -> None:
     """Read the statements clients ran from pg_stat_statements and MySQL's performance_schema
     digests, check each shape on the loaded data, and write the new ones as a catalog."""
@@ -38,7 +51,7 @@ def capture_cmd(
     from dbbench.output.capture import lines
 
     targets = Targets.take(given)
-    out = output or (Path(catalog) / "captured.sql" if catalog else None)
+    out = output or (_beside(Path(catalog)) if catalog else None)
     if out is None and not reset:
         raise click.UsageError("give --catalog DIR or --output FILE.sql")
     with targets.connect(home)() as opened:
@@ -47,11 +60,24 @@ def capture_cmd(
             click.echo("cleared the statement statistics of " + ", ".join(t.label for t in opened))
             return
         seen = servers.read(opened, namespace)
-        report = check.run(opened, seen, catalog=catalog, namespace=namespace, out=out, isolate=isolate())
+        report = check.run(
+            opened,
+            seen,
+            catalog=catalog,
+            namespace=namespace,
+            out=out,
+            isolate=isolate(),
+            accept_scans=accept_scans,
+        )
     for line in lines(report):
         click.echo(line)
     if report.failed:
         sys.exit(1)
+
+
+def _beside(catalog: Path) -> Path:
+    """The catalog's captured.sql: in its directory (beside it, for a catalog of one file)."""
+    return (catalog if catalog.is_dir() or catalog.suffix != ".sql" else catalog.parent) / "captured.sql"
 
 
 @click.group("catalog")

@@ -3,15 +3,21 @@ written down with their proposed expectation (``dbbench capture``, the pytest pl
 
 from __future__ import annotations
 
-from dbbench.capture.check import Report
+from dbbench.capture.check import SCAN_ADVICE, Outcome, Report
 from dbbench.defaults import DIALECT_LABEL
 
 
 def lines(report: Report, what: str = "dbbench capture") -> list[str]:
-    counts = {s: sum(o.status == s for o in report.outcomes) for s in ("holds", "fails", "new", "skipped")}
+    counts = {
+        s: sum(o.status == s for o in report.outcomes) for s in ("holds", "fails", "new", "skipped", "scan")
+    }
+    accepted = sum(o.status == "scan" and o.accepted for o in report.outcomes)
+    scans = counts["scan"] - accepted
     head = (
         f"{what}: {len(report.outcomes)} shape{'s' if len(report.outcomes) != 1 else ''} captured: "
         f"{counts['holds']} hold, {counts['fails']} failed, {counts['new']} new"
+        + (f", {scans} without an index" if scans else "")
+        + (f", {accepted} accepted scan{'s' if accepted != 1 else ''}" if accepted else "")
         + (f" (written to {report.written})" if report.written else "")
         + (f", {counts['skipped']} not run in the namespace" if counts["skipped"] else "")
     )
@@ -34,4 +40,23 @@ def lines(report: Report, what: str = "dbbench capture") -> list[str]:
             out.append(f"NEW  {o.name} [{dialects}]: {proposed}" + (f" ({where})" if where else ""))
             out += [f"  {line}" for line in o.lines]
             out += [f"  probe {kind} off: {why}" for kind, why in sorted(o.unstable.items())]
+        elif o.status == "scan":
+            out += _scan(o, where)
     return out
+
+
+def _scan(o: Outcome, where: str) -> list[str]:
+    """A new shape whose plan uses no index on some dialect: which, what it did, what to do."""
+    on = ", ".join(DIALECT_LABEL[d] for d in o.scans)
+    seen = "; ".join(f"{DIALECT_LABEL[d]}: {p.seen}" for d, p in o.scans.items())
+    indexed = ", ".join(DIALECT_LABEL[d] for d in o.indexed)
+    head = f"SCAN {o.name} [{on}]: no index used ({seen}), so there is nothing to expect there"
+    if o.accepted:
+        done = f"written for {indexed} only" if indexed else "not written"
+        return [f"{head}; scan accepted (--accept-scans): {done}" + (f" ({where})" if where else "")]
+    kept = f" (nor its {indexed} expectation, written with it)" if indexed else ""
+    return [
+        f"{head}: not written{kept}" + (f" ({where})" if where else ""),
+        f"  {SCAN_ADVICE}",
+        *[f"  {line}" for line in o.lines],
+    ]

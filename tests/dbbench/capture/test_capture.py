@@ -64,23 +64,35 @@ def test_a_new_query_is_written_with_its_proposed_expectation(app, tmp_path):
         "        cur.execute('SELECT id FROM accounts WHERE name = %s', ('Account 9',))\n"
         "        assert [tuple(r) for r in cur.fetchall()] == [(9,)]\n"
     )
+    (app / "test_new_index.py").write_text(
+        "def test_tickets_by_status(dbbench_conn):\n"
+        "    with dbbench_conn.cursor() as cur:\n"
+        "        cur.execute('SELECT id FROM tickets WHERE status = %s ORDER BY opened_at LIMIT 3', ('open',))\n"
+        "        assert len(cur.fetchall()) == 3\n"
+    )
     out = tmp_path / "new.sql"
     try:
-        run = pytest_run(app, "--dbbench-capture", str(out), "-k", "accounts_by_name")
+        run = pytest_run(app, "--dbbench-capture", str(out), "-k", "accounts_by_name or tickets_by_status")
     finally:
         (app / "test_new_query.py").unlink()
-    assert run.code == 0, run.output
-    assert "1 new (written to" in run.stdout
-    text = out.read_text()
-    assert "-- name: test_accounts_by_name\n" in text
+        (app / "test_new_index.py").unlink()
+    # a shape whose plan uses no index has nothing to expect: not written, and the run fails
+    assert run.code == 1, run.output
+    assert "1 new, 1 without an index (written to" in run.stdout
     assert (
-        "-- dbbench: source test_new_query.py:3, test test_new_query.py::test_accounts_by_name[postgresql]"
+        "SCAN test_accounts_by_name [PostgreSQL, MySQL]: no index used (PostgreSQL: full_scan on accounts; "
+        "MySQL: full_scan on accounts), so there is nothing to expect there: not written"
+    ) in run.stdout
+    assert "--dbbench-accept-scans" in run.stdout
+    text = out.read_text()
+    assert "-- name: test_tickets_by_status\n" in text and "accounts" not in text
+    assert (
+        "-- dbbench: source test_new_index.py:3, test test_new_index.py::test_tickets_by_status[postgresql]"
         in text
     )
-    assert "no index used when captured: full_scan on accounts" in text
     assert (
-        "SELECT id FROM accounts WHERE name = :name;" in text
-        and '-- dbbench: param name = "Account 9"' in text
+        "SELECT id FROM tickets WHERE status = :status ORDER BY opened_at LIMIT :limit;" in text
+        and '-- dbbench: param status = "open"' in text
     )
 
 
