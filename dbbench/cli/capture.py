@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from dbbench.cli.app import Targets
-from dbbench.cli.options import isolate, namespace_option, output_file, target_options
+from dbbench.cli.options import CATALOG, OutputPath, isolate, namespace_option, target_options
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.servers import Home
 
@@ -18,13 +18,18 @@ from dbbench.servers import Home
 @target_options
 @click.option(
     "--catalog",
+    type=CATALOG,
     default=None,
     metavar="DIR",
     help="The catalog captured shapes belong to: each one it has is checked against it, new ones "
     "are written to DIR/captured.sql (or --output).",
 )
 @namespace_option("The namespace the application ran in (MySQL: its default database), with the data loaded.")
-@output_file("--output", help="Append the new shapes to this annotated .sql file.")
+@click.option(
+    "--output",
+    type=OutputPath(updates=True),  # read, then written again on purpose (check.existing says which)
+    help="Append the new shapes to this annotated .sql file (a new one, or one capture wrote).",
+)
 @click.option(
     "--reset", is_flag=True, help="Only clear the servers' statement statistics (before the run to capture)."
 )
@@ -102,7 +107,13 @@ def _show(found) -> None:
 
 @catalog_group.command("propose")
 @target_options
-@click.option("--catalog", required=True, metavar="DIR", help="Directory (or file) of annotated .sql files.")
+@click.option(
+    "--catalog",
+    type=CATALOG,
+    required=True,
+    metavar="DIR",
+    help="Directory (or file) of annotated .sql files.",
+)
 @namespace_option("The seeded namespace the plans are observed in.")
 @click.pass_obj
 def catalog_propose(home: Home, catalog: str, namespace: str, **given) -> None:
@@ -112,7 +123,13 @@ def catalog_propose(home: Home, catalog: str, namespace: str, **given) -> None:
 
 @catalog_group.command("accept")
 @target_options
-@click.option("--catalog", required=True, metavar="DIR", help="Directory (or file) of annotated .sql files.")
+@click.option(
+    "--catalog",
+    type=CATALOG,
+    required=True,
+    metavar="DIR",
+    help="Directory (or file) of annotated .sql files.",
+)
 @namespace_option("The seeded namespace the plans are observed in.")
 @click.pass_obj
 def catalog_accept(home: Home, catalog: str, namespace: str, **given) -> None:
