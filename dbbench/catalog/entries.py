@@ -200,9 +200,10 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
     offered = () if setup else DATASET_PARAMS
     shapes, problems = [], []
     texts: dict[Path, str] = {}
+    budget = catalog_files.Budget()
     for f in files:  # each read once, bounded (a file named inside a directory stays inside it)
         try:
-            texts[f] = catalog_files.read_text(f, directory if is_dir else None)
+            texts[f] = catalog_files.read_text(f, directory if is_dir else None, budget)
         except OSError as exc:
             problems.append(catalog_files.problem(exc))
     for f, text in texts.items():
@@ -541,7 +542,13 @@ def _aliases(sql: str) -> list[str]:
     head = re.sub(r"^\s*SELECT\s+", "", head, flags=re.I)
     names = []
     for item in head.split(","):
-        m = re.search(r"(?:\bAS\s+)?([A-Za-z_]\w*)\s*$", item.strip(), flags=re.I)
+        # the trailing name of the item, read from its end (a search from every position of a long
+        # word would read the word once per position)
+        text = item.strip()
+        start = len(text)
+        while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        m = re.compile(r"[0-9]*([A-Za-z_]\w*)").fullmatch(text, start)
         if m:
             names.append(m.group(1))
     return names

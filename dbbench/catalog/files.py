@@ -18,8 +18,29 @@ from pathlib import Path
 
 from verdict.files import MiB, read_text_bounded
 
-# An entry file or annotated SQL file larger than this is refused before it is parsed.
-CATALOG_FILE_LIMIT = 16 * MiB
+# An entry file or annotated SQL file larger than this is refused before it is parsed (a catalog
+# file holds shapes: an application's whole set of queries is a few hundred KiB), and so is a
+# catalog whose files hold more than CATALOG_LIMIT together. Reading, checking and normalizing
+# SQL text costs up to about 10 s per MiB of the densest hostile text, so both bounds are time too.
+CATALOG_FILE_LIMIT = 2 * MiB
+CATALOG_LIMIT = 16 * MiB
+
+
+class Budget:
+    """The bytes a catalog's files may still hold together (:data:`CATALOG_LIMIT`)."""
+
+    def __init__(self, limit: int = CATALOG_LIMIT):
+        self.limit, self.left = limit, limit
+
+    def take(self, path: Path, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise OSError(
+                errno.EFBIG,
+                f"the catalog's files hold more than {self.limit / MiB:,.0f} MiB together; "
+                "this one is past it",
+                str(path),
+            )
 
 
 def inside(path: Path, root: Path | None, *, regular: bool = True) -> None:
@@ -48,11 +69,15 @@ def inside(path: Path, root: Path | None, *, regular: bool = True) -> None:
             raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)}); give a catalog file", str(path))
 
 
-def read_text(path: Path, root: Path | None = None) -> str:
+def read_text(path: Path, root: Path | None = None, budget: Budget | None = None) -> str:
     """The UTF-8 text of the catalog file ``path`` (inside ``root`` when given), at most
-    :data:`CATALOG_FILE_LIMIT` bytes. Raises :class:`OSError` naming the file."""
+    :data:`CATALOG_FILE_LIMIT` bytes (and what is left of ``budget``, the catalog's). Raises
+    :class:`OSError` naming the file."""
     inside(path, root, regular=False)
-    return read_text_bounded(path, limit=CATALOG_FILE_LIMIT, what="catalog file")
+    text = read_text_bounded(path, limit=CATALOG_FILE_LIMIT, what="catalog file")
+    if budget is not None:
+        budget.take(path, len(text))
+    return text
 
 
 def problem(exc: OSError) -> str:

@@ -37,7 +37,11 @@ from dbbench.defaults import DIALECTS
 from dbbench.measure.expect import normalize_forbid
 from verdict.files import excerpt
 
-NAME_LINE = re.compile(r"^\s*--\s*(?::name\s+|name:\s*)([^\s:]+?)[\^$!<>*#]*(?:\s.*)?$")
+# The name, then the suffixes aiosql / HugSQL add (^ $ ! < > * #), possessive: a line of a million
+# suffix characters is read once, not once per character.
+NAME_LINE = re.compile(
+    r"^\s*--\s*(?::name\s+|name:\s*)((?:[\^$!<>*#]*+[^\s:\^$!<>*#]++)++|[\^$!<>*#])[\^$!<>*#]*+(?:\s.*)?$"
+)
 DIRECTIVE = re.compile(r"^\s*--\s*dbbench:\s*(.*?)\s*$")
 KEYS = ("expect", "forbid", "rows", "growth", "param", "only", "probe", "cardinality", "source")
 PROBES = ("values", "generic")
@@ -103,9 +107,10 @@ def read(path: Path) -> tuple[list[Block], list[str]]:
     found_files = catalog_files(path)
     if not found_files:
         problems.append(f"{path}: no annotated .sql files (-- name: blocks)")
+    budget = files.Budget()
     for file in found_files:
         try:
-            text = files.read_text(file, path if path.is_dir() else None)
+            text = files.read_text(file, path if path.is_dir() else None, budget)
         except OSError as exc:
             problems.append(files.problem(exc))
             continue

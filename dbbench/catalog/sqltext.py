@@ -21,9 +21,9 @@ from verdict.files import excerpt
 _TOKEN = re.compile(
     r"""
     (?P<space>\s+)
-  | (?P<comment>--[^\n]*|\#[^\n]*|/\*.*?\*/)
-  | (?P<str>(?:[eEnN]|_utf8mb4)?'(?:[^'\\]|''|\\.)*')
-  | (?P<ident>"(?:[^"]|"")*"|`(?:[^`]|``)*`)
+  | (?P<comment>--[^\n]*|\#[^\n]*|/\*.*?(?:\*/|\Z))
+  | (?P<str>(?:[eEnN]|_utf8mb4)?'(?:[^'\\]++|''|\\.)*+(?:'|\Z))
+  | (?P<ident>"(?:[^"]++|"")*+(?:"|\Z)|`(?:[^`]++|``)*+(?:`|\Z))
   | (?P<param>%\((?P<pyname>\w+)\)s|%s|\$(?P<num>\d+)|\?|(?<![:\w]):(?P<colon>[A-Za-z_]\w*))
   | (?P<number>(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.]))
   | (?P<word>[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)*)
@@ -265,8 +265,8 @@ def table_aliases(sql: str) -> dict[str, str]:
     return out
 
 
-_COMPARED = re.compile(
-    r"(?:([A-Za-z_]\w*)\.)?([A-Za-z_]\w*)\s*(?:=|<=|>=|<>|!=|<|>|\bLIKE\b|\bIN\s*\(|\bBETWEEN\b)\s*:([A-Za-z_]\w*)",
+_COMPARED = re.compile(  # from a word's start only: a long word is not read once per position
+    r"\b(?:([A-Za-z_]\w*+)\.)?([A-Za-z_]\w*+)\s*+(?:=|<=|>=|<>|!=|<|>|\bLIKE\b|\bIN\s*\(|\bBETWEEN\b)\s*:([A-Za-z_]\w*)",
     re.I,
 )
 
@@ -295,7 +295,7 @@ WRITE_KINDS: tuple[str, ...] = ("delete", "update", "with")
 
 _SCAN = re.compile(
     r"""
-    (?P<space>\s+)
+    (?P<plain>[^'"`$()/;\#*\-]+)
   | (?P<line_comment>--[^\n]*)
   | (?P<hash>\#[^\n]*)
   | (?P<block>/\*)
@@ -304,11 +304,12 @@ _SCAN = re.compile(
   | (?P<open>\()
   | (?P<close>\))
   | (?P<semi>;)
-  | (?P<word>[A-Za-z_\x80-\U0010ffff][\w$\x80-\U0010ffff]*)
   | (?P<other>.)
     """,
     re.X | re.S,
 )
+_CODE_COMMENT = re.compile(r"/\*!\d*")  # MySQL runs what follows, up to the */
+_WORD = re.compile(r"\s*([A-Za-z_\x80-\U0010ffff]\w*)?")
 _NAMES = {"'": "quoted text", '"': "quoted name", "`": "quoted name"}
 
 
@@ -361,7 +362,7 @@ def scan(sql: str, dialect: str) -> Scan:
     """Read ``sql`` as ``dialect``'s server would, up to what makes it no statement to run: a NUL
     byte (the drivers' C strings end there: PostgreSQL would run the text before it), quoted text,
     a quoted name, a dollar-quoted body or a comment that is not closed, parentheses that do not
-    pair up, and a second statement after the first one's ``;``."""
+    pair up, and a second statement after the first one's ``;``. MySQL's ``/*! … */`` is code."""
     out = Scan()
     nul = sql.find("\x00")
     if nul >= 0:
@@ -369,8 +370,12 @@ def scan(sql: str, dialect: str) -> Scan:
     mysql = dialect == "mysql"
     depth: list[int] = []  # offsets of the open parentheses
     ended_at = -1  # offset of the statement's ';'
+    code_comment = -1  # offset of an open MySQL /*! … */, whose content the server runs
     i, n = 0, len(sql)
     while i < n:
+        if code_comment >= 0 and sql.startswith("*/", i):
+            code_comment, i = -1, i + 2
+            continue
         m = _SCAN.match(sql, i)
         assert m is not None  # `other` takes any character
         kind, end = m.lastgroup, m.end()
@@ -380,8 +385,12 @@ def scan(sql: str, dialect: str) -> Scan:
             kind, end = "other", i + 1  # MySQL: `--` starts a comment only before a space
         if kind == "dollar" and (mysql or (i and re.match(r"[\w$\x80-\U0010ffff]", sql[i - 1]))):
             kind, end = "other", i + 1  # a $ inside a name, or MySQL's plain $
-        if kind in ("space", "line_comment", "hash"):
+        if kind in ("line_comment", "hash") or (kind == "plain" and m.group().isspace()):
             i = end
+            continue
+        if kind == "block" and mysql and sql.startswith("/*!", i) and code_comment < 0:
+            opening = _CODE_COMMENT.match(sql, i)
+            code_comment, i = i, opening.end() if opening else i + 3
             continue
         if kind == "block":
             end = _comment_end(sql, i, nested=not mysql)
@@ -391,12 +400,14 @@ def scan(sql: str, dialect: str) -> Scan:
             i = end
             continue
         if ended_at >= 0:
+            at = i + len(m.group()) - len(m.group().lstrip()) if kind == "plain" else i
             out.problems.append(
-                (i, "holds a second statement after the first one's ';' (a shape is one statement)")
+                (at, "holds a second statement after the first one's ';' (a shape is one statement)")
             )
             return out
         if not out.kind and kind != "open":
-            out.kind = m.group().lower() if kind == "word" else "?"
+            word = _WORD.match(sql, i) if kind == "plain" else None
+            out.kind = word.group(1).lower() if word and word.group(1) else "?"
         if kind == "quote":
             quote = m.group()
             escapes = (mysql and quote != "`") or (
@@ -433,6 +444,8 @@ def scan(sql: str, dialect: str) -> Scan:
             ended_at = i
             out.terminated = True
         i = end
+    if code_comment >= 0 and not out.problems:
+        out.problems.append((code_comment, "a /*! comment is not closed: the text ends inside it"))
     if depth:
         out.problems.append((depth[-1], "'(' is not closed: the text ends before its ')'"))
     return out

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dbbench.catalog.files import CATALOG_FILE_LIMIT
+from dbbench.catalog.files import CATALOG_FILE_LIMIT, CATALOG_LIMIT
 from tests.conftest import run_cli, shape_toml
 from tests.dbbench.capture.cleanup import drop_namespaces
 
@@ -84,8 +84,8 @@ def test_a_file_over_the_limit_is_refused_before_it_is_parsed(tmp_path, name):
     with big.open("wb") as f:  # sparse: no disk used
         f.truncate(CATALOG_FILE_LIMIT + 1)
     line = validate_refuses(tmp_path)
-    assert line.startswith(f"dbbench: error: {big}: catalog file holds 16") and line.endswith(
-        "; at most 16 MiB is read"
+    assert line.startswith(f"dbbench: error: {big}: catalog file holds 2") and line.endswith(
+        "; at most 2 MiB is read"
     ), line
 
 
@@ -96,8 +96,21 @@ def test_a_huge_sql_file_given_as_the_catalog_is_refused(tmp_path):
     )
     line = validate_refuses(big)
     assert line.startswith(f"dbbench: error: {big}: catalog file holds 22") and line.endswith(
-        "; at most 16 MiB is read"
+        "; at most 2 MiB is read"
     ), line
+
+
+def test_files_over_the_catalogs_limit_together_are_refused(tmp_path):
+    """Each file is under the limit of one; together they hold more than a catalog may."""
+    pad = b"-- padding\n" * ((CATALOG_FILE_LIMIT - 1000) // 11)
+    count = CATALOG_LIMIT // len(pad) + 1
+    for n in range(count):
+        (tmp_path / f"q{n:02d}.sql").write_bytes(pad + f"-- name: q{n}\nSELECT id FROM comments;\n".encode())
+    line = validate_refuses(tmp_path)
+    assert line == (
+        f"dbbench: error: {tmp_path / f'q{count - 1:02d}.sql'}: the catalog's files hold more than 16 MiB "
+        "together; this one is past it"
+    )
 
 
 @pytest.mark.parametrize("name", ["a.toml", "queries.sql"])
@@ -294,12 +307,12 @@ def test_a_toml_entry_gets_the_same_sql_check(tmp_path, old, new, what):
 
 def test_a_huge_value_is_quoted_as_a_short_excerpt(tmp_path):
     (tmp_path / "queries.sql").write_text(
-        "-- name: a\n-- dbbench: expect " + "x" * 5_000_000 + "\nSELECT id FROM comments;\n"
+        "-- name: a\n-- dbbench: expect " + "x" * 1_500_000 + "\nSELECT id FROM comments;\n"
     )
     line = validate_refuses(tmp_path)
     assert "write TABLE.INDEX" in line and len(line) < 300, line[:300]
     (tmp_path / "queries.sql").unlink()
-    (tmp_path / "a.toml").write_text(ENTRY.replace("[params]", f"{'k' * 5_000_000} = 1\n[params]"))
+    (tmp_path / "a.toml").write_text(ENTRY.replace("[params]", f"{'k' * 1_500_000} = 1\n[params]"))
     line = validate_refuses(tmp_path)
     assert "unknown field" in line and len(line) < 400, line[:400]
 
@@ -333,3 +346,28 @@ def test_an_expect_naming_a_missing_table_is_bad_input_not_a_regression(tickets)
         f"dbbench: error: {queries}:1: shape 'comments_of_ticket': [postgresql] expect names table 'comment', "
         f"which the namespace '{NS}' does not have (its tables: accounts, comments, tickets)"
     ], run.stderr
+
+
+def test_long_runs_are_read_once_not_once_per_character(tmp_path):
+    """Patterns that read a long run again from each of its characters took minutes on a megabyte
+    line (a name line of suffix characters, a setup query's long select item, open comments)."""
+    from dbbench.catalog.entries import _aliases
+    from dbbench.catalog.sqlfiles import NAME_LINE
+    from dbbench.catalog.sqltext import compared_columns, normalize
+
+    n = 1_000_000
+    cases = [
+        lambda: NAME_LINE.match("-- name: " + "#" * n + "x"),
+        lambda: _aliases("SELECT " + "a" * n + "!"),
+        lambda: compared_columns("SELECT " + "a" * n + "!"),
+        lambda: normalize("SELECT " + "/* a " * (n // 5)),
+        lambda: normalize("SELECT " + "'a\\' , " * (n // 7)),
+    ]
+    for case in cases:
+        started = time.monotonic()
+        case()
+        assert time.monotonic() - started < 5
+    f = tmp_path / "queries.sql"
+    f.write_text("-- name: " + "#" * n + "x\nSELECT 1 FROM comments;\n")
+    run = run_cli("validate", "--catalog", str(tmp_path), timeout=60)
+    assert run.code == 0 and "1 shapes valid" in run.stdout, run.output[:500]
