@@ -12,7 +12,7 @@ import click
 
 from dbbench import defaults, workflow
 from dbbench.cli.app import Targets, err, write_file, write_json
-from dbbench.cli.options import isolate, output_file, target_options
+from dbbench.cli.options import CATALOG, isolate, output_file, target_options
 from dbbench.measure import grow
 from dbbench.servers import Home
 from verdict.cli import Float
@@ -22,6 +22,7 @@ from verdict.cli import Float
 @target_options
 @click.option(
     "--catalog",
+    type=CATALOG,
     default=defaults.CATALOG,
     show_default=True,
     help="Catalog directory or name under sql/catalog/.",

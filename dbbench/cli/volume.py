@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from dbbench import defaults
 from dbbench.cli.app import _connect, say, write_file, write_json
-from dbbench.cli.options import isolate, namespace_option, output_file, target_options
+from dbbench.cli.options import CATALOG, INPUT_FILE, isolate, namespace_option, output_file, target_options
 from dbbench.errors import DbbenchError
 from dbbench.output.volume import fill_document, render_fill
 from dbbench.servers import Home
@@ -39,7 +39,7 @@ def _spec_path(catalog: str | None, spec: Path | None) -> tuple[Path, Path]:
 @namespace_option(
     "The PostgreSQL schema / MySQL database to read (built by `dbbench seed --catalog`, or your own)."
 )
-@click.option("--catalog", metavar="DIR", help="Write the spec as DIR/data/spec.toml.")
+@click.option("--catalog", type=CATALOG, metavar="DIR", help="Write the spec as DIR/data/spec.toml.")
 @output_file("--output", help="Write the spec here instead (default with no --catalog: standard output).")
 @click.option("--force", is_flag=True, help="Replace a spec that exists.")
 @click.pass_obj
@@ -143,8 +143,8 @@ def fill_bars() -> Iterator:
 
 @click.command("fill")
 @target_options
-@click.option("--catalog", metavar="DIR", help="The catalog whose data/spec.toml to load.")
-@click.option("--spec", type=click.Path(dir_okay=False, path_type=Path), help="A data spec file instead.")
+@click.option("--catalog", type=CATALOG, metavar="DIR", help="The catalog whose data/spec.toml to load.")
+@click.option("--spec", type=INPUT_FILE, help="A data spec file instead.")
 @namespace_option("The namespace `dbbench seed --catalog` built (its tables are filled).")
 @click.option(
     "--scale",
