@@ -21,6 +21,7 @@ replaced atomically (:func:`verdict.files.write_output`): a write that fails lea
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from dbbench.catalog.entries import Shape, Variant, open_catalog, resolve, sql_s
 from dbbench.catalog.params import to_pyformat
 from dbbench.catalog.sqltext import compared_columns, shape_key, table_aliases
 from dbbench.defaults import DIALECT_LABEL, DIALECTS
+from dbbench.dialects.plan import accesses
 from dbbench.errors import DbbenchError
 from dbbench.measure import explain, probes
 from dbbench.measure.propose import Proposal, propose
@@ -124,6 +126,15 @@ def existing(out: Path | None, catalog: str | Path | None) -> str | None:
     return text
 
 
+def _through_link(out: Path | None) -> Path | None:
+    """The file a symbolic link given as the output leads to (checked and replaced as itself, the
+    link kept): a link to the user's ``queries.sql`` is refused as that file is."""
+    if out is None or not out.is_symlink():
+        return out
+    real = Path(os.path.realpath(out))
+    return real if not real.exists() or real.is_file() else out
+
+
 def _catalog_shapes(catalog: str | Path | None, out: Path | None, text: str | None) -> list[Shape]:
     shapes = open_catalog(catalog).shapes if catalog else []
     known = {(s.path, s.name) for s in shapes}
@@ -178,6 +189,7 @@ def run(
     else:
         for target in targets:
             explain.require_seeded(target, namespace)
+    out = _through_link(out)
     text = existing(out, catalog)
     shapes = _catalog_shapes(catalog, out, text)
     by_key = {shape_key(v.sql): s for s in shapes for v in s.variants.values()}
@@ -228,6 +240,14 @@ def _one(target: Target, conn: Any, o: Outcome, options: explain.MeasureOptions)
         shape = Shape(o.name, Path("captured"), "", "", None, False, {}, [])
         params = probes.fill(conn, d, shape, o.seen.sql, dict(o.seen.values))
         _, tree, _ = d.run_explain(conn, to_pyformat(o.seen.sql), params, options.timeout_ms)
+        if not accesses(tree) and any(v is not None for v in o.seen.values.values()):
+            # The sample's values matched nothing when planned (MySQL reads a unique key's row at
+            # plan time: no table access at all): measured, and written, with the data's values.
+            drawn = probes.fill(conn, d, shape, o.seen.sql, {})
+            _, again, _ = d.run_explain(conn, to_pyformat(o.seen.sql), drawn, options.timeout_ms)
+            if accesses(again):
+                tree, params = again, drawn
+                o.seen.values = dict(drawn)
         proposal = o.proposals[target.dialect] = propose(tree)
         if proposal.table and proposal.index:
             shape.probes = sqlfiles.PROBES

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbbench.catalog.sqltext import drop_param_casts, normalize, shape_key, statement_kind
+from dbbench.catalog.sqltext import drop_param_casts, normalize, shape_key, statement_kind, tokens
 
 # What is never an application's query shape: the servers' catalogs (PostgreSQL's pg_* relations
 # and functions, read by dbbench's role lookups, the drivers' type lookups and other sessions alike;
@@ -52,6 +52,18 @@ def keep(sql: str) -> bool:
     )
 
 
+def _without_line_comments(sql: str, dialect: str) -> str:
+    """``sql`` without its ``--`` comments (and MySQL's ``#`` ones): a shape is written on one line,
+    where a comment running to the line's end would swallow the rest, its ``;`` included. Block
+    comments stay (an optimizer hint ``/*+ … */`` changes the plan)."""
+    return "".join(
+        " "
+        if kind == "comment" and (text.startswith("--") or (text.startswith("#") and dialect == "mysql"))
+        else text
+        for kind, text, _ in tokens(sql)
+    )
+
+
 Found = tuple[str, str, Any, int, str | None, str | None, str | None]
 
 
@@ -66,7 +78,9 @@ def merge(found: Sequence[Found]) -> list[Seen]:
             norm = normalize(text, params, literals=True, fold_in_lists=True)
         except (TypeError, ValueError):
             continue
-        sql = " ".join(drop_param_casts(norm.sql).split()).rstrip(";").strip()
+        sql = (
+            " ".join(_without_line_comments(drop_param_casts(norm.sql), dialect).split()).rstrip(";").strip()
+        )
         key = shape_key(sql)
         seen = shapes.get(key)
         if seen is None:

@@ -54,9 +54,8 @@ def _scan(o: Outcome, where: str) -> list[str]:
     if o.accepted:
         done = f"written for {indexed} only" if indexed else "not written"
         return [f"{head}; scan accepted (--accept-scans): {done}" + (f" ({where})" if where else "")]
-    kept = f" (nor its {indexed} expectation, written with it)" if indexed else ""
     return [
-        f"{head}: not written{kept}" + (f" ({where})" if where else ""),
+        f"{head}: not written" + (f" ({where})" if where else ""),
         f"  {SCAN_ADVICE}",
         *[f"  {line}" for line in o.lines],
     ]

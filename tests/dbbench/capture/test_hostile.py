@@ -103,6 +103,24 @@ def test_the_servers_catalog_queries_dbbench_s_own_and_role_lookups_are_left_out
         assert word not in text, text
 
 
+def test_a_statement_s_line_comment_is_not_written_into_the_catalog(seeded, tmp_path):
+    """A trailing ``-- …`` comment would swallow the written shape's ';' (the shape is one line)."""
+    _clients(APP[0])
+    _psql(
+        f"SET search_path TO {NS}; SELECT id FROM tickets WHERE account_id = 42 ORDER BY opened_at "
+        "-- name: evil\n;\nSELECT id FROM comments WHERE ticket_id = 9 -- dbbench: expect comments.nope\n;"
+    )
+    out = tmp_path / "captured.sql"
+    run = _capture(seeded, out)
+    assert run.code == 0, run.output
+    text = out.read_text()
+    assert "SELECT id FROM tickets WHERE account_id = :account_id ORDER BY opened_at;" in text
+    assert "SELECT id FROM comments WHERE ticket_id = :ticket_id;" in text
+    assert "evil" not in text and "nope" not in text
+    valid = run_cli("validate", "--catalog", str(out))
+    assert valid.code == 0, valid.output
+
+
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
 def test_a_namespace_that_does_not_exist_is_said_so(seeded, tmp_path, dialect):
     _clients(*APP)
@@ -202,6 +220,9 @@ def test_the_output_is_never_a_file_the_user_wrote(seeded, tmp_path):
     for name in ("setup.postgresql.sql", "setup.sql", "captured.toml"):
         run = _capture(seeded, seeded / name)
         _one_line(run, str(seeded / name))
+    link = tmp_path / "captured.sql"
+    link.symlink_to(queries)  # a link to the user's file is that file
+    _one_line(_capture(seeded, link), str(queries), "not a file dbbench capture wrote")
     assert {p: _bytes(p) for p in seeded.iterdir()} == kept  # nothing written, nothing created
     mine = tmp_path / "notes.sql"
     mine.write_text("-- name: mine\nSELECT 1 FROM accounts;\n")
