@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from dbbench.setup import dumps
-from dbbench.setup.split import INSERT_HEAD, SetupError, Statement, data_rows, split_file
+from dbbench.setup import dumps, references
+from dbbench.setup.split import INSERT_HEAD, SetupError, Statement, data_rows, split_file, split_sql
 
 _Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
 # why a setup statement is refused, and the pattern (case-insensitive) that finds it; the first found counts
@@ -42,7 +42,28 @@ _REFUSED_PATTERNS = {
     "runs dynamic SQL (PREPARE … FROM), whose target cannot be checked": r"\bPREPARE\s+\S+\s+FROM\b",
     "moves an object to another schema": r"\bSET\s+SCHEMA\b",
 }
+_REFUSED_PATTERNS.update(
+    {
+        'uses a Unicode-escaped identifier (U&"…"), which the text checks cannot read': r'\bU&"',
+        "changes a setting with set_config(), whose setting name the text checks cannot read (use SET LOCAL)": (
+            r"\bset_config\s*\("
+        ),
+        "runs SQL given as text, whose target cannot be checked": (
+            r"\b(?:query_to_xml\w*|table_to_xml\w*|cursor_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|"
+            r"ts_stat|dblink\w*)\s*\("
+        ),
+    }
+)
 _REFUSED = [(re.compile(pattern, re.I), why) for why, pattern in _REFUSED_PATTERNS.items()]
+# In a PostgreSQL function or DO body, where a statement may follow BEGIN, THEN, LOOP …: the
+# refusals that are not tied to the start of a statement, and dynamic SQL.
+_IN_BODIES = [(p, why) for p, why in _REFUSED if not p.pattern.startswith("^")] + [
+    (
+        re.compile(r"\bEXECUTE\b(?!\s+(?:FUNCTION|PROCEDURE)\b)", re.I),
+        "runs dynamic SQL (EXECUTE in a function or DO body), whose target cannot be checked",
+    )
+]
+_BODY_DEPTH = 4  # bodies within bodies checked, deeper is refused
 _EXTENSION = re.compile(rf"^\s*CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?({_Q})", re.I)
 _QUALIFIED_WRITE = re.compile(
     rf"\b(?:INTO|UPDATE|TABLE|VIEW|SEQUENCE|TRIGGER|PROCEDURE|FUNCTION|TYPE|DOMAIN|REFERENCES|TRUNCATE|COPY|"
@@ -100,9 +121,50 @@ def _without_data_rows(code: str) -> str:
     return code
 
 
-def check_statement(stmt: Statement, namespace: str) -> str | None:
-    """Why ``stmt`` may not run in a setup script, or None."""
+def check_statement(stmt: Statement, namespace: str, dialect: str | None = None) -> str | None:
+    """Why ``stmt`` may not run in a setup script, or None. ``dialect``: the one it runs on (None:
+    either; every dialect's reading of names applies)."""
     code = _without_data_rows(stmt.code)
+    why = _check_code(stmt, code, namespace)
+    if why:
+        return why
+    return _check_references(stmt, code, namespace, dialect, 0)
+
+
+def _check_references(
+    stmt: Statement, code: str, namespace: str, dialect: str | None, depth: int
+) -> str | None:
+    """Names of another database or schema (:mod:`dbbench.setup.references`), in the code and, on
+    PostgreSQL, in the function and DO bodies it holds."""
+    for d in (dialect,) if dialect else ("postgresql", "mysql"):
+        ref = references.foreign_reference(code, namespace, d)
+        if ref:
+            return (
+                f"names {ref}, outside the namespace {namespace!r} (another schema or database; "
+                "leave names unqualified)"
+            )
+    if dialect == "mysql" or not references.has_body(code):
+        return None
+    for body in references.bodies(stmt.text):
+        if depth >= _BODY_DEPTH:
+            return "nests function bodies deeper than the text checks read"
+        try:
+            inner = split_sql(body, "postgresql")
+        except SetupError:
+            return "has a function body the text checks cannot read as SQL"
+        for s in inner:
+            for pattern, why in _IN_BODIES:
+                if pattern.search(s.code):
+                    return why
+            found = _check_references(s, s.code, namespace, "postgresql", depth + 1)
+            if found:
+                return found
+    return None
+
+
+def _check_code(stmt: Statement, code: str, namespace: str) -> str | None:
+    """The checks of the statement's own text (not its bodies): refused statements and writes
+    to a name qualified with another schema."""
     ext = _EXTENSION.match(code)
     if ext:
         name = ext.group(1)
@@ -222,7 +284,7 @@ def _check_pass(
     count, problems = 0, []
     stmts = statements(file, dialect, namespace, binds=binds, skipped=skipped, on_bytes=on_bytes, facts=facts)
     for count, s in enumerate(stmts, 1):
-        why = check_statement(s, namespace) if text_checks else None
+        why = check_statement(s, namespace, dialect) if text_checks else None
         if why:
             problems.append(_problem(file, count, s, why))
     if not count:
@@ -245,7 +307,7 @@ def checked_statements(
     one raises."""
     stmts = statements(file, dialect, namespace, binds=binds, on_bytes=on_bytes, facts=facts)
     for k, s in enumerate(stmts, 1):
-        why = check_statement(s, namespace) if text_checks else None
+        why = check_statement(s, namespace, dialect) if text_checks else None
         if why:
             raise SetupError(_problem(file, k, s, why))
         yield s

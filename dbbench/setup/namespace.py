@@ -233,6 +233,32 @@ def _cancel_statement(target: Target, conn) -> None:
         cur.execute(f"KILL QUERY {int(conn.thread_id())}")
 
 
+# MySQL session settings that change where quoted text ends: the text checks read quotes and
+# backslashes as MySQL's defaults have them, so after one of these the server would read other
+# statements than the ones checked (``"db"."t"`` a name, ``'a\\'`` closed early, a multibyte
+# character swallowing a backslash).
+_QUOTING_SETTING = re.compile(r"sql_mode|\bnames\b|character|charset", re.I)
+_UNREADABLE_MODES = frozenset({"ANSI_QUOTES", "NO_BACKSLASH_ESCAPES"})
+_UNREADABLE_CHARSETS = frozenset({"big5", "cp932", "gbk", "gb18030", "sjis"})
+
+
+def _refuse_unreadable_quoting(conn, where: str) -> None:
+    """Raise :class:`SetupError` when the MySQL session quotes otherwise than the text checks
+    read (``where``: after which statement, or before any)."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@SESSION.sql_mode, @@SESSION.character_set_client")
+        mode, charset = cur.fetchone()
+    modes = sorted(set(str(mode).upper().split(",")) & _UNREADABLE_MODES)
+    if not modes and str(charset).lower() not in _UNREADABLE_CHARSETS:
+        return
+    what = f"sql_mode {'+'.join(modes)}" if modes else f"character_set_client {charset}"
+    raise SetupError(
+        f"{where} the session has {what}, under which MySQL reads quotes and backslashes otherwise "
+        "than the text checks did: the statements after it would not be the ones checked (nothing "
+        "more was run; set no such mode in setup SQL)"
+    )
+
+
 def _run_files(
     conn,
     dialect: str,
@@ -250,6 +276,9 @@ def _run_files(
     the caller commits, or committing each where the dialect says so (MySQL: its DDL commits anyway)."""
     d = dialects.get(dialect)
     on_bytes = _on_bytes(progress, dialect, "loading", prepared.files)
+    quoting = dialect == "mysql" and text_checks
+    if quoting:
+        _refuse_unreadable_quoting(conn, "before the setup SQL runs,")
     for file, facts in zip(prepared.files, prepared.facts, strict=True):
         stmts = checked_statements(
             file, dialect, namespace, facts, text_checks=text_checks, binds=_binds(scale), on_bytes=on_bytes
@@ -269,6 +298,8 @@ def _run_files(
                 ) from None
             if d.COMMIT_EACH_SETUP_STATEMENT:
                 conn.commit()
+            if quoting and _QUOTING_SETTING.search(s.code):
+                _refuse_unreadable_quoting(conn, f"{file}: after statement {k} (line {s.line})")
 
 
 def _where(s: Statement, exc: BaseException) -> str:

@@ -444,17 +444,29 @@ class _Splitter:
         if c not in "'\"`":
             return False
         self._begin()
-        j = _closing_quote(text, i, self.syntax.backslash_escapes and c != "`")
+        escapes = (self.syntax.backslash_escapes and c != "`") or self._escape_string(text, i)
+        j = _closing_quote(text, i, escapes)
         while j >= len(text):
             self._grow(f"unterminated {c}quoted{c} text")
             i, text = self.i, self.text
-            j = _closing_quote(text, i, self.syntax.backslash_escapes and c != "`")
+            j = _closing_quote(text, i, escapes)
         literal = text[i : j + 1]
         identifier = c == "`" or (c == '"' and self.syntax.double_quoted_identifiers)
         self._add(literal, literal if identifier else "''")
         self.line += literal.count("\n")
         self.i = j + 1
         return True
+
+    def _escape_string(self, text: str, i: int) -> bool:
+        """PostgreSQL's ``E'…'``: a backslash escapes the quote after it, as the server reads it
+        (else ``E'\\''; DROP …`` would hide a statement the server runs in what looks like text)."""
+        return (
+            self.syntax.dollar_quotes
+            and text[i] == "'"
+            and i >= 1
+            and text[i - 1] in "Ee"
+            and (i < 2 or not (text[i - 2].isalnum() or text[i - 2] in "_$"))
+        )
 
     def _dollar_body(self) -> bool:
         """PostgreSQL's ``$tag$ … $tag$`` bodies: kept as written; ``''`` in the code."""

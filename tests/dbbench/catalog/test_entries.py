@@ -227,7 +227,7 @@ def test_the_guard_refuses_what_could_touch_anything_else(sql, why):
         "CREATE TABLE orders (id int PRIMARY KEY, customer_id int REFERENCES customers (id))",
         "INSERT INTO dbbench_shop.orders SELECT * FROM orders",
         "SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id",
-        "INSERT INTO orders SELECT * FROM public.orders_template",  # reading elsewhere is fine
+        "INSERT INTO orders SELECT * FROM dbbench_shop.orders_template",  # reading elsewhere: refused (issue 31)
         "SET SESSION cte_max_recursion_depth = 100000",
         "INSERT INTO t VALUES ('USE other; x.y')",
         "CREATE INDEX ix ON orders (customer_id)",
@@ -279,7 +279,7 @@ def test_the_guard_sees_every_target_of_a_statement(sql, dialect, why):
     "sql",
     [
         "DROP TABLE IF EXISTS scratch, old_orders",
-        "DELETE FROM orders WHERE orders.id IN (SELECT o.id FROM public.orders_template o)",
+        "DELETE FROM orders WHERE orders.id IN (SELECT o.id FROM dbbench_shop.orders_template o)",
         "DELETE o FROM orders AS o JOIN customers AS c ON c.id = o.customer_id WHERE c.name = 'x'",
         "UPDATE orders AS o JOIN customers AS c ON c.id = o.customer_id SET o.status = c.name",
         "ALTER TABLE orders RENAME COLUMN status TO state",

@@ -323,7 +323,10 @@ def test_only_names_in_code_and_sequence_literals_are_mapped():
         'CREATE VIEW "ns".v AS SELECT 1 AS "public.y"',
     ]
     assert skipped[pgdump.mapped_names("public")] == 4
-    assert all(check_statement(s, "ns") is None for s in stmts)
+    # a function body is left as written: its public.t is the server's public.t, and refused
+    why = [check_statement(s, "ns", "postgresql") for s in stmts]
+    assert why[:2] == [None, None] and why[3] is None
+    assert why[2] is not None and why[2].startswith("names public.t, outside the namespace 'ns'"), why[2]
 
 
 def test_other_meta_commands_and_extensions_are_refused_with_what_to_do():
