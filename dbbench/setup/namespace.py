@@ -9,8 +9,9 @@
   ``USE``), so unqualified names land there;
 * before anything runs, every statement is checked: switching namespace (``USE``, ``search_path``),
   creating/dropping schemas or databases, transaction control, privileges, extensions, server-wide
-  settings, the ``dbbench_meta`` marker, and writes to a name qualified with another schema are
-  refused, naming the file, the statement and its line;
+  settings, the ``dbbench_meta`` marker, and any name of another schema or database (also in
+  views and routine bodies: :mod:`dbbench.setup.references`) are refused, naming the file, the
+  statement and its line;
 * on PostgreSQL the whole setup is one transaction, and before it commits dbbench verifies that no
   relation outside the namespace was created, altered, dropped or written to by it (otherwise it
   rolls back);
