@@ -38,6 +38,14 @@ class Cli(click.Group):
         except DbbenchError as exc:
             err(f"error: {exc}")
             sys.exit(exc.exit_code)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # a bare group: its help, as click prints it
+        except click.UsageError as exc:
+            # A bad option or value of a command: one line, as every other bad input (click would
+            # print the usage and a hint first); --help still shows the usage.
+            where = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+            err(f"error: {' '.join(exc.format_message().split())}{where}")
+            sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             err("interrupted")
             sys.exit(130)

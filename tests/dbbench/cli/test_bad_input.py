@@ -134,3 +134,19 @@ def test_a_url_query_value_the_driver_cannot_convert_is_one_line_without_the_pas
     run = run_cli("info", "--only", "mysql", "--mysql-url", url)
     _one_line_error(run, "does not accept a query parameter", "read_timeout")
     assert "Zq7-secret-9w" not in run.output
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["fill", "--scale", "1000000000"], "Invalid value for '--scale'"),
+        (["seed", "--no-such-option"], "No such option '--no-such-option'"),
+        (["no-such-command"], "No such command 'no-such-command'"),
+        (["baseline", "save"], "Missing argument 'FILE'"),
+    ],
+)
+def test_a_bad_option_is_one_line_naming_the_help_to_read(args, needle):
+    """click printed the usage, a hint and a blank line before its error (issue 31's sweep)."""
+    res = run_cli(*args)
+    assert res.code == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith("dbbench: error: ") and needle in res.stderr and "--help)" in res.stderr
