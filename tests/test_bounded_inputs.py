@@ -141,3 +141,25 @@ def test_a_directory_given_as_an_output_is_one_line(tmp_path: Path):
     res = run_program("dbbench", "report", str(BASELINE), "--output", str(tmp_path))
     assert res.code == 2 and res.stderr.count("\n") == 1, res.stderr
     assert res.stderr.startswith(f"dbbench: error: --output {tmp_path}: cannot be written")
+
+
+def test_an_output_fifo_no_process_reads_is_one_line_not_a_hang(tmp_path: Path, monkeypatch):
+    """Opening a FIFO for writing blocks until a reader comes: it waited for ever."""
+    import verdict.files
+
+    os.mkfifo(tmp_path / "out")
+    monkeypatch.setattr(verdict.files, "FIFO_READER_WAIT_S", 0.5)
+    with pytest.raises(OSError) as info:
+        verdict.files.write_output(tmp_path / "out", "x")
+    assert info.value.filename == str(tmp_path / "out") and "no process read" in info.value.strerror
+    res = run_program("dbbench", "report", str(BASELINE), "--output", str(tmp_path / "out"), timeout=60)
+    assert res.code == 2 and "a FIFO no process read within 10 s" in res.stderr, res.stderr
+
+
+def test_an_output_fifo_waits_for_a_reader_that_comes(tmp_path: Path):
+    os.mkfifo(tmp_path / "out")
+    reader = subprocess.Popen(["sh", "-c", f"sleep 1; cat {tmp_path / 'out'}"], stdout=subprocess.PIPE)
+    res = run_program("dbbench", "report", str(BASELINE), "--output", str(tmp_path / "out"), timeout=60)
+    written, _ = reader.communicate(timeout=30)
+    assert res.code == 0, res.stderr
+    assert written.decode().startswith("Servers: PostgreSQL")

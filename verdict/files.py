@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from pathlib import Path
 
 
@@ -67,11 +68,43 @@ def writes_through(path: Path | str) -> bool:
     return not stat.S_ISREG(info.st_mode)
 
 
+FIFO_READER_WAIT_S = 10.0  # how long an output FIFO may wait for a process to read it
+
+
 def _write_through(path: Path, payload: bytes, append: bool) -> None:
     flags = os.O_WRONLY | os.O_CLOEXEC | (os.O_APPEND | os.O_CREAT if append else os.O_CREAT | os.O_TRUNC)
-    fd = os.open(path, flags, 0o666)
+    fd = _open_fifo(path, flags) if _is_fifo(path) else os.open(path, flags, 0o666)
     with os.fdopen(fd, "wb") as fh:  # a buffered writer: write() takes all of it, or raises
         fh.write(payload)
+
+
+def _is_fifo(path: Path) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _open_fifo(path: Path, flags: int) -> int:
+    """A FIFO opened for writing once a process reads it (waiting up to FIFO_READER_WAIT_S; a plain
+    open would block for ever when none ever does), then written to blocking, as a pipe is."""
+    deadline = time.monotonic() + FIFO_READER_WAIT_S
+    while True:
+        try:
+            fd = os.open(path, flags | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno_mod.ENXIO or time.monotonic() > deadline:
+                if exc.errno == errno_mod.ENXIO:
+                    raise OSError(
+                        errno_mod.ENXIO,
+                        f"a FIFO no process read within {FIFO_READER_WAIT_S:.0f} s",
+                        str(path),
+                    ) from None
+                raise
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)
+        return fd
 
 
 def write_output(path: Path | str, data: str | bytes, *, append: bool = False) -> None:
