@@ -12,6 +12,7 @@ from dbbench.cli.options import (
     catalog_option,
     isolate,
     namespace_option,
+    no_isolation_option,
     output_file,
     target_options,
 )
@@ -105,6 +106,9 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, s
 @click.command("validate")
 @catalog_option()
 @namespace_option("Namespace the setup SQL would run into (its statements are checked against it).")
+@no_isolation_option(
+    "Check the setup SQL as `seed --no-isolation` runs it (any name outside the namespace refused)."
+)
 def validate_cmd(catalog, namespace) -> None:
     """Check a catalog (every entry, field, setup statement and its data spec) without touching a database."""
     from dbbench.catalog import entries as catalogs
@@ -114,7 +118,7 @@ def validate_cmd(catalog, namespace) -> None:
     from dbbench.volume.catalog import of_catalog
 
     cat = catalogs.open_catalog(catalog)
-    checked = {d: setupsql.prepare(cat, d, namespace) for d in cat.setup}
+    checked = {d: setupsql.prepare(cat, d, namespace, isolate=isolate()) for d in cat.setup}
     problems = list(dict.fromkeys(p for _, found in checked.values() for p in found))
     try:
         spec = of_catalog(cat)

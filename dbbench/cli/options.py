@@ -69,16 +69,24 @@ def target_options(fn):
         metavar="URL",
         help="postgresql+psycopg://USER:PASS@HOST:PORT/DB (env DBBENCH_PG_URL; default: local server)",
     )(fn)
-    fn = click.option(
+    return no_isolation_option(
+        "Run catalog SQL (setup and shapes) as dbbench's own user instead of the namespace's "
+        "own role (for servers where dbbench may not create roles; text checks only, which then "
+        "refuse any name outside the namespace)."
+    )(fn)
+
+
+def no_isolation_option(help: str):
+    """--no-isolation: catalog SQL runs as dbbench's own user, behind the text checks only (read
+    back with :func:`isolate`)."""
+    return click.option(
         "--no-isolation",
         is_flag=True,
         expose_value=False,
         is_eager=True,
         callback=lambda ctx, _p, value: ctx.meta.__setitem__("dbbench.isolate", not value),
-        help="Run catalog SQL (setup and shapes) as dbbench's own user instead of the namespace's "
-        "own role (for servers where dbbench may not create roles; text checks only).",
-    )(fn)
-    return fn
+        help=help,
+    )
 
 
 def isolate() -> bool:

@@ -121,12 +121,21 @@ def _without_data_rows(code: str) -> str:
     return code
 
 
-def check_statement(stmt: Statement, namespace: str, dialect: str | None = None) -> str | None:
+def check_statement(
+    stmt: Statement, namespace: str, dialect: str | None = None, *, any_reference: bool = True
+) -> str | None:
     """Why ``stmt`` may not run in a setup script, or None. ``dialect``: the one it runs on (None:
-    either; every dialect's reading of names applies)."""
+    either; every dialect's reading of names applies).
+
+    ``any_reference`` (for SQL that runs as dbbench's own user, ``--no-isolation``, where the text is
+    the only boundary): any name of another schema or database is refused, in views and in function,
+    procedure, trigger and DO bodies too, and so is dynamic SQL in a body. Without it (the SQL runs
+    as the namespace's own role, and the server refuses what reaches outside) a dump that calls an
+    extension's function in ``public`` or runs dynamic SQL in its functions still loads; writes to
+    another schema's names are refused early either way."""
     code = _without_data_rows(stmt.code)
     why = _check_code(stmt, code, namespace)
-    if why:
+    if why or not any_reference:
         return why
     return _check_references(stmt, code, namespace, dialect, 0)
 
@@ -252,6 +261,7 @@ def check_file(
     namespace: str,
     *,
     text_checks: bool = True,
+    any_reference: bool = True,
     binds: Mapping[str, str] | None = None,
     skipped: Counter[str] | None = None,
     on_bytes: Callable[[int], object] | None = None,
@@ -262,20 +272,32 @@ def check_file(
     privileges are the boundary."""
     facts = dumps.Facts()
     counts: Counter[str] = Counter()
-    count, problems = _check_pass(file, dialect, namespace, text_checks, binds, counts, on_bytes, facts)
+    checks = _Checks(text_checks, any_reference)
+    count, problems = _check_pass(file, dialect, namespace, checks, binds, counts, on_bytes, facts)
     if problems and facts.created:
         counts = Counter()
-        count, problems = _check_pass(file, dialect, namespace, text_checks, binds, counts, None, facts)
+        count, problems = _check_pass(file, dialect, namespace, checks, binds, counts, None, facts)
     if skipped is not None:
         skipped.update(counts)
     return FileCheck(count, problems, facts)
+
+
+@dataclass(frozen=True)
+class _Checks:
+    text: bool  # the text checks at all (False: tests showing that the server refuses)
+    any_reference: bool  # any reference outside the namespace (check_statement)
+
+    def why(self, stmt: Statement, namespace: str, dialect: str) -> str | None:
+        return (
+            check_statement(stmt, namespace, dialect, any_reference=self.any_reference) if self.text else None
+        )
 
 
 def _check_pass(
     file: Path,
     dialect: str,
     namespace: str,
-    text_checks: bool,
+    checks: _Checks,
     binds: Mapping[str, str] | None,
     skipped: Counter[str],
     on_bytes: Callable[[int], object] | None,
@@ -284,7 +306,7 @@ def _check_pass(
     count, problems = 0, []
     stmts = statements(file, dialect, namespace, binds=binds, skipped=skipped, on_bytes=on_bytes, facts=facts)
     for count, s in enumerate(stmts, 1):
-        why = check_statement(s, namespace, dialect) if text_checks else None
+        why = checks.why(s, namespace, dialect)
         if why:
             problems.append(_problem(file, count, s, why))
     if not count:
@@ -299,6 +321,7 @@ def checked_statements(
     facts: dumps.Facts,
     *,
     text_checks: bool = True,
+    any_reference: bool = True,
     binds: Mapping[str, str] | None = None,
     on_bytes: Callable[[int], object] | None = None,
 ) -> Iterator[Statement]:
@@ -306,8 +329,9 @@ def checked_statements(
     again to run them, each checked again (the file may have changed since): the first refused
     one raises."""
     stmts = statements(file, dialect, namespace, binds=binds, on_bytes=on_bytes, facts=facts)
+    checks = _Checks(text_checks, any_reference)
     for k, s in enumerate(stmts, 1):
-        why = check_statement(s, namespace, dialect) if text_checks else None
+        why = checks.why(s, namespace, dialect)
         if why:
             raise SetupError(_problem(file, k, s, why))
         yield s
@@ -319,12 +343,21 @@ def statements_for(
     namespace: str,
     *,
     text_checks: bool = True,
+    any_reference: bool = True,
     binds: Mapping[str, str] | None = None,
     skipped: Counter[str] | None = None,
 ) -> list[Statement]:
     """The checked statements of one (small) setup file as a list; every refused statement is
     found before one :class:`SetupError` lists them all."""
-    found = check_file(file, dialect, namespace, text_checks=text_checks, binds=binds, skipped=skipped)
+    found = check_file(
+        file,
+        dialect,
+        namespace,
+        text_checks=text_checks,
+        any_reference=any_reference,
+        binds=binds,
+        skipped=skipped,
+    )
     if found.problems:
         raise SetupError.of(found.problems)
     return list(statements(file, dialect, namespace, binds=binds, facts=found.facts))

@@ -143,11 +143,13 @@ def prepare(
     namespace: str,
     *,
     text_checks: bool = True,
+    isolate: bool = True,
     scale: int | None = None,
     progress: Progress | None = None,
 ) -> tuple[Prepared, list[str]]:
     """The check pass over a dialect's setup files (:func:`~dbbench.setup.guard.check_file`):
-    their statement count and skips, and every problem of every file."""
+    their statement count and skips, and every problem of every file. ``isolate=False`` (the SQL
+    will run as dbbench's own user): any reference outside the namespace is refused too."""
     files = catalog.setup[dialect]
     on_bytes = _on_bytes(progress, dialect, "checking", files)
     skipped: Counter[str] = Counter()
@@ -158,6 +160,7 @@ def prepare(
             dialect,
             namespace,
             text_checks=text_checks,
+            any_reference=not isolate,
             binds=_binds(scale),
             skipped=skipped,
             on_bytes=on_bytes,
@@ -267,6 +270,7 @@ def _run_files(
     prepared: Prepared,
     *,
     text_checks: bool,
+    isolate: bool,
     scale: int,
     progress: Progress | None,
     cancel: Cancel | None = None,
@@ -282,7 +286,14 @@ def _run_files(
         _refuse_unreadable_quoting(conn, "before the setup SQL runs,")
     for file, facts in zip(prepared.files, prepared.facts, strict=True):
         stmts = checked_statements(
-            file, dialect, namespace, facts, text_checks=text_checks, binds=_binds(scale), on_bytes=on_bytes
+            file,
+            dialect,
+            namespace,
+            facts,
+            text_checks=text_checks,
+            any_reference=not isolate,
+            binds=_binds(scale),
+            on_bytes=on_bytes,
         )
         for k, s in enumerate(read_ahead(stmts), start=1):
             if cancel is not None:
@@ -381,7 +392,13 @@ def setup_target(
         )
     if prepared is None:
         prepared, problems = prepare(
-            catalog, target.dialect, namespace, text_checks=text_checks, scale=scale, progress=progress
+            catalog,
+            target.dialect,
+            namespace,
+            text_checks=text_checks,
+            isolate=isolate,
+            scale=scale,
+            progress=progress,
         )
         if problems:
             raise SetupError.of(problems)
@@ -418,6 +435,7 @@ def setup_target(
                 namespace,
                 prepared,
                 text_checks=text_checks,
+                isolate=isolate,
                 scale=scale,
                 progress=progress,
                 cancel=cancel,
@@ -528,7 +546,13 @@ def load(
                 "use --only to skip that dialect"
             )
         prepared[t.dialect], found = prepare(
-            cat, t.dialect, namespace, text_checks=text_checks, scale=scale, progress=progress
+            cat,
+            t.dialect,
+            namespace,
+            text_checks=text_checks,
+            isolate=isolate,
+            scale=scale,
+            progress=progress,
         )
         problems += found
     if problems:
