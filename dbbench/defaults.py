@@ -28,6 +28,9 @@ GROW_WARMUPS = 1  # `dbbench grow`: untimed runs per spelling and size
 GROW_RUNS = 3  # `dbbench grow`: timed samples per spelling and size
 GROW_TIMEOUT_S = 60.0  # `dbbench grow`: per-statement timeout
 SCALE = 10_000  # `:scale` of a catalog's data spec (dbbench.volume), unless a command says
+# Every statement dbbench itself runs in a namespace starts with this comment, so that `dbbench
+# capture` (which reads what clients ran there) leaves it out.
+QUERY_TAG = "/* dbbench */ "
 
 # The bounds of the sampling options, for the command line (dbbench.cli.options, dbbench.cli) and for
 # the same values read back from a result file or baseline (dbbench.document.check.check_config): a

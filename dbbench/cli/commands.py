@@ -18,6 +18,7 @@ from dbbench.cli.options import (
 )
 from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
 from dbbench.servers import Home
+from dbbench.volume.limits import MAX_SCALE
 
 
 @click.command("info")
@@ -49,7 +50,7 @@ def info(home: Home, pg_url, mysql_url, only) -> None:
 )
 @click.option(
     "--scale",
-    type=click.IntRange(1, 1_000_000_000),
+    type=click.IntRange(1, MAX_SCALE),
     default=None,
     help=":scale of a catalog's setup SQL and data spec (data/spec.toml) [default: 10,000 in the "
     "setup SQL; the spec's own scale, else 10,000].",

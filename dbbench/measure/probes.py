@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dbbench import defaults
 from dbbench.catalog.entries import Shape, Variant
 from dbbench.catalog.params import param_names, to_pyformat
 from dbbench.catalog.sqltext import compared_columns, table_aliases
@@ -23,7 +24,7 @@ from dbbench.dialects.plan import PlanNode, describe_access
 from dbbench.errors import DbbenchError
 from dbbench.measure.expect import check
 
-TAG = "/* dbbench */ "
+TAG = defaults.QUERY_TAG
 # a LIMIT / OFFSET parameter without a value (a statement captured by pg_stat_statements)
 _KEYWORD_VALUES = {"limit": 10, "offset": 0}
 

@@ -169,7 +169,8 @@ def _existing(targets: list[Target], namespace: str) -> plans.Existing:
             with t.all_or_nothing() as conn, conn.cursor() as cur:
                 col = d.quote(column)
                 cur.execute(
-                    f"SELECT DISTINCT {col} FROM {d.quote(namespace)}.{d.quote(table)} WHERE {col} IS NOT NULL"
+                    f"{defaults.QUERY_TAG}SELECT DISTINCT {col} FROM {d.quote(namespace)}.{d.quote(table)} "
+                    f"WHERE {col} IS NOT NULL"
                 )
                 seen.append(sorted(r[0] for r in cur.fetchall()))
                 conn.rollback()

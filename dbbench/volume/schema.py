@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dbbench import dialects
+from dbbench.defaults import QUERY_TAG
 
 _BYTES = {"bytea", "binary", "varbinary", "blob", "tinyblob", "mediumblob", "longblob"}
 _DATETIME = {"timestamp without time zone", "timestamp with time zone", "timestamp", "datetime"}
@@ -81,6 +82,6 @@ def read(conn, dialect: str, ns: str, *, count: bool = False) -> dict[str, Table
     if count:
         with conn.cursor() as cur:
             for t in tables.values():
-                cur.execute(f"SELECT COUNT(*) FROM {d.quote(ns)}.{d.quote(t.name)}")
+                cur.execute(f"{QUERY_TAG}SELECT COUNT(*) FROM {d.quote(ns)}.{d.quote(t.name)}")
                 t.rows = int(cur.fetchone()[0])
     return tables

@@ -103,6 +103,20 @@ def test_the_servers_catalog_queries_dbbench_s_own_and_role_lookups_are_left_out
         assert word not in text, text
 
 
+def test_dbbench_init_s_row_counts_are_not_captured_as_the_application_s(seeded, tmp_path):
+    """init counted each table's rows untagged: capture took `SELECT COUNT(*) FROM …` for a shape."""
+    _clients(*APP)
+    for dialect in ("postgresql", "mysql"):
+        done = run_cli("init", "--namespace", NS, "--only", dialect)
+        assert done.code == 0, done.output
+    out = tmp_path / "captured.sql"
+    run = _capture(seeded, out)
+    assert run.code == 0, run.output
+    new = [line.split(" [")[0] for line in run.stdout.splitlines() if line.startswith(("NEW", "SCAN"))]
+    assert new == ["NEW  tickets_by_account_id_status"], run.stdout
+    assert "COUNT(" not in out.read_text().upper(), out.read_text()
+
+
 def test_a_statement_s_line_comment_is_not_written_into_the_catalog(seeded, tmp_path):
     """A trailing ``-- …`` comment would swallow the written shape's ';' (the shape is one line)."""
     _clients(APP[0])
