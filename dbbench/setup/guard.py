@@ -41,6 +41,18 @@ _REFUSED_PATTERNS = {
     ),
     "runs dynamic SQL (PREPARE … FROM), whose target cannot be checked": r"\bPREPARE\s+\S+\s+FROM\b",
     "moves an object to another schema": r"\bSET\s+SCHEMA\b",
+    # The server's administration: no setup builds a schema with it, and as dbbench's own user
+    # (--no-isolation) it would stop the server or end the sessions of others; also as the body of a
+    # MySQL routine (after its parameter list, a BEGIN, THEN, ELSE, DO, LOOP or REPEAT, or a ';').
+    "administers the server (stops it, ends sessions, loads code, changes replication or logs)": (
+        r"(?:^|[;)]|\b(?:BEGIN|THEN|ELSE|DO|LOOP|REPEAT)\b)\s*(?:LOAD\s+'|(?:SHUTDOWN|RESTART|KILL|CLONE|BINLOG|"
+        r"(?:INSTALL|UNINSTALL)\s+(?:PLUGIN|COMPONENT)|(?:LOCK|UNLOCK|ALTER)\s+INSTANCE|"
+        r"PURGE\s+(?:BINARY|MASTER)\s+LOGS|RESET\s+(?:MASTER|REPLICA|SLAVE|BINARY|PERSIST)|"
+        r"CHANGE\s+(?:MASTER|REPLICATION)|(?:START|STOP)\s+(?:REPLICA|SLAVE|GROUP_REPLICATION)|"
+        r"SET\s+PASSWORD|RENAME\s+USER|FLUSH\s+(?!TABLES?\b))\b)|"
+        r"\b(?:pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile\w*|pg_promote|"
+        r"pg_switch_wal|pg_create_restore_point|pg_drop_replication_slot|pg_create_\w*replication_slot)\s*\("
+    ),
 }
 _REFUSED_PATTERNS.update(
     {

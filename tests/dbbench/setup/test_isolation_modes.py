@@ -88,3 +88,52 @@ def test_a_dump_with_dynamic_sql_seeds_isolated_and_is_refused_without_isolation
             )
     finally:
         drop(NS)
+
+
+ADMIN = [
+    ("SHUTDOWN", "mysql"),
+    ("RESTART", "mysql"),
+    ("KILL QUERY 1", "mysql"),
+    ("INSTALL PLUGIN x SONAME 'x.so'", "mysql"),
+    ("SET PASSWORD FOR root = 'x'", "mysql"),
+    ("FLUSH PRIVILEGES", "mysql"),
+    ("DELIMITER //\nCREATE PROCEDURE p() BEGIN SELECT 1; SHUTDOWN; END//\nDELIMITER ;", "mysql"),
+    ("CREATE PROCEDURE p() SHUTDOWN", "mysql"),
+    ("SELECT pg_terminate_backend(pid) FROM pg_stat_activity", "postgresql"),
+    ("SELECT pg_reload_conf()", "postgresql"),
+    ("LOAD '/tmp/x.so'", "postgresql"),
+]
+
+
+@pytest.mark.parametrize("sql,dialect", ADMIN)
+def test_the_servers_administration_is_refused_in_both_modes(sql, dialect):
+    """`SHUTDOWN` in setup SQL under --no-isolation stopped the local MySQL (issue 31's sweep)."""
+    stmt = split_sql(sql, dialect)[0]
+    for any_reference in (False, True):
+        why = check_statement(stmt, "ns", dialect, any_reference=any_reference)
+        assert why is not None and why.startswith("administers the server"), (sql, why)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["FLUSH TABLES", "CREATE TABLE kill_list (id int, restart int)", "INSERT INTO t VALUES ('SHUTDOWN')"],
+)
+def test_names_that_only_look_like_administration_pass(sql):
+    (stmt,) = split_sql(sql, "mysql")
+    assert check_statement(stmt, "ns", "mysql", any_reference=True) is None
+
+
+@pytest.mark.servers
+def test_shutdown_in_setup_sql_without_isolation_leaves_mysql_running(local_servers, tmp_path: Path):
+    catalog = tmp_path / "stop"
+    catalog.mkdir()
+    (catalog / "setup.mysql.sql").write_text("CREATE TABLE items (id int PRIMARY KEY);\nSHUTDOWN;\n")
+    (catalog / "queries.sql").write_text("-- name: one\nSELECT id FROM items WHERE id = :id;\n")
+    try:
+        res = run_cli(
+            "seed", "--catalog", str(catalog), "--namespace", NS, "--only", "mysql", "--no-isolation"
+        )
+        assert res.code == 2 and "administers the server" in res.stderr, res.output
+        assert run_cli("info", "--only", "mysql").code == 0  # still up: nothing ran
+    finally:
+        drop(NS)
