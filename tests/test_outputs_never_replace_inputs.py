@@ -119,11 +119,10 @@ def _commands(group: click.Group, prefix: str = ""):
 # Paths that are neither an input a command reads as a file nor an output file: where servers live,
 # where a fixture or a demo puts its own files (directories the tool owns).
 NOT_FILES = {
-    ("fixture", "directory"),
-    ("fixture", "home"),
-    ("demo alpine", "workdir"),
-    ("demo huggingface", "workdir"),
-    ("apk-client", "keys_dir"),
+    ("fixture alpine", "directory"),  # a tree the fixture writes, its own
+    ("demo alpine", "directory"),  # likewise, kept for the user
+    ("fixture huggingface", "models"),  # models the fixture serves, checked against their pins
+    ("apk-client", "keys_dir"),  # trusted keys read, in a command that writes no file
 }
 
 

@@ -252,7 +252,12 @@ def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: boo
             False,
             "no expectation written",
             proposal.seen,
-            [f"no expectation in {where}; proposed: {proposal.line} (dbbench catalog accept writes it)"],
+            [
+                f"no expectation in {where}; proposed: {proposal.line} (dbbench catalog accept writes it)"
+                if proposal.index
+                else f"no expectation in {where}, and no index serves it ({proposal.seen}): add an index "
+                "for it, or leave the shape out of the catalog"
+            ],
         )
     forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
     verdict = check(rem._tree, v.expect_table, v.expect_index, forbid)

@@ -293,3 +293,16 @@ def test_a_scan_is_never_written_as_a_shape_explain_rejects(seeded, tmp_path):
     assert _bytes(out) == before
     explained = _explain(seeded, out)
     assert explained.code == 0, explained.output
+
+
+def test_a_shape_no_index_serves_is_told_to_add_one_not_to_accept(seeded, tmp_path):
+    """`catalog accept` writes an index expectation; with no index to write, saying it would was wrong."""
+    cat = tmp_path / "db"
+    cat.mkdir()
+    for name in ("queries.sql", "setup.postgresql.sql", "setup.mysql.sql"):
+        shutil.copy(seeded / name, cat / name)
+    (cat / "scan.sql").write_text(f"-- name: tickets_by_subject\n{SCAN}\n")
+    run = run_cli("explain", "--catalog", str(cat), "--namespace", NS, "--runs", "1", "--warmups", "0")
+    assert run.code == 1, run.output
+    assert "no index serves it" in run.output and "add an index for it" in run.output, run.output
+    assert "catalog accept writes it" not in run.output
