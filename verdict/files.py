@@ -148,7 +148,7 @@ def read_bounded(path: Path | str, *, limit: int = DEFAULT_READ_LIMIT, what: str
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            reason = f"not a regular file ({_kind(info.st_mode)}); give a {what}"
+            reason = not_regular(info.st_mode, what)
             raise OSError(errno_mod.EINVAL, reason, str(target))
         if info.st_size > limit:
             raise OSError(errno_mod.EFBIG, _too_large(info.st_size, limit, what), str(target))
@@ -191,7 +191,13 @@ def clip_lines(message: str, width: int = MESSAGE_WIDTH) -> str:
     )
 
 
-def _kind(mode: int) -> str:
+def not_regular(mode: int, what: str) -> str:
+    """Why a file of ``mode`` is refused where a ``what`` (an ordinary file) is expected."""
+    return f"not a regular file ({file_kind(mode)}); give a {what}"
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` is, as a message says it: ``a FIFO``, ``a character device`` …"""
     for test, name in (
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISFIFO, "a FIFO"),
@@ -202,6 +208,16 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "not an ordinary file"
+
+
+def resolves_inside(path: Path | str, root: Path | str) -> bool:
+    """Whether ``path``, its symbolic links followed (in every folder on its way), is ``root`` or
+    below it: how a file a catalog or spec names is kept inside its directory. A loop of links is
+    outside."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, RuntimeError):
+        return False
 
 
 def _too_large(size: int | None, limit: int, what: str) -> str:

@@ -16,7 +16,7 @@ import os
 import stat
 from pathlib import Path
 
-from verdict.files import MiB, read_text_bounded
+from verdict.files import MiB, not_regular, read_text_bounded, resolves_inside
 
 # An entry file or annotated SQL file larger than this is refused before it is parsed (a catalog
 # file holds shapes: an application's whole set of queries is a few hundred KiB), and so is a
@@ -47,26 +47,19 @@ def inside(path: Path, root: Path | None, *, regular: bool = True) -> None:
     """Refuse ``path`` (an :class:`OSError`) when it leads outside the directory ``root`` (itself,
     or a folder on its way, a symbolic link to another place), or, when ``regular``, when it is
     not an ordinary file (checked without opening it: a FIFO does not block)."""
-    if root is not None:
-        try:
-            real = path.resolve()
-            inside_root = real.is_relative_to(root.resolve())
-        except (OSError, RuntimeError):  # a loop of links
-            inside_root = False
-        if not inside_root:
-            raise OSError(
-                errno.EXDEV,
-                "a symbolic link leading outside the catalog directory "
-                "(the files a catalog names stay inside it)",
-                str(path),
-            )
+    if root is not None and not resolves_inside(path, root):
+        raise OSError(
+            errno.EXDEV,
+            "a symbolic link leading outside the catalog directory (the files a catalog names stay inside it)",
+            str(path),
+        )
     if regular:
         try:
             mode = os.stat(path).st_mode
         except OSError as exc:
             raise OSError(exc.errno or errno.EIO, exc.strerror or "cannot be read", str(path)) from None
         if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)}); give a catalog file", str(path))
+            raise OSError(errno.EINVAL, not_regular(mode, "catalog file"), str(path))
 
 
 def read_text(path: Path, root: Path | None = None, budget: Budget | None = None) -> str:
@@ -83,16 +76,3 @@ def read_text(path: Path, root: Path | None = None, budget: Budget | None = None
 def problem(exc: OSError) -> str:
     """The one line an :class:`OSError` of :func:`read_text` / :func:`inside` is reported as."""
     return f"{exc.filename}: {exc.strerror or exc}"
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not an ordinary file"

@@ -36,7 +36,7 @@ from dbbench.errors import DbbenchError
 from dbbench.volume import limits
 from dbbench.volume.expr import Expr
 from dbbench.volume.sampling import Permutation, Zipf, offsets
-from verdict.files import excerpt, read_text_bounded
+from verdict.files import excerpt, read_text_bounded, resolves_inside
 
 Rows = Sequence[int]  # the row positions (0-based) values are made for
 Get = Callable[[str], list[Any]]  # another column's values at the same positions
@@ -382,7 +382,7 @@ def inside(ctx: Context, file: str) -> Path:
     if given.is_absolute() or "\x00" in file:
         raise GeneratorError(f"file {shown}: write a path relative to the spec, inside the catalog directory")
     target = (ctx.base / given).resolve()
-    if not target.is_relative_to(root):
+    if not resolves_inside(target, root):
         raise GeneratorError(
             f"file {shown}: resolves outside the catalog directory {root} (files a spec names must be in it)"
         )
