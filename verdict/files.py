@@ -20,7 +20,9 @@ import re
 import secrets
 import stat
 import time
+import tomllib
 from pathlib import Path
+from typing import Any
 
 
 def _umask() -> int:
@@ -170,6 +172,16 @@ def read_text_bounded(path: Path | str, *, limit: int = DEFAULT_READ_LIMIT, what
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise OSError(errno_mod.EILSEQ, not_utf8(data, exc), str(path)) from None
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads``, where arrays or tables nested past the parser's recursion are a
+    :class:`tomllib.TOMLDecodeError` as any other malformed TOML (``x = [[[[…]]]]`` 100k deep ended
+    in a RecursionError traceback)."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("arrays or tables nested too deeply") from None
 
 
 def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:

@@ -30,7 +30,7 @@ from dbbench.defaults import DIALECTS
 from dbbench.errors import DbbenchError
 from dbbench.measure.expect import FEATURE_ALIASES, FEATURES, normalize_forbid
 from dbbench.setup.guard import SetupError, is_empty
-from verdict.files import excerpt
+from verdict.files import excerpt, loads_toml
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "sql" / "catalog"
 FORBIDDABLE = FEATURES
@@ -51,6 +51,7 @@ ENTRY_FIELDS = {
     "growth",
     *DIALECTS,
 }
+MAX_NAME = sqlfiles.MAX_NAME  # characters of a shape's name, in either format
 # How a shape's work may grow with the data (`dbbench grow`), from best to worst.
 GROWTH_CLASSES = ("bounded", "logarithmic", "linear")
 DIALECT_FIELDS = {"sql", "natural", "natural_label", "expect", "forbid", "settings"}
@@ -272,7 +273,7 @@ def load(name_or_path: str | Path = "alpine", only: list[str] | None = None) -> 
 
 def _entry_name(text: str) -> str | None:
     try:
-        name = tomllib.loads(text).get("name")
+        name = loads_toml(text).get("name")
     except tomllib.TOMLDecodeError:
         return None
     return name if isinstance(name, str) and name.strip() else None
@@ -345,7 +346,7 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = 
 
 def _read_entry(path: Path, text: str | None = None) -> dict[str, Any]:
     try:
-        return tomllib.loads(catalog_files.read_text(path) if text is None else text)
+        return loads_toml(catalog_files.read_text(path) if text is None else text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML: {excerpt(str(exc), 200)}") from None
     except OSError as exc:
@@ -356,6 +357,8 @@ def _check_fields(raw: dict[str, Any], name: str | None, fail: Fail) -> None:
     """The entry's required and text fields, and no unknown one."""
     if name is None:
         fail("name", "required text is missing")
+    elif len(name) > MAX_NAME:
+        fail("name", f"{len(name):,} characters: a shape's name has at most {MAX_NAME}")
     for key in ("cardinality",):
         if not isinstance(raw.get(key), str) or not raw[key].strip():
             fail(key, "required text is missing")

@@ -35,7 +35,7 @@ from dbbench.catalog import files
 from dbbench.catalog.sqltext import QUERY_KINDS, line_of, normalize, scan, statement_problems
 from dbbench.defaults import DIALECTS
 from dbbench.measure.expect import normalize_forbid
-from verdict.files import excerpt
+from verdict.files import excerpt, loads_toml
 
 # The name, then the suffixes aiosql / HugSQL add (^ $ ! < > * #), possessive: a line of a million
 # suffix characters is read once, not once per character.
@@ -47,6 +47,7 @@ KEYS = ("expect", "forbid", "rows", "growth", "param", "only", "probe", "cardina
 PROBES = ("values", "generic")
 GROWTH = ("bounded", "logarithmic", "linear")
 SETUP_NAMES = {"setup.sql", *(f"setup.{d}.sql" for d in DIALECTS)}
+MAX_NAME = 200  # characters of a shape's name (tables, JUnit test names and baselines show it whole)
 CAPTURED = "-- Shapes captured by dbbench"  # the first line of a file dbbench's capture writes
 
 
@@ -161,6 +162,10 @@ def parse(text: str, path: Path, problems: list[str]) -> list[Block]:
         if m := NAME_LINE.match(line):
             close()
             current, body = Block(m.group(1), path, n), []
+            if len(current.name) > MAX_NAME:
+                problems.append(
+                    f"{path}:{n}: a name of {len(current.name):,} characters: a shape's name has at most {MAX_NAME}"
+                )
         elif current is None:
             pass
         elif d := DIRECTIVE.match(line):
@@ -259,7 +264,7 @@ def _param(block: Block, value: str, fail) -> None:
         fail(f"param {excerpt(value)!r}: write NAME = VALUE")
         return
     try:
-        parsed = tomllib.loads(f"v = {literal.strip()}")["v"]
+        parsed = loads_toml(f"v = {literal.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         fail(
             f'param {excerpt(name)}: {excerpt(literal.strip())!r} is not a value (42, 4.2, "text", true, 2024-01-01)'

@@ -69,6 +69,10 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, s
         raise click.UsageError("give --dataset or --catalog, not both")
     if scale is not None and not catalog:
         raise click.UsageError("--scale is for --catalog (a dataset has its own size)")
+    if dataset:  # a definition that cannot be read is bad input, said before connecting
+        from dbbench.dataset import definition
+
+        definition.load(dataset)
     with _connect(home, pg_url, mysql_url, only)() as targets:
         if catalog:
             setup = workflow.seed_catalog(

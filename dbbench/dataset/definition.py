@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from dbbench.errors import DbbenchError
+from verdict.files import excerpt, loads_toml, read_text_bounded
 
 SEEDS_DIR = Path(__file__).resolve().parents[2] / "seeds"
+DEFINITION_LIMIT = 1024 * 1024  # a dataset definition is a few KiB of TOML
 
 # Values every dataset offers to query catalogs as `:name` (see Dataset.params).
 DATASET_PARAMS = (
@@ -166,9 +168,11 @@ def resolve(name_or_path: str) -> Path:
 def _read(path: Path, depth: int = 0) -> dict[str, Any]:
     """The TOML at ``path``; ``extends = "other"`` merges it over another definition."""
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = loads_toml(read_text_bounded(path, limit=DEFINITION_LIMIT, what="dataset definition"))
     except tomllib.TOMLDecodeError as exc:
-        raise DbbenchError(f"{path}: not valid TOML: {exc}") from None
+        raise DbbenchError(f"{path}: not valid TOML: {excerpt(str(exc), 200)}") from None
+    except OSError as exc:
+        raise DbbenchError(f"{path}: {exc.strerror or exc}") from None
     parent = raw.pop("extends", None)
     if parent is None:
         return raw

@@ -19,7 +19,7 @@ from dbbench.volume import expr
 from dbbench.volume.expr import Expr, ExprError
 from dbbench.volume.generators import GENERATORS
 from dbbench.volume.limits import MAX_SCALE, SPEC_READ_LIMIT
-from verdict.files import excerpt, read_bounded
+from verdict.files import excerpt, loads_toml, read_bounded
 
 SPEC_FILE = Path("data") / "spec.toml"  # a catalog's data spec, relative to its directory
 TOP_FIELDS = {"seed", "locale", "scale", "check_scale", "params", "tables", "verify"}
@@ -114,13 +114,11 @@ def read(path: str | Path, root: str | Path | None = None) -> Spec:
     except OSError as exc:
         raise SpecError(f"{file}: cannot read the data spec ({exc.strerror or exc})") from None
     try:
-        doc = tomllib.loads(raw.decode("utf-8"))
+        doc = loads_toml(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise SpecError(f"{file}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{file}: not TOML: {excerpt(str(exc), 200)}") from None
-    except RecursionError:
-        raise SpecError(f"{file}: not TOML: arrays or tables nested too deeply") from None
     return parse(doc, file, hashlib.sha256(raw).hexdigest(), None if root is None else Path(root))
 
 

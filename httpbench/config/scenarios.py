@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from httpbench.errors import HttpbenchError
 from httpbench.model import DEFAULT_GATES, GATE_CLASSES, METHODS, SCENARIO_CLASSES, Gate, Scenario
-from verdict.files import excerpt, read_text_bounded
+from verdict.files import excerpt, loads_toml, read_text_bounded
 
 _KEYS = {
     "name",
@@ -268,13 +268,11 @@ SCENARIOS_LIMIT = 4 * 1024 * 1024  # thousands of scenarios; a larger file is no
 
 def load_file(path: str) -> tuple[list[Scenario], dict[str, Gate]]:
     try:
-        data = tomllib.loads(read_text_bounded(path, limit=SCENARIOS_LIMIT, what="scenarios file"))
+        data = loads_toml(read_text_bounded(path, limit=SCENARIOS_LIMIT, what="scenarios file"))
     except OSError as exc:
         raise HttpbenchError(f"cannot read scenarios file {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise HttpbenchError(f"scenarios file {path}: {excerpt(str(exc))}") from None
-    except RecursionError:
-        raise HttpbenchError(f"scenarios file {path}: nested too deeply to be a scenarios file") from None
     unknown = set(data) - {"scenario", "gates"}
     if unknown:
         raise HttpbenchError(f"scenarios file {path}: unknown table(s) {', '.join(sorted(unknown))}")

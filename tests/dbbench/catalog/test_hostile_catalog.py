@@ -369,5 +369,33 @@ def test_long_runs_are_read_once_not_once_per_character(tmp_path):
         assert time.monotonic() - started < 5
     f = tmp_path / "queries.sql"
     f.write_text("-- name: " + "#" * n + "x\nSELECT 1 FROM comments;\n")
-    run = run_cli("validate", "--catalog", str(tmp_path), timeout=60)
-    assert run.code == 0 and "1 shapes valid" in run.stdout, run.output[:500]
+    started = time.monotonic()
+    line = refused("validate", "--catalog", str(tmp_path), timeout=60)  # read once, then its length refused
+    assert "a name of 1,000,001 characters" in line and time.monotonic() - started < 30
+
+
+# -- found by benchmarks/sweep_hostile_inputs.py -----------------------------------------------------
+def test_toml_nested_100k_deep_is_malformed_toml_not_a_recursion_error(tmp_path):
+    """tomllib recurses per level: `x = [[[[…]]]]` ended in a RecursionError traceback."""
+    deep = "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
+    catalog = tmp_path / "c"
+    catalog.mkdir()
+    (catalog / "a.toml").write_text(deep)
+    assert validate_refuses(catalog).endswith("a.toml: not valid TOML: arrays or tables nested too deeply")
+    (catalog / "a.toml").unlink()
+    (catalog / "a.sql").write_text(f"-- name: a\n-- dbbench: param x = {'[' * 5000}\nSELECT 1;\n")
+    assert "param x:" in validate_refuses(catalog)
+    (tmp_path / "d.toml").write_text(deep)
+    line = refused("seed", "--dataset", str(tmp_path / "d.toml"), "--only", "postgresql")
+    assert line.endswith("d.toml: not valid TOML: arrays or tables nested too deeply")
+
+
+def test_a_shape_name_is_at_most_200_characters(tmp_path):
+    """A 10,000-character name was accepted and printed whole in every table."""
+    catalog = tmp_path / "c"
+    catalog.mkdir()
+    (catalog / "a.sql").write_text(f"-- name: {'n' * 10_000}\nSELECT 1;\n")
+    line = validate_refuses(catalog)
+    assert line.endswith("a.sql:1: a name of 10,000 characters: a shape's name has at most 200")
+    (catalog / "a.sql").write_text(f"-- name: {'n' * 200}\nSELECT 1;\n")
+    assert run_cli("validate", "--catalog", str(catalog)).code == 0
