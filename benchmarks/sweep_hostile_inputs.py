@@ -10,12 +10,14 @@ namespace (PostgreSQL schema ``sweep_victim``, MySQL database ``sweep_victim``, 
 rows each), and a *secret* file outside every catalog. After each command the victim is
 fingerprinted again. Each command is classified:
 
-* **one-line error**: exit 2 (or 1 where a check fails), the last stderr line the tool's own
-  ``error:`` line, and nothing else on stderr but progress lines;
+* **one-line error**: exit 2 (or 1 where a check fails), one ``error:`` line of the tool's own on
+  stderr (a catalog's further problems follow it, one line each), no line longer than 1,100
+  characters;
 * **traceback**: ``Traceback`` on stderr (a bug, whatever the exit code);
 * **hang**: still running after ``--timeout`` seconds (killed);
 * **accepted**: exit 0 (listed, to be read: some inputs are fine);
 * **data touched**: the victim's fingerprint changed (restored before the next command);
+* **server stopped**: a server no longer answers (started again before the next command);
 * **secret shown**: the secret file's text or a server password on stdout or stderr.
 
 Prints one line per class and the cases that were not one-line errors; exits 1 when any command
@@ -544,6 +546,16 @@ def make_victim() -> None:
         t.dispose()
 
 
+def servers_answer() -> bool:
+    """Both local servers accept a connection (a SHUTDOWN that got through stops one)."""
+    try:
+        for t in _targets():
+            t.dispose()
+    except Exception:
+        return False
+    return True
+
+
 def victim_state() -> list[tuple]:
     state = []
     for t in _targets():
@@ -602,9 +614,9 @@ def classify(case: Case, code: int | None, stdout: str, stderr: str, secrets: li
     if code == 0:
         tags.append("accepted")
     elif code is not None and "traceback" not in tags:
-        program = case.argv[0]
-        last = (stderr.strip().splitlines() or [""])[-1]
-        if last.startswith(f"{program}: error: ") and len(last) <= 1100:
+        # one error line (a catalog's problems follow it, one line each: still one line per problem)
+        errors = [line for line in stderr.splitlines() if line.startswith(f"{case.argv[0]}: error: ")]
+        if len(errors) == 1 and all(len(line) <= 1100 for line in stderr.splitlines()):
             tags.append("one-line error")
         else:
             tags.append("other exit")
@@ -634,8 +646,8 @@ def run(case: Case, timeout: float, secrets: list[str]) -> tuple[list[str], str]
             stdout, stderr = proc.communicate()
             code = None
     tags = classify(case, code, stdout, stderr, secrets)
-    last = (stderr.strip().splitlines() or [""])[-1][:200]
-    return tags, f"exit {code}: {last}"
+    said = next((line for line in stderr.splitlines() if ": error: " in line), stderr.strip()[-200:])
+    return tags, f"exit {code}: {said[:200]}"
 
 
 def main() -> int:
@@ -659,6 +671,11 @@ def main() -> int:
     try:
         for case in all_cases:
             tags, said = run(case, args.timeout, secrets)
+            if not servers_answer():
+                tags.append("server stopped")
+                subprocess.run(
+                    [sys.executable, "-m", "dbbench", "servers", "up"], cwd=ROOT, capture_output=True
+                )
             if victim_state() != before:
                 tags.append("data touched")
                 make_victim()
@@ -666,7 +683,9 @@ def main() -> int:
             counts["tried"] = counts.get("tried", 0) + 1
             for tag in tags:
                 counts[tag] = counts.get(tag, 0) + 1
-            bad = {"hang", "traceback", "data touched", "secret shown", "other exit"} & set(tags)
+            bad = {"hang", "traceback", "data touched", "secret shown", "server stopped", "other exit"} & set(
+                tags
+            )
             if bad or ("accepted" in tags and not case.accept):
                 notes.append(f"  [{case.klass}] {case.label}: {', '.join(tags)} -- {said}")
             if args.verbose:
@@ -683,6 +702,7 @@ def main() -> int:
         "traceback",
         "hang",
         "data touched",
+        "server stopped",
         "secret shown",
         "other exit",
     ]
@@ -696,9 +716,8 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(record, indent=2))
     worst = sum(
-        r[columns.index(c) + 1]
-        for r in table[-1:]
-        for c in ("traceback", "hang", "data touched", "secret shown")
+        table[-1][columns.index(c) + 1]
+        for c in ("traceback", "hang", "data touched", "server stopped", "secret shown")
     )
     return 1 if worst else 0
 
