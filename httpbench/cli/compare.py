@@ -38,7 +38,7 @@ DEFAULT = CompareOptions()
 
 def _profile_options(command):
     """Attach every profile's options to ``compare`` (declared once, in the profile module)."""
-    kinds = {"str": str, "int": int, "float": Float(), "path": InputFile(exists=True)}
+    kinds = {"str": str, "int": int, "float": Float(), "path": InputFile(exists=True, path_type=str)}
     seen: dict[str, str] = {}
     for pname, profile in sorted(all_profiles().items(), reverse=True):
         for opt in reversed(profile.options):
