@@ -129,19 +129,20 @@ def shape_toml(
     name: str,
     cardinality: str,
     *,
-    params: str,
+    params: str | None = None,
     sql: str,
     postgresql: str,
     mysql: str,
     expect_rows: int | None = None,
     sep: str = "",
 ) -> str:
-    """A catalog shape file (``sql/catalog`` format); ``sep`` goes between its sections."""
+    """A catalog shape file (``sql/catalog`` format); ``sep`` goes between its sections (no
+    ``[params]`` section without ``params``)."""
     head = f'name = "{name}"\ncardinality = "{cardinality}"\n'
     if expect_rows is not None:
         head += f"expect_rows = {expect_rows}\n"
     sections = [
-        f"[params]\n{params}\n",
+        *([f"[params]\n{params}\n"] if params is not None else []),
         f'[query]\nsql = "{sql}"\n',
         f"[postgresql]\n{postgresql}\n",
         f"[mysql]\n{mysql}\n",

@@ -105,15 +105,19 @@ def _show(found) -> None:
         click.echo("every block has an expectation")
 
 
-@catalog_group.command("propose")
-@target_options
-@click.option(
+# catalog propose / accept: the annotated SQL files they read (and accept rewrites)
+SQL_CATALOG = click.option(
     "--catalog",
     type=CATALOG,
     required=True,
     metavar="DIR",
     help="Directory (or file) of annotated .sql files.",
 )
+
+
+@catalog_group.command("propose")
+@target_options
+@SQL_CATALOG
 @namespace_option("The seeded namespace the plans are observed in.")
 @click.pass_obj
 def catalog_propose(home: Home, catalog: str, namespace: str, **given) -> None:
@@ -123,13 +127,7 @@ def catalog_propose(home: Home, catalog: str, namespace: str, **given) -> None:
 
 @catalog_group.command("accept")
 @target_options
-@click.option(
-    "--catalog",
-    type=CATALOG,
-    required=True,
-    metavar="DIR",
-    help="Directory (or file) of annotated .sql files.",
-)
+@SQL_CATALOG
 @namespace_option("The seeded namespace the plans are observed in.")
 @click.pass_obj
 def catalog_accept(home: Home, catalog: str, namespace: str, **given) -> None:

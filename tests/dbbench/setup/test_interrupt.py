@@ -14,7 +14,7 @@ import pytest
 
 from dbbench import dialects
 from dbbench.access.targets import open_targets
-from tests.conftest import run_cli
+from tests.conftest import run_cli, shape_toml
 
 ROOT = Path(__file__).resolve().parents[3]
 # each setup runs well over ten seconds when nothing stops it
@@ -26,15 +26,13 @@ SLOW = {
     "INSERT INTO t WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 8000000) "
     "SELECT n FROM s;\n",
 }
-SHAPE = """name = "a"
-cardinality = "1"
-[query]
-sql = "SELECT id FROM t WHERE id = 1"
-[postgresql]
-expect = { table = "t", index = "t_pkey" }
-[mysql]
-expect = { table = "t", index = "PRIMARY" }
-"""
+SHAPE = shape_toml(
+    "a",
+    "1",
+    sql="SELECT id FROM t WHERE id = 1",
+    postgresql='expect = { table = "t", index = "t_pkey" }',
+    mysql='expect = { table = "t", index = "PRIMARY" }',
+)
 
 
 def _catalog(tmp_path: Path, dialect: str) -> Path:

@@ -17,24 +17,16 @@ from dbbench.measure.grow import GrowError, parse_sizes
 from dbbench.volume import catalog, generators, limits, load, plan, spec
 from dbbench.volume.schema import Column, Key, Table
 from dbbench.volume.spec import SpecError
-from tests.conftest import run_cli
+from tests.conftest import run_cli, shape_toml
 
 SECRET = ("root:$6$h31-secret-hash-line:19000:0:99999:7:::", "daemon:*:h31-second-secret-line:0:99999")
-SHAPE = """\
-name = "row by id"
-description = "one row by its key"
-cardinality = "1 of all rows"
-access_path = "primary key"
-
-[query]
-sql = "SELECT v FROM t WHERE id = 3"
-
-[postgresql]
-expect = { table = "t", index = "t_pkey" }
-
-[mysql]
-expect = { table = "t", index = "PRIMARY" }
-"""
+SHAPE = shape_toml(
+    "row by id",
+    "1 of all rows",
+    sql="SELECT v FROM t WHERE id = 3",
+    postgresql='expect = { table = "t", index = "t_pkey" }',
+    mysql='expect = { table = "t", index = "PRIMARY" }',
+)
 SETUP = "CREATE TABLE t (id int PRIMARY KEY, v varchar(200));\n"
 
 
