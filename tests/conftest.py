@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -58,6 +59,24 @@ def run_program(
         env={**os.environ, **(env or {})},
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` of a child a test interrupts: SIGINT back to its default, so the child's Python
+    installs its KeyboardInterrupt handler even when the tests run with SIGINT ignored (``nohup``,
+    a job a script started in the background), which a child would otherwise inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def sigint_raises():
+    """In this process, SIGINT raises KeyboardInterrupt for the test, however pytest was started
+    (an ignored SIGINT is inherited, and Python then installs no handler)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def run_cli(

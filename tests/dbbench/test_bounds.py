@@ -28,7 +28,7 @@ from dbbench.measure import grow
 from dbbench.output import html
 from dbbench.servers import default_home
 from dbbench.workflow import Run
-from tests.conftest import run_cli
+from tests.conftest import default_sigint, run_cli
 from tests.dbbench.diff.test_diff import doc, entry, indexed
 from tests.dbbench.measure.test_grow import _catalog
 
@@ -252,6 +252,7 @@ def test_ctrl_c_while_a_large_dataset_is_prepared_removes_its_partial_folder(loc
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     try:
         pattern = str(cache / f"{name}-*.partial-{proc.pid}")

@@ -14,7 +14,7 @@ import pytest
 
 from dbbench import dialects
 from dbbench.access.targets import open_targets
-from tests.conftest import run_cli, shape_toml
+from tests.conftest import default_sigint, run_cli, shape_toml
 
 ROOT = Path(__file__).resolve().parents[3]
 # each setup runs well over ten seconds when nothing stops it
@@ -56,12 +56,6 @@ def _drop(namespace: str) -> None:
         t.dispose()
 
 
-def _default_sigint() -> None:
-    """The child gets Python's KeyboardInterrupt even when this test runs with SIGINT ignored
-    (nohup, a background job): an ignored SIGINT is inherited, and Python then installs no handler."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("isolated", [True, False], ids=["namespace-role", "no-isolation"])
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
 def test_ctrl_c_stops_the_setup_and_leaves_the_namespace_unseeded(local_servers, tmp_path, dialect, isolated):
@@ -77,7 +71,7 @@ def test_ctrl_c_stops_the_setup_and_leaves_the_namespace_unseeded(local_servers,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=_default_sigint,
+            preexec_fn=default_sigint,
         )
         time.sleep(2.0)  # the slow INSERT is running by now
         assert proc.poll() is None, proc.communicate()

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from tests.conftest import default_sigint
 from tests.httpbench.http_fixtures import (
     FixtureServer,
     Route,
@@ -177,6 +178,7 @@ def test_ctrl_c_during_client_rounds_is_one_line_and_kills_the_client(pair, tmp_
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     try:
         deadline = time.monotonic() + 20
@@ -230,7 +232,7 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-def test_ctrl_c_while_the_client_is_being_started_still_kills_it(monkeypatch):
+def test_ctrl_c_while_the_client_is_being_started_still_kills_it(monkeypatch, sigint_raises):
     """The race behind the flaky Ctrl-C test: under load the client can be running (its pid file
     written) while ``Popen()`` has not returned yet. A SIGINT then raised KeyboardInterrupt inside
     ``Popen()``, before ``run_process`` held the process, so nothing killed its group. Here the
