@@ -5,11 +5,14 @@ from __future__ import annotations
 
 
 def fmt_ms(value: float | None) -> str:
-    """Milliseconds: six places below 0.01, three below 100, then thousands separators."""
+    """Milliseconds: three places (up to six below 0.01, as many as the value holds: MySQL's
+    ``61e-6`` is ``0.000061``, PostgreSQL's ``0.007`` stays ``0.007``), then thousands separators
+    from 100."""
     if value is None:
         return "—"
     if value < 0.01:
-        return f"{value:.6f}"
+        whole, _, places = f"{value:.6f}".partition(".")
+        return f"{whole}.{places.rstrip('0').ljust(3, '0')}"
     if value < 1:
         return f"{value:.3f}"
     return f"{value:.3f}" if value < 100 else f"{value:,.1f}"
