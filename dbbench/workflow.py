@@ -352,14 +352,18 @@ def _compared(report: DiffReport) -> DiffReport:
     return report
 
 
-def check_against(base: Document, doc: Document | dict[str, Any], baseline_name: str) -> DiffReport:
+def check_against(
+    base: Document, doc: Document | dict[str, Any], baseline_name: str, thresholds: Thresholds | None = None
+) -> DiffReport:
     """``dbbench check --baseline FILE``: the check's run compared with a baseline of a check run
     (``dbbench baseline save --from CHECK.json``, read with :func:`dbbench.document.baseline.load`)
     on the deterministic evidence ``diff`` decides on, plan shape and work; one sample has no
     timing to judge (it stays advisory)."""
     from dbbench import diff as judge
 
-    return _compared(judge.compare(base, doc, baseline_name=baseline_name, result_name="this check"))
+    return _compared(
+        judge.compare(base, doc, thresholds, baseline_name=baseline_name, result_name="this check")
+    )
 
 
 def _measure_now(

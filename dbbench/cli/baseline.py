@@ -154,6 +154,19 @@ THRESHOLDS = (
 )
 
 THRESHOLD_KEYS = tuple(name[2:].replace("-", "_") for name, *_ in THRESHOLDS)  # Thresholds' fields
+TIMING_THRESHOLDS = ("--slower", "--noise-ms")  # what one sample (check) cannot judge
+WORK_KEYS = tuple(
+    k for (name, *_), k in zip(THRESHOLDS, THRESHOLD_KEYS, strict=True) if name not in TIMING_THRESHOLDS
+)
+
+
+def work_threshold_options(fn):
+    """The thresholds of the deterministic evidence (plan work and estimates), for ``check
+    --baseline``: :data:`THRESHOLDS` but the timing ones."""
+    for name, default, low, text in reversed(THRESHOLDS):
+        if name not in TIMING_THRESHOLDS:
+            fn = click.option(name, default=default, show_default=True, type=Float(low, None), help=text)(fn)
+    return fn
 
 
 def threshold_options(fn):

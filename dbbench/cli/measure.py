@@ -10,6 +10,7 @@ import click
 
 from dbbench import defaults, workflow
 from dbbench.cli.app import Targets, append_summary, err, write_file, write_json
+from dbbench.cli.baseline import WORK_KEYS, work_threshold_options
 from dbbench.cli.options import (
     INPUT_FILE,
     explain_options,
@@ -18,6 +19,7 @@ from dbbench.cli.options import (
     split_report,
     target_options,
 )
+from dbbench.diff import Thresholds
 from dbbench.servers import Home
 from dbbench.workflow import Run
 
@@ -103,6 +105,7 @@ def explain_cmd(home: Home, **options) -> None:
     help="Also compare with this baseline of a check run (baseline save --from CHECK.json) on plan "
     "shape and work, as diff does; a regression exits 1.",
 )
+@work_threshold_options
 @click.pass_obj
 def check_cmd(home: Home, dataset, baseline_file: Path | None, **options) -> None:
     """CI gate: seed a scratch dataset (or the catalog's setup), run every shape once, assert the plans
@@ -111,6 +114,9 @@ def check_cmd(home: Home, dataset, baseline_file: Path | None, **options) -> Non
     from dbbench.document import baseline
 
     base = None if baseline_file is None else baseline.load(baseline_file)  # bad input: before any work
+    thresholds = Thresholds(**{key: options.pop(key) for key in WORK_KEYS})
+    if base is None and thresholds != Thresholds():
+        raise click.UsageError("the work thresholds judge a comparison: give --baseline too")
     targets = Targets.take(options)
     selected, reported = split_report(options)
     doc = workflow.check(
@@ -121,5 +127,5 @@ def check_cmd(home: Home, dataset, baseline_file: Path | None, **options) -> Non
         progress=explain_progress,
         warn=err,
     )
-    compared = None if base is None else workflow.check_against(base, doc, str(baseline_file))
+    compared = None if base is None else workflow.check_against(base, doc, str(baseline_file), thresholds)
     _emit(doc, command="check", compared=compared, **reported)

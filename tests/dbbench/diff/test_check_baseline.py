@@ -46,5 +46,16 @@ def test_check_against_a_baseline_passes_unchanged_and_fails_on_work(local_serve
     assert "1 regression: open orders queue (PostgreSQL)" in changed.stdout
     assert "- sort added: Sort" in changed.stdout
     assert "in total 100 → 2,400 rows examined (24.0x)" in changed.stdout
+    assert "- work up at Sort (new): 600 rows examined" in changed.stdout
+    # check takes diff's work thresholds (issue 32): 24x rows and 250 new pages are within these; the sort is not
+    given = ("--work-factor", "30", "--work-min", "1000", "--buffers-min", "1000")
+    tolerant = run_cli(*CHECK, "--catalog", cat, "--baseline", str(base), *given)
+    assert tolerant.code == 1, tolerant.output
+    findings = tolerant.stdout.split("Regressions:")[1].split("Work by plan node")[0]
+    assert "- sort added: Sort" in findings and "rows examined (24.0x)" not in findings
+    assert "work up at" not in findings and "shared buffers up" not in findings
+    assert "work: rows examined up > 30x and by >= 1,000 rows" in tolerant.stdout
+    alone = run_cli(*CHECK, "--catalog", cat, "--work-factor", "30")
+    assert alone.code == 2 and "give --baseline too" in alone.stderr, alone.output
     missing = run_cli(*CHECK, "--catalog", shop, "--baseline", str(tmp_path / "nope.json"))
     assert missing.code == 2 and "Traceback" not in missing.output
