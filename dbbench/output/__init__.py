@@ -8,12 +8,13 @@ format; the commands hand their results or documents to these modules:
 * :mod:`dbbench.output.diff`: a diff as text, Markdown and JUnit;
 * :mod:`dbbench.output.commands`: the tables of ``seed``, ``validate``, ``info``, ``servers``, ``bench``.
 
-This module holds what they share: number formats, tables (terminal or Markdown) and the JUnit
+This module holds what they share: number formats, tables (terminal, Markdown or HTML) and the JUnit
 writer. They return text; the command line writes it (:func:`dbbench.cli.app.write_file`).
 """
 
 from __future__ import annotations
 
+import html as _html
 from typing import Any
 
 from tabulate import tabulate
@@ -35,10 +36,32 @@ def md_table(headers: list[str], rows: list[list[Any]], align: str = "") -> str:
     return "\n".join(lines)
 
 
+def html_table(headers: list[str], rows: list[list[Any]], align: str = "") -> str:
+    """An HTML ``<table>`` (escaped; a column whose ``align`` letter is ``r`` right-aligned)."""
+
+    def cell(tag: str, text: Any, i: int) -> str:
+        style = ' style="text-align:right"' if align[i : i + 1] == "r" else ""
+        return f"<{tag}{style}>{_html.escape(str(text))}</{tag}>"
+
+    head = "<tr>" + "".join(cell("th", h, i) for i, h in enumerate(headers)) + "</tr>"
+    body = "\n".join("<tr>" + "".join(cell("td", c, i) for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table>\n<thead>{head}</thead>\n<tbody>\n{body}\n</tbody>\n</table>"
+
+
+# The tables of the HTML pages (dbbench report --html, dbbench grow --html), the same on each.
+HTML_TABLE_CSS = (
+    "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:4px 8px;font-size:13px}"
+    "th{background:#f0f3f6}td{font-variant-numeric:tabular-nums}"
+)
+
+
 def table(headers: list[str], rows: list[list[Any]], align: str, fmt: str) -> str:
-    """A table as Markdown (``fmt == "markdown"``) or as a tabulate terminal table of that format."""
+    """A table as Markdown (``fmt == "markdown"``), HTML (``"html"``) or as a tabulate terminal
+    table of that format."""
     if fmt == "markdown":
         return md_table(headers, rows, align)
+    if fmt == "html":
+        return html_table(headers, rows, align)
     colalign = tuple("right" if a == "r" else "left" for a in align.ljust(len(headers), "l"))
     return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, colalign=colalign)
 

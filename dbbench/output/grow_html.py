@@ -10,6 +10,7 @@ from typing import Any
 
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.measure.grow import size_label
+from dbbench.output import HTML_TABLE_CSS
 
 _COLORS = {"postgresql": "#336791", "mysql": "#d9822b"}
 W, H, PAD_L, PAD_B, PAD_T, PAD_R = 330, 230, 52, 34, 26, 10
@@ -103,7 +104,8 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
         f"<title>{esc(title)}</title>",
         "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
         "figure{display:inline-block;margin:4px}pre{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}"
-        ".fail{color:#b00020;font-weight:bold}</style>",
+        + HTML_TABLE_CSS
+        + ".fail{color:#b00020;font-weight:bold}</style>",
         "</head><body>",
         f"<h1>{esc(title)}</h1>",
         f"<p>Sizes: {', '.join(size_label(n) for n in doc['sizes'])}. Work is rows examined (rows × loops "
@@ -118,9 +120,9 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
     ]
     parts.append("</div>")
     parts.append("<h2>Growth per shape</h2>")
-    parts.append("<pre>" + esc(tables.growth_table(doc)) + "</pre>")
+    parts.append(tables.growth_table(doc, fmt="html"))
     parts.append("<h2>Natural against remediated at the largest size</h2>")
-    parts.append("<pre>" + esc(tables.ratio_table(doc)) + "</pre>")
+    parts.append(tables.ratio_table(doc, fmt="html"))
     if doc["problems"]:
         parts.append('<h2 class="fail">Worse than declared</h2>')
         parts.append("<pre>" + esc("\n".join(doc["problems"])) + "</pre>")

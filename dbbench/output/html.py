@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.document.model import Document, Spelling, as_document
+from dbbench.output import HTML_TABLE_CSS, html_table
 from dbbench.output.explain import (
     Doc,
     by_shape,
@@ -162,18 +163,6 @@ def _capped_note(rows: list[ChartRow]) -> list[str]:
     ]
 
 
-def _html_table(headers: list[str], rows: list[list[str]], align: str) -> str:
-    esc = _html.escape
-
-    def td(tag: str, text: str, i: int) -> str:
-        style = ' style="text-align:right"' if align[i : i + 1] == "r" else ""
-        return f"<{tag}{style}>{esc(str(text))}</{tag}>"
-
-    head = "<tr>" + "".join(td("th", h, i) for i, h in enumerate(headers)) + "</tr>"
-    body = "\n".join("<tr>" + "".join(td("td", c, i) for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table>\n<thead>{head}</thead>\n<tbody>\n{body}\n</tbody>\n</table>"
-
-
 def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
     """A self-contained HTML page: the same tables as :func:`markdown` and the per-sample chart."""
     doc = as_document(doc)
@@ -185,18 +174,18 @@ def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{esc(title)}</title>",
         "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-        "table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:4px 8px;font-size:13px}"
-        "th{background:#f0f3f6}pre{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}"
+        + HTML_TABLE_CSS
+        + "pre{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}"
         ".fail{color:#b00020;font-weight:bold}</style>",
         "</head><body>",
         f"<h1>{esc(title)}</h1>",
     ]
     parts += [f"<p>{esc(ln).replace('`', '')}</p>" for ln in lines]
     parts.append("<h2>Query shapes</h2>")
-    parts.append(_html_table(*seed_rows(doc)))
+    parts.append(html_table(*seed_rows(doc)))
     if has_remediation(doc):
         parts.append("<h2>Remediated plans</h2>")
-        parts.append(_html_table(*remediation_rows_table(doc)))
+        parts.append(html_table(*remediation_rows_table(doc)))
     parts.append("<h2>Per-sample timings</h2>")
     parts.append(samples_svg(doc))
     if any(not r.ok for r in doc.results):
