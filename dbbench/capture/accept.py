@@ -80,24 +80,12 @@ def accept(found: list[Proposed]) -> list[Proposed]:
         path = p.block.path
         if path not in texts:  # read once: blocks accepted before in the same file keep their lines
             texts[path] = files.read_text(path)
-        texts[path] = _inserted(texts[path], p.block.name, lines)
+        texts[path] = sqlfiles.inserted(texts[path], p.block.name, lines)
     for path in texts:
         writable(path)
     for path, text in texts.items():
         write_output(path, text)
     return [p for p, _ in written]
-
-
-def _inserted(text: str, name: str, proposed: sqlfiles.Block) -> str:
-    """``text`` with ``proposed``'s expect / forbid lines right after block ``name``'s name line."""
-    lines = text.splitlines(keepends=True)
-    at = next(
-        i for i, line in enumerate(lines) if (m := sqlfiles.NAME_LINE.match(line)) and m.group(1) == name
-    )
-    if not lines[at].endswith("\n"):
-        lines[at] += "\n"
-    new = [line + "\n" for line in sqlfiles.directive_lines(proposed)]
-    return "".join(lines[: at + 1] + new + lines[at + 1 :])
 
 
 def writable(path: Path) -> None:

@@ -319,10 +319,13 @@ def toml_value(value: Any) -> str:
     return f'"{text}"'
 
 
-def accept(block: Block, proposed: Block) -> None:
-    """Write ``proposed``'s expect / forbid lines into ``block``'s file, right after its name line
-    (the file is read again, so blocks accepted before in the same file keep their lines)."""
-    lines = files.read_text(block.path).splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if (m := NAME_LINE.match(line)) and m.group(1) == block.name)
+def inserted(text: str, name: str, proposed: Block) -> str:
+    """``text`` (an annotated SQL file's) with ``proposed``'s expect / forbid lines right after
+    block ``name``'s name line; the caller writes it (``dbbench catalog accept``: every file
+    checked before any is replaced, each atomically)."""
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if (m := NAME_LINE.match(line)) and m.group(1) == name)
+    if not lines[at].endswith("\n"):
+        lines[at] += "\n"
     new = [line + "\n" for line in directive_lines(proposed)]
-    block.path.write_text("".join(lines[: at + 1] + new + lines[at + 1 :]), encoding="utf-8")
+    return "".join(lines[: at + 1] + new + lines[at + 1 :])

@@ -138,7 +138,8 @@ def test_accept_writes_the_lines_after_the_name_line(tmp_path):
     blocks, problems = sqlfiles.read(tmp_path)
     assert problems == []
     proposed = sqlfiles.Block("two", tmp_path, 4, expect={None: ("t", "ix_t")}, forbid={None: ["full_scan"]})
-    sqlfiles.accept(blocks[1], proposed)
+    path = tmp_path / "queries.sql"
+    path.write_text(sqlfiles.inserted(path.read_text(), blocks[1].name, proposed))
     assert (tmp_path / "queries.sql").read_text() == (
         "-- name: one\nSELECT 1 FROM t;\n\n-- name: two\n-- dbbench: expect t.ix_t\n"
         "-- dbbench: forbid full_scan\n-- Two.\nSELECT 2 FROM t;\n"
