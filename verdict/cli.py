@@ -119,9 +119,10 @@ def _written_through(path: Path) -> bool:
     """An existing device, FIFO or socket (after links): written as given, never replaced, so two
     outputs or an output and an input naming it destroy nothing (``/dev/null``, ``/dev/stdout``)."""
     try:
-        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
     except OSError:
         return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def _inside(path: Path, root: Path) -> Path | None:

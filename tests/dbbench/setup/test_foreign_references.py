@@ -16,12 +16,11 @@ import os
 
 import pytest
 
-from dbbench import dialects
-from dbbench.access import isolation
 from dbbench.access.targets import open_targets
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
+from tests.dbbench.capture.cleanup import drop_namespaces
 
 V = "h31setup_victim"  # outside any dbbench namespace: no dbbench_meta marker
 NS = f"h31setup_ref_{os.getpid()}"
@@ -60,23 +59,12 @@ def _run(dialect: str, statements: list[str]) -> list[tuple]:
     return rows
 
 
-def _drop_namespace() -> None:
-    for t in open_targets({}):
-        d = dialects.get(t.dialect)
-        with t.all_or_nothing() as conn:
-            if d.namespace_state(conn, NS) in ("complete", "incomplete"):
-                d.drop_namespace(conn, NS)
-            conn.commit()
-        isolation.drop_role(t, NS)
-        t.dispose()
-
-
 @pytest.fixture(scope="module")
 def victims(local_servers):
     for dialect, sql in VICTIM_SQL.items():
         _run(dialect, sql)
     yield
-    _drop_namespace()
+    drop_namespaces(NS)
     _run("postgresql", [f"DROP SCHEMA IF EXISTS {V} CASCADE"])
     _run("mysql", [f"DROP DATABASE IF EXISTS {V}"])
 

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dbbench import dialects
-from dbbench.access.targets import open_targets
 from tests.conftest import default_sigint, run_cli, shape_toml
+from tests.dbbench.capture.cleanup import drop_namespaces
 
 ROOT = Path(__file__).resolve().parents[3]
 # each setup runs well over ten seconds when nothing stops it
@@ -43,24 +42,11 @@ def _catalog(tmp_path: Path, dialect: str) -> Path:
     return cat
 
 
-def _drop(namespace: str) -> None:
-    from dbbench.access import isolation
-
-    for t in open_targets({}):
-        d = dialects.get(t.dialect)
-        with t.all_or_nothing() as conn:
-            if d.namespace_state(conn, namespace) in ("complete", "incomplete"):
-                d.drop_namespace(conn, namespace)
-            conn.commit()
-        isolation.drop_role(t, namespace)
-        t.dispose()
-
-
 @pytest.mark.parametrize("isolated", [True, False], ids=["namespace-role", "no-isolation"])
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
 def test_ctrl_c_stops_the_setup_and_leaves_the_namespace_unseeded(local_servers, tmp_path, dialect, isolated):
     namespace = f"h31setup_int_{dialect[:2]}_{os.getpid()}"
-    _drop(namespace)
+    drop_namespaces(namespace)
     cat = _catalog(tmp_path, dialect)
     flags = [] if isolated else ["--no-isolation"]
     args = ["seed", "--only", dialect, "--catalog", str(cat), "--namespace", namespace, *flags]
@@ -89,4 +75,4 @@ def test_ctrl_c_stops_the_setup_and_leaves_the_namespace_unseeded(local_servers,
             True
         ) == 1
     finally:
-        _drop(namespace)
+        drop_namespaces(namespace)
