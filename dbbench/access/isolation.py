@@ -29,7 +29,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from dbbench import dialects
 from dbbench.access import urls
@@ -52,14 +53,27 @@ def role_name(namespace: str) -> str:
 
 
 @contextlib.contextmanager
-def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator[Target]:
+def sandbox(
+    target: Target,
+    namespace: str,
+    *,
+    isolate: bool = True,
+    reload: Callable[[Any], None] | None = None,
+) -> Iterator[Target]:
     """A :class:`Target` logged in as ``namespace``'s own role (created or re-armed here, locked
     again on exit). ``isolate=False`` yields ``target`` itself: user SQL then runs with dbbench's
-    own privileges."""
+    own privileges.
+
+    ``reload(conn)`` (a seed: the namespace emptied and marked ``loading``) runs as dbbench's own
+    user only once the role is armed and has logged in, and the role gets its privileges on the new
+    namespace in the same transaction: a role that cannot be prepared or used leaves the namespace
+    as it was, its data and state untouched."""
+    d = dialects.get(target.dialect)
     if not isolate:
+        if reload is not None:
+            _reload(target, reload)
         yield target
         return
-    d = dialects.get(target.dialect)
     role = role_name(namespace)
     try:
         password = _arm(target, namespace, role)  # refused (not ours, no privilege): nothing to lock again
@@ -73,6 +87,8 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
             _note_left_incomplete(exc, target, namespace)
             raise
         try:
+            if reload is not None:
+                _reload(target, reload, lambda conn: d.grant_namespace(conn, namespace, role))
             yield inner
         finally:
             inner.dispose()
@@ -80,6 +96,14 @@ def sandbox(target: Target, namespace: str, *, isolate: bool = True) -> Iterator
         with target.all_or_nothing() as conn:
             d.close_role(conn, role)
             conn.commit()
+
+
+def _reload(target: Target, *steps: Callable[[Any], None]) -> None:
+    """Run ``steps`` as dbbench's own user in one transaction, committed."""
+    with target.all_or_nothing() as conn:
+        for step in steps:
+            step(conn)
+        conn.commit()
 
 
 def _arm(target: Target, namespace: str, role: str) -> str:

@@ -608,6 +608,11 @@ def open_role(conn, ns: str, role: str, password: str) -> None:
         cur.execute(f"ALTER USER {_account(role, True)} IDENTIFIED BY %s ACCOUNT UNLOCK", (password,))
 
 
+def grant_namespace(conn, ns: str, role: str) -> None:
+    """Nothing to do: ``open_role``'s grant names the database, which MySQL keeps across its
+    DROP and CREATE (a grant may name a database that does not exist yet)."""
+
+
 def _only_namespace_grants(grants: list[str], role: str, pattern: str) -> bool:
     mine = f"TO `{role}`@`%`"
     allowed = (f"GRANT USAGE ON *.* {mine}", f"GRANT ALL PRIVILEGES ON {quote(pattern)}.* {mine}")

@@ -498,6 +498,14 @@ def open_role(conn, ns: str, role: str, password: str) -> None:
             cur.execute(sql.SQL("ALTER ROLE {} " + " ".join("NO" + a for a in held)).format(r))
         if not superuser:  # dbbench's own user must reach the tables the role creates
             cur.execute(sql.SQL("GRANT {} TO current_user").format(r))
+        cur.execute("SELECT to_regclass(%s)", (f"{quote(ns)}.{META}",))
+        if cur.fetchone()[0] is not None:  # a seed grants on the schema it creates (grant_namespace)
+            _grant_namespace(cur, ns, role)
+
+
+def grant_namespace(conn, ns: str, role: str) -> None:
+    """Give ``role`` its privileges on the schema ``ns`` just created (in that transaction)."""
+    with conn.cursor() as cur:
         _grant_namespace(cur, ns, role)
 
 

@@ -489,21 +489,26 @@ def _rebuild_isolated(
     result: SetupResult,
     cancel: Cancel,
 ) -> None:
-    """The namespace re-created and marked ``loading`` (committed), the statements run as the
-    namespace's own role, then anything it made outside the namespace dropped and refused."""
+    """Once the namespace's own role is ready (else nothing is touched), the namespace re-created
+    and marked ``loading`` (committed), the statements run as that role, then anything it made
+    outside the namespace dropped and refused."""
     from dbbench.access import isolation
     from dbbench.dataset.seed import refuse_foreign
 
     d = dialects.get(target.dialect)
     clock = time.perf_counter
-    start = clock()
     with target.all_or_nothing() as conn:
-        refuse_foreign(target, conn, namespace)
+        refuse_foreign(target, conn, namespace)  # before the role is armed: no grant on a schema not ours
+        conn.rollback()
+
+    def reload(conn) -> None:
+        start = clock()
+        refuse_foreign(target, conn, namespace)  # again, in the transaction that empties it
         d.begin_reload(conn, namespace, meta)
-        d.commit(conn)
-    result.seconds["namespace"] = clock() - start
-    start = clock()
-    with isolation.sandbox(target, namespace) as inner, inner.all_or_nothing() as conn:
+        result.seconds["namespace"] = clock() - start
+
+    with isolation.sandbox(target, namespace, reload=reload) as inner, inner.all_or_nothing() as conn:
+        start = clock()
         d.use(conn, namespace)
         run(conn)
         d.commit(conn)

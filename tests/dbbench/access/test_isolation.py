@@ -326,6 +326,14 @@ def test_without_the_privilege_to_create_roles_isolation_needs_an_explicit_flag(
             assert password not in result.output
             result = run_cli(*args, "--no-isolation")
             assert result.code == 0, result.output
+            kept = _sql(admins[dialect], [f"SELECT count(*) FROM {ns}.t"])
+            assert kept[0][0] > 0
+            result = run_cli(*args)  # refused again: the namespace the last seed built is kept whole
+            assert result.code == 2 and "cannot prepare the namespace role" in result.stderr, result.output
+            assert "incomplete" not in result.stderr, result.stderr
+            assert _sql(admins[dialect], [f"SELECT count(*) FROM {ns}.t"]) == kept
+            state = f"SELECT value FROM {ns}.dbbench_meta WHERE {'`key`' if dialect == 'mysql' else 'key'} = 'state'"
+            assert _sql(admins[dialect], [state]) == [("complete",)]
     finally:
         _sql(pg, [f"DROP SCHEMA IF EXISTS {ns} CASCADE", drop_user])
         _sql(my, [f"DROP DATABASE IF EXISTS {ns}", f"DROP USER IF EXISTS '{user}'@'%'"])
@@ -402,13 +410,16 @@ def test_a_createrole_user_that_is_not_superuser_seeds_with_isolation(admins, cr
 
 def test_a_role_only_a_superuser_may_rearm_is_one_clear_line(admins, creator):
     """When the CREATEROLE user cannot re-arm the role (someone gave it SUPERUSER), the seed stops
-    with one line naming the role, what to do, and that the namespace is left incomplete."""
+    with one line naming the role and what to do, before it touches the namespace: the previous
+    seed's tables, rows and state are kept."""
     ns, url, password = creator
     role = isolation.role_name(ns)
     pg = admins["postgresql"]
     cat = Path(__file__).resolve().parents[3] / "examples" / "shop"
     args = ("seed", "--only", "postgresql", "--pg-url", url, "--catalog", str(cat), "--namespace", ns)
     assert run_cli(*args).code == 0
+    ((rows,),) = _sql(pg, [f"SELECT count(*) FROM {ns}.customers"])
+    assert rows > 0
     _sql(pg, [f"ALTER ROLE {role} SUPERUSER BYPASSRLS"])
     result = run_cli(*args)
     assert result.code == 2 and "Traceback" not in result.output, result.output
@@ -418,12 +429,13 @@ def test_a_role_only_a_superuser_may_rearm_is_one_clear_line(admins, creator):
         f"the namespace role '{role}' has SUPERUSER, BYPASSRLS, which only a superuser may remove" in lines[0]
     )
     assert f"ALTER ROLE {role} NOSUPERUSER NOBYPASSRLS" in lines[0]
-    assert f"schema '{ns}' is left empty and marked incomplete" in lines[0], lines[0]
+    assert "incomplete" not in lines[0], lines[0]
     assert password not in result.output
     assert _sql(pg, [f"SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = '{role}'"]) == [
         (True, True)
     ]
-    assert _sql(pg, [f"SELECT value FROM {ns}.dbbench_meta WHERE key = 'state'"]) == [("loading",)]
+    assert _sql(pg, [f"SELECT value FROM {ns}.dbbench_meta WHERE key = 'state'"]) == [("complete",)]
+    assert _sql(pg, [f"SELECT count(*) FROM {ns}.customers"]) == [(rows,)]  # the data kept
 
 
 # -- item 2: LOAD DATA LOCAL ---------------------------------------------------------------------
