@@ -1,58 +1,35 @@
 """The heavy real clients (``hf_models`` marker): tests that need both client lines' environments
-(CPU-only torch, Transformers, Diffusers; made by ``httpbench demo huggingface --prepare``, which
-``.ci/run`` runs in one step).
+(CPU-only torch, Transformers, Diffusers) and the pinned tiny models.
 
-Where they are missing, a developer's run leaves those tests out and says so in its summary (the
-default run stays fast); under CI (``CI`` set) they are never left out: a missing environment
-fails them, so CI cannot pass without running them.
+The ``client_lines`` fixture prepares them when they are missing, as ``httpbench demo huggingface
+--prepare`` does (the same library call), the way the ``peer_programs`` fixture installs nginx, caddy
+and wrk: the README's test command runs every test on a fresh machine, and never leaves one out.
+The first preparation takes about 2 minutes and 2 GB of disk (two virtual environments with a
+CPU-only torch each); later runs find them and start at once.
 """
 
 from __future__ import annotations
 
-import os
+import sys
 
 import pytest
 
 from httpbench.profiles.huggingface.models import lines
+from httpbench.profiles.huggingface.models.prepare import prepare
 
 MARK = "hf_models"
-PREPARE = "httpbench demo huggingface --prepare"
-_left_out: list[str] = []
-
-
-def envs_ready() -> bool:
-    return all(lines.env(line).ready() for line in lines.LINES)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", f"{MARK}: needs both client lines' environments ({PREPARE})")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    heavy = [item for item in items if item.get_closest_marker(MARK)]
-    if not heavy or os.environ.get("CI") or envs_ready():
-        return
-    config.hook.pytest_deselected(items=heavy)
-    items[:] = [item for item in items if not item.get_closest_marker(MARK)]
-    _left_out.extend(item.nodeid for item in heavy)
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    if _left_out:
-        terminalreporter.write_line(
-            f"{len(_left_out)} test(s) of the heavy model clients left out: the client lines are not "
-            f"installed here (run `{PREPARE}`; CI runs them): {', '.join(_left_out)}",
-            yellow=True,
-        )
+    config.addinivalue_line(
+        "markers", f"{MARK}: needs both client lines' environments (prepared by the client_lines fixture)"
+    )
 
 
 @pytest.fixture(scope="session")
 def client_lines() -> dict[str, lines.LineEnv]:
-    """Both client lines' environments; a missing one fails the test (never a skip)."""
-    envs = {line: lines.env(line) for line in lines.LINES}
-    missing = [line for line, env in envs.items() if not env.ready()]
-    if missing:
-        pytest.fail(
-            f"client line(s) {', '.join(missing)} not installed: run `{PREPARE}` first (.ci/run does)"
-        )
-    return envs
+    """Both client lines' environments and the tiny models, prepared first when missing."""
+    prepared = prepare(lambda line: print(f"\nhttpbench: {line}", file=sys.stderr))
+    missing = [line for line, env in prepared.envs.items() if not env.ready()]
+    assert not missing, f"client line(s) {', '.join(missing)} still not ready after preparing them"
+    return prepared.envs
