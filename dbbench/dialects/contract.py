@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dbbench.dialects.plan import PlanNode
+from dbbench.dialects.timing import Sample
 
 Connection = Any  # a raw DB-API connection of the dialect's driver
 
@@ -120,6 +121,18 @@ class Dialect(Protocol):
         settings: dict[str, Any] | None = None,
         /,
     ) -> tuple[Any, PlanNode, float]: ...
+    # one timed sample with the statement's own time (``observer``: a connection that may read
+    # MySQL's performance_schema; PostgreSQL reports its planning time itself)
+    def run_sample(
+        self,
+        conn: Connection,
+        sql: str,
+        params: dict[str, Any],
+        timeout_ms: int,
+        settings: dict[str, Any] | None = None,
+        observer: Connection | None = None,
+        /,
+    ) -> Sample: ...
     def query_row(self, conn: Connection, sql: str, params: dict[str, Any], /) -> dict[str, Any] | None: ...
 
     # -- the namespace role (dbbench.access.isolation) ------------------------------------------------

@@ -466,31 +466,50 @@ TIMEOUT_ERRORS = (3024, 1317)  # max_execution_time exceeded / query interrupted
 
 
 def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
-    """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back. Point lookups that
-    MySQL resolves before execution (no index in the tree) are resolved with ``EXPLAIN
-    FORMAT=JSON`` (access type const/eq_ref + key). Raises TimeoutError past ``timeout_ms``."""
+    """:func:`run_sample` as (raw plan, tree, executor ms)."""
+    sample = run_sample(conn, sql, params, timeout_ms, settings)
+    return sample.raw, sample.tree, sample.executor_ms
+
+
+def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None, observer=None):
+    """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back, as a
+    :class:`~dbbench.dialects.timing.Sample`. Point lookups that MySQL resolves before execution
+    (no index in the tree) are resolved with ``EXPLAIN FORMAT=JSON`` (access type const/eq_ref +
+    key). The statement's own time is its ``TIMER_WAIT`` in
+    ``performance_schema.events_statements_history``, read on ``observer`` (a connection that
+    may read performance_schema: dbbench's own; ``conn`` itself when not given); None when the
+    server does not record it or ``observer`` may not read it. Raises TimeoutError past
+    ``timeout_ms``."""
+    import secrets
+
     import pymysql
+
+    from dbbench.dialects.timing import Sample
 
     aliases = alias_map(sql)
     # Inside the caller's open transaction (a test's uncommitted rows), BEGIN would commit them:
     # use a savepoint and roll back to it instead.
     in_tx = bool((conn.server_status or 0) & 1)  # SERVER_STATUS_IN_TRANS
     previous = None
+    marker = f"/* dbbench sample {secrets.token_hex(8)} */"  # finds this statement's event
     try:
         with conn.cursor() as cur:
-            cur.execute("SELECT @@SESSION.max_execution_time")
-            previous = int(cur.fetchone()[0])  # the caller's setting, restored afterwards
+            cur.execute("SELECT @@SESSION.max_execution_time, PS_CURRENT_THREAD_ID()")
+            row = cur.fetchone()
+            previous = int(row[0])  # the caller's setting, restored afterwards
+            thread = None if row[1] is None else int(row[1])  # None: performance_schema is off
             cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
             if in_tx:
                 cur.execute("SAVEPOINT dbbench_explain")
             else:
                 conn.begin()
-            text = _explain_analyze(cur, sql, params)
+            text = _explain_analyze(cur, sql, params, marker)
             tree, ms = parse_plan(text, aliases)
+            statement = _statement_ms(observer if observer is not None else conn, thread, marker)
             raw: dict[str, object] = {"tree": text}
             if any(n.kind == "const" for n in tree.walk()):
                 raw["json"] = _resolve_consts(cur, sql, params, tree, aliases)
-        return raw, tree, ms
+        return Sample(raw, tree, ms, statement)
     except pymysql.err.OperationalError as exc:
         if exc.args and exc.args[0] in TIMEOUT_ERRORS:
             raise TimeoutError(f"max_execution_time of {timeout_ms} ms reached") from None
@@ -502,10 +521,43 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
                 cur.execute(f"SET SESSION max_execution_time = {previous}")
 
 
-def _explain_analyze(cur, sql: str, params: dict) -> str:
-    """The tree-format ``EXPLAIN ANALYZE`` text of ``sql``; a single-table write MySQL cannot
+# The statement's own time: the EXPLAIN ANALYZE that carries the sample's marker, among the last
+# statements its thread ended (performance_schema_events_statements_history_size, 10 by default).
+_STATEMENT_TIME = (
+    "/* dbbench */ SELECT TIMER_WAIT FROM performance_schema.events_statements_history "
+    "WHERE THREAD_ID = %s AND SQL_TEXT LIKE %s ORDER BY EVENT_ID DESC LIMIT 1"
+)
+
+
+def _statement_ms(observer, thread: int | None, marker: str) -> float | None:
+    """The ``TIMER_WAIT`` (picoseconds) of the ``EXPLAIN ANALYZE`` marked ``marker`` that thread
+    ``thread`` ran, in ms; None when performance_schema is off (no ``thread``), did not record it
+    (the consumer or the instrument off, the user not instrumented, the row already pushed out of
+    the history) or ``observer`` may not read it."""
+    import pymysql
+
+    if thread is None:
+        return None
+    was_in_tx = bool((observer.server_status or 0) & 1)
+    try:
+        with observer.cursor() as cur:
+            cur.execute(_STATEMENT_TIME, (thread, f"EXPLAIN ANALYZE {marker}%"))
+            row = cur.fetchone()
+    except pymysql.err.MySQLError:  # 1142: SELECT denied on performance_schema
+        return None
+    finally:
+        if not was_in_tx:  # the observer's own transaction, if it had none, is not left open
+            observer.rollback()
+    if row is None or row[0] is None:
+        return None
+    return round(int(row[0]) / 1e9, 6)
+
+
+def _explain_analyze(cur, sql: str, params: dict, marker: str = "") -> str:
+    """The tree-format ``EXPLAIN ANALYZE`` text of ``sql`` (``marker``: a comment after the
+    keywords, which finds the statement in performance_schema); a single-table write MySQL cannot
     analyze is refused."""
-    cur.execute("EXPLAIN ANALYZE " + sql, params)
+    cur.execute(f"EXPLAIN ANALYZE {marker} " + sql if marker else "EXPLAIN ANALYZE " + sql, params)
     text = cur.fetchone()[0]
     if "not executable by iterator executor" in text:
         from dbbench.errors import DbbenchError

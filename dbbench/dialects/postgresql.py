@@ -419,15 +419,31 @@ def explain_sql(sql: str) -> str:
     return f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}"
 
 
+def planning_ms(doc) -> float | None:
+    """``EXPLAIN ANALYZE``'s ``Planning Time`` (ms), None when the output has none."""
+    top = doc[0] if isinstance(doc, list) else doc
+    value = top.get("Planning Time") if isinstance(top, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
 def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
+    """:func:`run_sample` as (raw plan, tree, executor ms)."""
+    sample = run_sample(conn, sql, params, timeout_ms, settings)
+    return sample.raw, sample.tree, sample.executor_ms
+
+
+def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None, observer=None):
     """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back, with the shape's
-    planner ``settings`` (``SET LOCAL``) if it declares any. Returns (raw plan, tree, executor ms);
-    raises TimeoutError past ``timeout_ms``. Inside the caller's open transaction (a test's
+    planner ``settings`` (``SET LOCAL``) if it declares any, as a
+    :class:`~dbbench.dialects.timing.Sample`: the statement's time is ``Planning Time`` +
+    ``Execution Time`` (``observer`` is MySQL's; PostgreSQL reports both itself). Raises
+    TimeoutError past ``timeout_ms``. Inside the caller's open transaction (a test's
     uncommitted rows) it runs under a savepoint and rolls back to it, keeping the caller's work."""
     import psycopg
     from psycopg.types.json import set_json_loads
 
     from dbbench.dialects.plan import loads_plan_json
+    from dbbench.dialects.timing import Sample
 
     in_tx = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
     try:
@@ -446,7 +462,8 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
                 raise ValueError("no plan in EXPLAIN ANALYZE output")
             raw = row[0]
         tree, ms = parse_plan(raw)
-        return raw, tree, ms
+        planned = planning_ms(raw)
+        return Sample(raw, tree, ms, None if planned is None else round(planned + ms, 6), planned)
     except psycopg.errors.QueryCanceled:
         raise TimeoutError(f"statement_timeout of {timeout_ms} ms reached") from None
     finally:

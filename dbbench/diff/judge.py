@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from dbbench.dialects.plan import PlanNode
 from dbbench.diff.model import Finding, Thresholds, WorkDiff, _describe, _is_access, entry_tree, keyed_nodes
 from dbbench.diff.work import work_findings
-from dbbench.document.model import ShapeResult
+from dbbench.document.model import ShapeResult, Spelling
 from dbbench.units import fmt_factor, fmt_ms
 from verdict import FAIL, INCONCLUSIVE, PASS
-from verdict.stats import Interval, ratio_interval
+from verdict.stats import Interval, nearest_rank, ratio_interval
 
 # Worse to the right: a change to the right is a regression, to the left an improvement.
 KIND_RANK = {
@@ -174,10 +174,30 @@ def compare_entry(
         out += work_findings(work, t)
     b50, n50 = b_rem.p50_ms, n_rem.p50_ms
     if b50 is not None and n50 is not None and not n_rem.timeout:
-        finding = timing(list(b_rem.samples_ms), list(n_rem.samples_ms), b50, n50, t, floor)
-        if finding is not None:
-            out.append(finding)
+        out += like_timing(b_rem, n_rem, t, floor)
     return out
+
+
+def like_timing(b_rem: Spelling, n_rem: Spelling, t: Thresholds, floor: Interval | None) -> list[Finding]:
+    """The timing finding of two spellings on the times they share (statement with statement,
+    executor with executor: :meth:`dbbench.document.model.Spelling.comparable`); none but an
+    advisory ``timing_unlike`` saying why when they share none (a MySQL time resolved while
+    planning against a statement time)."""
+    like = b_rem.comparable(n_rem)
+    if isinstance(like, str):
+        return [Finding("timing_unlike", False, f"timing {like}", advisory=True)]
+    base, new, note = like
+    b50, n50 = (
+        (b_rem.p50_ms, n_rem.p50_ms) if note is None else (nearest_rank(base, 0.5), nearest_rank(new, 0.5))
+    )
+    if not base or not new or b50 is None or n50 is None:
+        return []
+    finding = timing(base, new, b50, n50, t, floor)
+    if finding is None:
+        return []
+    if note is not None:
+        finding.message += f" ({note})"
+    return [finding]
 
 
 @dataclass(frozen=True)

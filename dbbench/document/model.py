@@ -17,6 +17,7 @@ from typing import Any
 
 from dbbench.defaults import DIALECTS
 from dbbench.dialects.plan import PlanNode
+from dbbench.dialects.timing import RESOLVED
 from dbbench.document.check import (
     SCHEMA_VERSION,
     WORK_SINCE,
@@ -169,13 +170,27 @@ class Spelling:
     timeout: str | None = None  # why it did not finish, when it did not
     plan: PlanNode | None = None  # normalized tree of the last timed run
     raw_plan: Any = ABSENT  # the server's own output (ABSENT in a baseline)
+    # what samples_ms are (dbbench.dialects.timing; None in files written before it was recorded:
+    # executor time), the executor's time of every sample and PostgreSQL's planning time
+    timing: str | None = None
+    executor_samples_ms: tuple[float, ...] | None = None
+    planning_samples_ms: tuple[float, ...] | None = None
 
     @classmethod
     def from_json(cls, obj: object, at: str) -> Spelling:
+        from dbbench.dialects.timing import KINDS
+
         m = as_object(obj, at)
         samples = check_samples(m.get("samples_ms"), f"{at}.samples_ms")
         numbers(m, ("p50_ms", "p95_ms"), at)
         plan = m.get("plan")
+        timing = m.get("timing")
+        if timing is not None and timing not in KINDS:
+            raise DocumentError(f"{at}.timing", f"must be one of {', '.join(KINDS)} or null")
+        extra = {
+            key: None if m.get(key) is None else check_samples(m[key], f"{at}.{key}")
+            for key in ("executor_samples_ms", "planning_samples_ms")
+        }
         return cls(
             sql=m.get("sql", ""),
             samples_ms=samples,
@@ -185,6 +200,8 @@ class Spelling:
             timeout=m.get("timeout"),
             plan=None if plan is None else check_plan(plan, f"{at}.plan"),
             raw_plan=m.get("raw_plan", ABSENT),
+            timing=timing,
+            **extra,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -199,7 +216,38 @@ class Spelling:
         }
         if self.raw_plan is not ABSENT:
             out["raw_plan"] = self.raw_plan
+        if self.timing is not None:  # absent in older files, which round-trip as they were
+            out["timing"] = self.timing
+            out["executor_samples_ms"] = (
+                None if self.executor_samples_ms is None else list(self.executor_samples_ms)
+            )
+            out["planning_samples_ms"] = (
+                None if self.planning_samples_ms is None else list(self.planning_samples_ms)
+            )
         return out
+
+    @property
+    def time_kind(self) -> str:
+        """What ``samples_ms`` are: ``timing``, else (a file written before it was recorded)
+        executor time, resolved while planning when the plan's root was."""
+        from dbbench.dialects import timing
+
+        if self.timing is not None:
+            return self.timing
+        return timing.kind_of(False, self.plan)
+
+    def comparable(self, other: Spelling) -> tuple[list[float], list[float], str | None] | str:
+        """:func:`dbbench.dialects.timing.comparable` of this spelling's samples and ``other``'s."""
+        from dbbench.dialects import timing
+
+        return timing.comparable(
+            self.time_kind,
+            self.samples_ms,
+            self.executor_samples_ms,
+            other.time_kind,
+            other.samples_ms,
+            other.executor_samples_ms,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -315,6 +363,9 @@ class RemediationRow:
             if r.natural is None:
                 continue
             before, after = r.natural.p50_ms, r.remediated.p50_ms
+            # a time resolved while planning (or an executor time beside a statement time) is
+            # no base for a speed-up: the row says so (RemediationRow.unlike)
+            like = r.natural.time_kind == r.remediated.time_kind != RESOLVED
             out.append(
                 cls(
                     dialect=r.dialect,
@@ -323,7 +374,7 @@ class RemediationRow:
                     before_p50_ms=before,
                     final_p50_ms=after,
                     natural_timeout=r.natural.timeout,
-                    speedup=(before / after) if (before and after) else None,
+                    speedup=(before / after) if (before and after and like) else None,
                 )
             )
         return out

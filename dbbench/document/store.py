@@ -146,6 +146,9 @@ def _entry(r: ShapeMeasurement) -> ShapeResult:
             timeout=m.timeout,
             plan=None if m.plan is None else PlanNode.from_dict(m.plan),
             raw_plan=m.raw_plan,
+            timing=m.timing,
+            executor_samples_ms=tuple(m.executor_ms) if m.timing is not None else None,
+            planning_samples_ms=None if m.planning_ms is None else tuple(m.planning_ms),
         )
 
     v = r.verdict

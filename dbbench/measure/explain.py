@@ -51,7 +51,8 @@ class MeasureOptions:
 
 @dataclass
 class Measurement:
-    """One spelling of one shape on one dialect."""
+    """One spelling of one shape on one dialect. ``samples_ms`` are the statement's times when
+    every sample has one, else the executor's (``timing`` says which, :mod:`dbbench.dialects.timing`)."""
 
     spelling: str  # remediated | natural
     sql: str
@@ -60,6 +61,9 @@ class Measurement:
     plan: dict | None = None  # normalized tree of the last timed run
     raw_plan: object = None
     timeout: str | None = None
+    executor_ms: list[float] = field(default_factory=list)  # the executor's time of every sample
+    planning_ms: list[float] | None = None  # PostgreSQL's Planning Time of every sample
+    timing: str | None = None  # statement | executor | resolved-while-planning (None: no sample)
     _tree: PlanNode | None = field(default=None, repr=False)
 
     @property
@@ -134,23 +138,47 @@ def resolve_params(conn, d, shape: Shape, base: dict | None = None) -> dict:
 
 
 def measure(
-    conn, d, spelling: str, sql: str, params: dict, options: MeasureOptions, settings: dict | None = None
+    conn,
+    d,
+    spelling: str,
+    sql: str,
+    params: dict,
+    options: MeasureOptions,
+    settings: dict | None = None,
+    observer=None,
 ) -> Measurement:
     """One spelling: ``options.warmups`` untimed, then ``options.runs`` timed EXPLAIN ANALYZE (a
-    timeout is recorded, not raised)."""
+    timeout is recorded, not raised). The samples are the statement's times when the server gave
+    one for every sample (``observer``: the connection that reads MySQL's performance_schema,
+    :func:`dbbench.dialects.mysql.run_sample`), else the executor's, marked
+    (:func:`dbbench.dialects.timing.kind_of`): one kind per spelling, never a mix."""
+    from dbbench.dialects import timing
+
     m = Measurement(spelling, sql)
     stmt = to_pyformat(sql)
+    statements: list[float | None] = []
+    planning: list[float | None] = []
     try:
         for _ in range(options.warmups):
-            d.run_explain(conn, stmt, params, options.timeout_ms, settings)
+            d.run_sample(conn, stmt, params, options.timeout_ms, settings, observer)
         for _ in range(options.runs):
-            raw, tree, ms = d.run_explain(conn, stmt, params, options.timeout_ms, settings)
-            m.samples_ms.append(ms)
-        m.raw_plan, m._tree = raw, tree
+            sample = d.run_sample(conn, stmt, params, options.timeout_ms, settings, observer)
+            m.executor_ms.append(sample.executor_ms)
+            statements.append(sample.statement_ms)
+            planning.append(sample.planning_ms)
+        tree = sample.tree
+        m.raw_plan, m._tree = sample.raw, tree
         m.plan = tree.to_dict()
         m.rows = tree.actual_rows
     except TimeoutError as exc:
         m.timeout = str(exc)
+    if m.executor_ms:
+        timed = [x for x in statements if x is not None]
+        whole = len(timed) == len(m.executor_ms)
+        m.timing = timing.kind_of(whole, m._tree)
+        m.samples_ms = timed if whole else list(m.executor_ms)
+        if all(x is not None for x in planning):
+            m.planning_ms = [float(x) for x in planning if x is not None]
     return m
 
 
@@ -173,7 +201,8 @@ def run_shape(
     params = probes.fill(conn, d, shape, v.sql, resolve_params(conn, d, shape, base_params))
     report = progress or (lambda *_: None)
     report(target.dialect, shape.name, "remediated")
-    rem = measure(conn, d, "remediated", v.sql, params, options, v.settings)
+    observer = admin if admin is not None else conn  # may read MySQL's performance_schema
+    rem = measure(conn, d, "remediated", v.sql, params, options, v.settings, observer)
     if rem._tree is not None:
         require_expected_table(
             admin if admin is not None else conn, d, shape, target.dialect, options, rem._tree
@@ -209,7 +238,7 @@ def run_shape(
             verdict.problems.append(problem)
     if options.natural and v.natural:
         report(target.dialect, shape.name, "natural")
-        result.natural = measure(conn, d, "natural", v.natural, params, options, v.settings)
+        result.natural = measure(conn, d, "natural", v.natural, params, options, v.settings, observer)
     return result
 
 

@@ -10,7 +10,8 @@ size, both spellings, and records **work** that does not depend on machine noise
   too, since its scans report only the rows they kept; MySQL's tree shows them as the scan's own
   rows);
 * on PostgreSQL also the shared buffers hit and read (``BUFFERS``);
-* executor time (p50), which is shown but not judged.
+* the time (p50: the statement's time, or the executor's where the server gave none, marked;
+  docs/statistics.md), which is shown but not judged.
 
 Between consecutive sizes the growth exponent is the log-log slope
 ``k = log(work_2 / work_1) / log(N_2 / N_1)``, and the worst slope on the ladder classifies the
@@ -144,6 +145,7 @@ class Point:
     p50_ms: float | None
     rows: float | None
     plan: str
+    timing: str | None = None  # what p50_ms is (dbbench.dialects.timing; None: no sample)
 
 
 _GROWTH_FIELDS = ("shape", "dialect", "spelling", "declared", "k", "slopes", "verdict", "ok")  # then points
@@ -392,6 +394,7 @@ def _point(size: int, m: Measurement) -> Point:
         m.p50,
         m.rows,
         "timeout" if tree is None else explain.plan_signature(tree),
+        m.timing,
     )
 
 

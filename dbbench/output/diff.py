@@ -4,8 +4,9 @@ GitHub step summary, and JUnit XML (one test case per shape and dialect)."""
 from __future__ import annotations
 
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.dialects import timing
 from dbbench.diff import DiffReport, ShapeDiff, Thresholds, entry_access, entry_p50, entry_tree
-from dbbench.document.model import Document
+from dbbench.document.model import Document, ShapeResult
 from dbbench.output import Case, junit, md_table, table
 from dbbench.units import fmt_factor, fmt_ms
 from verdict import FAIL, INCONCLUSIVE, PASS
@@ -25,8 +26,8 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
                 entry_access(s.base),
                 entry_access(s.result),
                 _work_cell(report, s),
-                "—" if b50 is None else f"{fmt_ms(b50)} ms",
-                "—" if n50 is None else f"{fmt_ms(n50)} ms",
+                "—" if b50 is None else f"{fmt_ms(b50)} ms{_mark(s.base)}",
+                "—" if n50 is None else f"{fmt_ms(n50)} ms{_mark(s.result)}",
                 status,
             ]
         )
@@ -45,6 +46,24 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
         rows,
         "llllrrrl",
     )
+
+
+def _mark(entry: ShapeResult | None) -> str:
+    """The mark of a p50 that is not the statement's time (:mod:`dbbench.dialects.timing`)."""
+    if entry is None or not entry.remediated.samples_ms:
+        return ""
+    return timing.MARK[entry.remediated.time_kind]
+
+
+def _legend(report: DiffReport) -> list[str]:
+    """What the table's marked p50s are: one line per mark used."""
+    kinds = [
+        e.remediated.time_kind
+        for s in report.shapes
+        for e in (s.base, s.result)
+        if e is not None and e.remediated.samples_ms and e.remediated.p50_ms is not None
+    ]
+    return timing.legend(kinds)
 
 
 def _work_cell(report: DiffReport, s: ShapeDiff) -> str:
@@ -161,6 +180,7 @@ def to_text(report: DiffReport) -> str:
         "",
     ]
     out.append(table(*_rows(report, False), "simple"))
+    out += _legend(report)
     for title, pick in (
         ("Regressions", lambda s: s.regressed),
         ("Inconclusive", lambda s: s.verdict == INCONCLUSIVE),
@@ -252,6 +272,8 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
         "",
         md_table(*_rows(report, True)),
     ]
+    for line in _legend(report):
+        out += ["", line]
     reg = report.regressions
     if reg:
         out += ["", "#### Regressions", ""]

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.dialects import timing
 from dbbench.dialects.plan import PlanNode
 from dbbench.document.model import Document, RunConfig, ShapeResult, Spelling, Verdict, as_document
 from dbbench.output import Case, junit, table
@@ -34,7 +35,31 @@ def _pair(m: Spelling | None) -> str:
         return "—"
     if m.timeout:
         return "timeout"
-    return f"{fmt_ms(m.p50_ms)} / {fmt_ms(m.p95_ms)} ms"
+    return f"{fmt_ms(m.p50_ms)} / {fmt_ms(m.p95_ms)} ms{mark(m)}"
+
+
+def mark(m: Spelling | None) -> str:
+    """The mark of a time that is not the statement's (:data:`dbbench.dialects.timing.MARK`)."""
+    return "" if m is None or not m.samples_ms else timing.MARK[m.time_kind]
+
+
+def time_kinds(doc: Doc) -> list[str]:
+    """The kinds of time the document's spellings hold (:mod:`dbbench.dialects.timing`)."""
+    doc = as_document(doc)
+    return list(dict.fromkeys(m.time_kind for r in doc.results for _, m in r.spellings() if m.samples_ms))
+
+
+def time_legend(doc: Doc) -> list[str]:
+    """One line per mark the tables use: what a marked time is (none when every time is the
+    statement's)."""
+    return timing.legend(time_kinds(doc))
+
+
+def _with_legend(text: str, doc: Doc, fmt: str) -> str:
+    lines = time_legend(doc)
+    if not lines:
+        return text
+    return text + "\n\n" + ("\n\n" if fmt == "markdown" else "\n").join(lines)
 
 
 def by_shape(doc: Doc) -> Iterator[tuple[str, dict[tuple[str, str], ShapeResult]]]:
@@ -81,7 +106,8 @@ def shape_rows(doc: Doc) -> Rows:
 
 
 def shape_table(doc: Doc, fmt: str = "simple") -> str:
-    return table(*shape_rows(doc), fmt)
+    """:func:`shape_rows` as a table, and what its marked times are."""
+    return _with_legend(table(*shape_rows(doc), fmt), doc, fmt)
 
 
 def _bounded_words(dialects: list[str], rs: list[ShapeResult | None]) -> str:
@@ -104,29 +130,48 @@ def seed_rows(doc: Doc) -> Rows:
 
 
 def seed_table(doc: Doc, fmt: str = "markdown") -> str:
-    return table(*seed_rows(doc), fmt)
+    """:func:`seed_rows` as a table, and what its marked times are."""
+    return _with_legend(table(*seed_rows(doc), fmt), doc, fmt)
 
 
 def remediation_rows_table(doc: Doc) -> tuple[list[str], list[list[str]], str]:
+    """Natural against remediated p50 per shape and dialect; a time that is not the statement's
+    is marked, and two unlike times (one resolved while planning, or an executor time beside a
+    statement time) are not divided: the change says so."""
+    doc = as_document(doc)
+    by = doc.by_key()
     rows = []
-    for item in as_document(doc).remediation_rows():
-        before = "timeout" if item.natural_timeout else f"{fmt_ms(item.before_p50_ms)} ms"
+    for item in doc.remediation_rows():
+        r = by.get((item.shape, item.dialect))
+        nat, rem = (r.natural, r.remediated) if r is not None else (None, None)
+        before = "timeout" if item.natural_timeout else f"{fmt_ms(item.before_p50_ms)} ms{mark(nat)}"
         sp = item.speedup
         change = (
             "—" if sp is None else (f"{fmt_factor(sp)} faster" if sp >= 1 else f"{fmt_factor(1 / sp)} slower")
         )
+        if _unlike(nat, rem):
+            change = "not compared: unlike times"
         rows.append(
             [
                 f"{DIALECT_LABEL[item.dialect]} {item.shape}: {item.change}",
                 before,
-                f"{fmt_ms(item.final_p50_ms)} ms",
+                f"{fmt_ms(item.final_p50_ms)} ms{mark(rem)}",
                 change,
             ]
         )
     return ["Remediated plan", "Before", "Final p50", "Change"], rows, "lrrr"
 
 
+def _unlike(a: Spelling | None, b: Spelling | None) -> bool:
+    """Whether two measured spellings' times are no base for a ratio: of two kinds, or resolved
+    while planning (a few nanoseconds of the executor's, not the query's time)."""
+    if a is None or b is None or not a.samples_ms or not b.samples_ms:
+        return False
+    return a.time_kind != b.time_kind or a.time_kind == timing.RESOLVED
+
+
 def remediation_table(doc: Doc, fmt: str = "simple") -> str:
+    """:func:`remediation_rows_table` as a table (the marks are explained under the shape table)."""
     return table(*remediation_rows_table(doc), fmt)
 
 
@@ -174,7 +219,8 @@ def junit_xml(doc: Doc, suite: str = "dbbench") -> str:
                 "\n".join(body),
             )
         else:
-            case.system_out = f"{v.expected}; p50 {fmt_ms(rem.p50_ms)} ms, p95 {fmt_ms(rem.p95_ms)} ms"
+            kind = "" if rem.time_kind == timing.STATEMENT else f" ({timing.MEANING[rem.time_kind]})"
+            case.system_out = f"{v.expected}; p50 {fmt_ms(rem.p50_ms)} ms, p95 {fmt_ms(rem.p95_ms)} ms{kind}"
         cases.append(case)
     return junit(suite, cases)
 
@@ -219,18 +265,32 @@ def intro(doc: Doc) -> list[str]:
     )
     if runs:
         lines.append("")
+        what = _time_words(time_kinds(doc))
         if warmups:
             lines.append(
-                f"Each row below is database executor time from {runs} consecutive warmed `EXPLAIN ANALYZE` "
+                f"Each row below is {what} from {runs} consecutive warmed `EXPLAIN ANALYZE` "
                 f"runs after {warmups} untimed warm-ups. The p50 and p95 use nearest-rank selection over "
                 f"those {runs} samples."
             )
         else:
             lines.append(
-                f"Each row below is database executor time from {runs} `EXPLAIN ANALYZE` "
+                f"Each row below is {what} from {runs} `EXPLAIN ANALYZE` "
                 f"run{'s' if runs != 1 else ''} without warm-up (nearest-rank p50 and p95)."
             )
     return lines
+
+
+def _time_words(kinds: list[str]) -> str:
+    """What the document's times are, in the intro's words."""
+    statement = (
+        "the time the server spent on the statement (PostgreSQL planning + execution; MySQL the "
+        "statement's own time from performance_schema)"
+    )
+    if kinds and all(k == timing.STATEMENT for k in kinds):
+        return statement
+    if timing.STATEMENT not in kinds:
+        return "database executor time"
+    return f"{statement}, where the server reported it (a marked time is not: see under the table)"
 
 
 def markdown(doc: Doc, source: Path | None = None) -> str:

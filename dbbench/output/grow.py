@@ -3,9 +3,11 @@ the natural / remediated work ratio at the largest size."""
 
 from __future__ import annotations
 
+import html as _html
 from typing import Any
 
 from dbbench.defaults import DIALECT_LABEL, DIALECTS
+from dbbench.dialects import timing
 from dbbench.output import table
 from dbbench.units import fmt_factor, fmt_ms
 
@@ -49,13 +51,43 @@ def growth_table(doc: dict[str, Any], fmt: str = "simple") -> str:
                 DIALECT_LABEL.get(g["dialect"], g["dialect"]),
                 g["spelling"],
                 *cells,
-                f"{fmt_ms(last['p50_ms'])} ms" if last and last["p50_ms"] is not None else "—",
+                f"{fmt_ms(last['p50_ms'])} ms{_mark(last)}" if last and last["p50_ms"] is not None else "—",
                 "—" if g["k"] is None else f"{g['k']:.2f}",
                 verdict,
                 g["declared"] or "",
             ]
         )
-    return table(headers, rows, "lll" + "r" * (len(sizes) + 2) + "ll", fmt)
+    out = table(headers, rows, "lll" + "r" * (len(sizes) + 2) + "ll", fmt)
+    return out + _legend(doc, fmt)
+
+
+def _kind(point: dict[str, Any]) -> str:
+    """What a point's p50 is: its ``timing``; a point of a file written before it was recorded
+    holds executor time, resolved while planning when its plan was MySQL's const."""
+    if point.get("timing") in timing.KINDS:
+        return str(point["timing"])
+    return timing.RESOLVED if str(point.get("plan", "")).startswith("const ") else timing.EXECUTOR
+
+
+def _mark(point: dict[str, Any]) -> str:
+    return timing.MARK[_kind(point)]
+
+
+def _legend(doc: dict[str, Any], fmt: str) -> str:
+    """What the marked p50s are, under the growth table."""
+    largest = doc["sizes"][-1]
+    kinds = [
+        _kind(p)
+        for g in doc["growth"]
+        for p in g["points"]
+        if p["size"] == largest and p["p50_ms"] is not None
+    ]
+    lines = timing.legend(kinds)
+    if not lines:
+        return ""
+    if fmt == "html":
+        return "\n" + "\n".join(f"<p>{_html.escape(line)}</p>" for line in lines)
+    return "\n\n" + ("\n\n" if fmt == "markdown" else "\n").join(lines)
 
 
 def ratio_table(doc: dict[str, Any], fmt: str = "simple") -> str:

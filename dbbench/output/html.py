@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.dialects import timing
 from dbbench.document.model import Document, Spelling, as_document
 from dbbench.output import HTML_TABLE_CSS, html_table
 from dbbench.output.explain import (
@@ -19,8 +20,10 @@ from dbbench.output.explain import (
     failures,
     has_remediation,
     intro,
+    mark,
     remediation_rows_table,
     seed_rows,
+    time_legend,
 )
 
 _COLORS = {"postgresql": "#336791", "mysql": "#d9822b"}
@@ -76,8 +79,12 @@ def samples_svg(doc: Doc, width: int = 900) -> str:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11" role="img" '
-        f'aria-label="Per-sample EXPLAIN ANALYZE executor times">'
+        f'aria-label="Per-sample EXPLAIN ANALYZE times">'
     ]
+    kinds = {m.time_kind for *_, m in rows}
+    what = "statement time" if kinds == {timing.STATEMENT} else "time"
+    if kinds == {timing.EXECUTOR}:
+        what = "executor time"
     for t in ticks:
         parts.append(
             f'<line x1="{x(t):.1f}" y1="{_TOP - 8}" x2="{x(t):.1f}" y2="{height - 24}" stroke="#ddd"/>'
@@ -86,7 +93,7 @@ def samples_svg(doc: Doc, width: int = 900) -> str:
             f'<text x="{x(t):.1f}" y="{height - 10}" text-anchor="middle" fill="#555">{_html.escape(_tick_label(t))}</text>'
         )
     parts.append(
-        f'<text x="{_LEFT}" y="14" fill="#333">executor time per sample (log scale); '
+        f'<text x="{_LEFT}" y="14" fill="#333">{what} per sample (log scale); '
         f"| p50, ¦ p95; ● remediated, ○ natural</text>"
     )
     for i, row in enumerate(rows):
@@ -128,7 +135,7 @@ def _row_svg(i: int, row: ChartRow, x: Callable[[float], float], width: int) -> 
         parts.append(
             f'<rect x="0" y="{y - _ROW_H / 2:.1f}" width="{width}" height="{_ROW_H}" fill="#f6f8fa"/>'
         )
-    label = f"{shape} · {DIALECT_LABEL[d]}" + (" (natural)" if spelling == "natural" else "")
+    label = f"{shape} · {DIALECT_LABEL[d]}" + (" (natural)" if spelling == "natural" else "") + mark(m)
     parts.append(f'<text x="{_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#222">{esc(label)}</text>')
     color = _COLORS[d]
     for k, v in plotted(m.samples_ms):
@@ -183,6 +190,7 @@ def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
     parts += [f"<p>{esc(ln).replace('`', '')}</p>" for ln in lines]
     parts.append("<h2>Query shapes</h2>")
     parts.append(html_table(*seed_rows(doc)))
+    parts += [f"<p>{esc(line)}</p>" for line in time_legend(doc)]
     if has_remediation(doc):
         parts.append("<h2>Remediated plans</h2>")
         parts.append(html_table(*remediation_rows_table(doc)))

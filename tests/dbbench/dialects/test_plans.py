@@ -119,3 +119,29 @@ def test_alias_map_ignores_keywords():
         "r": "repository",
         "snapshot": "snapshot",
     }
+
+
+def test_mysql_const_lookup_with_exponent_times_is_marked_resolved_while_planning():
+    """The issue's own line (issue 32): the executor's 111e-6 ms is read exactly, printed as
+    0.000111, and the plan's root says the row was read while planning."""
+    from dbbench.dialects import timing
+    from dbbench.units import fmt_ms
+
+    tree, ms = mysql.parse_plan((PLANS / "mysql80-const-exponent.txt").read_text())
+    assert (tree.kind, tree.actual_rows, tree.loops, tree.est_rows) == ("const", 1, 1, 1)
+    assert ms == 111e-6 and fmt_ms(ms) == "0.000111"
+    assert timing.resolved_while_planning(tree)
+    assert timing.kind_of(False, tree) == timing.RESOLVED  # no statement time: marked
+    assert timing.kind_of(True, tree) == timing.STATEMENT
+    ranged, _ = mysql.parse_plan((PLANS / "mysql80-namespace-page.txt").read_text())
+    assert timing.kind_of(False, ranged) == timing.EXECUTOR
+
+
+def test_times_of_two_kinds_are_compared_on_what_they_share_or_not_at_all():
+    from dbbench.dialects import timing
+
+    assert timing.comparable("statement", [2.0], [1.0], "statement", [3.0], [1.5]) == ([2.0], [3.0], None)
+    base, new, note = timing.comparable("executor", [1.0], None, "statement", [3.0], [1.5])
+    assert (base, new) == ([1.0], [1.5]) and note and "executor time" in note
+    why = timing.comparable("resolved-while-planning", [1e-4], None, "statement", [0.12], [1e-4])
+    assert isinstance(why, str) and why.startswith("not compared")
