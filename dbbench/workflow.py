@@ -92,6 +92,9 @@ class Run:
     command: str = "explain"
     isolate: bool = True
     access_only: bool = False
+    # (shape, dialect) -> the parameter values a baseline measured it with: ``diff`` measures a
+    # parameter that has no value of its own with the baseline's (a changed shape, same values)
+    samples: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         """The namespace and sampling held to the command line's bounds (the same check as a result
@@ -112,8 +115,10 @@ class Run:
         runs: int | None = None,
         command: str = "diff",
         isolate: bool = True,
+        samples: dict[tuple[str, str], dict[str, Any]] | None = None,
     ) -> Run:
-        """The run a baseline's ``config`` describes, each value overridden when given (``diff``)."""
+        """The run a baseline's ``config`` describes, each value overridden when given (``diff``);
+        ``samples``: the baseline's parameter values per shape and dialect."""
         cfg = cfg or RunConfig()
         if warmups is None:
             warmups = defaults.WARMUPS if cfg.warmups is None else cfg.warmups
@@ -129,6 +134,7 @@ class Run:
             natural=False,
             command=command,
             isolate=isolate,
+            samples=dict(samples or {}),
         )
 
     @property
@@ -180,6 +186,8 @@ def measure(
     from dbbench.volume import catalog as volume
 
     cat = catalogs.open_catalog(run.catalog, run.only)
+    for shape in cat.shapes:
+        shape.samples = {d: dict(v) for (name, d), v in run.samples.items() if name == shape.name}
     with connect() as targets:
         with progress() if progress else contextlib.nullcontext() as report:
             _, res, metas = explain.run(targets, cat, run.measure_options(), only=run.only, progress=report)
@@ -253,6 +261,8 @@ def stability(connect: Connect, run: Run, *, times: int) -> dict[tuple[str, str]
     from dbbench.measure import explain
 
     cat = catalogs.open_catalog(run.catalog, run.only)
+    for shape in cat.shapes:
+        shape.samples = {d: dict(v) for (name, d), v in run.samples.items() if name == shape.name}
     with connect(warn=False) as targets:
         return explain.stability(targets, cat, run.measure_options(), times=times, only=run.only)
 
@@ -301,6 +311,7 @@ class Comparison:
             warmups=self.warmups,
             runs=self.runs,
             isolate=self.isolate,
+            samples={r.key: dict(r.params) for r in base.results if isinstance(r.params, dict)},
         )
 
 

@@ -238,24 +238,25 @@ def _one(target: Target, conn: Any, o: Outcome, options: explain.MeasureOptions)
                 )
             return
         shape = Shape(o.name, Path("captured"), "", "", None, False, {}, [])
-        params = probes.fill(conn, d, shape, o.seen.sql, dict(o.seen.values))
-        _, tree, _ = d.run_explain(conn, to_pyformat(o.seen.sql), params, options.timeout_ms)
-        if not accesses(tree) and any(v is not None for v in o.seen.values.values()):
+        sql, values, lists = o.seen.expanded()  # a folded IN-list with every value it had
+        params = probes.fill(conn, d, shape, sql, values)
+        _, tree, _ = d.run_explain(conn, to_pyformat(sql), params, options.timeout_ms)
+        if not accesses(tree) and any(v is not None for v in values.values()):
             # The sample's values matched nothing when planned (MySQL reads a unique key's row at
             # plan time: no table access at all): measured, and written, with the data's values.
-            drawn = probes.fill(conn, d, shape, o.seen.sql, {})
-            _, again, _ = d.run_explain(conn, to_pyformat(o.seen.sql), drawn, options.timeout_ms)
+            drawn = probes.fill(conn, d, shape, sql, {})
+            _, again, _ = d.run_explain(conn, to_pyformat(sql), drawn, options.timeout_ms)
             if accesses(again):
                 tree, params = again, drawn
-                o.seen.values = dict(drawn)
+                o.seen.take(drawn, lists, replace=True)
         proposal = o.proposals[target.dialect] = propose(tree)
         if proposal.table and proposal.index:
             shape.probes = sqlfiles.PROBES
-            v = Variant(o.seen.sql, proposal.table, proposal.index, list(proposal.forbid))
+            v = Variant(sql, proposal.table, proposal.index, list(proposal.forbid))
             for problem in probes.run(conn, d, shape, v, params, options.timeout_ms, False):
                 kind = "generic" if problem.startswith(d.GENERIC_PLAN) else "values"
                 o.unstable.setdefault(kind, f"{label} {problem}")
-        o.seen.values.update({k: v for k, v in params.items() if o.seen.values.get(k) is None})
+        o.seen.take(params, lists)
     except TimeoutError as exc:
         o.lines.append(f"{label} {exc}")
     except DbbenchError as exc:
@@ -278,10 +279,11 @@ def _checked(o: Outcome) -> Shape:
     shape = Shape(s.name, s.path, s.description, s.cardinality, None, False, {}, [])
     shape.line, shape.probes = s.line or 0, s.probes
     shape.source = o.seen.where() or None
+    sql, values, _ = o.seen.expanded()  # a folded IN-list with every value it had
     shape.variants = {
-        d: Variant(o.seen.sql, v.expect_table, v.expect_index, v.forbid) for d, v in s.variants.items()
+        d: Variant(sql, v.expect_table, v.expect_index, v.forbid) for d, v in s.variants.items()
     }
-    shape.params = {k: v for k, v in o.seen.values.items() if v is not None}
+    shape.params = {k: v for k, v in values.items() if v is not None}
     return shape
 
 
@@ -290,7 +292,7 @@ def block(o: Outcome, out: Path) -> sqlfiles.Block:
     (an accepted scan's other dialects are named in its description)."""
     seen_on = o.indexed
     b = sqlfiles.Block(o.name, out, 0, sql=o.seen.sql, only=seen_on, source=o.seen.where() or None)
-    b.params = {k: v for k, v in o.seen.values.items() if v is not None}
+    b.params = o.seen.written()
     expects: dict[str | None, Any] = {d: (p.table, p.index) for d, p in o.proposals.items() if p.table}
     b.expect = _shared(expects, seen_on)
     forbids: dict[str | None, Any] = {d: list(p.forbid) for d, p in o.proposals.items() if d in seen_on}

@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dbbench.catalog.sqltext import drop_param_casts, normalize, shape_key, statement_kind, tokens
+from dbbench.catalog.sqltext import (
+    MAX_LIST,
+    drop_param_casts,
+    expand_lists,
+    normalize,
+    shape_key,
+    statement_kind,
+    tokens,
+)
 
 # What is never an application's query shape: the servers' catalogs (PostgreSQL's pg_* relations
 # and functions, read by dbbench's role lookups, the drivers' type lookups and other sessions alike;
@@ -26,11 +34,14 @@ SAMPLES = 3  # tests and sources kept per shape
 
 @dataclass
 class Seen:
-    """One shape as captured: its ``:name`` text, sample values, where it ran and how often."""
+    """One shape as captured: its ``:name`` text (IN-lists folded to one parameter), sample values
+    (of a folded list: its first), the values of each folded IN-list (its longest seen, at most
+    :data:`MAX_LIST`), where it ran and how often."""
 
     sql: str
     key: str
     values: dict[str, Any]
+    lists: dict[str, list[Any]] = field(default_factory=dict)
     dialects: list[str] = field(default_factory=list)
     calls: int = 0
     sources: list[str] = field(default_factory=list)  # file:line (function)
@@ -40,6 +51,33 @@ class Seen:
     def where(self) -> str:
         parts = self.sources[:1] + ([f"test {self.tests[0]}"] if self.tests else [])
         return ", ".join(parts)
+
+    def expanded(self) -> tuple[str, dict[str, Any], dict[str, list[str]]]:
+        """The text and values a check runs: each folded IN-list of more than one value written out
+        with every value it had (:func:`dbbench.catalog.sqltext.expand_lists`), and the names of
+        each list's parameters (for :meth:`take`)."""
+        lists = {k: v for k, v in self.lists.items() if len(v) > 1}
+        return expand_lists(self.sql, {**self.values, **lists})
+
+    def take(self, params: dict[str, Any], groups: dict[str, list[str]], *, replace: bool = False) -> None:
+        """Values given to the expanded text (``params``) kept as the shape's: a parameter's where it
+        has none (``replace``: every one), each list's values into its list."""
+        folded = set(self.values)
+        for name, names in groups.items():
+            items = [params.get(n) for n in names]
+            if replace or any(v is None for v in self.lists.get(name, [None])):
+                self.lists[name] = items
+        for name, value in params.items():
+            if name in folded and (replace or self.values.get(name) is None):
+                self.values[name] = value
+
+    def written(self) -> dict[str, Any]:
+        """The sample values a captured block is written with: a folded list as its list."""
+        out = {k: v for k, v in self.values.items() if v is not None}
+        for name, items in self.lists.items():
+            if len(items) > 1 and all(v is not None for v in items):
+                out[name] = list(items)
+        return out
 
 
 def keep(sql: str) -> bool:
@@ -62,6 +100,10 @@ def _without_line_comments(sql: str, dialect: str) -> str:
         else text
         for kind, text, _ in tokens(sql)
     )
+
+
+def _known(items: list[Any]) -> int:
+    return sum(v is not None for v in items)
 
 
 Found = tuple[str, str, Any, int, str | None, str | None, str | None]
@@ -92,4 +134,9 @@ def merge(found: Sequence[Found]) -> list[Seen]:
         for name, value in norm.values.items():
             if seen.values.get(name) is None and value is not None:
                 seen.values[name] = value
+        for name, items in norm.lists.items():  # the longest list seen, its values known first
+            items = items[:MAX_LIST]
+            had = seen.lists.get(name)
+            if had is None or (len(items), _known(items)) > (len(had), _known(had)):
+                seen.lists[name] = items
     return list(shapes.values())

@@ -49,6 +49,7 @@ ENTRY_FIELDS = {
     "query",
     "cascade",
     "growth",
+    "probe",
     *DIALECTS,
 }
 MAX_NAME = sqlfiles.MAX_NAME  # characters of a shape's name, in either format
@@ -97,6 +98,9 @@ class Shape:
     line: int | None = None  # where the shape starts in ``path`` (an annotated SQL file's block)
     probes: tuple[str, ...] = ()  # also checked: "values" drawn from the data, the "generic" plan
     source: str | None = None  # where it was captured from (file:line, test), if it was
+    # per dialect, the values a baseline measured the shape with (``dbbench diff``): a parameter
+    # with no value takes its baseline value before one drawn from the data
+    samples: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -310,6 +314,7 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = 
     if growth is not None and growth not in GROWTH_CLASSES:
         fail("growth", f"must be one of {', '.join(GROWTH_CLASSES)}")
         growth = None
+    probes = _probes(raw.get("probe"), fail)
     shape = Shape(
         name or path.stem,
         path,
@@ -321,6 +326,7 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = 
         setup,
         access_path=(raw.get("access_path") or "").strip() or None,
         growth=growth,
+        probes=probes,
     )
     available = set(params) | set(offered_params)
     for s in setup:
@@ -394,6 +400,20 @@ def _setup_queries(raw: dict[str, Any], fail: Fail) -> list[str]:
             continue
         setup.append(entry["sql"])
     return setup
+
+
+def _probes(value: Any, fail: Fail) -> tuple[str, ...]:
+    """``probe``: the extra plans checked (:mod:`dbbench.measure.probes`), spelled as an annotated
+    SQL block's ``-- dbbench: probe`` line (``"none"``, ``"values"``, ``"generic"``, ``"values,
+    generic"``) or as a list of those words; both when not given."""
+    if value is None:
+        return sqlfiles.PROBES
+    words = ", ".join(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else value
+    chosen = sqlfiles.probe_words(words) if isinstance(words, str) else None
+    if chosen is None:
+        fail("probe", f"{excerpt(repr(value), 60)} is not {sqlfiles.PROBE_CHOICES}")
+        return sqlfiles.PROBES
+    return chosen
 
 
 def _expect_rows(raw: dict[str, Any], fail: Fail) -> int | None:

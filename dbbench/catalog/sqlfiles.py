@@ -19,7 +19,7 @@ expectation its plan proposes, which ``dbbench catalog accept`` writes down (:fu
 
 ``-- dbbench:`` keys (a dialect first, ``-- dbbench: mysql expect …``, limits a line to it):
 ``expect TABLE.INDEX``, ``forbid full_scan, sort``, ``rows N``, ``growth bounded``,
-``param NAME = VALUE`` (a TOML value), ``only postgresql``, ``probe none|values|generic``
+``param NAME = VALUE`` (a TOML value; a list is the values of ``IN (:NAME)``), ``only postgresql``, ``probe none|values|generic``
 (default both), ``cardinality TEXT``, ``source FILE:LINE (TEST)`` (written by capture).
 """
 
@@ -32,7 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from dbbench.catalog import files
-from dbbench.catalog.sqltext import QUERY_KINDS, line_of, normalize, scan, statement_problems
+from dbbench.catalog.sqltext import (
+    QUERY_KINDS,
+    expand_lists,
+    line_of,
+    list_problem,
+    normalize,
+    scan,
+    statement_problems,
+)
 from dbbench.defaults import DIALECTS
 from dbbench.measure.expect import normalize_forbid
 from verdict.files import excerpt, loads_toml
@@ -156,6 +164,7 @@ def parse(text: str, path: Path, problems: list[str]) -> list[Block]:
                 )
             ends.append(None if found else scan(raw, current.only[0]).terminated)
         current.sql = normalize(sql).sql
+        _lists(current, problems)
         blocks.append(current)
 
     for n, line in enumerate(text.splitlines(), 1):
@@ -191,6 +200,19 @@ def parse(text: str, path: Path, problems: list[str]) -> list[Block]:
             "capture always writes: was the file cut while written?"
         )
     return blocks
+
+
+def _lists(block: Block, problems: list[str]) -> None:
+    """A ``param NAME = [v1, v2, …]`` line gives an IN-list its values: ``IN (:NAME)`` is checked
+    as ``IN (:NAME, :NAME_2, …)`` with one value each (:func:`dbbench.catalog.sqltext.expand_lists`)."""
+    for name, value in block.params.items():
+        if isinstance(value, dict):
+            problems.append(
+                f"{block.where}: shape {excerpt(block.name)!r}: param {excerpt(name)}: a table is not a value"
+            )
+        elif isinstance(value, list) and (why := list_problem(block.sql, name, value)):
+            problems.append(f"{block.where}: shape {excerpt(block.name)!r}: param {excerpt(name)}: {why}")
+    block.sql, block.params, _ = expand_lists(block.sql, block.params)
 
 
 def _cut(text: str, ends: list[bool | None]) -> str | None:
@@ -246,15 +268,25 @@ def _directive(block: Block, text: str, line: int, problems: list[str]) -> None:
         else:
             block.only = chosen
     elif key == "probe":
-        chosen = tuple(p.strip() for p in value.split(",") if p.strip() and p.strip() != "none")
-        if any(p not in PROBES for p in chosen):
-            fail(f"probe {excerpt(value)!r}: none, or {', '.join(PROBES)}")
+        probes = probe_words(value)
+        if probes is None:
+            fail(f"probe {excerpt(value)!r}: {PROBE_CHOICES}")
         else:
-            block.probes = chosen
+            block.probes = probes
     elif key == "cardinality":
         block.cardinality = value
     else:
         block.source = value
+
+
+PROBE_CHOICES = f"none, or {', '.join(PROBES)}"
+
+
+def probe_words(value: str) -> tuple[str, ...] | None:
+    """The probes a ``probe`` line (or a TOML entry's ``probe``) asks for: ``none``, ``values``,
+    ``generic`` or ``values, generic``; None when it names another."""
+    chosen = tuple(p.strip() for p in value.split(",") if p.strip() and p.strip() != "none")
+    return None if any(p not in PROBES for p in chosen) else chosen
 
 
 def _param(block: Block, value: str, fail) -> None:
@@ -309,6 +341,8 @@ def directive_lines(block: Block) -> list[str]:
 
 
 def toml_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbbench.catalog.params import param_names
 from dbbench.defaults import DIALECT_LABEL
 from verdict.files import excerpt
 
@@ -265,20 +266,379 @@ def table_aliases(sql: str) -> dict[str, str]:
     return out
 
 
-_COMPARED = re.compile(  # from a word's start only: a long word is not read once per position
-    r"\b(?:([A-Za-z_]\w*+)\.)?([A-Za-z_]\w*+)\s*+(?:=|<=|>=|<>|!=|<|>|\bLIKE\b|\bIN\s*\(|\bBETWEEN\b)\s*:([A-Za-z_]\w*)",
-    re.I,
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# What ends an operand at its own depth: clause and boolean keywords.
+_BOUNDARY = _words(
+    "select from where and or not on having when then else end case set values by limit offset join "
+    "group order union intersect except returning using into update delete insert with as exists "
+    "distinct all any some window fetch for lateral inner left right full cross natural "
+    "straight_join asc desc nulls is"
 )
+# Words that are never a column: literals, types, time zones.
+_NOT_COLUMN = _words(
+    "null true false unknown interval date time timestamp timestamptz current_date current_time "
+    "current_timestamp localtime localtimestamp current_user session_user user binary collate signed "
+    "unsigned char varchar text integer int bigint smallint numeric decimal float double real "
+    "boolean bool json jsonb uuid bytea precision varying character zone at"
+)
+# Calls that keep a value of the column's kind (``lower(title)``, ``CAST(id AS char)``,
+# ``date(created_at)``): a column seen through them gives the parameter its values. Others
+# (``EXTRACT(YEAR FROM …)``, ``length(…)``, ``to_char(…)``) compute another kind of value.
+_SEE_THROUGH = _words(
+    "lower upper lcase ucase trim ltrim rtrim btrim coalesce ifnull nullif nvl cast convert date "
+    "datetime timestamp date_trunc trunc truncate round floor ceil ceiling abs concat unaccent "
+    "binary substr substring left right greatest least"
+)
+_COMPARE_OPS = frozenset({"=", "<", ">", "<=", ">=", "<>", "!=", "like", "ilike", "in", "between"})
+_REACH = 256  # significant tokens an operand is read over, each way: longer is no column expression
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a parameter is compared: the columns the other side reads (``(qualifier, column)``,
+    first one first), and ``how``: ``eq`` (``=``, ``IN``) or ``range`` (the other operators)."""
+
+    columns: tuple[tuple[str | None, str], ...]
+    how: str
+
+
+def _significant(sql: str) -> list[tuple[str, str]]:
+    """(kind, lowercased text) of every token but spaces and comments."""
+    return [(k, t.lower()) for k, t, _ in tokens(sql) if k not in ("space", "comment")]
+
+
+def _is_subquery(sig: list[tuple[str, str]], open_at: int) -> bool:
+    return open_at + 1 < len(sig) and sig[open_at + 1][1] in ("select", "with", "values", "table")
+
+
+def _operand_left(sig: list[tuple[str, str]], end: int) -> int:
+    """The start of the operand ending at ``end`` (inclusive), read leftwards at its own depth."""
+    depth, j = 0, end
+    while j >= 0 and end - j < _REACH:
+        kind, t = sig[j]
+        if t == ")":
+            depth += 1
+        elif t == "(":
+            if not depth:
+                break
+            depth -= 1
+        elif not depth and (t == "," or t in _BOUNDARY or (kind == "op") or t in _COMPARE_OPS):
+            break
+        j -= 1
+    return j + 1
+
+
+def _operand_right(sig: list[tuple[str, str]], start: int, between: bool = False) -> int:
+    """The end (exclusive) of the operand starting at ``start``, read rightwards at its own depth;
+    ``between``: ``x AND y`` is one operand."""
+    depth, j = 0, start
+    while j < len(sig) and j - start < _REACH:
+        kind, t = sig[j]
+        if t == "(":
+            depth += 1
+        elif t == ")":
+            if not depth:
+                break
+            depth -= 1
+        elif not depth and t == "and" and between:
+            between = False
+        elif not depth and (t == "," or t in _BOUNDARY or kind == "op" or t in _COMPARE_OPS):
+            break
+        j += 1
+    return j
+
+
+def _columns_in(sig: list[tuple[str, str]], start: int, end: int) -> list[tuple[str | None, str]]:
+    """The words of ``sig[start:end]`` that may be columns whose values the operand keeps: not a
+    function's name, a type, a keyword or a typed literal's type, nor inside a subquery or a call
+    that computes another kind of value (:data:`_SEE_THROUGH`)."""
+    out: list[tuple[str | None, str]] = []
+    calls: list[bool] = []  # per open '(' of the operand: whether a value seen through it is kept
+    j = start
+    while j < end:
+        kind, t = sig[j]
+        if t == "(" and _is_subquery(sig, j):
+            depth = 0
+            while j < end:  # skip the subquery
+                depth += {"(": 1, ")": -1}.get(sig[j][1], 0)
+                if depth == 0:
+                    break
+                j += 1
+        elif t == "(":
+            calls.append(_keeps_value(sig, j))
+        elif t == ")":
+            if calls:
+                calls.pop()
+        elif kind == "word" and all(calls):
+            after = sig[j + 1] if j + 1 < len(sig) else ("", "")
+            before = sig[j - 1][1] if j > 0 else ""
+            name = t.split(".")
+            if (
+                after[1] != "("
+                and after[0] != "str"
+                and before not in ("::", "as")
+                and name[-1] not in _NOT_COLUMN
+                and name[-1] not in _BOUNDARY
+                and name[-1] not in _COMPARE_OPS
+                and len(name) <= 3
+            ):
+                out.append((name[-2] if len(name) > 1 else None, name[-1]))
+        j += 1
+    return list(dict.fromkeys(out))
+
+
+def _keeps_value(sig: list[tuple[str, str]], open_at: int) -> bool:
+    """Whether the ``(`` at ``open_at`` groups (no call) or calls a function that keeps its
+    argument's kind of value (:data:`_SEE_THROUGH`)."""
+    before = sig[open_at - 1] if open_at else ("", "")
+    if before[0] != "word" or before[1] in _BOUNDARY or before[1] in _COMPARE_OPS:
+        return True
+    return before[1].split(".")[-1] in _SEE_THROUGH
+
+
+def _value_side(sig: list[tuple[str, str]], start: int, end: int, at: int) -> bool:
+    """Whether ``sig[start:end]``, the operand holding the parameter at ``at``, is that parameter
+    alone, wrapped (``lower(:x)``, ``CAST(:x AS int)``, ``:x + 0``, ``coalesce(:x, 0)``): no
+    column, no other parameter, no call that does not hold it (``now() - :x`` is no value of the
+    column)."""
+    holding: set[int] = set()  # the '(' offsets whose group holds the parameter
+    stack: list[int] = []
+    for j in range(start, end):
+        t = sig[j][1]
+        if t == "(":
+            stack.append(j)
+        elif t == ")" and stack:
+            stack.pop()
+        if j == at:
+            holding = set(stack)
+    for j in range(start, end):
+        kind, t = sig[j]
+        if j != at and kind == "param":
+            return False
+        if t == "(" and (j not in holding or not _keeps_value(sig, j)):
+            return False
+    return not _columns_in(sig, start, end)
+
+
+def comparisons(sql: str) -> dict[str, Comparison]:
+    """parameter -> :class:`Comparison` for each ``:name`` compared with an expression that reads a
+    column, on either side and through what wraps it: ``o.customer_id = :customer_id``,
+    ``status IN (:status)``, ``lower(email) = lower(:email)``, ``customer_id + 0 = :customer_id``,
+    ``CAST(placed_at AS date) >= :day``, ``:limit_id > id``, ``created_at BETWEEN :a AND :b``.
+    The side of the parameter must be the parameter alone or wrapped (:func:`_value_side`)."""
+    sig = _significant(sql)
+    out: dict[str, Comparison] = {}
+    for p, (kind, t) in enumerate(sig):
+        if kind != "param" or not t.startswith(":"):
+            continue
+        name = t[1:]
+        if name in out:
+            continue
+        found = _comparison(sig, p)
+        if found is not None and found.columns:
+            out[name] = found
+    for group in in_lists(sql):  # a long list's later items are past the reach of its IN
+        first = next((out[n] for n in group if n in out), None)
+        if first is not None:
+            for n in group:
+                out.setdefault(n, first)
+    return out
+
+
+def _comparison(sig: list[tuple[str, str]], p: int) -> Comparison | None:
+    """The comparison the parameter at ``p`` takes part in, read outwards from it."""
+    # leftwards: an operator at the parameter's depth, or the '(' of an IN-list, climbing out of
+    # the calls and groups that hold it
+    depth, j, climbed, comma = 0, p - 1, 0, False
+    op_at: int | None = None
+    while j >= 0 and p - j < _REACH:
+        kind, t = sig[j]
+        if t == ")":
+            depth += 1
+        elif t == "(":
+            if depth:
+                depth -= 1
+            elif j and sig[j - 1][1] == "in":
+                op_at = j - 1
+                break
+            elif _is_subquery(sig, j) or (j and sig[j - 1][1] in _BOUNDARY and sig[j - 1][1] != "not"):
+                break
+            else:
+                climbed, comma = climbed + 1, False
+        elif not depth:
+            if t == ",":
+                comma = True
+            elif kind == "op" or t in _COMPARE_OPS:
+                op_at = None if comma else j
+                break
+            elif t == "and" and _between_before(sig, j):
+                op_at = _between_before(sig, j)
+                break
+            elif t in _BOUNDARY:
+                break
+        j -= 1
+    if op_at is not None:
+        op = sig[op_at][1]
+        left_end = op_at - 1 - (op_at > 0 and sig[op_at - 1][1] == "not")
+        side_start = op_at + 1 + (op == "in")
+        side_end = _operand_right(sig, side_start, between=op == "between")
+        if op == "between":  # the half of `x AND y` that holds the parameter
+            half = _and_of(sig, side_start, side_end)
+            side_start, side_end = (half + 1, side_end) if p > half else (side_start, half)
+        if op != "in" and not _value_side(sig, side_start, side_end, p):
+            return None
+        start = _operand_left(sig, left_end)
+        return Comparison(tuple(_columns_in(sig, start, left_end + 1)), _how(op))
+    # rightwards: the parameter is the left operand
+    start = j + 1 if op_at is None else op_at + 1
+    depth, k = 0, p + 1
+    while k < len(sig) and k - p < _REACH:
+        kind, t = sig[k]
+        if t == "(":
+            depth += 1
+        elif t == ")":
+            if depth:
+                depth -= 1
+            elif climbed:
+                climbed -= 1
+            else:
+                break
+        elif not depth:
+            if t == "," and not climbed:
+                break
+            if t == "not" and k + 1 < len(sig) and sig[k + 1][1] in ("in", "like", "ilike", "between"):
+                k += 1
+                continue
+            if kind == "op" or t in _COMPARE_OPS:
+                if not _value_side(sig, start, k, p):
+                    return None
+                op = t
+                other = k + 1 + (op == "in")
+                end = _operand_right(sig, other, between=op == "between")
+                return Comparison(tuple(_columns_in(sig, other, end)), _how(op))
+            if t in _BOUNDARY:
+                break
+        k += 1
+    return None
+
+
+def _between_before(sig: list[tuple[str, str]], at: int) -> int:
+    """The offset of the ``BETWEEN`` whose ``AND`` is at ``at`` (0 when it is a boolean AND)."""
+    depth, j = 0, at - 1
+    while j >= 0 and at - j < _REACH:
+        kind, t = sig[j]
+        if t == ")":
+            depth += 1
+        elif t == "(":
+            if not depth:
+                return 0
+            depth -= 1
+        elif not depth:
+            if t == "between":
+                return j
+            if t == "," or t in _BOUNDARY or kind == "op" or t in _COMPARE_OPS:
+                return 0
+        j -= 1
+    return 0
+
+
+def _and_of(sig: list[tuple[str, str]], start: int, end: int) -> int:
+    """The offset of the ``AND`` of a ``BETWEEN``'s ``x AND y`` in ``sig[start:end]``."""
+    depth = 0
+    for j in range(start, end):
+        t = sig[j][1]
+        depth += {"(": 1, ")": -1}.get(t, 0)
+        if not depth and t == "and":
+            return j
+    return end
+
+
+def _how(op: str) -> str:
+    return "eq" if op in ("=", "in") else "range"
 
 
 def compared_columns(sql: str) -> dict[str, tuple[str | None, str, str]]:
     """parameter -> (table or alias as written, column, how: ``eq`` or ``range``) for each ``:name``
-    compared with a column (``o.customer_id = :customer_id``, ``status IN (:status)``)."""
-    out: dict[str, tuple[str | None, str, str]] = {}
-    for m in _COMPARED.finditer(sql):
-        qualifier, column, name = m.group(1), m.group(2), m.group(3)
-        how = "eq" if re.search(r"(?<![<>!])=\s*:|IN\s*\(\s*:", m.group(0).upper()) else "range"
-        out.setdefault(name, (qualifier.lower() if qualifier else None, column.lower(), how))
+    compared with a column, its first candidate (:func:`comparisons`)."""
+    return {name: (*c.columns[0], c.how) for name, c in comparisons(sql).items()}
+
+
+MAX_LIST = 1000  # values of an IN-list kept (a capture's longest list; a `param NAME = [...]` line)
+
+
+def expand_lists(sql: str, values: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, list[str]]]:
+    """``sql`` with each IN-list of one parameter whose value is a list (``IN (:status)``, status =
+    ["open", "pending"]) written out as one parameter per value (``IN (:status, :status_2)``): the
+    text, the values by parameter and, per list, the names of its parameters. A list value of a
+    parameter that is not alone in an IN-list is left as it is (:func:`list_problem` names it)."""
+    lists = {k: list(v) for k, v in values.items() if isinstance(v, (list, tuple)) and v}
+    if not lists:
+        return sql, dict(values), {}
+    taken = {**dict.fromkeys(param_names(sql)), **values}
+    groups: dict[str, list[str]] = {}
+    for name, items in lists.items():
+        names = [name]
+        for _ in items[1:]:
+            names.append(_fresh(name, taken))
+            taken[names[-1]] = None
+        groups[name] = names
+    out, flat = [], {k: v for k, v in values.items() if k not in lists}
+    toks = tokens(sql)
+    for i, (kind, text, m) in enumerate(toks):
+        used = m.group("colon") if kind == "param" else None
+        if used is not None and used in groups and _alone_in_list(toks, i):
+            out.append(", ".join(f":{n}" for n in groups[used]))
+            flat.update(zip(groups[used], lists[used], strict=True))
+        else:
+            out.append(text)
+    for name in lists:  # not alone in an IN-list: kept as given
+        if groups[name][0] not in flat:
+            flat[name] = values[name]
+            groups.pop(name)
+    return "".join(out), flat, groups
+
+
+def _alone_in_list(toks: list[tuple[str, str, re.Match[str]]], at: int) -> bool:
+    """Whether the parameter at ``at`` is all an ``IN (…)`` holds."""
+    before = [t.lower() for k, t, _ in reversed(toks[:at]) if k not in ("space", "comment")][:2]
+    after = next((t for k, t, _ in toks[at + 1 :] if k not in ("space", "comment")), "")
+    return before == ["(", "in"] and after == ")"
+
+
+def list_problem(sql: str, name: str, value: Any) -> str | None:
+    """What is wrong with the list ``value`` of parameter ``name`` in ``sql``, if anything."""
+    if not value:
+        return "an empty list: an IN-list holds at least one value"
+    if len(value) > MAX_LIST:
+        return f"a list of {len(value):,} values: at most {MAX_LIST:,}"
+    if any(isinstance(v, (list, dict)) for v in value):
+        return "a list of lists or tables: the values of an IN-list are text, numbers, booleans or dates"
+    toks = tokens(sql)
+    uses = [i for i, (k, _, m) in enumerate(toks) if k == "param" and m.group("colon") == name]
+    if not uses or not all(_alone_in_list(toks, i) for i in uses):
+        return f"a list is the values of an IN-list: write IN (:{name})"
+    return None
+
+
+def in_lists(sql: str) -> list[list[str]]:
+    """The parameters of each IN-list of ``sql`` that holds nothing else (``IN (:a, :a_2)``), in order."""
+    sig = _significant(sql)
+    out = []
+    for j in range(len(sig) - 1):
+        if sig[j][1] == "in" and sig[j + 1][1] == "(":
+            names, k = [], j + 2
+            while k < len(sig) and sig[k][0] == "param" and sig[k][1].startswith(":"):
+                names.append(sig[k][1][1:])
+                if k + 1 < len(sig) and sig[k + 1][1] == ",":
+                    k += 2
+                elif k + 1 < len(sig) and sig[k + 1][1] == ")":
+                    out.append(names)
+                    break
+                else:
+                    break
     return out
 
 

@@ -18,9 +18,9 @@ from typing import Any
 from dbbench import defaults
 from dbbench.catalog.entries import Shape, Variant
 from dbbench.catalog.params import param_names, to_pyformat
-from dbbench.catalog.sqltext import compared_columns, table_aliases
+from dbbench.catalog.sqltext import comparisons, in_lists, table_aliases
 from dbbench.dialects.contract import Dialect
-from dbbench.dialects.plan import PlanNode, describe_access
+from dbbench.dialects.plan import PlanNode, accesses, describe_access
 from dbbench.errors import DbbenchError
 from dbbench.measure.expect import check
 
@@ -46,17 +46,27 @@ class Probe:
 
 
 def columns(conn, d: Dialect, sql: str) -> dict[str, Column]:
-    """parameter -> the namespace column it is compared with, where one is found."""
+    """parameter -> the namespace column it is compared with, where one is found: the first column
+    the other side of its comparison reads, through what wraps it (``lower(email) = lower(:email)``,
+    ``customer_id + 0 = :customer_id``: :func:`dbbench.catalog.sqltext.comparisons`)."""
     aliases = table_aliases(sql)
     tables = list(dict.fromkeys(aliases.values()))
     out: dict[str, Column] = {}
-    for name, (qualifier, column, how) in compared_columns(sql).items():
-        candidates = [aliases[qualifier]] if qualifier and qualifier in aliases else tables
-        for table in candidates:
-            if _has_column(conn, d, table, column):
-                out[name] = Column(table, column, how)
+    known: dict[tuple[str, str], bool] = {}
+    for name, compared in comparisons(sql).items():
+        for qualifier, column in compared.columns:
+            candidates = [aliases[qualifier]] if qualifier and qualifier in aliases else tables
+            table = next((t for t in candidates if _known(known, conn, d, t, column)), None)
+            if table is not None:
+                out[name] = Column(table, column, compared.how)
                 break
     return out
+
+
+def _known(known: dict[tuple[str, str], bool], conn, d: Dialect, table: str, column: str) -> bool:
+    if (table, column) not in known:
+        known[table, column] = _has_column(conn, d, table, column)
+    return known[table, column]
 
 
 def _has_column(conn, d: Dialect, table: str, column: str) -> bool:
@@ -86,30 +96,43 @@ def _count(conn, d: Dialect, col: Column, distinct: bool) -> int:
     return int(row["n"]) if row else 0
 
 
-def typical(conn, d: Dialect, col: Column) -> Any:
-    """The column's median value by frequency (equality), or its median row's value (a range)."""
+def typical(conn, d: Dialect, col: Column, nth: int = 0) -> Any:
+    """The column's median value by frequency (equality), or its median row's value (a range);
+    ``nth``: the one ``nth`` places after it (the items of an IN-list get distinct values)."""
     if col.how == "eq":
-        found = _frequency(conn, d, col, "DESC", _count(conn, d, col, True) // 2)
+        distinct = _count(conn, d, col, True)
+        found = _frequency(conn, d, col, "DESC", (distinct // 2 + nth) % max(distinct, 1))
         return None if found is None else found[0]
+    rows = _count(conn, d, col, False)
     row = d.query_row(
         conn,
         f"{TAG}SELECT {col.column} AS v FROM {col.table} WHERE {col.column} IS NOT NULL "
-        f"ORDER BY {col.column} LIMIT 1 OFFSET {_count(conn, d, col, False) // 2}",
+        f"ORDER BY {col.column} LIMIT 1 OFFSET {(rows // 2 + nth) % max(rows, 1)}",
         {},
     )
     return None if row is None else row["v"]
 
 
 def fill(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` with a typical value for every parameter of ``sql`` that has none. Raises
-    :class:`DbbenchError` naming the parameter when the data offers none."""
+    """``params`` with a value for every parameter of ``sql`` that has none: the one the baseline
+    measured the shape with (``shape.samples``, ``dbbench diff``), else the data's typical one
+    (the parameters of one IN-list: distinct values). Raises :class:`DbbenchError` naming the
+    parameter when neither offers one."""
     missing = [p for p in param_names(sql) if params.get(p) is None]
     if not missing:
         return params
-    found = columns(conn, d, sql)
+    sampled = shape.samples.get(dialect_name(d), {})
     out = dict(params)
     for name in missing:
-        value = typical(conn, d, found[name]) if name in found else _KEYWORD_VALUES.get(name)
+        if sampled.get(name) is not None:
+            out[name] = sampled[name]
+    missing = [p for p in missing if out.get(p) is None]
+    found = columns(conn, d, sql) if missing else {}
+    rank = {name: i for group in in_lists(sql) for i, name in enumerate(group)}
+    for name in missing:
+        value = (
+            typical(conn, d, found[name], rank.get(name, 0)) if name in found else _KEYWORD_VALUES.get(name)
+        )
         if value is None:
             where = f"{shape.path}:{shape.line}" if shape.line else str(shape.path)
             raise DbbenchError(
@@ -120,13 +143,19 @@ def fill(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> di
     return out
 
 
+def dialect_name(d: Dialect) -> str:
+    """``postgresql`` / ``mysql``: the name of the dialect module ``d``."""
+    return str(getattr(d, "__name__", "")).rsplit(".", 1)[-1]
+
+
 def probes(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> list[Probe]:
     """The extra plans ``shape`` asks for (``shape.probes``): its hottest and rarest values per
     equality parameter, and the generic plan."""
     out: list[Probe] = []
     if "values" in shape.probes:
+        later = {name for group in in_lists(sql) for name in group[1:]}
         for name, col in columns(conn, d, sql).items():
-            if col.how != "eq":
+            if col.how != "eq" or name in later:  # an IN-list: its first value swapped, the others kept
                 continue
             total = _count(conn, d, col, False)
             for order, word in (("DESC", "hottest"), ("ASC", "rarest")):
@@ -144,8 +173,6 @@ def probes(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> 
 
 def _access_words(tree: PlanNode, table: str) -> str:
     """The plan's access to ``table`` with its estimated and actual rows (why the planner chose it)."""
-    from dbbench.dialects.plan import accesses
-
     nodes = [n for n in accesses(tree) if n.table == table] or list(accesses(tree))
     if not nodes:
         return "no table access"
@@ -153,6 +180,23 @@ def _access_words(tree: PlanNode, table: str) -> str:
     est = f"estimated {n.est_rows:,.0f} rows, " if n.est_rows is not None else ""
     act = f"{n.actual_rows:,.0f} actual" if n.actual_rows is not None else ""
     return f"{describe_access(n)} ({est}{act})".replace(" ()", "")
+
+
+def _generic(conn, d: Dialect, stmt: str, params: dict[str, Any], timeout_ms: int, settings: dict[str, Any]):
+    """The generic plan under the shape's planner ``settings`` (PostgreSQL's only, as every sample
+    of the shape is planned): set for a transaction that the plan's savepoint runs inside, then
+    rolled back."""
+    if not settings:
+        return d.run_explain_generic(conn, stmt, params, timeout_ms)
+    if conn.autocommit:
+        conn.execute("BEGIN")
+    try:
+        with conn.cursor() as cur:
+            for name, value in settings.items():
+                cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
+        return d.run_explain_generic(conn, stmt, params, timeout_ms)
+    finally:
+        conn.rollback()
 
 
 def run(
@@ -167,10 +211,16 @@ def run(
     forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
     for probe in probes(conn, d, shape, v.sql, params):
         try:
-            explain = d.run_explain_generic if probe.generic else d.run_explain
-            _, tree, _ = explain(conn, stmt, probe.params, timeout_ms)
+            if probe.generic:
+                _, tree, _ = _generic(conn, d, stmt, probe.params, timeout_ms, v.settings)
+            else:
+                _, tree, _ = d.run_explain(conn, stmt, probe.params, timeout_ms, v.settings)
         except TimeoutError as exc:
             problems.append(f"{probe.label}: {exc}")
+            continue
+        if not accesses(tree):
+            # MySQL read the unique key's row while planning and found none (the probe's value
+            # with the others' sample values matches no row): nothing was left to execute
             continue
         verdict = check(tree, v.expect_table, v.expect_index, forbid)
         if not verdict.ok:

@@ -67,14 +67,23 @@ def test_the_same_index_examining_45x_the_rows_fails_on_work_naming_the_node(bas
         == shape["result_access"]
         == "index_range on package using ix_package_namespace"
     )
-    assert {f["kind"] for f in shape["findings"] if f["regression"]} == {"work"}
+    # no plan-shape finding: work, and the catalog assertion, whose generic-plan probe (a prepared
+    # statement's plan: the unbounded comparison's estimate no longer trusts the index order) sorts
+    assert {f["kind"] for f in shape["findings"] if f["regression"]} == {"work", "assertion"}
+    (assertion,) = [f["message"] for f in shape["findings"] if f["kind"] == "assertion"]
+    assert "generic plan (PREPARE / EXECUTE" in assertion and "forbidden sort" in assertion, assertion
     assert all(f["advisory"] for f in shape["findings"] if f["kind"] in ("slower", "faster"))
-    # an old (dbbench.explain/1) baseline cannot see it: plan shape alone decides, and it says so
+    # an old (dbbench.explain/1) baseline cannot see the work: plan shape and the catalog assertion
+    # alone decide (here the generic plan's sort), and it says so
     old = json.loads(baseline.read_text()) | {"schema": "dbbench.explain/1"}
     (tmp_path / "old.json").write_text(json.dumps(old))
-    run = run_cli("diff", str(tmp_path / "old.json"), "--namespace", NS, "--catalog", str(cat))
-    assert run.code == 0, run.output
+    run = run_cli(
+        "diff", str(tmp_path / "old.json"), "--namespace", NS, "--catalog", str(cat), "--output", str(out)
+    )
+    assert run.code == 1, run.output
     assert "work unknown: the baseline is a dbbench.explain/1 document" in run.stdout
+    shape = next(s for s in json.loads(out.read_text())["shapes"] if s["regressed"])
+    assert {f["kind"] for f in shape["findings"] if f["regression"]} == {"assertion"}
 
 
 def test_gated_timing_measures_a_second_run_and_never_fails_unchanged_data(baseline):
