@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Does the volume path work on real schemas no one here wrote?
+
+    .venv/bin/python benchmarks/corpus.py FOLDER [--scale 20000] [--timeout 600] [--only NAME ...] [--json FILE]
+
+FOLDER holds catalog directories (``setup.mysql.sql`` / ``setup.postgresql.sql``, a dump or a
+``setup/`` folder, see docs/catalog.md), at any depth: a conformance corpus of public schemas
+(vendor sample databases, an application's ``structure.sql``, a wiki's generated tables), kept out
+of the repository. For every catalog and each dialect it has, on a COPY of the directory in a
+temporary folder (``init`` writes ``data/spec.toml`` into the catalog: the corpus is never written),
+in a namespace of its own (``corpus_NN``), one step after the other, each bounded by ``--timeout``:
+
+1. ``dbbench seed --catalog D --namespace NS --only DIALECT``: the setup SQL, empty (the intake);
+2. ``dbbench init --catalog D --namespace NS --only DIALECT``: the starter spec;
+3. ``dbbench seed --catalog D --namespace NS --only DIALECT --scale N``: the spec, unedited;
+4. ``dbbench explain --catalog D --namespace NS --only DIALECT``: the catalog's shapes, if any.
+
+A step runs only when the one before it exited 0. Prints one line per schema and dialect: tables,
+rows loaded by step 3, rows/s of its fill, each step's exit code (``-`` not run, ``T`` killed at the
+timeout) and the first line of the first failure; then the count of schemas that passed each step.
+Drops its namespaces (and their roles) at the end. Exits 1 when any step failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DIALECTS = ("postgresql", "mysql")
+STEPS = ("seed", "init", "fill", "explain")
+NOT_RUN, TIMED_OUT = "-", "T"
+
+
+@dataclass
+class Outcome:
+    name: str
+    dialect: str
+    namespace: str
+    codes: dict[str, str] = field(default_factory=dict)
+    tables: int | None = None
+    rows: int | None = None
+    rows_per_s: float | None = None
+    failure: str = ""
+    seconds: float = 0.0
+
+
+def dialects_of(catalog: Path) -> list[str]:
+    """The dialects a catalog directory has setup SQL for (as docs/catalog.md finds it)."""
+    found = []
+    for d in DIALECTS:
+        if (catalog / f"setup.{d}.sql").is_file() or (catalog / "setup.sql").is_file():
+            found.append(d)
+        elif (catalog / "setup").is_dir():
+            names = [p.name for p in (catalog / "setup").glob("*.sql")]
+            other = next(o for o in DIALECTS if o != d)
+            if any(n.endswith(f".{d}.sql") or not n.endswith(f".{other}.sql") for n in names):
+                found.append(d)
+    return found
+
+
+def catalogs(folder: Path) -> list[Path]:
+    """Every catalog directory under ``folder`` (one that has setup SQL), in name order."""
+    out = []
+    for d in sorted(p for p in [folder, *folder.rglob("*")] if p.is_dir()):
+        if "data" in d.relative_to(folder).parts:
+            continue
+        if dialects_of(d):
+            out.append(d)
+    return out
+
+
+def has_shapes(catalog: Path) -> bool:
+    """Whether the catalog has query shapes: entry files or annotated SQL files beside its setup."""
+    return any(catalog.glob("*.toml")) or any(not p.name.startswith("setup") for p in catalog.glob("*.sql"))
+
+
+def first_failure(stderr: str, stdout: str) -> str:
+    """The first line that says what went wrong: dbbench's own error line, else a traceback's
+    last line, else the first line of stderr that is not a warning."""
+    lines = stderr.splitlines()
+    for line in lines:
+        if line.startswith("dbbench: error: "):
+            return line[len("dbbench: error: ") :]
+    if "Traceback" in stderr:
+        tail = [line for line in lines if line.strip()]
+        return "Traceback: " + (tail[-1].strip() if tail else "")
+    for line in lines:
+        if line.strip() and not line.startswith("dbbench: warning:"):
+            return line.strip()
+    failed = [line for line in stdout.splitlines() if "FAIL" in line or "fail" in line]
+    return failed[0].strip() if failed else (stdout.strip().splitlines() or [""])[-1]
+
+
+def run(argv: list[str], timeout: float) -> tuple[str, str, str]:
+    """Runs ``dbbench ARGV``; its exit code as text (``T`` at the timeout), stdout, stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dbbench", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+        return str(proc.returncode), stdout, stderr
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        return TIMED_OUT, stdout, stderr + f"\ndbbench: error: killed after {timeout:.0f} s"
+
+
+def counts(result: Path, dialect: str) -> tuple[int, int, float | None]:
+    """Tables, rows and fill rows/s of one dialect from a ``seed --output`` file."""
+    doc = json.loads(result.read_text())
+    target = next(t for t in doc["targets"] if t["dialect"] == dialect)
+    prints = target.get("fingerprints", {})
+    rows = sum(int(str(v).split(":", 1)[0]) for v in prints.values())
+    fill = target.get("seconds", {}).get("fill generate+load")
+    return len(prints), rows, (rows / fill if fill else None)
+
+
+def corpus_one(catalog: Path, name: str, dialect: str, namespace: str, args: argparse.Namespace) -> Outcome:
+    out = Outcome(name, dialect, namespace, {s: NOT_RUN for s in STEPS})
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="corpus-") as tmp:
+        copy = Path(tmp) / catalog.name
+        shutil.copytree(catalog, copy, ignore=shutil.ignore_patterns("data"))
+        common = ["--catalog", str(copy), "--namespace", namespace, "--only", dialect]
+        empty, filled = Path(tmp) / "empty.json", Path(tmp) / "filled.json"
+        steps = {
+            "seed": ["seed", *common, "--output", str(empty)],
+            "init": ["init", *common],
+            "fill": ["seed", *common, "--scale", str(args.scale), "--output", str(filled)],
+            "explain": ["explain", *common, "--warmups", "1", "--runs", "3", "--no-natural"],
+        }
+        for step in STEPS:
+            if step == "explain" and not has_shapes(copy):
+                out.codes[step] = "n/a"
+                break
+            code, stdout, stderr = run(steps[step], args.timeout)
+            out.codes[step] = code
+            if step == "seed" and code == "0":
+                out.tables = counts(empty, dialect)[0]
+            if step == "fill" and code in ("0", "1") and filled.is_file():
+                out.tables, out.rows, out.rows_per_s = counts(filled, dialect)
+            if code != "0":
+                out.failure = f"{step}: {first_failure(stderr, stdout)}"
+                break
+    out.seconds = time.monotonic() - started
+    return out
+
+
+def drop(namespaces: list[tuple[str, str]]) -> None:
+    """The namespaces this run made, and their roles (as the tests' cleanup does)."""
+    from dbbench import dialects, servers
+    from dbbench.access import isolation
+    from dbbench.access.targets import connect
+
+    for dialect in DIALECTS:
+        mine = [ns for d, ns in namespaces if d == dialect]
+        if not mine:
+            continue
+        target = connect(servers.local_url(dialect), dialect=dialect)
+        try:
+            raw = target.engine.raw_connection()
+            try:
+                for ns in mine:
+                    dialects.get(dialect).drop_namespace(raw.driver_connection, ns)
+                raw.driver_connection.commit()
+            finally:
+                raw.close()
+            for ns in mine:
+                isolation.drop_role(target, ns)
+        finally:
+            target.dispose()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path, help="A folder of catalog directories (the corpus).")
+    ap.add_argument("--scale", type=int, default=20_000, help=":scale of step 3 (default 20,000)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="Seconds each step may take.")
+    ap.add_argument("--only", nargs="*", help="Catalog names (their path under FOLDER) to run.")
+    ap.add_argument("--dialect", choices=DIALECTS, help="Run only this dialect.")
+    ap.add_argument("--json", type=Path, help="Write every outcome here.")
+    ap.add_argument("--keep", action="store_true", help="Leave the namespaces (to look at them).")
+    args = ap.parse_args()
+    folder = args.folder.resolve()
+    if not folder.is_dir():
+        ap.error(f"{args.folder}: not a folder")
+    todo = []
+    for catalog in catalogs(folder):
+        name = str(catalog.relative_to(folder)) if catalog != folder else catalog.name
+        if args.only and name not in args.only and catalog.name not in args.only:
+            continue
+        for dialect in dialects_of(catalog):
+            if args.dialect in (None, dialect):
+                todo.append((catalog, name, dialect))
+    if not todo:
+        ap.error(f"{args.folder}: no catalog directory with setup SQL")
+
+    outcomes: list[Outcome] = []
+    made: list[tuple[str, str]] = []
+    started = time.monotonic()
+    header = (
+        f"{'schema':<26} {'dialect':<10} {'tables':>6} {'rows':>9} {'rows/s':>8}  "
+        f"{'seed':>4} {'init':>4} {'fill':>4} {'expl':>4}  first failure"
+    )
+    print(header, flush=True)
+    try:
+        for i, (catalog, name, dialect) in enumerate(todo):
+            namespace = f"corpus_{i:02d}"
+            made.append((dialect, namespace))
+            o = corpus_one(catalog, name, dialect, namespace, args)
+            outcomes.append(o)
+            rate = f"{o.rows_per_s:,.0f}" if o.rows_per_s else "-"
+            print(
+                f"{name[:26]:<26} {dialect:<10} {o.tables if o.tables is not None else '-':>6} "
+                f"{f'{o.rows:,}' if o.rows is not None else '-':>9} {rate:>8}  "
+                + " ".join(f"{o.codes[s]:>4}" for s in STEPS)
+                + f"  {o.failure[:300]}",
+                flush=True,
+            )
+    finally:
+        if not args.keep:
+            drop(made)
+    print()
+    for step in STEPS:
+        ran = [o for o in outcomes if o.codes[step] not in (NOT_RUN, "n/a")]
+        passed = [o for o in ran if o.codes[step] == "0"]
+        print(f"{step:<8} {len(passed)} of {len(ran)} passed")
+    print(f"{len(outcomes)} schema/dialect pairs in {time.monotonic() - started:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps([o.__dict__ for o in outcomes], indent=2))
+    return 1 if any(o.failure for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
