@@ -21,7 +21,10 @@ setup SQL and passes through unchanged. In a dump:
 * the client character set (``SET NAMES``, ``character_set_client``/``_results``) is skipped:
   dbbench reads the file as UTF-8 and sends it as utf8mb4, whatever the dump says;
 * the binary log and GTID state (``SQL_LOG_BIN``, ``@@GLOBAL.GTID_PURGED``) are skipped: they are
-  the dumped server's replication bookkeeping, and need privileges the namespace user has not;
+  the dumped server's replication bookkeeping, and need privileges the namespace user has not; so
+  is ``FLUSH [BINARY] LOGS`` (the employees sample's script writes it before its data: it closes
+  the server's log files, changes nothing the schema holds, and needs ``RELOAD``); any other
+  ``FLUSH`` stays for the text checks to refuse;
 * ``DEFINER=user@host`` on views, triggers and routines (plain or inside ``/*!50013 … */``)
   becomes ``DEFINER=CURRENT_USER``: the namespace user owns its objects (naming another user needs
   ``SET_ANY_DEFINER``);
@@ -63,6 +66,11 @@ _SET = re.compile(r"^\s*SET\s+(?!(?:GLOBAL|PERSIST|PERSIST_ONLY)\b)(?P<rest>.*)$
 _TARGET = re.compile(
     r"^\s*(?:(?P<user>@[\w$.]+|@`[^`]*`)|(?:SESSION\s+|LOCAL\s+|@@(?:SESSION\.|LOCAL\.)?)?(?P<var>\w+))", re.I
 )
+# FLUSH [NO_WRITE_TO_BINLOG | LOCAL] [BINARY | ENGINE | ERROR | GENERAL | RELAY | SLOW] LOGS
+_FLUSH_LOGS = re.compile(
+    r"^\s*FLUSH\s+(?:(?:NO_WRITE_TO_BINLOG|LOCAL)\s+)?(?:(?:BINARY|ENGINE|ERROR|GENERAL|RELAY|SLOW)\s+)?LOGS\s*$",
+    re.I,
+)
 _GTID_PURGED = re.compile(r"^\s*SET\s+@@GLOBAL\.GTID_PURGED\s*=", re.I)
 _DEFINES = {"CREATE", "ALTER "}  # the statements a DEFINER= clause may be in
 _CHARSET_VARS = {"names", "character_set_client", "character_set_results"}
@@ -96,6 +104,7 @@ TRANSACTION = "SET AUTOCOMMIT / COMMIT skipped (dbbench commits each statement)"
 CHARSET = "SET NAMES / character_set_client / character_set_results skipped (dbbench reads the file as UTF-8 and sends utf8mb4)"
 BINLOG = "SQL_LOG_BIN / GTID_PURGED skipped (the dumped server's replication state; needs privileges the namespace user has not)"
 DEFINER = "DEFINER= rewritten to CURRENT_USER (the namespace user owns its views, triggers and routines)"
+FLUSH_LOGS = "FLUSH LOGS skipped (the dumped server's logs: nothing the schema holds, and it needs RELOAD)"
 META = "the dumped namespace's dbbench_meta marker skipped (dbbench writes the namespace's own)"
 
 
@@ -252,4 +261,6 @@ def _skip(s: Statement, database: str | None) -> str | None:
         return TRANSACTION
     if _META.match(code):
         return META
+    if _FLUSH_LOGS.match(code):
+        return FLUSH_LOGS
     return _skip_set(code)

@@ -1,8 +1,13 @@
 """PostgreSQL's plain ``pg_dump`` output mapped onto the namespace (see :mod:`dbbench.setup.dumps`).
 
 A script is a dump when, after psql meta lines and ``SET``s only, it sets
-``pg_catalog.set_config('search_path', '', false)`` (every plain dump of pg_dump 10 to 17 does);
-anything else passes through unchanged. In a dump:
+``pg_catalog.set_config('search_path', '', false)`` (every plain dump of pg_dump 10.3 to 17 does);
+or, after those and what pg_dump writes before it (the dumped schema's ``CREATE`` / ``DROP`` /
+``COMMENT ON SCHEMA`` and owner, extensions, 8.x's ``CREATE [OR REPLACE] PROCEDURAL LANGUAGE
+plpgsql``), sets ``SET search_path = x, pg_catalog`` (pg_dump 8.x to 10.2: names after it are
+unqualified); or creates a database and connects to it (``CREATE DATABASE x`` … ``\\c x``:
+``pg_dump --create``, and generated psql scripts such as chinook's). Anything else passes through
+unchanged. In a dump:
 
 * the dumped schema (from its ``CREATE SCHEMA x``, else the first schema its statements qualify
   names with: ``public`` or any one schema) becomes the namespace: ``x.`` qualifiers in the code
@@ -13,7 +18,8 @@ anything else passes through unchanged. In a dump:
   the dumped server's client (timeouts, ``client_encoding``, ``default_tablespace``), ownership
   (``OWNER TO``, ``SET SESSION AUTHORIZATION``), privileges (``GRANT``, ``REVOKE``, ``ALTER DEFAULT
   PRIVILEGES``), the dumped schema's ``CREATE`` / ``DROP`` / ``COMMENT ON SCHEMA``, ``CREATE EXTENSION
-  plpgsql`` and its comment, and the ``dbbench_meta`` marker of a dumped dbbench namespace;
+  plpgsql`` and its comment (or 8.x's ``CREATE PROCEDURAL LANGUAGE plpgsql``), and the
+  ``dbbench_meta`` marker of a dumped dbbench namespace;
 * ``ALTER TABLE … DISABLE/ENABLE TRIGGER ALL`` (``--disable-triggers`` data-only dumps) runs as
   ``… TRIGGER USER``: disabling the foreign-key (system) triggers needs a superuser; the table's own
   triggers are disabled during its load as the dump asks (a full dump loads its data before it
@@ -93,9 +99,21 @@ _DATABASE = re.compile(
     rf"(?P<name>{_IDENT})",
     re.I,
 )
-_CONNECT = re.compile(rf"^\\(?:connect|c)\s+(?:-reuse-previous=\S+\s+)?(?P<name>{_IDENT})\s*$")
+# psql strips a trailing semicolon from \\connect's database name (generated scripts write one)
+_CONNECT = re.compile(rf"^\\(?:connect|c)\s+(?:-reuse-previous=\S+\s+)?(?P<name>{_IDENT})\s*;?\s*$")
+# pg_dump 8.x to 10.2 set the dumped schema's search_path so (10.3 and later: set_config)
+_OLD_SEARCH_PATH = re.compile(rf"^\s*SET\s+search_path\s*(?:=|\bTO\b)\s*{_IDENT}\s*,\s*pg_catalog\s*$", re.I)
+# what pg_dump writes before it sets the search_path, besides SETs and psql lines: the dumped
+# schema (-n, --clean), extensions (plpgsql first), the procedural language of 8.x, their owners
+_HEAD = re.compile(
+    r"^\s*(?:(?:CREATE|DROP)\s+SCHEMA|ALTER\s+SCHEMA\b.*\bOWNER\s+TO|COMMENT\s+ON\s+(?:SCHEMA|EXTENSION)"
+    r"|CREATE\s+EXTENSION|CREATE\s+(?:OR\s+REPLACE\s+)?(?:TRUSTED\s+)?(?:PROCEDURAL\s+)?LANGUAGE\s+\"?plpgsql\b"
+    r"|ALTER\s+(?:PROCEDURAL\s+)?LANGUAGE\s+\"?plpgsql\b.*\bOWNER\s+TO)\b",
+    re.I | re.S,
+)
 _PLPGSQL = re.compile(
-    r"^\s*(?:CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?|COMMENT\s+ON\s+EXTENSION\s+)(?:plpgsql|\"plpgsql\")(?:\s|$)",
+    r"^\s*(?:CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?|COMMENT\s+ON\s+EXTENSION\s+"
+    r"|CREATE\s+(?:OR\s+REPLACE\s+)?(?:TRUSTED\s+)?(?:PROCEDURAL\s+)?LANGUAGE\s+)(?:plpgsql|\"plpgsql\")(?:\s|$)",
     re.I,
 )
 _TRIGGER_ALL = re.compile(r"^(\s*ALTER\s+TABLE\b.*\b(?:DISABLE|ENABLE)\s+TRIGGER\s+)ALL\s*$", re.I | re.S)
@@ -134,16 +152,25 @@ def adapt(statements: Iterable[Statement], namespace: str, skipped: Counter[str]
     SQL passes through unchanged."""
     head: list[Statement] = []
     it = iter(statements)
+    created: set[str] = set()  # the databases the head creates (pg_dump --create, a psql script)
     for s in it:
         head.append(s)
-        if _SET_CONFIG.match(s.text):
+        connect = _CONNECT.match(s.code)
+        if (
+            _SET_CONFIG.match(s.text)
+            or _OLD_SEARCH_PATH.match(s.code)
+            or (connect and _unquote(connect.group("name")) in created)
+        ):
             dump = _Dump(namespace, skipped)
             for h in head:
                 yield from dump.map(h)
             for s in it:
                 yield from dump.map(s)
             return
-        if not (s.code.startswith("\\") or _SET.match(s.code)):
+        database = _DATABASE.match(s.code)
+        if database and (database.group("verb") or "").upper() == "CREATE":
+            created.add(_unquote(database.group("name")))
+        if not (s.code.startswith("\\") or _SET.match(s.code) or database or _HEAD.match(s.code)):
             break
     yield from head
     yield from it
