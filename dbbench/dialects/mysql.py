@@ -349,8 +349,20 @@ def freeze_statistics(conn, tables: list[str]) -> None:
     writes of a measurement count (a cascade DELETE of one of 2 stages removes 50,000 bindings
     before the rollback), so a run would re-sample the statistics the next run plans with."""
     with conn.cursor() as cur:
-        for t in tables:
-            cur.execute(f"ALTER TABLE {t} STATS_PERSISTENT = 1, STATS_AUTO_RECALC = 0")
+        # ALTER TABLE checks the columns' defaults again under this session's sql_mode: a table a
+        # dump created under its own SQL_MODE (WordPress: DEFAULT '0000-00-00 00:00:00') would be
+        # refused by the server's NO_ZERO_DATE; the options changed here touch no column.
+        cur.execute("SELECT @@SESSION.sql_mode")
+        (mode,) = cur.fetchone()
+        lenient = ",".join(m for m in mode.split(",") if m not in ("NO_ZERO_DATE", "NO_ZERO_IN_DATE"))
+        if lenient != mode:
+            cur.execute("SET SESSION sql_mode = %s", (lenient,))
+        try:
+            for t in tables:
+                cur.execute(f"ALTER TABLE {t} STATS_PERSISTENT = 1, STATS_AUTO_RECALC = 0")
+        finally:
+            if lenient != mode:
+                cur.execute("SET SESSION sql_mode = %s", (mode,))
 
 
 def analyze(conn, tables: list[str]) -> None:

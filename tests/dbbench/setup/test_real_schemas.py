@@ -10,7 +10,10 @@ small schema written here, in the form the real file has:
 * a psql script that creates its database and connects to it (``DROP DATABASE IF EXISTS x;
   CREATE DATABASE x; \\c x;``, as ``pg_dump --create`` does, without the dump's SETs: chinook);
 * a MySQL sample script that flushes the server's logs before its data (``flush /*!50503 binary
-  */ logs``: the employees sample).
+  */ logs``: the employees sample);
+* a mysqldump whose tables keep zero dates as defaults (``datetime NOT NULL DEFAULT '0000-00-00
+  00:00:00'``, created under the dump's own ``SQL_MODE``: WordPress): the seed's statistics step
+  altered each table under the server's strict mode, which refused the default.
 
 Each loads into a namespace of its own as that namespace's role; what reaches outside stays
 refused (the same text checks, the same server boundary).
@@ -184,6 +187,29 @@ INSERT INTO item VALUES (1, 'one', 'M'), (2, 'two', 'F');
 """
 
 
+# mysqldump 5.5 of WordPress (a table of our own): zero-date defaults, loaded under the dump's SQL_MODE
+MYSQL_ZERO_DATES = """-- MySQL dump 10.13  Distrib 5.5.43, for debian-linux-gnu (x86_64)
+--
+-- Host: localhost    Database: blog
+-- ------------------------------------------------------
+/*!40101 SET @OLD_SQL_MODE=@@SQL_MODE, SQL_MODE='NO_AUTO_VALUE_ON_ZERO' */;
+
+DROP TABLE IF EXISTS `item`;
+CREATE TABLE `item` (
+  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,
+  `name` varchar(45) NOT NULL DEFAULT '',
+  `posted` datetime NOT NULL DEFAULT '0000-00-00 00:00:00',
+  PRIMARY KEY (`id`),
+  KEY `idx_item_name` (`name`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8;
+
+LOCK TABLES `item` WRITE;
+INSERT INTO `item` VALUES (1,'one','0000-00-00 00:00:00'),(2,'two','2015-05-01 10:00:00');
+UNLOCK TABLES;
+/*!40101 SET SQL_MODE=@OLD_SQL_MODE */;
+"""
+
+
 @pytest.fixture
 def namespace(local_servers):
     yield NS
@@ -211,8 +237,9 @@ def _rows(out: Path) -> dict[str, str]:
         ("postgresql", OLD_PG_DUMP, pgdump.SKIP_SEARCH_PATH),
         ("postgresql", PSQL_CREATES_ITS_DATABASE, pgdump.SKIP_DATABASE),
         ("mysql", MYSQL_FLUSHES_LOGS, mysqldump.FLUSH_LOGS),
+        ("mysql", MYSQL_ZERO_DATES, mysqldump.LOCKS),
     ],
-    ids=["old-pg_dump", "psql-creates-its-database", "mysql-flush-logs"],
+    ids=["old-pg_dump", "psql-creates-its-database", "mysql-flush-logs", "mysql-zero-date-defaults"],
 )
 def test_a_real_schemas_setup_form_loads_unchanged(namespace, tmp_path, dialect, sql, said):
     run, out = _seed(tmp_path, dialect, sql)
