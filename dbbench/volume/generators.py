@@ -24,6 +24,7 @@ import math
 import random
 import re
 import string
+import struct
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -244,9 +245,13 @@ def _date(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | 
     dist=_DIST,
     s=_S,
     sigma=_SIGMA,
+    format={"type": "text", "default": None},
 )
-def _timestamp(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None) -> Gen:
-    """Timestamps in [min, max] to the second, dist as for int (zipf: min the most frequent)."""
+def _timestamp(
+    ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None, format: str | None
+) -> Gen:
+    """Timestamps in [min, max] to the second, dist as for int (zipf: min the most frequent);
+    ``format`` ("%Y%m%d%H%M%S", strftime's codes) makes text of them (a MediaWiki BINARY(14))."""
     start, end = _moment(min), _moment(max)
     draw, unique = _range_values(
         ctx, 0, int((end - start).total_seconds()), dist, s, sigma, (start.isoformat(" "), end.isoformat(" "))
@@ -255,7 +260,20 @@ def _timestamp(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: flo
     def make(rows: Rows, get: Get) -> list[Any]:
         return [start + timedelta(seconds=v) for v in draw(rows)]
 
-    return Gen("datetime", make, indexed=unique, unique=unique)
+    if format is None:
+        return Gen("datetime", make, indexed=unique, unique=unique)
+    if len(format) > limits.MAX_FORMAT or not re.fullmatch(r"(?:[^%]|%[%a-zA-Z])*", format):
+        raise GeneratorError(
+            f"format {excerpt(repr(format))}: strftime codes (%Y, %m, %d, %H, %M, %S …) and text, "
+            f"at most {limits.MAX_FORMAT} characters"
+        )
+    try:
+        start.strftime(format)
+    except ValueError as exc:
+        raise GeneratorError(f"format {excerpt(repr(format))}: {excerpt(str(exc))}") from None
+    return Gen(
+        "text", lambda rows, get: [v.strftime(format) for v in make(rows, get)], indexed=unique, unique=unique
+    )
 
 
 @register("bool", p={"type": "number", "default": 0.5})
@@ -692,3 +710,102 @@ def _fk(ctx: Context, ref: str, dist: str, s: float, every: Expr | None, follows
     gen = Gen(key.kind, make, indexed=dist == "sequential", unique=ctx.unique)
     gen.drawn = drawn  # type: ignore[attr-defined]
     return gen
+
+
+# -- values whose bulk-load text is the dialect's own: geometry, bit strings ---------------------------
+@dataclass(frozen=True)
+class Native:
+    """A value each dialect reads in its own spelling (kind ``native``): ``text`` for PostgreSQL's
+    COPY (``(1.5,2)``, ``10110000``), ``binary`` for MySQL's LOAD DATA (through UNHEX: a geometry's
+    SRID and WKB, a BIT's bytes)."""
+
+    text: str
+    binary: bytes
+
+    def __str__(self) -> str:
+        return self.text
+
+
+SHAPES = ("point", "linestring", "polygon", "box", "circle", "lseg", "line", "path")
+MULTI = {"multipoint": 4, "multilinestring": 5, "multipolygon": 6, "geometrycollection": 7}  # WKB types
+_WKB_POINT, _WKB_LINESTRING, _WKB_POLYGON = 1, 2, 3
+
+
+def _wkb(kind: int, points: list[tuple[float, float]]) -> bytes:
+    """Little-endian WKB of a point, a linestring or a polygon of one (closed) ring."""
+    head = struct.pack("<BI", 1, kind)
+    if kind == _WKB_POINT:
+        return head + struct.pack("<dd", *points[0])
+    coords = b"".join(struct.pack("<dd", x, y) for x, y in points)
+    if kind == _WKB_LINESTRING:
+        return head + struct.pack("<I", len(points)) + coords
+    return head + struct.pack("<II", 1, len(points)) + coords
+
+
+def _shape(shape: str, x: float, y: float) -> tuple[str, bytes]:
+    """(PostgreSQL's text, WKB) of ``shape`` a unit around (x, y) (valid in any SRID's range)."""
+    d = 1.0
+
+    def pt(a: float, b: float) -> str:
+        return f"({a:g},{b:g})"
+
+    if shape == "point":
+        return pt(x, y), _wkb(_WKB_POINT, [(x, y)])
+    if shape in ("linestring", "lseg", "line", "path"):
+        a, b = (x, y), (x + d, y + d)
+        return f"[{pt(*a)},{pt(*b)}]", _wkb(_WKB_LINESTRING, [a, b])  # an open path, a segment, a line
+    ring = [(x, y), (x + d, y), (x + d, y + d), (x, y + d), (x, y)]
+    if shape == "box":
+        text = f"{pt(x + d, y + d)},{pt(x, y)}"
+    elif shape == "circle":
+        text = f"<{pt(x, y)},{d:g}>"
+    else:
+        text = "(" + ",".join(pt(a, b) for a, b in ring[:-1]) + ")"
+    return text, _wkb(_WKB_POLYGON, ring)
+
+
+def _geometry_value(shape: str, x: float, y: float, srid: int) -> Native:
+    """``shape`` as PostgreSQL's text and MySQL's internal geometry (the SRID, 4 bytes, then WKB);
+    a multi shape or a collection holds one of its kind (a collection: a point)."""
+    if shape in MULTI:
+        inner = {"multilinestring": "linestring", "multipolygon": "polygon"}.get(shape, "point")
+        text, one = _shape(inner, x, y)
+        return Native(text, struct.pack("<IBII", srid, 1, MULTI[shape], 1) + one)
+    text, wkb = _shape(shape, x, y)
+    return Native(text, struct.pack("<I", srid) + wkb)
+
+
+@register("geometry", shape={"type": "text", "default": "point"}, srid={"type": "int", "default": 0})
+def _geometry(ctx: Context, shape: str, srid: int) -> Gen:
+    """A shape around a random point (x and y in [-90, 90], two decimals): ``shape`` point,
+    linestring, polygon (MySQL geometry and PostgreSQL's built-in types), box, circle, lseg, line,
+    path (PostgreSQL's; MySQL takes them as a polygon or a linestring), multipoint,
+    multilinestring, multipolygon, geometrycollection (MySQL's: one shape each); ``srid``: MySQL's SRID."""
+    if shape not in SHAPES and shape not in MULTI:
+        raise GeneratorError(f"shape {excerpt(repr(shape))} is not one of {', '.join([*SHAPES, *MULTI])}")
+    if not 0 <= srid < 2**32:
+        raise GeneratorError(f"srid {srid} is not an SRID")
+    rnd = ctx.rng.randrange
+
+    def make(rows: Rows, get: Get) -> list[Any]:
+        return [_geometry_value(shape, rnd(-9000, 8901) / 100, rnd(-9000, 8901) / 100, srid) for _ in rows]
+
+    return Gen("native", make)
+
+
+@register("bits", length={"type": "int", "default": 1})
+def _bits(ctx: Context, length: int) -> Gen:
+    """A random bit string of ``length`` bits (BIT(n), bit varying): PostgreSQL reads ``0110``,
+    MySQL the bytes."""
+    if not 1 <= length <= 64:
+        raise GeneratorError(f"length {length} is not between 1 and 64")
+    bits = ctx.rng.getrandbits
+
+    def make(rows: Rows, get: Get) -> list[Any]:
+        out = []
+        for _ in rows:
+            v = bits(length)
+            out.append(Native(format(v, f"0{length}b"), v.to_bytes((length + 7) // 8, "big")))
+        return out
+
+    return Gen("native", make)

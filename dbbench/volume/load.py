@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,12 +44,14 @@ from dbbench.volume.fanout import Fanout
 from dbbench.volume.generators import faker_version
 from dbbench.volume.plan import Plan
 from dbbench.volume.schema import Table
+from verdict.files import excerpt
 
 Progress = Callable[[str, int, int], None]  # (table, rows made, rows of the table)
 TOTAL = ""  # the table name of the one progress call before the first: (TOTAL, 0, rows of the fill)
 CHUNK_ROWS = 20_000
 QUEUE_CHUNKS = 4  # chunks in flight per server
 STAGE = "dbbench_fill_stage"  # the temporary table a deferred column is filled from
+NATIVE_BINARY = frozenset({"mysql"})  # dialects that load a native value's bytes (geometry, BIT)
 
 
 @dataclass
@@ -144,16 +146,11 @@ def _merge(found: list[dict[str, Table]]) -> dict[str, Table]:
                 if theirs is None:
                     continue
                 limits = [x for x in (col.max_length, theirs.max_length) if x is not None]
-                table.columns[c] = schemas.Column(
-                    col.name,
-                    col.type,
-                    col.nullable and theirs.nullable,
-                    min(limits) if limits else None,
-                    col.precision,
-                    col.scale,
-                    col.generated or theirs.generated,
-                    col.auto,
-                    col.enum,
+                table.columns[c] = replace(
+                    col,
+                    nullable=col.nullable and theirs.nullable,
+                    max_length=min(limits) if limits else None,
+                    generated=col.generated or theirs.generated,
                 )
     return merged
 
@@ -262,16 +259,18 @@ def _loader(
     streams: list[_Stream],
     tables: list[str],
     early: list[str],
+    emptied: list[str],
     inbox: Inbox,
     isolate: bool,
     stop: threading.Event,
     seconds: dict[str, float],
 ) -> None:
-    """One server's side: empty the spec's tables, set their foreign keys aside (PostgreSQL: all,
-    and the plain indexes; MySQL: those of the ``early`` tables, whose rows reference rows loaded
-    after them), then each stream as its chunks arrive; the indexes built and the foreign keys
+    """One server's side: empty ``emptied`` (the spec's tables and those their insert triggers
+    fill), set the spec tables' foreign keys aside (PostgreSQL: all, and the plain indexes; MySQL:
+    those of the ``early`` tables, whose rows reference rows loaded after them), then each stream as its chunks arrive; the indexes built and the foreign keys
     checked over all their rows at once (``defer_constraints``); commit."""
     d = dialects.get(target.dialect)
+    binary_kinds = {"bytes", "native"} if target.dialect in NATIVE_BINARY else {"bytes"}
 
     def arriving() -> Iterator[bytes]:
         while True:
@@ -288,12 +287,15 @@ def _loader(
     with isolation.sandbox(target, namespace, isolate=isolate) as inner, inner.loader() as conn:
         start = time.perf_counter()
         d.use(conn, namespace)
-        d.empty_tables(conn, [d.quote(t) for t in tables])
+        d.empty_tables(conn, [d.quote(t) for t in emptied])
         restore = d.defer_constraints(conn, tables, early)
         for s in streams:
             d.execute(conn, s.before)
-            binary = frozenset(d.quote(c) for c, k in zip(s.columns, s.kinds) if k == "bytes")
-            d.stream_load(conn, s.table, [d.quote(c) for c in s.columns], binary, arriving())
+            binary = frozenset(d.quote(c) for c, k in zip(s.columns, s.kinds) if k in binary_kinds)
+            try:
+                d.stream_load(conn, s.table, [d.quote(c) for c in s.columns], binary, arriving())
+            except RuntimeError as exc:  # MySQL's LOAD DATA warned: a value the server would change
+                raise DbbenchError(f"{target.label}: {excerpt(str(exc), 400)}") from None
             d.execute(conn, s.after)
         restore(conn)
         d.commit(conn)
@@ -318,8 +320,10 @@ def encoded(
     streams = _streams(p, dialect_names[0], chunk_rows)
     progress(TOTAL, 0, sum(s.rows for s in streams))
     for first in streams:
-        encoders = [text.encoder(first.kinds, dialects.get(d).encode_bytes) for d in dialect_names]
-        shared = "bytes" not in first.kinds
+        encoders = [
+            text.encoder(first.kinds, dialects.get(d).encode_bytes, d in NATIVE_BINARY) for d in dialect_names
+        ]
+        shared = "bytes" not in first.kinds and "native" not in first.kinds
         done = 0
         progress(first.label, 0, first.rows)
         for vals in first.chunks():
@@ -369,6 +373,7 @@ def run_streams(
                 _streams(p, targets[i].dialect, chunk_rows),
                 spec_tables,
                 p.early,
+                p.emptied,
                 inboxes[i],
                 isolate,
                 stop,
@@ -412,7 +417,7 @@ def _finish(target: Target, namespace: str, p: Plan, isolate: bool, result: Fill
     params: dict[str, Any] = {**p.spec.params, "scale": p.scale}
     with isolation.sandbox(target, namespace, isolate=isolate) as inner, inner.all_or_nothing() as conn:
         d.use(conn, namespace)
-        d.analyze(conn, [d.quote(t.name) for t in p.tables])
+        d.analyze(conn, [d.quote(t) for t in p.emptied])
         d.commit(conn)
         result.seconds["analyze"] = clock() - start
         start = clock()

@@ -145,6 +145,14 @@ class Plan:
     recorded: dict[tuple[str, str], list[Any]]
     kinds: dict[tuple[str, str], str]  # (table, column) -> value kind
     early: list[str] = field(default_factory=list)  # tables referencing rows loaded after them
+    fed: list[str] = field(
+        default_factory=list
+    )  # tables out of the spec that its tables' insert triggers write
+
+    @property
+    def emptied(self) -> list[str]:
+        """The tables a fill empties first: the spec's, and those their insert triggers fill."""
+        return [t.name for t in self.tables] + self.fed
 
     @property
     def rows(self) -> int:
@@ -631,4 +639,19 @@ def _build(b: _Builder) -> Plan:
                 later.append(d)
     if b.problems:
         raise SpecError(list(dict.fromkeys(b.problems)))
-    return Plan(spec, b.scale, tables, later, b.recorded, b.kinds, sorted(b.early))
+    return Plan(spec, b.scale, tables, later, b.recorded, b.kinds, sorted(b.early), _fed(spec, b.schema))
+
+
+def _fed(spec: Spec, schema: dict[str, Table]) -> list[str]:
+    """The tables out of ``spec`` that the insert triggers of its tables write, directly or
+    through the triggers of such a table (their rows come from the trigger, so a fill empties them
+    first, as it empties the spec's)."""
+    fed: list[str] = []
+    writers = [t for t in spec.tables if t in schema]
+    while writers:
+        table = writers.pop()
+        for written in schema[table].writes:
+            if written not in spec.tables and written not in fed and written in schema:
+                fed.append(written)
+                writers.append(written)
+    return sorted(fed)

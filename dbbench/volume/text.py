@@ -45,16 +45,29 @@ def _column(kind: str, values: list[Any], one: Callable[[Any], str]) -> list[str
     return list(map(one, values))
 
 
-def encoder(kinds: list[str], encode_bytes: Callable[[bytes], str]) -> Callable[[list[list[Any]]], bytes]:
+def encoder(
+    kinds: list[str], encode_bytes: Callable[[bytes], str], native_binary: bool = False
+) -> Callable[[list[list[Any]]], bytes]:
     """Columns of values of ``kinds`` -> the rows as bulk-load text (``encode_bytes``: one binary
-    value as the dialect reads it), NULL where None."""
+    value as the dialect reads it), NULL where None. A ``native`` value
+    (:class:`dbbench.volume.generators.Native`) is its bytes where ``native_binary`` (MySQL's
+    geometry and BIT), else its text."""
+    natives = [k == "native" for k in kinds]
+    kinds = [("bytes" if native_binary else "text") if n else k for k, n in zip(kinds, natives)]
     ones = converters([_BY_KIND.get(k, "text") for k in kinds], encode_bytes, [False] * len(kinds))
+
+    def spelled(values: list[Any]) -> list[Any]:
+        if native_binary:
+            return [None if v is None else v.binary for v in values]
+        return [None if v is None else v.text for v in values]
 
     def encode(columns: list[list[Any]]) -> bytes:
         if not columns or not columns[0]:
             return b""
         text = []
-        for kind, one, values in zip(kinds, ones, columns):
+        for kind, one, values, native in zip(kinds, ones, columns, natives):
+            if native:
+                values = spelled(values)
             if None not in values:
                 text.append(_column(kind, values, one))
                 continue
