@@ -101,3 +101,22 @@ def test_the_unedited_starter_spec_loads_every_table(schema, dialect, owned, tmp
     run = run_cli("fill", "--catalog", str(catalog), *common, "--scale", str(SCALE), timeout=600)
     assert run.code == 0 and "Traceback" not in run.output, ("fill", run.output)
     assert own_rows(ns, dialect) == rows
+
+
+def test_a_value_mysql_would_change_is_one_line_not_a_traceback(owned, tmp_path):
+    """MySQL's LOAD DATA warns (and dbbench refuses the load) where a value breaks a CHECK: one
+    line naming the table and the warning, exit 2 (it was a RuntimeError traceback)."""
+    catalog = tmp_path / "checks"
+    shutil.copytree(SCHEMAS / "checks", catalog)
+    (catalog / "01-any.toml").write_text(ENTRY, encoding="utf-8")
+    (catalog / "data").mkdir()
+    (catalog / "data" / "spec.toml").write_text(
+        '[tables.film]\nrows = 10\n[tables.film.columns]\nfilm_id = { gen = "sequence" }\n'
+        'rating = { gen = "const", value = "X" }\n',
+        encoding="utf-8",
+    )
+    ns = owned("h32vol_warned_my")
+    run = run_cli("seed", "--catalog", str(catalog), "--only", "mysql", "--namespace", ns)
+    assert run.code == 2 and "Traceback" not in run.output, run.output
+    line = run.stderr.strip().splitlines()[-1]
+    assert line.startswith("dbbench: error: MySQL: LOAD DATA into `film` warned:") and "3819" in line, line
