@@ -564,7 +564,7 @@ def seed_catalog(
     from dbbench.setup import namespace as setupsql
     from dbbench.volume import catalog as volume
 
-    cat = catalogs.open_catalog(catalog)
+    cat = catalogs.open_catalog(catalog, need_shapes=False)
     spec = volume.of_catalog(cat, [scale])  # checked at the run's scale too, before anything is touched
     with progress() if progress else contextlib.nullcontext() as report:
         cat, res = setupsql.load(

@@ -190,8 +190,13 @@ def setup_files(directory: Path) -> dict[str, list[Path]]:
     return out
 
 
-def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = None) -> Catalog:
-    """Load and validate a catalog (a name under ``sql/catalog/``, a directory, or one entry file)."""
+def open_catalog(
+    name_or_path: str | Path = "alpine", only: list[str] | None = None, *, need_shapes: bool = True
+) -> Catalog:
+    """Load and validate a catalog (a name under ``sql/catalog/``, a directory, or one entry file).
+
+    ``need_shapes=False`` (building and filling a namespace: seed, validate) also takes a directory
+    that holds only setup SQL, a schema without query shapes yet: a Catalog without shapes."""
     path = resolve(name_or_path)
     is_dir = path.is_dir()
     directory = path if is_dir else path.parent
@@ -199,8 +204,9 @@ def open_catalog(name_or_path: str | Path = "alpine", only: list[str] | None = N
     setup = setup_files(directory)
     if sqlfiles.is_sql_catalog(path):  # annotated .sql files (dbbench.catalog.sqlfiles)
         return _sql_catalog(path, setup, only)
-    if not files:
-        raise CatalogError(f"{path}: no .toml catalog entries (or annotated .sql files)")
+    if not files and not (setup and not need_shapes):
+        hint = " (`dbbench seed --catalog` and `init` need only its setup SQL)" if setup else ""
+        raise CatalogError(f"{path}: no .toml catalog entries (or annotated .sql files){hint}")
     # A catalog that builds its own data cannot use the alpine dataset's values.
     offered = () if setup else DATASET_PARAMS
     shapes, problems = [], []

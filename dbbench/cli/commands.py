@@ -122,7 +122,7 @@ def validate_cmd(catalog, namespace) -> None:
     from dbbench.volume import SpecError
     from dbbench.volume.catalog import of_catalog
 
-    cat = catalogs.open_catalog(catalog)
+    cat = catalogs.open_catalog(catalog, need_shapes=False)
     checked = {d: setupsql.prepare(cat, d, namespace, isolate=isolate()) for d in cat.setup}
     problems = list(dict.fromkeys(p for _, found in checked.values() for p in found))
     try:

@@ -110,9 +110,11 @@ def render_validate(cat: Any, setup: dict[str, int], skipped: dict[str, Any] | N
     where = "; ".join(
         f"{DIALECT_LABEL[d]}: {cat.setup_label(d)} ({n:,} statements)" for d, n in setup.items()
     )
+    table = tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"]) + "\n\n"
+    counted = f"{len(cat.shapes)} shapes valid" if rows else "no query shapes yet (a schema to seed and fill)"
     return (
-        tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"])
-        + f"\n\n{cat.path}: {len(cat.shapes)} shapes valid; "
+        (table if rows else "")
+        + f"{cat.path}: {counted}; "
         + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)")
         + "".join(
             f"\n{DIALECT_LABEL[d]} {cat.setup_label(d)}: {n:,} statement{'s' if n != 1 else ''}: {why}"

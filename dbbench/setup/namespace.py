@@ -539,7 +539,7 @@ def load(
     checked first (:func:`prepare`): every refused statement is listed before anything is touched."""
     if not defaults.valid_namespace(namespace):
         raise DbbenchError(f"namespace {namespace!r}: {defaults.NAMESPACE_RULE}")
-    cat = catalog if isinstance(catalog, Catalog) else open_catalog(catalog)
+    cat = catalog if isinstance(catalog, Catalog) else open_catalog(catalog, need_shapes=False)
     if not cat.has_setup:
         raise SetupError(f"{cat.path}: the catalog has no setup SQL (setup.sql or setup.<dialect>.sql)")
     problems: list[str] = []
