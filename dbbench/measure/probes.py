@@ -12,6 +12,7 @@ and is tagged ``/* dbbench */`` so that ``dbbench capture`` leaves it out.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,41 @@ def _frequency(conn, d: Dialect, col: Column, order: str, offset: int = 0) -> tu
     return None if row is None else (row["v"], int(row["n"]))
 
 
+Extremes = tuple[tuple[Any, int], tuple[Any, int], int]
+# per connection, the extremes of each (table, column) read on it: the shapes of a run share
+# columns, and every sample is rolled back, so the data a connection sees does not change
+_EXTREMES: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Extremes | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def extremes(conn, d: Dialect, col: Column) -> Extremes | None:
+    """((value, rows) of the hottest value, of the rarest, the table's rows) of ``col``, in one
+    reading of the column; None when it holds no value."""
+    try:
+        known = _EXTREMES.setdefault(conn, {})
+    except TypeError:  # a connection that takes no weak reference: read every time
+        known = {}
+    key = (col.table, col.column)
+    if key not in known:
+        c, t = col.column, col.table
+        row = d.query_row(
+            conn,
+            f"{TAG}WITH g AS (SELECT {c} AS v, COUNT(*) AS n FROM {t} WHERE {c} IS NOT NULL GROUP BY {c}) "
+            "SELECT h.v AS hv, h.n AS hn, r.v AS rv, r.n AS rn, "
+            f"(SELECT COUNT(*) FROM {t}) AS total "
+            "FROM (SELECT v, n FROM g ORDER BY n DESC, v LIMIT 1) h "
+            "CROSS JOIN (SELECT v, n FROM g ORDER BY n, v LIMIT 1) r",
+            {},
+        )
+        known[key] = (
+            None
+            if row is None
+            else ((row["hv"], int(row["hn"])), (row["rv"], int(row["rn"])), int(row["total"]))
+        )
+    return known[key]
+
+
 def _count(conn, d: Dialect, col: Column, distinct: bool) -> int:
     what = f"DISTINCT {col.column}" if distinct else "*"
     row = d.query_row(conn, f"{TAG}SELECT COUNT({what}) AS n FROM {col.table}", {})
@@ -157,10 +193,12 @@ def probes(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> 
         for name, col in columns(conn, d, sql).items():
             if col.how != "eq" or name in later:  # an IN-list: its first value swapped, the others kept
                 continue
-            total = _count(conn, d, col, False)
-            for order, word in (("DESC", "hottest"), ("ASC", "rarest")):
-                found = _frequency(conn, d, col, order)
-                if found is None or any(found[0] == p.params[name] for p in out if name in p.params):
+            ends = extremes(conn, d, col)
+            if ends is None:
+                continue
+            hottest, rarest, total = ends
+            for found, word in ((hottest, "hottest"), (rarest, "rarest")):
+                if any(found[0] == p.params[name] for p in out if name in p.params):
                     continue
                 if found[0] == params.get(name):
                     continue
