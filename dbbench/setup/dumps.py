@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from dbbench.setup import mysqldump, pgdump
+from dbbench.setup.extensions import Extensions
 from dbbench.setup.mysqldump import Facts
 from dbbench.setup.split import Statement
 
@@ -31,10 +32,12 @@ def adapt(
     skipped: Counter[str],
     head: str = "",
     facts: Facts | None = None,
+    extensions: Extensions | None = None,
 ) -> Iterator[Statement]:
     """``statements`` as the namespace should run them (see the module docstring); ``head``: the
     file's first lines, where mysqldump names the database it dumps; ``facts``: what is known of
-    the whole file so far, and filled as the statements go by."""
+    the whole file so far, and filled as the statements go by; ``extensions``: the PostgreSQL
+    server's (:mod:`dbbench.setup.extensions`; None: none)."""
     if dialect == "postgresql":
-        return pgdump.adapt(statements, namespace, skipped)
+        return pgdump.adapt(statements, namespace, skipped, extensions)
     return mysqldump.adapt(statements, namespace, skipped, head, Facts() if facts is None else facts)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbbench.setup import dumps, references
+from dbbench.setup.extensions import Extensions
 from dbbench.setup.split import INSERT_HEAD, SetupError, Statement, data_rows, split_file, split_sql
 
 _Q = r'(?:"[^"]+"|`[^`]+`|[A-Za-z_][\w$]*)'
@@ -76,7 +77,17 @@ _IN_BODIES = [(p, why) for p, why in _REFUSED if not p.pattern.startswith("^")] 
     )
 ]
 _BODY_DEPTH = 4  # bodies within bodies checked, deeper is refused
-_EXTENSION = re.compile(rf"^\s*CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?({_Q})", re.I)
+_EXTENSION = re.compile(
+    rf"^\s*CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?({_Q})(?:\s+WITH)?(?:\s+SCHEMA\s+({_Q}))?", re.I
+)
+# PostgreSQL DDL of objects the write patterns below do not name (operators, their classes and
+# families, aggregates …): its qualified name is a target.
+_QUALIFIED_OBJECT_DDL = re.compile(
+    rf"^\s*(?:CREATE|ALTER|DROP|COMMENT\s+ON)\s+(?:OR\s+REPLACE\s+)?(?:OPERATOR(?:\s+CLASS|\s+FAMILY)?|AGGREGATE|"
+    rf"COLLATION|CONVERSION|TEXT\s+SEARCH\s+\w+|STATISTICS)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*"
+    r"([\w$]+|\"[^\"]+\"|[-+*/<>=~!@#%^&|`?]+)",
+    re.I,
+)
 _QUALIFIED_WRITE = re.compile(
     rf"\b(?:INTO|UPDATE|TABLE|VIEW|SEQUENCE|TRIGGER|PROCEDURE|FUNCTION|TYPE|DOMAIN|REFERENCES|TRUNCATE|COPY|"
     rf"DELETE\s+FROM)\s+(?:ONLY\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_Q})\s*\.\s*({_Q})",
@@ -134,7 +145,12 @@ def _without_data_rows(code: str) -> str:
 
 
 def check_statement(
-    stmt: Statement, namespace: str, dialect: str | None = None, *, any_reference: bool = True
+    stmt: Statement,
+    namespace: str,
+    dialect: str | None = None,
+    *,
+    any_reference: bool = True,
+    extensions: Extensions | None = None,
 ) -> str | None:
     """Why ``stmt`` may not run in a setup script, or None. ``dialect``: the one it runs on (None:
     either; every dialect's reading of names applies).
@@ -144,21 +160,27 @@ def check_statement(
     procedure, trigger and DO bodies too, and so is dynamic SQL in a body. Without it (the SQL runs
     as the namespace's own role, and the server refuses what reaches outside) a dump that calls an
     extension's function in ``public`` or runs dynamic SQL in its functions still loads; writes to
-    another schema's names are refused early either way."""
+    another schema's names are refused early either way. ``extensions``: the PostgreSQL server's
+    (:mod:`dbbench.setup.extensions`): naming an object of one (``public.similarity(…)``) is a read."""
     code = _without_data_rows(stmt.code)
     why = _check_code(stmt, code, namespace)
     if why or not any_reference:
         return why
-    return _check_references(stmt, code, namespace, dialect, 0)
+    return _check_references(stmt, code, namespace, dialect, 0, extensions)
 
 
 def _check_references(
-    stmt: Statement, code: str, namespace: str, dialect: str | None, depth: int
+    stmt: Statement,
+    code: str,
+    namespace: str,
+    dialect: str | None,
+    depth: int,
+    extensions: Extensions | None = None,
 ) -> str | None:
     """Names of another database or schema (:mod:`dbbench.setup.references`), in the code and, on
     PostgreSQL, in the function and DO bodies it holds."""
     for d in (dialect,) if dialect else ("postgresql", "mysql"):
-        ref = references.foreign_reference(code, namespace, d)
+        ref = references.foreign_reference(code, namespace, d, extensions if d == "postgresql" else None)
         if ref:
             return (
                 f"names {ref}, outside the namespace {namespace!r} (another schema or database; "
@@ -177,7 +199,7 @@ def _check_references(
             for pattern, why in _IN_BODIES:
                 if pattern.search(s.code):
                     return why
-            found = _check_references(s, s.code, namespace, "postgresql", depth + 1)
+            found = _check_references(s, s.code, namespace, "postgresql", depth + 1, extensions)
             if found:
                 return found
     return None
@@ -188,16 +210,20 @@ def _check_code(stmt: Statement, code: str, namespace: str) -> str | None:
     to a name qualified with another schema."""
     ext = _EXTENSION.match(code)
     if ext:
-        name = ext.group(1)
+        name, schema = ext.group(1), ext.group(2) or "public"
         return (
             f"creates server-wide objects (the extension {name}, which only a superuser may create): have one "
-            f"install it on the server first, outside the namespace (CREATE EXTENSION {name} SCHEMA public), "
-            "and leave it out of the setup SQL (pg_dump -n SCHEMA dumps no extensions)"
+            f"install it on the server first, outside the namespace (CREATE EXTENSION {name} SCHEMA {schema}); "
+            "the setup then skips this statement"
         )
     for pattern, why in _REFUSED:
         if pattern.search(code):
             return why
-    found = [m for pattern in (_QUALIFIED_WRITE, _QUALIFIED_ON) for m in pattern.finditer(code)]
+    found = [
+        m
+        for pattern in (_QUALIFIED_WRITE, _QUALIFIED_ON, _QUALIFIED_OBJECT_DDL)
+        for m in pattern.finditer(code)
+    ]
     if _ALL_TARGETS.search(code):
         found += _QUALIFIED_NAME.finditer(code)
     for pattern in _TARGET_LISTS:
@@ -247,14 +273,18 @@ def statements(
     skipped: Counter[str] | None = None,
     on_bytes: Callable[[int], object] | None = None,
     facts: dumps.Facts | None = None,
+    extensions: Extensions | None = None,
 ) -> Iterator[Statement]:
     """The statements of one setup file as it is read (:func:`~dbbench.setup.split.split_file`;
     ``binds`` and ``on_bytes`` are its), after its dump adapter (:mod:`dbbench.setup.dumps`; what
     it skips is counted in ``skipped``; ``facts``: what :func:`check_file` learned of the whole
-    file). Not checked: see :func:`check_file`."""
+    file; ``extensions``: the PostgreSQL server's, :mod:`dbbench.setup.extensions`). Not checked:
+    see :func:`check_file`."""
     counts: Counter[str] = Counter() if skipped is None else skipped
     split = split_file(file, dialect, binds, on_bytes)
-    return dumps.adapt(dialect, split, namespace, counts, head=_head(file), facts=facts)
+    return dumps.adapt(
+        dialect, split, namespace, counts, head=_head(file), facts=facts, extensions=extensions
+    )
 
 
 @dataclass
@@ -277,14 +307,15 @@ def check_file(
     binds: Mapping[str, str] | None = None,
     skipped: Counter[str] | None = None,
     on_bytes: Callable[[int], object] | None = None,
+    extensions: Extensions | None = None,
 ) -> FileCheck:
     """Check every statement of one setup file (a file that cannot be read or split raises). A file
     with refused statements is read once more knowing all it creates (a foreign key may name a
     table of the dump created later). The checks are early, friendly errors: the server's
-    privileges are the boundary."""
+    privileges are the boundary. ``extensions``: the PostgreSQL server's (None: none)."""
     facts = dumps.Facts()
     counts: Counter[str] = Counter()
-    checks = _Checks(text_checks, any_reference)
+    checks = _Checks(text_checks, any_reference, extensions)
     count, problems = _check_pass(file, dialect, namespace, checks, binds, counts, on_bytes, facts)
     if problems and facts.created:
         counts = Counter()
@@ -298,10 +329,13 @@ def check_file(
 class _Checks:
     text: bool  # the text checks at all (False: tests showing that the server refuses)
     any_reference: bool  # any reference outside the namespace (check_statement)
+    extensions: Extensions | None = None  # the PostgreSQL server's
 
     def why(self, stmt: Statement, namespace: str, dialect: str) -> str | None:
-        return (
-            check_statement(stmt, namespace, dialect, any_reference=self.any_reference) if self.text else None
+        if not self.text:
+            return None
+        return check_statement(
+            stmt, namespace, dialect, any_reference=self.any_reference, extensions=self.extensions
         )
 
 
@@ -316,7 +350,16 @@ def _check_pass(
     facts: dumps.Facts,
 ) -> tuple[int, list[str]]:
     count, problems = 0, []
-    stmts = statements(file, dialect, namespace, binds=binds, skipped=skipped, on_bytes=on_bytes, facts=facts)
+    stmts = statements(
+        file,
+        dialect,
+        namespace,
+        binds=binds,
+        skipped=skipped,
+        on_bytes=on_bytes,
+        facts=facts,
+        extensions=checks.extensions,
+    )
     for count, s in enumerate(stmts, 1):
         why = checks.why(s, namespace, dialect)
         if why:
@@ -336,12 +379,15 @@ def checked_statements(
     any_reference: bool = True,
     binds: Mapping[str, str] | None = None,
     on_bytes: Callable[[int], object] | None = None,
+    extensions: Extensions | None = None,
 ) -> Iterator[Statement]:
     """The statements of a file :func:`check_file` passed (``facts``: what it learned), as read
     again to run them, each checked again (the file may have changed since): the first refused
     one raises."""
-    stmts = statements(file, dialect, namespace, binds=binds, on_bytes=on_bytes, facts=facts)
-    checks = _Checks(text_checks, any_reference)
+    stmts = statements(
+        file, dialect, namespace, binds=binds, on_bytes=on_bytes, facts=facts, extensions=extensions
+    )
+    checks = _Checks(text_checks, any_reference, extensions)
     for k, s in enumerate(stmts, 1):
         why = checks.why(s, namespace, dialect)
         if why:
@@ -358,6 +404,7 @@ def statements_for(
     any_reference: bool = True,
     binds: Mapping[str, str] | None = None,
     skipped: Counter[str] | None = None,
+    extensions: Extensions | None = None,
 ) -> list[Statement]:
     """The checked statements of one (small) setup file as a list; every refused statement is
     found before one :class:`SetupError` lists them all."""
@@ -369,10 +416,11 @@ def statements_for(
         any_reference=any_reference,
         binds=binds,
         skipped=skipped,
+        extensions=extensions,
     )
     if found.problems:
         raise SetupError.of(found.problems)
-    return list(statements(file, dialect, namespace, binds=binds, facts=found.facts))
+    return list(statements(file, dialect, namespace, binds=binds, facts=found.facts, extensions=extensions))
 
 
 def _problem(file: Path, k: int, s: Statement, why: str) -> str:

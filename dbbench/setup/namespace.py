@@ -8,7 +8,8 @@
 * the namespace is dropped and re-created, and every statement runs inside it (``search_path`` /
   ``USE``), so unqualified names land there;
 * before anything runs, every statement is checked: switching namespace (``USE``, ``search_path``),
-  creating/dropping schemas or databases, transaction control, privileges, extensions, server-wide
+  creating/dropping schemas or databases, transaction control, privileges, extensions (but one
+  the PostgreSQL server already has, which is skipped: :mod:`dbbench.setup.extensions`), server-wide
   settings, the ``dbbench_meta`` marker, and any name of another schema or database (also in
   views and routine bodies: :mod:`dbbench.setup.references`) are refused, naming the file, the
   statement and its line;
@@ -36,6 +37,7 @@ from dbbench import defaults, dialects
 from dbbench.access.targets import Target
 from dbbench.catalog.entries import Catalog, open_catalog
 from dbbench.errors import DbbenchError, server_message
+from dbbench.setup import extensions as exts
 from dbbench.setup.dumps import Facts
 from dbbench.setup.guard import (  # noqa: F401 (check_statement, statements_for: re-exported)
     check_file,
@@ -135,6 +137,8 @@ class Prepared:
     skipped: Counter[str]
     seconds: float
     facts: list[Facts]  # per file: what its dump adapter learned, for the pass that runs it
+    # PostgreSQL: the server's extensions, and those the setup SQL asked for (its search_path)
+    extensions: exts.Extensions | None = None
 
 
 def prepare(
@@ -146,10 +150,15 @@ def prepare(
     isolate: bool = True,
     scale: int | None = None,
     progress: Progress | None = None,
+    extensions: exts.Extensions | None = None,
 ) -> tuple[Prepared, list[str]]:
     """The check pass over a dialect's setup files (:func:`~dbbench.setup.guard.check_file`):
     their statement count and skips, and every problem of every file. ``isolate=False`` (the SQL
-    will run as dbbench's own user): any reference outside the namespace is refused too."""
+    will run as dbbench's own user): any reference outside the namespace is refused too.
+    ``extensions``: the PostgreSQL server's (:func:`dbbench.setup.extensions.read`); None: no
+    server read (``dbbench validate``), what the SQL does to extensions is left to the seed."""
+    if dialect == "postgresql" and extensions is None:
+        extensions = exts.unread()
     files = catalog.setup[dialect]
     on_bytes = _on_bytes(progress, dialect, "checking", files)
     skipped: Counter[str] = Counter()
@@ -164,12 +173,24 @@ def prepare(
             binds=_binds(scale),
             skipped=skipped,
             on_bytes=on_bytes,
+            extensions=extensions,
         )
         for file in files
     ]
     count = sum(c.statements for c in checks)
-    prepared = Prepared(files, count, skipped, time.perf_counter() - start, [c.facts for c in checks])
+    prepared = Prepared(
+        files, count, skipped, time.perf_counter() - start, [c.facts for c in checks], extensions
+    )
     return prepared, [p for c in checks for p in c.problems]
+
+
+def server_extensions(target: Target) -> exts.Extensions | None:
+    """The extensions a PostgreSQL target has installed (None on MySQL), read as dbbench's own
+    user (:func:`dbbench.setup.extensions.read`)."""
+    if target.dialect != "postgresql":
+        return None
+    with target.all_or_nothing() as conn:
+        return exts.read(conn)
 
 
 def _binds(scale: int | None) -> dict[str, str]:
@@ -284,6 +305,12 @@ def _run_files(
     quoting = dialect == "mysql" and text_checks
     if quoting:
         _refuse_unreadable_quoting(conn, "before the setup SQL runs,")
+    if prepared.extensions is not None and len(prepared.extensions.search_path(namespace)) > 1:
+        # the schemas of the installed extensions the setup SQL asked for follow the namespace:
+        # their unqualified functions, operators and types resolve (what the role may use there)
+        path = ", ".join(d.quote(s) for s in prepared.extensions.search_path(namespace))
+        with conn.cursor() as cur:
+            cur.execute(f"SET search_path TO {path}")
     for file, facts in zip(prepared.files, prepared.facts, strict=True):
         stmts = checked_statements(
             file,
@@ -294,6 +321,7 @@ def _run_files(
             any_reference=not isolate,
             binds=_binds(scale),
             on_bytes=on_bytes,
+            extensions=prepared.extensions,
         )
         for k, s in enumerate(read_ahead(stmts), start=1):
             if cancel is not None:
@@ -399,6 +427,7 @@ def setup_target(
             isolate=isolate,
             scale=scale,
             progress=progress,
+            extensions=server_extensions(target),
         )
         if problems:
             raise SetupError.of(problems)
@@ -558,6 +587,7 @@ def load(
             isolate=isolate,
             scale=scale,
             progress=progress,
+            extensions=server_extensions(t),
         )
         problems += found
     if problems:

@@ -28,8 +28,12 @@ unchanged. In a dump:
   ``SET LOCAL``: for the setup's transaction only.
 
 A statement naming another schema than the dumped one is left as it is, so the text checks and the
-server refuse it; so is ``CREATE EXTENSION`` of anything but plpgsql (only a superuser may create
-one: the text checks say how to proceed).
+server refuse it. Extensions (:mod:`dbbench.setup.extensions`): ``CREATE`` / ``COMMENT ON`` / ``DROP
+EXTENSION`` of one the server already has is skipped (in any setup SQL, a dump or not); of one it
+has not, left for the text checks to refuse (only a superuser may create one: they say how to
+proceed). Names qualified with the dumped schema that are objects of an extension installed in it
+(``public.gin_trgm_ops``, ``OPERATOR(public.%)``, ``public.similarity(…)``) are left as they are:
+the server's, not the namespace's.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
+from dbbench.setup.extensions import Extensions, none
 from dbbench.setup.split import Statement
 
 SKIP_META = "psql's \\restrict / \\unrestrict lines skipped (psql meta-commands, not SQL)"
@@ -65,6 +70,13 @@ MAPPED_SETTINGS = "the dump's other session settings run as SET LOCAL (for the s
 
 def mapped_names(schema: str) -> str:
     return f"names qualified with the dumped schema {schema} rewritten to the namespace"
+
+
+def kept_names(schema: str) -> str:
+    return (
+        f"names of objects of the extensions installed in {schema} (functions, operators, operator "
+        f"classes, types) left qualified with {schema}"
+    )
 
 
 _IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*)'
@@ -137,6 +149,8 @@ _REG_CAST = re.compile(  # unquoted, or quoted by --quote-all-identifiers
     re.I,
 )
 _SETVAL_BEFORE = re.compile(r'\bsetval"?\s*\(\s*$', re.I)
+# what follows a qualifier: the name it qualifies (quoted, a word, or an operator)
+_AFTER_DOT = re.compile(r'\s*\.\s*(?:"((?:[^"]|"")+)"|([A-Za-z_][\w$]*)|([-+*/<>=~!@#%^&|`?]+))')
 
 
 def _unquote(name: str) -> str:
@@ -147,11 +161,18 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def adapt(statements: Iterable[Statement], namespace: str, skipped: Counter[str]) -> Iterator[Statement]:
+def adapt(
+    statements: Iterable[Statement],
+    namespace: str,
+    skipped: Counter[str],
+    extensions: Extensions | None = None,
+) -> Iterator[Statement]:
     """A dump's statements as the namespace runs them (see the module docstring); ordinary setup
-    SQL passes through unchanged."""
+    SQL passes through unchanged but for the extensions the server has (``extensions``, read by
+    the setup; None: a server without any)."""
+    ext = none() if extensions is None else extensions
     head: list[Statement] = []
-    it = iter(statements)
+    it = ext.skip(statements, skipped)
     created: set[str] = set()  # the databases the head creates (pg_dump --create, a psql script)
     for s in it:
         head.append(s)
@@ -161,7 +182,7 @@ def adapt(statements: Iterable[Statement], namespace: str, skipped: Counter[str]
             or _OLD_SEARCH_PATH.match(s.code)
             or (connect and _unquote(connect.group("name")) in created)
         ):
-            dump = _Dump(namespace, skipped)
+            dump = _Dump(namespace, skipped, ext)
             for h in head:
                 yield from dump.map(h)
             for s in it:
@@ -179,8 +200,8 @@ def adapt(statements: Iterable[Statement], namespace: str, skipped: Counter[str]
 class _Dump:
     """The mapping of one dump: its dumped schema once known."""
 
-    def __init__(self, namespace: str, skipped: Counter[str]):
-        self.namespace, self.skipped = namespace, skipped
+    def __init__(self, namespace: str, skipped: Counter[str], extensions: Extensions):
+        self.namespace, self.skipped, self.extensions = namespace, skipped, extensions
         self.target = _quote(namespace)
         self.schema: str | None = None
         self.names: re.Pattern[str] | None = None
@@ -276,40 +297,71 @@ class _Dump:
 
     def _rename(self, s: Statement) -> Statement:
         """The dumped schema's qualifiers in the code, and its ``'schema.name'`` sequence literals,
-        rewritten to the namespace."""
-        names, target, text = self.names, self.target, s.text
+        rewritten to the namespace; but those of an installed extension's objects."""
+        names, text = self.names, s.text
         if names is None or self.schema is None:
             return s
         if not names.search(s.code) and not ("'" in text and self.schema in text.lower()):
             return s
+        kept = [False]
         out: list[str] = []
         pos = 0
         for m in _TOKENS.finditer(text):
             kind, token = m.lastgroup, m.group(0)
             if kind == "ident":
                 q = names.match(text, m.start())
-                token = target if q and q.end() == m.end() else token
+                if q and q.end() == m.end():
+                    token = self._qualifier(text, m.end(), token, kept)
             elif kind == "lit" and (
                 _REG_CAST.match(text, m.end())
                 or _SETVAL_BEFORE.search(text, max(0, m.start() - 64), m.start())
             ):
                 token = self._literal(token)
-            out.append(names.sub(target, text[pos : m.start()]))
+            out.append(self._sub(text, pos, m.start(), kept))
             out.append(token)
             pos = m.end()
-        out.append(names.sub(target, text[pos:]))
+        out.append(self._sub(text, pos, len(text), kept))
         renamed = "".join(out)
+        if kept[0]:
+            self.skipped[kept_names(self.schema)] += 1
         if renamed == text:
             return s
         self.skipped[mapped_names(self.schema)] += 1
-        return Statement(renamed, s.line, names.sub(target, s.code), s.data)
+        return Statement(renamed, s.line, self._sub(s.code, 0, len(s.code), [False]), s.data)
+
+    def _sub(self, text: str, start: int, end: int, kept: list[bool]) -> str:
+        """``text[start:end]`` with the dumped schema's qualifiers rewritten (read in the whole
+        text: the name after a qualifier may be the next token)."""
+        assert self.names is not None
+        out: list[str] = []
+        pos = start
+        for m in self.names.finditer(text, start):
+            if m.start() >= end:
+                break
+            out.append(text[pos : m.start()])
+            out.append(self._qualifier(text, m.end(), m.group(0), kept))
+            pos = m.end()
+        out.append(text[pos:end])
+        return "".join(out)
+
+    def _qualifier(self, text: str, at: int, written: str, kept: list[bool]) -> str:
+        """The dumped schema's qualifier ``written`` before ``text[at:]`` (``.name``): the
+        namespace, or as written when the name is an installed extension's object there."""
+        m = _AFTER_DOT.match(text, at)
+        if m and self.schema is not None:
+            quoted, word, op = m.groups()
+            name = quoted.replace('""', '"') if quoted is not None else word.lower() if word else op
+            if self.extensions.is_object(self.schema, name):
+                kept[0] = True
+                return written
+        return self.target
 
     def _literal(self, token: str) -> str:
         """``'schema.name'`` (a regclass or setval argument) with the dumped schema → the namespace."""
         assert self.names is not None
         inner = token[1:-1].replace("''", "'")
         m = self.names.match(inner)
-        if not m:
+        if not m or self._qualifier(inner, m.end(), "", [False]) == "":
             return token
         inner = self.target + inner[m.end() :]
         return "'" + inner.replace("'", "''") + "'"

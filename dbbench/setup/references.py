@@ -7,7 +7,9 @@ names a relation, a routine or a sequence of names: after ``FROM``, ``JOIN``, ``
 or more (``db.table.column``). It is a column of a table or alias (``o.id``) only where an expression
 is certain to stand: after ``SELECT``, ``WHERE``, ``ON``, ``SET``, an operator and the like; any other
 place counts as a reference. On PostgreSQL a type or operator class (``col public.citext``,
-``x::public.mood``) reads no data and passes.
+``x::public.mood``) reads no data and passes, and so does any object of an extension the server
+has installed there (``public.similarity(…)``, ``OPERATOR(public.%)``: :mod:`dbbench.setup.extensions`),
+but in the DDL of operators, aggregates and the like, where every name is a target.
 
 PostgreSQL function and ``DO`` bodies (dollar- or single-quoted) are read as the SQL they are,
 and checked the same way, nested bodies included; ``EXECUTE`` in a body (dynamic SQL, whose text
@@ -20,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from dbbench.setup.extensions import Extensions
 
 _COMMON = r"""
  (?P<ws>\s+)
@@ -228,18 +232,31 @@ def _name(tok: _Tok, dialect: str) -> str:
     return tok.text.lower() if dialect == "postgresql" else tok.text
 
 
-def foreign_reference(code: str, namespace: str, dialect: str) -> str | None:
+def foreign_reference(
+    code: str, namespace: str, dialect: str, extensions: Extensions | None = None
+) -> str | None:
     """The first name in ``code`` (a statement with its text blanked) that refers to another
-    database or schema, as written, or None."""
+    database or schema, as written, or None. ``extensions``: the PostgreSQL server's; naming an
+    object of one is a read (but in object DDL)."""
     allowed = {namespace} | _SYSTEM_SCHEMAS[dialect]
-    m = _OPERATOR.search(code)
-    if m and m.group(1).strip('"').lower() not in allowed:
+    strict = dialect == "postgresql" and bool(_OBJECT_DDL.match(code))
+    objects = None if strict else extensions
+    for m in _OPERATOR.finditer(code):
+        schema = m.group(1)
+        schema = schema[1:-1].replace('""', '"') if schema.startswith('"') else schema.lower()
+        if schema in allowed or (objects is not None and objects.is_object(schema, m.group(2))):
+            continue
         return f"OPERATOR({m.group(1)}.{m.group(2)})"
     toks = _tokens(code, dialect)
-    strict = dialect == "postgresql" and bool(_OBJECT_DDL.match(code))
     for start, end in _chains(toks):
         if _name(toks[start], dialect) in allowed:
             continue
+        if (
+            objects is not None
+            and end - start == 3
+            and objects.is_object(_name(toks[start], dialect), _name(toks[start + 2], dialect))
+        ):
+            continue  # an installed extension's function, type, operator class: a read
         written = "".join(t.text for t in toks[start:end])
         if strict or _is_reference(toks, start, end, dialect):
             return written
