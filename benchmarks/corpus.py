@@ -15,6 +15,15 @@ in a namespace of its own (``corpus_NN``), one step after the other, each bounde
 3. ``dbbench seed --catalog D --namespace NS --only DIALECT --scale N``: the spec, unedited;
 4. ``dbbench explain --catalog D --namespace NS --only DIALECT``: the catalog's shapes, if any.
 
+``--install-extensions`` first does what dbbench's refusal of ``CREATE EXTENSION`` tells a user
+to do, on the LOCAL PostgreSQL only and only when dbbench's own user is a superuser there: it
+installs, in ``public``, every extension the selected catalogs' PostgreSQL setup files ask for
+there (``CREATE EXTENSION [IF NOT EXISTS] x [WITH SCHEMA public]``) that the server ships and has
+not installed, printing one line each (and one per extension it leaves: not shipped, asked in
+another schema, already installed); the seed then skips those statements (docs/catalog.md). The
+extensions it installed are dropped at the end (not with ``--keep``); dbbench itself never
+installs one.
+
 A step runs only when the one before it exited 0. Prints one line per schema and dialect: tables,
 rows loaded by step 3, rows/s of its fill, each step's exit code (``-`` not run, ``T`` killed at the
 timeout) and the first line of the first failure; then the count of schemas that passed each step.
@@ -26,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,6 +88,113 @@ def catalogs(folder: Path) -> list[Path]:
         if dialects_of(d):
             out.append(d)
     return out
+
+
+_CREATE_EXTENSION = re.compile(
+    r'^\s*CREATE\s+EXTENSION\s+(?:IF\s+NOT\s+EXISTS\s+)?("(?:[^"]|"")+"|[A-Za-z_][\w$]*)'
+    r'(?:\s+WITH)?(?:\s+SCHEMA\s+("(?:[^"]|"")+"|[A-Za-z_][\w$]*))?',
+    re.I,
+)
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name.lower()
+
+
+def postgresql_files(catalog: Path) -> list[Path]:
+    """A catalog's PostgreSQL setup files (as docs/catalog.md finds them)."""
+    for name in ("setup.postgresql.sql", "setup.sql"):
+        if (catalog / name).is_file():
+            return [catalog / name]
+    return sorted(p for p in (catalog / "setup").glob("*.sql") if not p.name.endswith(".mysql.sql"))
+
+
+def asked_extensions(catalogs: list[Path]) -> dict[str, str]:
+    """The extensions the catalogs' PostgreSQL setup files create (-> the schema each asks for,
+    ``public`` when none), from their ``CREATE EXTENSION`` lines; plpgsql is the server's own."""
+    asked: dict[str, str] = {}
+    for catalog in catalogs:
+        for file in postgresql_files(catalog):
+            with file.open(encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    m = _CREATE_EXTENSION.match(line)
+                    if m and _unquote(m.group(1)) != "plpgsql":
+                        asked.setdefault(_unquote(m.group(1)), _unquote(m.group(2) or "public"))
+    return asked
+
+
+def _local_postgresql():
+    from dbbench import servers
+    from dbbench.access.targets import connect
+
+    url = servers.local_url("postgresql")
+    if url is None:
+        sys.exit("--install-extensions: no local PostgreSQL server (dbbench servers status)")
+    return connect(url, dialect="postgresql")
+
+
+def install_extensions(asked: dict[str, str]) -> list[str]:
+    """Install in ``public`` of the local PostgreSQL, as dbbench's own user when it is a superuser
+    there, the ``asked`` extensions it ships and has not installed; says what it does. Returns
+    those it installed."""
+
+    def say(line: str) -> None:
+        print(f"--install-extensions: {line}", flush=True)
+
+    if not asked:
+        say("the setup files ask for no extension")
+        return []
+    target = _local_postgresql()
+    done: list[str] = []
+    try:
+        with target.all_or_nothing() as conn, conn.cursor() as cur:
+            cur.execute("SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user")
+            user, superuser = cur.fetchone()
+            if not superuser:
+                say(f"dbbench's user {user} is no superuser on the local PostgreSQL: nothing installed")
+                return []
+            cur.execute(
+                "SELECT e.extname, n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+            )
+            installed = dict(cur.fetchall())
+            cur.execute("SELECT name FROM pg_available_extensions")
+            shipped = {r[0] for r in cur.fetchall()}
+            for name, schema in sorted(asked.items()):
+                if name in installed:
+                    say(f"{name}: already installed (in schema {installed[name]}), left as it is")
+                elif schema != "public":
+                    say(f"{name}: asked for in schema {schema}, not public: not installed")
+                elif name not in shipped:
+                    say(f"{name}: not shipped with this PostgreSQL: not installed")
+                else:
+                    quoted = '"' + name.replace('"', '""') + '"'
+                    try:
+                        cur.execute(f"CREATE EXTENSION {quoted} SCHEMA public")
+                        conn.commit()
+                    except Exception as exc:  # the server's refusal, said in one line
+                        conn.rollback()
+                        say(f"{name}: not installed: {str(exc).splitlines()[0][:200]}")
+                        continue
+                    done.append(name)
+                    say(f"{name}: installed in public as {user} (a superuser), as the seed's refusal says")
+    finally:
+        target.dispose()
+    return done
+
+
+def uninstall_extensions(names: list[str]) -> None:
+    """Drop the extensions :func:`install_extensions` installed (after the namespaces)."""
+    if not names:
+        return
+    target = _local_postgresql()
+    try:
+        with target.all_or_nothing() as conn, conn.cursor() as cur:
+            for name in names:
+                cur.execute('DROP EXTENSION IF EXISTS "' + name.replace('"', '""') + '"')
+            conn.commit()
+    finally:
+        target.dispose()
+    print(f"--install-extensions: dropped what it installed: {', '.join(names)}", flush=True)
 
 
 def has_shapes(catalog: Path) -> bool:
@@ -195,7 +312,15 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="Catalog names (their path under FOLDER) to run.")
     ap.add_argument("--dialect", choices=DIALECTS, help="Run only this dialect.")
     ap.add_argument("--json", type=Path, help="Write every outcome here.")
-    ap.add_argument("--keep", action="store_true", help="Leave the namespaces (to look at them).")
+    ap.add_argument(
+        "--keep", action="store_true", help="Leave the namespaces (and installed extensions) to look at them."
+    )
+    ap.add_argument(
+        "--install-extensions",
+        action="store_true",
+        help="Install in public of the LOCAL PostgreSQL (as dbbench's user, only if a superuser there) the "
+        "extensions the selected setup files ask for, as the seed's refusal tells a user; dropped at the end.",
+    )
     args = ap.parse_args()
     folder = args.folder.resolve()
     if not folder.is_dir():
@@ -214,6 +339,9 @@ def main() -> int:
     outcomes: list[Outcome] = []
     made: list[tuple[str, str]] = []
     started = time.monotonic()
+    installed: list[str] = []
+    if args.install_extensions:
+        installed = install_extensions(asked_extensions([c for c, _, d in todo if d == "postgresql"]))
     header = (
         f"{'schema':<26} {'dialect':<10} {'tables':>6} {'rows':>9} {'rows/s':>8}  "
         f"{'seed':>4} {'init':>4} {'fill':>4} {'expl':>4}  first failure"
@@ -236,6 +364,7 @@ def main() -> int:
     finally:
         if not args.keep:
             drop(made)
+            uninstall_extensions(installed)
     print()
     for step in STEPS:
         ran = [o for o in outcomes if o.codes[step] not in (NOT_RUN, "n/a")]

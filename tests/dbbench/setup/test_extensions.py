@@ -305,3 +305,55 @@ def test_an_installed_extensions_objects_are_reads_under_no_isolation(sql):
     if "gin_trgm_ops" not in sql:  # an operator class of another schema reads nothing either way
         assert check_statement(other, "ns", "postgresql", extensions=TRGM) is not None
         assert check_statement(stmt, "ns", "postgresql") is not None  # no server read: as before
+
+
+# -- benchmarks/corpus.py --install-extensions -----------------------------------------------------
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.servers
+def test_the_corpus_run_installs_what_the_setup_asks_for_and_drops_it_after(local_servers, tmp_path):
+    """What a user does following the refusal, done by the corpus script on the local server: the
+    schema seeds, and the extension it installed is gone afterwards (one already there stays)."""
+    import subprocess
+    import sys
+
+    cat = tmp_path / "corpus" / "postgresql" / "trgm"
+    cat.mkdir(parents=True)
+    (cat / "setup.postgresql.sql").write_text(
+        "CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;\n"
+        "CREATE EXTENSION IF NOT EXISTS pg_stat_statements;\n" + PLAIN
+    )
+    missing = tmp_path / "corpus" / "postgresql" / "missing"
+    missing.mkdir()
+    (missing / "setup.postgresql.sql").write_text(
+        "CREATE EXTENSION h32_not_shipped;\nCREATE TABLE t (id int);\n"
+    )
+    had = {r[0] for r in _sql("SELECT extname FROM pg_extension")}
+    assert "pg_trgm" not in had and "pg_stat_statements" in had  # else this test shows nothing
+    run = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/corpus.py",
+            str(tmp_path / "corpus"),
+            "--install-extensions",
+            "--scale",
+            "100",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = run.stdout
+    assert "--install-extensions: pg_trgm: installed in public as" in out, out + run.stderr
+    assert "--install-extensions: h32_not_shipped: not shipped with this PostgreSQL: not installed" in out
+    assert (
+        "--install-extensions: pg_stat_statements: already installed (in schema public), left as it is" in out
+    )
+    assert "--install-extensions: dropped what it installed: pg_trgm" in out
+    line = next(x for x in out.splitlines() if x.startswith("postgresql/trgm"))
+    assert line.split()[5:7] == ["0", "0"], out  # seed and init passed
+    line = next(x for x in out.splitlines() if x.startswith("postgresql/missing"))
+    assert line.split()[5] == "2" and "the extension h32_not_shipped, which only a superuser" in line, out
+    assert {r[0] for r in _sql("SELECT extname FROM pg_extension")} == had
