@@ -135,14 +135,27 @@ def _range_values(
     s: float,
     sigma: float | None,
     shown: tuple[Any, Any] | None = None,
+    every: Expr | None = None,
 ):
-    """(make, unique) of integer offsets in [lo, hi] with ``dist``; ``unique``: a permutation.
-    ``shown``: min and max as the spec wrote them (for messages)."""
+    """(make, unique) of integer offsets in [lo, hi] with ``dist``; ``unique``: a permutation;
+    ``sequential``: row i -> lo + (i // every) mod span (the row's rank within its parent when a
+    sequential foreign key walks ``every`` parents in turn). ``shown``: min and max as the spec
+    wrote them (for messages)."""
     span = hi - lo + 1
     if span < 1:
         a, b = shown if shown is not None else (lo, hi)
         raise GeneratorError(f"min {excerpt(str(a))} is above max {excerpt(str(b))}")
-    _check_dist(dist, DISTS, s)
+    _check_dist(dist, (*DISTS, "sequential"), s)
+    if every is not None and dist != "sequential":
+        raise GeneratorError("every: only with dist = 'sequential'")
+    if dist == "sequential":
+        stride = max(ctx.number(every), 1) if every is not None else 1
+        if ctx.unique and (stride != 1 or span < ctx.rows):
+            raise GeneratorError(
+                f"unique: dist = 'sequential' repeats values ({ctx.rows:,} rows, every {stride:,}, "
+                f"[min, max] has {span:,})"
+            )
+        return (lambda rows: [lo + (i // stride) % span for i in rows]), ctx.unique
     if sigma is not None and not 0 < sigma < math.inf:
         raise GeneratorError(f"sigma {sigma!r} is not a number above 0")
     if ctx.unique:
@@ -168,14 +181,26 @@ def _check_dist(dist: str, known: Sequence[str], s: float) -> None:
 _DIST = {"type": "text", "default": "uniform"}  # uniform | normal | zipf
 _S = {"type": "number", "default": 1.1}  # the Zipf exponent
 _SIGMA = {"type": "number", "default": None}  # the normal law's standard deviation
+_EVERY = {"type": "expr", "default": None}  # dist = "sequential": each value this many rows in turn
 
 
-@register("int", unique=True, min={"type": "int"}, max={"type": "int"}, dist=_DIST, s=_S, sigma=_SIGMA)
-def _int(ctx: Context, min: int, max: int, dist: str, s: float, sigma: float | None) -> Gen:
-    """Integers in [min, max]: dist uniform, normal (sigma, default a sixth of the range) or zipf
-    (exponent s; min the most frequent)."""
-    draw, unique = _range_values(ctx, min, max, dist, s, sigma)
-    return Gen("int", lambda rows, get: draw(rows), indexed=unique, unique=unique)
+@register(
+    "int",
+    unique=True,
+    min={"type": "int"},
+    max={"type": "int"},
+    dist=_DIST,
+    s=_S,
+    sigma=_SIGMA,
+    every=_EVERY,
+)
+def _int(
+    ctx: Context, min: int, max: int, dist: str, s: float, sigma: float | None, every: Expr | None
+) -> Gen:
+    """Integers in [min, max]: dist uniform, normal (sigma, default a sixth of the range), zipf
+    (exponent s; min the most frequent) or sequential (row i: min + (i // every) mod the range)."""
+    draw, unique = _range_values(ctx, min, max, dist, s, sigma, every=every)
+    return Gen("int", lambda rows, get: draw(rows), indexed=unique or dist == "sequential", unique=unique)
 
 
 @register(
@@ -187,9 +212,17 @@ def _int(ctx: Context, min: int, max: int, dist: str, s: float, sigma: float | N
     dist=_DIST,
     s=_S,
     sigma=_SIGMA,
+    every=_EVERY,
 )
 def _decimal(
-    ctx: Context, min: float, max: float, digits: int, dist: str, s: float, sigma: float | None
+    ctx: Context,
+    min: float,
+    max: float,
+    digits: int,
+    dist: str,
+    s: float,
+    sigma: float | None,
+    every: Expr | None,
 ) -> Gen:
     """Decimals in [min, max] with ``digits`` after the point (write the column's scale)."""
     if not 0 <= digits <= limits.MAX_DIGITS:
@@ -197,10 +230,11 @@ def _decimal(
     unit = 10**digits
     lo, hi = round(Decimal(str(min)) * unit), round(Decimal(str(max)) * unit)
     scaled = None if sigma is None else sigma * unit
-    draw, unique = _range_values(ctx, int(lo), int(hi), dist, s, scaled, (min, max))
+    draw, unique = _range_values(ctx, int(lo), int(hi), dist, s, scaled, (min, max), every)
+    indexed = unique or dist == "sequential"
     fmt = f"{{:.{digits}f}}"
     if digits == 0:
-        return Gen("decimal", lambda rows, get: list(map(str, draw(rows))), indexed=unique, unique=unique)
+        return Gen("decimal", lambda rows, get: list(map(str, draw(rows))), indexed=indexed, unique=unique)
     parts = f"%d.%0{digits}d"  # the same text as fmt, from integer parts (no Decimal per value)
 
     def make(rows: Rows, get: Get) -> list[Any]:
@@ -208,7 +242,7 @@ def _decimal(
             return [parts % divmod(v, unit) for v in draw(rows)]
         return [fmt.format(Decimal(v).scaleb(-digits)) for v in draw(rows)]
 
-    return Gen("decimal", make, indexed=unique, unique=unique)
+    return Gen("decimal", make, indexed=indexed, unique=unique)
 
 
 def _day(value: Any) -> date:
@@ -227,13 +261,28 @@ def _moment(value: Any) -> datetime:
     return datetime.fromisoformat(str(value)).replace(tzinfo=None)
 
 
-@register("date", unique=True, min={"type": "date"}, max={"type": "date"}, dist=_DIST, s=_S, sigma=_SIGMA)
-def _date(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None) -> Gen:
-    """Dates in [min, max] (ISO dates), dist as for int (zipf: min the most frequent)."""
+@register(
+    "date",
+    unique=True,
+    min={"type": "date"},
+    max={"type": "date"},
+    dist=_DIST,
+    s=_S,
+    sigma=_SIGMA,
+    every=_EVERY,
+)
+def _date(
+    ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None, every: Expr | None
+) -> Gen:
+    """Dates in [min, max] (ISO dates), dist as for int (zipf: min the most frequent; sequential:
+    a day further every ``every`` rows)."""
     lo, hi = _day(min).toordinal(), _day(max).toordinal()
-    draw, unique = _range_values(ctx, lo, hi, dist, s, sigma, (_day(min), _day(max)))
+    draw, unique = _range_values(ctx, lo, hi, dist, s, sigma, (_day(min), _day(max)), every)
     return Gen(
-        "date", lambda rows, get: list(map(date.fromordinal, draw(rows))), indexed=unique, unique=unique
+        "date",
+        lambda rows, get: list(map(date.fromordinal, draw(rows))),
+        indexed=unique or dist == "sequential",
+        unique=unique,
     )
 
 
@@ -246,22 +295,38 @@ def _date(ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | 
     s=_S,
     sigma=_SIGMA,
     format={"type": "text", "default": None},
+    every=_EVERY,
 )
 def _timestamp(
-    ctx: Context, min: Any, max: Any, dist: str, s: float, sigma: float | None, format: str | None
+    ctx: Context,
+    min: Any,
+    max: Any,
+    dist: str,
+    s: float,
+    sigma: float | None,
+    format: str | None,
+    every: Expr | None,
 ) -> Gen:
     """Timestamps in [min, max] to the second, dist as for int (zipf: min the most frequent);
     ``format`` ("%Y%m%d%H%M%S", strftime's codes) makes text of them (a MediaWiki BINARY(14))."""
     start, end = _moment(min), _moment(max)
     draw, unique = _range_values(
-        ctx, 0, int((end - start).total_seconds()), dist, s, sigma, (start.isoformat(" "), end.isoformat(" "))
+        ctx,
+        0,
+        int((end - start).total_seconds()),
+        dist,
+        s,
+        sigma,
+        (start.isoformat(" "), end.isoformat(" ")),
+        every,
     )
+    indexed = unique or dist == "sequential"
 
     def make(rows: Rows, get: Get) -> list[Any]:
         return [start + timedelta(seconds=v) for v in draw(rows)]
 
     if format is None:
-        return Gen("datetime", make, indexed=unique, unique=unique)
+        return Gen("datetime", make, indexed=indexed, unique=unique)
     if len(format) > limits.MAX_FORMAT or not re.fullmatch(r"(?:[^%]|%[%a-zA-Z])*", format):
         raise GeneratorError(
             f"format {excerpt(repr(format))}: strftime codes (%Y, %m, %d, %H, %M, %S …) and text, "
@@ -272,7 +337,10 @@ def _timestamp(
     except ValueError as exc:
         raise GeneratorError(f"format {excerpt(repr(format))}: {excerpt(str(exc))}") from None
     return Gen(
-        "text", lambda rows, get: [v.strftime(format) for v in make(rows, get)], indexed=unique, unique=unique
+        "text",
+        lambda rows, get: [v.strftime(format) for v in make(rows, get)],
+        indexed=indexed,
+        unique=unique,
     )
 
 

@@ -12,7 +12,15 @@ included) bound numbers, dates and timestamps, within the type's own range (``ti
 unsigned); otherwise the type and the name decide (``email`` → faker email, ``name`` → faker name,
 numeric(p, s) → decimal with s digits, timestamps over the last years, geometry and bit strings in
 each dialect's spelling, a BINARY(14) named like a time → ``%Y%m%d%H%M%S`` text). A key of several
-columns gets one unique column, or, when all are foreign keys, walks the parents' pairs in turn.
+columns gets one unique column, or, when all are foreign keys, walks the parents' pairs in turn; a
+column made unique that has too few values (a date, a small or bounded integer) beside a foreign key
+of the key is the row's rank within its parent, the foreign key walking its parents in turn
+(salaries' ``PRIMARY KEY (emp_no, from_date)``).
+
+A CHECK it cannot read (what is left of it once the readers took their parts, :func:`_unread`)
+leaves each column it names, keys and foreign keys apart, to its default, else NULL where nullable
+(a CHECK that is NULL passes), else to the values the type gives, with a comment naming the check.
+A JSON column gets ``[]`` when a check asks for an array (``jsonb_typeof(args) = 'array'``).
 
 Where it cannot fill a column sensibly it says so in a comment beside it and picks a value that
 loads: NULL where the column is nullable, else the column's default (the column is left out),
@@ -37,6 +45,7 @@ from tomlkit.items import InlineTable
 from dbbench.volume.limits import MAX_SCALE
 from dbbench.volume.schema import Column, Table
 from dbbench.volume.spec import DEFAULT_LOCALE
+from verdict.files import excerpt
 
 _INTEGERS = {"smallint", "integer", "int", "bigint", "tinyint", "mediumint"}
 _INT_MAX = {"tinyint": 2**7 - 1, "smallint": 2**15 - 1, "mediumint": 2**23 - 1, "int": 2**31 - 1}
@@ -232,6 +241,105 @@ def _length_of_check(column: str, table: Table) -> tuple[int, bool] | None:
     return None
 
 
+# an array's element type -> a value of it (an array of one value: a check may want it not empty)
+_ARRAY_ELEMENT = dict.fromkeys(_INTEGERS | _DECIMALS | _FLOATS, "1") | dict.fromkeys(
+    _TEXT - {"tsvector", "tsquery", "xml"}, "a"
+)
+_ARRAY_ELEMENT |= {"boolean": "true", "date": "2024-01-01", "uuid": "00000000-0000-4000-8000-000000000000"}
+_JSON_VALUES = {"array": "[]", "object": "{}", "string": '""', "number": "0", "boolean": "false"}
+_JSON_TYPE = r"(?:jsonb_typeof|json_typeof|json_type)"
+
+
+def _json_of_check(column: str, table: Table) -> str | None:
+    """The JSON type a check asks of ``column`` (``jsonb_typeof(args) = 'array'``, MySQL's
+    ``json_type(args) = 'ARRAY'``), lower case."""
+    c = re.escape(column)
+    for k in table.of("check"):
+        if m := re.search(
+            rf"{_JSON_TYPE}\s*\(\s*\(?\s*{c}\s*\)?\s*\)\s*=\s*(?:_\w+)?'(\w+)'", _plain(k.definition), re.I
+        ):
+            return m.group(1).lower()
+    return None
+
+
+def _max_length_of_check(column: str, table: Table) -> int | None:
+    """The longest text a check lets ``column`` hold (``char_length(queue) <= 100``)."""
+    c = re.escape(column)
+    top: int | None = None
+    fn = r"(?:char_length|character_length|length|octet_length|len)"
+    for k in table.of("check"):
+        for m in re.finditer(
+            rf"{fn}\s*\(\s*\(?\s*{c}\s*\)?\s*\)\s*(<=|<|=)\s*\(?(\d+)", _plain(k.definition), re.I
+        ):
+            n = int(m.group(2)) - (1 if m.group(1) == "<" else 0)
+            top = _tighter(top, n, min)
+    return top
+
+
+# What the readers above read, as patterns over a check's plain text (any column as ``(\w+)``):
+# what is left of a check once they are taken out names the columns the starter cannot read it for.
+_NUM = r"\(?'?-?\d+(?:\.\d+)?'?\)?"
+_STR = r"\(?(?:_\w+)?'(?:[^']|'')*'"
+_LEN_FN = r"(?:char_length|character_length|length|octet_length|len)"
+_READ = [
+    re.compile(p, re.I)
+    for p in (
+        rf"{_JSON_TYPE}\s*\(\s*\(?\s*(\w+)\s*\)?\s*\)\s*=\s*{_STR}",
+        rf"{_LEN_FN}\s*\(\s*\(?\s*(\w+)\s*\)?\s*\)\s*(?:=|>=|>|<=|<)\s*\(?\d+\)?",
+        r"(\w+)\)?\s*IN\s*\([^)]*\)",
+        r"(\w+)\)?\s*=\s*ANY\s*\(+\s*(?:ARRAY\s*)?[\[(][^\])]*[\])]",
+        rf"(\w+)\)?\s+BETWEEN\s+{_NUM}\s+AND\s+{_NUM}",
+        rf"(\w+)\)?\s*=\s*(?:{_STR}|\(?-?\d+(?:\.\d+)?\)?(?![\w.]))",
+        rf"(\w+)\)?\s*(?:>=|>|<=|<)\s*(?:{_NUM}(?![\d.:'-])|\(?(?:_\w+)?'\d{{4}}-[^']*')",
+        r"(\w+)\)?\s*(?:>=|>|<=|<)\s*\(?(\w+)\b(?!\s*\()",
+    )
+]
+_KEYWORDS = {"AND", "OR", "NOT", "CHECK", "CASE", "WHEN", "THEN", "ELSE", "IS", "IN"}  # not functions
+_NULL_AWARE = re.compile(
+    r"\bIS\s+(?:NOT\s+)?(?:NULL|DISTINCT|TRUE|FALSE|UNKNOWN)\b"
+    r"|\b(?:coalesce|ifnull|nullif|isnull|nvl|num_nulls|num_nonnulls)\s*\(",
+    re.I,
+)
+
+
+def _unread(table: Table) -> dict[str, list[tuple[str, bool]]]:
+    """Per column, the checks that name it in a part the starter cannot read (``jsonb_typeof(data)
+    = 'object' AND NOT (data ? 'tags')``, ``tier ~ '^[a-c]+$'``, ``level % 5 = 0``), each with
+    whether the check reads NULL itself (``IS NULL``, ``coalesce``: a NULL need not pass it).
+    A partition's bound is left out: the readers read it whole."""
+    out: dict[str, list[tuple[str, bool]]] = {}
+    for k in table.of("check"):
+        if k.name.endswith(" partition"):
+            continue
+        text = re.sub(r"^\s*CHECK\s*", "", _plain(k.definition), flags=re.I)  # no function of its own
+        for pattern in _READ:
+            text = pattern.sub(lambda m: _taken(m, table), text)
+        left = re.sub(r"'(?:[^']|'')*'", "''", text)  # a literal names no column
+        for name in _words(left, table.columns):
+            out.setdefault(name, []).append((k.name, bool(_NULL_AWARE.search(left))))
+    return out
+
+
+def _taken(m: re.Match[str], table: Table) -> str:
+    """A reader's match taken out of a check, unless its column is no column of the table, or the
+    argument of a function the pattern does not read (``f(x) = 3``, ``f(x, y) > 2``)."""
+    names = [g for g in m.groups() if g is not None]
+    if any(n not in table.columns for n in names):
+        return m.group()
+    if m.re.pattern.startswith(r"(\w+)"):  # the column first: not f(x) = 3, x + y > 2, x > y * 2
+        before = m.string[: m.start()]
+        call = re.search(r"(\w+)\s*\(\s*\(?\s*$", before)
+        if (call and call.group(1).upper() not in _KEYWORDS) or re.search(r"[,%*/+-]\s*\(?\s*$", before):
+            return m.group()
+        if re.match(r"\s*[,%*/+-]", m.string[m.end() :]):
+            return m.group()
+    return " "
+
+
+def _words(text: str, names) -> list[str]:
+    return [n for n in names if re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", text)]
+
+
 def _faker_for(name: str) -> tuple[str, dict[str, Any]] | None:
     words = name.lower()
     for pattern, provider, args in _FAKER:
@@ -294,7 +402,9 @@ def _by_type(col: Column, table: Table, unique: bool) -> _Choice:
     if t == "uuid":
         return _Choice({"gen": "uuid"})
     if t in _JSON:
-        return _Choice({"gen": "const", "value": "{}"}, "an empty JSON object: give it a generator")
+        kind = _json_of_check(col.name, table) or "object"
+        value = _JSON_VALUES.get(kind, "{}")
+        return _Choice({"gen": "const", "value": value}, f"an empty JSON {kind}: give it a generator")
     if t == "set":
         labels = _labels(col.column_type)
         if labels:
@@ -319,7 +429,12 @@ def _by_type(col: Column, table: Table, unique: bool) -> _Choice:
     if t == "array":
         if col.nullable:
             return _fallback(col, "an array")
-        return _Choice({"gen": "const", "value": "{}"}, "an empty array: give it a generator")
+        element = _ARRAY_ELEMENT.get(col.column_type.removesuffix("[]").split("(")[0].strip())
+        if element is None:
+            return _Choice({"gen": "const", "value": "{}"}, "an empty array: give it a generator")
+        return _Choice(
+            {"gen": "const", "value": f"{{{element}}}"}, "an array of one value: give it a generator"
+        )
     if t in _BYTES:
         return _bytes(col, table, unique)
     if t in _TEXT:
@@ -398,6 +513,9 @@ def _text(col: Column, table: Table, unique: bool) -> _Choice:
     if found is None:
         return _Choice({"gen": "faker", "provider": "word"})
     provider, args = found
+    top = _max_length_of_check(col.name, table)
+    if top is not None and top < 200 and provider in ("text", "sentence"):  # faker's text: 5 at least
+        provider, args = "text", {"max_nb_chars": max(5, top)}
     gen: dict[str, Any] = {"gen": "faker", "provider": provider}
     if args:
         gen["args"] = args
@@ -441,15 +559,30 @@ def _choose(col: Column, table: Table, rows: dict[str, str], reads: dict[str, st
         elif alone_unique:
             gen["dist"] = "sequential"
             gen["unique"] = True
+        elif any(fk_column == col.name for fk_column, _ in _per_parent(table).values()):
+            gen["dist"] = "sequential"  # parent i mod parents: a column beside it is the rank within it
         if col.nullable:
             gen["null"] = 0.1
         return _Choice(gen)
+    unique = alone_unique or col.auto or _made_unique(col.name, table)
+    unread = [] if unique else _unread(table).get(col.name, [])
+    if unread and col.default is not None:
+        return _Choice({}, f"{_named(unread)}: left to its default {excerpt(col.default, 40)}")
+    if unread and col.nullable and not any(aware for _, aware in unread):
+        return _Choice({"gen": "const"}, f"{_named(unread)}: NULL (a check that is NULL passes)")
     if col.enum:
         return _Choice({"gen": "choice", "values": list(col.enum)})
     listed = _values_of_check(col.name, table)
     if listed:
         return _Choice({"gen": "choice", "values": listed})
-    unique = alone_unique or col.auto or _made_unique(col.name, table)
+    partner = None if alone_unique or col.auto else _per_parent(table).get(col.name)
+    if partner is not None:  # unique with a foreign key: the row's rank within its parent
+        fk_column, parent = partner
+        choice = _by_type(col, table, False)
+        choice.gen = {k: v for k, v in choice.gen.items() if k not in ("dist", "s", "sigma", "null")}
+        choice.gen |= {"dist": "sequential", "every": rows.get(parent, ":scale")}
+        choice.note = f"the row's rank within its {fk_column}: ({fk_column}, {col.name}) unique"
+        return choice
     other = None if unique else _compared_with(col.name, table)
     if other is not None:
         source = table.columns[other]
@@ -462,9 +595,74 @@ def _choose(col: Column, table: Table, rows: dict[str, str], reads: dict[str, st
                 f"a check compares them",
             )
     choice = _by_type(col, table, unique)
-    if col.nullable and choice.gen.get("gen") not in ("const", None) and not choice.gen.get("unique"):
+    aware = any(a for _, a in unread)
+    if (
+        col.nullable
+        and not aware
+        and choice.gen.get("gen") not in ("const", None)
+        and not choice.gen.get("unique")
+    ):
         choice.gen["null"] = 0.1
+    if unread:  # NOT NULL without a default, or a check that reads NULL: the type's values, said so
+        choice.note = "; ".join(n for n in (choice.note, f"{_named(unread)}: check these values") if n)
     return choice
+
+
+def _named(unread: list[tuple[str, bool]]) -> str:
+    names = ", ".join(excerpt(name, 40) for name, _ in unread[:3]) + (", …" if len(unread) > 3 else "")
+    return f"check{'s' if len(unread) > 1 else ''} {names} the starter cannot read"
+
+
+def _per_parent(table: Table) -> dict[str, tuple[str, str]]:
+    """The columns a key of several columns makes unique (:func:`_made_unique`) whose values are too
+    few to be unique over the table (a date, a bounded or small integer) while a foreign key of the
+    key is beside them: column -> (that foreign key's first column, its table). The foreign key
+    walks its parents in turn and the column takes the row's rank within its parent, so the pair is
+    unique however many rows (salaries' ``PRIMARY KEY (emp_no, from_date)``)."""
+    out: dict[str, tuple[str, str]] = {}
+    for k in table.keys:
+        if k.kind not in ("primary", "unique") or len(k.columns) < 2:
+            continue
+        fk = next(
+            (
+                f
+                for c in k.columns
+                for f in table.of("foreign")
+                if f.columns[0] == c and f.ref_table and set(f.columns) <= set(k.columns)
+            ),
+            None,
+        )
+        if fk is None or fk.ref_table is None:
+            continue
+        for c in k.columns:
+            col = table.columns.get(c)
+            if col is None or c in out or not _made_unique(c, table):
+                continue
+            span = _span(_by_type(col, table, True).gen, col)
+            if span is not None and span < MAX_SCALE:
+                out[c] = (fk.columns[0], fk.ref_table)
+    return out
+
+
+def _span(gen: dict[str, Any], col: Column) -> int | None:
+    """How many distinct values a generator the starter writes can take (None: as many as rows)."""
+    kind = gen.get("gen")
+    if kind == "sequence":
+        if col.type in _INTEGERS or col.type == "year":
+            lo, hi = _int_range(col)
+            return hi - max(lo, 0)
+        return None
+    if kind == "int":
+        return int(gen["max"]) - int(gen["min"]) + 1
+    if kind == "decimal":
+        return int((gen["max"] - gen["min"]) * 10 ** gen.get("digits", 2)) + 1
+    if kind == "date":
+        return (datetime.fromisoformat(gen["max"]) - datetime.fromisoformat(gen["min"])).days + 1
+    if kind == "timestamp":
+        return (
+            int((datetime.fromisoformat(gen["max"]) - datetime.fromisoformat(gen["min"])).total_seconds()) + 1
+        )
+    return None
 
 
 def _all_foreign_key(table: Table, column: str) -> int | None:
@@ -536,13 +734,25 @@ def _caps(tables: dict[str, Table]) -> dict[str, int]:
         changed = False
         for name, t in tables.items():
             found = [caps[name]] if name in caps else []
+            paired = _per_parent(t)
             for c in t.columns.values():
-                key = c.auto or any(k.columns == (c.name,) for k in t.keys if k.kind in ("primary", "unique"))
-                key = key or _made_unique(c.name, t)
+                alone = c.auto or any(
+                    k.columns == (c.name,) for k in t.keys if k.kind in ("primary", "unique")
+                )
+                key = alone or _made_unique(c.name, t)
                 fk = next((f for f in t.of("foreign") if c.name in f.columns), None)
-                if key and fk is None and (c.type in _INTEGERS or c.type == "year"):
+                if c.name in paired and not alone:  # the rank within a parent: parents x its values
+                    span = _span(_by_type(c, t, False).gen, c)
+                    parent = caps.get(paired[c.name][1])
+                    if span is not None and parent is not None:
+                        found.append(parent * span)
+                elif key and fk is None and (c.type in _INTEGERS or c.type == "year"):
                     lo, hi = _int_range(c)
                     found.append(hi if c.type != "year" else hi - lo + 1)
+                elif key and fk is None and (c.type in _DATES or c.type in _TIMES or c.type in _DECIMALS):
+                    span = _span(_by_type(c, t, True).gen, c)  # a date key: as many rows as days
+                    if span is not None and span < MAX_SCALE:
+                        found.append(span)
                 elif key and fk is not None and len(fk.columns) == 1 and fk.ref_table in caps:
                     found.append(caps[fk.ref_table])
             for k in t.keys:

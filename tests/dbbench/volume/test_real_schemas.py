@@ -4,8 +4,9 @@
 Each folder of ``schemas/`` holds a small schema of one class of features real schemas have (enums,
 domains, arrays, tsvector, other types; columns and tables filled by triggers; inheritance and
 partitions; geometry; binary keys, BINARY(14) timestamps, blobs, YEAR, prefix indexes; cycles of
-foreign keys; composite, multi-column and expression keys; views and functions; CHECK
-constraints), in each dialect that has them. After the fill every table holds rows, counted in the
+foreign keys; composite, multi-column and expression keys; a foreign key and a date as one key;
+views and functions; CHECK constraints, and CHECKs the starter cannot read), in each dialect that
+has them. After the fill every table holds rows, counted in the
 database: a table of the spec holds the spec's row count, a table the spec leaves to a trigger
 holds the rows the trigger wrote."""
 
