@@ -330,7 +330,7 @@ def test_the_corpus_run_installs_what_the_setup_asks_for_and_drops_it_after(loca
         "CREATE EXTENSION h32_not_shipped;\nCREATE TABLE t (id int);\n"
     )
     had = {r[0] for r in _sql("SELECT extname FROM pg_extension")}
-    assert "pg_trgm" not in had and "pg_stat_statements" in had  # else this test shows nothing
+    assert "pg_trgm" not in had  # else this test shows nothing
     run = subprocess.run(
         [
             sys.executable,
@@ -348,10 +348,11 @@ def test_the_corpus_run_installs_what_the_setup_asks_for_and_drops_it_after(loca
     out = run.stdout
     assert "--install-extensions: pg_trgm: installed in public as" in out, out + run.stderr
     assert "--install-extensions: h32_not_shipped: not shipped with this PostgreSQL: not installed" in out
-    assert (
-        "--install-extensions: pg_stat_statements: already installed (in schema public), left as it is" in out
-    )
-    assert "--install-extensions: dropped what it installed: pg_trgm" in out
+    if "pg_stat_statements" in had:  # made by dbbench's capture where the server loads it
+        assert "pg_stat_statements: already installed (in schema public), left as it is" in out
+        assert "--install-extensions: dropped what it installed: pg_trgm\n" in out
+    else:
+        assert "--install-extensions: dropped what it installed: pg_stat_statements, pg_trgm\n" in out
     line = next(x for x in out.splitlines() if x.startswith("postgresql/trgm"))
     assert line.split()[5:7] == ["0", "0"], out  # seed and init passed
     line = next(x for x in out.splitlines() if x.startswith("postgresql/missing"))
