@@ -639,7 +639,8 @@ def _per_parent(table: Table) -> dict[str, tuple[str, str]]:
             if col is None or c in out or not _made_unique(c, table):
                 continue
             span = _span(_by_type(col, table, True).gen, col)
-            if span is not None and span < MAX_SCALE:
+            ranked = _by_type(col, table, False).gen.get("gen") in ("int", "decimal", "date", "timestamp")
+            if span is not None and span < MAX_SCALE and ranked:
                 out[c] = (fk.columns[0], fk.ref_table)
     return out
 
@@ -651,6 +652,10 @@ def _span(gen: dict[str, Any], col: Column) -> int | None:
         if col.type in _INTEGERS or col.type == "year":
             lo, hi = _int_range(col)
             return hi - max(lo, 0)
+        fmt = gen.get("format")
+        if isinstance(fmt, str) and col.max_length is not None and "mod" not in gen:
+            digits = col.max_length - len(re.sub(r"\{[^}]*\}", "", fmt))  # what the text around leaves
+            return 10 ** max(digits, 0) - 1 if digits < 10 else None
         return None
     if kind == "int":
         return int(gen["max"]) - int(gen["min"]) + 1
@@ -749,8 +754,10 @@ def _caps(tables: dict[str, Table]) -> dict[str, int]:
                 elif key and fk is None and (c.type in _INTEGERS or c.type == "year"):
                     lo, hi = _int_range(c)
                     found.append(hi if c.type != "year" else hi - lo + 1)
-                elif key and fk is None and (c.type in _DATES or c.type in _TIMES or c.type in _DECIMALS):
-                    span = _span(_by_type(c, t, True).gen, c)  # a date key: as many rows as days
+                elif key and fk is None and c.type not in _INTEGERS:
+                    span = _span(
+                        _by_type(c, t, True).gen, c
+                    )  # a date key: as many rows as days; char(4): 9,999
                     if span is not None and span < MAX_SCALE:
                         found.append(span)
                 elif key and fk is not None and len(fk.columns) == 1 and fk.ref_table in caps:

@@ -4,7 +4,8 @@
    (emp_no, from_date)): the starter made ``from_date`` unique over the whole table, a date range
    of 1,462 days for 10,000 rows, and the spec was refused. Now the foreign key walks its parents
    in turn and the date is the row's rank within its parent (``dist = "sequential"``, ``every`` =
-   the parent's rows): the pairs are unique at any scale. A date key alone is capped at its days.
+   the parent's rows): the pairs are unique at any scale. A date key alone is capped at its days,
+   a short text key (dept_no CHAR(4)) at the numbers its length holds.
 2. A CHECK the starter cannot read (zync's que_jobs: ``jsonb_typeof(args) = 'array'``, a CASE over
    ``args -> 0``): the columns it names get their default, else NULL; a JSON column whose check
    asks for an array gets ``[]``."""
@@ -65,7 +66,12 @@ def employees() -> dict[str, Table]:
         {"day": col("day", "date"), "total": col("total", "integer")},
         [Key("pk", "primary", ("day",))],
     )
-    return {t.name: t for t in (emp, salaries, lines, daily)}
+    departments = Table(
+        "departments",
+        {"dept_no": col("dept_no", "character", length=4), "name": col("name", "text")},
+        [Key("pk", "primary", ("dept_no",))],
+    )
+    return {t.name: t for t in (emp, salaries, lines, daily, departments)}
 
 
 def spec_of(tables: dict[str, Table], tmp_path: Path) -> tuple[dict[str, Any], spec.Spec]:
@@ -92,9 +98,11 @@ def test_a_key_of_a_foreign_key_and_a_date_is_unique_as_pairs_at_any_scale(tmp_p
         assert len(pairs) == 20_000 and len(set(pairs)) == 20_000, name
 
 
-def test_a_date_key_alone_holds_as_many_rows_as_days():
-    assert starter.row_counts(employees())["daily"] == "min(:scale, 1462)"
-    assert starter.row_counts(employees())["salaries"] == ":scale"
+def test_a_date_key_alone_holds_as_many_rows_as_days_and_a_char_4_key_as_many_as_its_numbers():
+    rows = starter.row_counts(employees())
+    assert rows["daily"] == "min(:scale, 1462)"
+    assert rows["departments"] == "min(:scale, 9999)"  # employees' dept_no CHAR(4): 1 to 9999
+    assert rows["salaries"] == ":scale"
 
 
 def test_a_sequential_range_repeats_each_value_every_rows_and_is_unique_only_so(tmp_path):

@@ -26,3 +26,15 @@ CREATE TABLE daily (
     day    date NOT NULL PRIMARY KEY,
     total  int NOT NULL
 ) ENGINE = InnoDB;
+-- a short text key (employees' dept_no CHAR(4)): its numbers fit in 2 characters, 99 of them
+CREATE TABLE departments (
+    dept_no    char(2) NOT NULL PRIMARY KEY,
+    dept_name  varchar(40) NOT NULL
+) ENGINE = InnoDB;
+CREATE TABLE dept_emp (
+    emp_no   int NOT NULL,
+    dept_no  char(2) NOT NULL,
+    FOREIGN KEY (emp_no) REFERENCES employees (emp_no),
+    FOREIGN KEY (dept_no) REFERENCES departments (dept_no),
+    PRIMARY KEY (emp_no, dept_no)
+) ENGINE = InnoDB;

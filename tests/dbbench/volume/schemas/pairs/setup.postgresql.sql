@@ -23,3 +23,13 @@ CREATE TABLE daily (
     day    date PRIMARY KEY,
     total  integer NOT NULL
 );
+-- a short text key (employees' dept_no CHAR(4)): its numbers fit in 2 characters, 99 of them
+CREATE TABLE departments (
+    dept_no    char(2) PRIMARY KEY,
+    dept_name  varchar(40) NOT NULL
+);
+CREATE TABLE dept_emp (
+    emp_no   integer NOT NULL REFERENCES employees (emp_no),
+    dept_no  char(2) NOT NULL REFERENCES departments (dept_no),
+    PRIMARY KEY (emp_no, dept_no)
+);
