@@ -680,6 +680,21 @@ def _faker(ctx: Context, provider: str, args: dict[str, Any], locale: str | None
     )
 
 
+_IP_LO, _IP_HI = 0x01000000, 0xDFFFFFFF  # 1.0.0.0 to 223.255.255.255: unicast IPv4
+
+
+@register("ip", unique=True)
+def _ip(ctx: Context) -> Gen:
+    """IPv4 addresses (1.0.0.0 to 223.255.255.255; ``unique``: each once), text both servers read
+    (PostgreSQL's ``inet`` / ``cidr`` as a /32)."""
+    draw, unique = _range_values(ctx, _IP_LO, _IP_HI, "uniform", 1.1, None)
+
+    def make(rows: Rows, get: Get) -> list[Any]:
+        return [f"{v >> 24}.{v >> 16 & 255}.{v >> 8 & 255}.{v & 255}" for v in draw(rows)]
+
+    return Gen("text", make, indexed=unique, unique=unique)
+
+
 @register("uuid", unique=True)
 def _uuid(ctx: Context) -> Gen:
     """Random (version 4) UUIDs as text."""

@@ -421,6 +421,8 @@ def _by_type(col: Column, table: Table, unique: bool) -> _Choice:
         if col.srid:
             gen["srid"] = col.srid
         return _Choice(gen)
+    if t in ("inet", "cidr") and unique:  # faker's pool repeats; numbered it reads as no address
+        return _Choice({"gen": "ip", "unique": True})
     if t in _FAKER_TYPES:
         provider, args = _FAKER_TYPES[t]
         return _Choice({"gen": "faker", "provider": provider, **({"args": args} if args else {})})

@@ -5,13 +5,14 @@
    of 1,462 days for 10,000 rows, and the spec was refused. Now the foreign key walks its parents
    in turn and the date is the row's rank within its parent (``dist = "sequential"``, ``every`` =
    the parent's rows): the pairs are unique at any scale. A date key alone is capped at its days,
-   a short text key (dept_no CHAR(4)) at the numbers its length holds.
+   a short text key (dept_no CHAR(4)) at the numbers its length holds; a unique inet is addresses.
 2. A CHECK the starter cannot read (zync's que_jobs: ``jsonb_typeof(args) = 'array'``, a CASE over
    ``args -> 0``): the columns it names get their default, else NULL; a JSON column whose check
    asks for an array gets ``[]``."""
 
 from __future__ import annotations
 
+import ipaddress
 import textwrap
 import tomllib
 from pathlib import Path
@@ -198,3 +199,15 @@ def test_they_get_their_default_else_null_else_their_values_and_json_what_its_ch
     text = starter.starter({"que_jobs": que()}, source="test")
     assert "# args: check c2 the starter cannot read: left to its default '[]'::jsonb" in text
     assert "check c5 the starter cannot read: NULL" in text
+
+
+def test_a_unique_inet_gets_addresses_each_once(tmp_path):
+    """danbooru's ip_geolocations.ip_addr (a unique inet): faker's ipv4 pool of 1,000 repeated."""
+    table = Table("ips", {"ip_addr": col("ip_addr", "inet")}, [Key("u", "unique", ("ip_addr",))])
+    doc, read = spec_of({"ips": table}, tmp_path)
+    assert doc["tables"]["ips"]["columns"]["ip_addr"] == {"gen": "ip", "unique": True}
+    p = plan.build(read, {"ips": table}, 20_000, lambda t, c: [])
+    (t,) = p.tables
+    values = [v for vals in p.chunks(t, 6_000) for v in vals["ip_addr"]]
+    assert len(values) == len(set(values)) == 20_000
+    assert all(ipaddress.ip_address(v).version == 4 for v in values)

@@ -45,6 +45,7 @@ def schema() -> dict[str, Table]:
                 col("ref", "character varying", length=5),
                 col("amount", "numeric", precision=10, scale=3),
                 col("seen_at", "timestamp with time zone"),
+                col("addr", "inet"),
             )
         },
         [
@@ -54,6 +55,7 @@ def schema() -> dict[str, Table]:
             Key("u3", "unique", ("ref",)),
             Key("u4", "unique", ("amount",)),
             Key("u5", "unique", ("seen_at",)),
+            Key("u6", "unique", ("addr",)),
         ],
         rows=500,
     )
@@ -65,6 +67,14 @@ def schema() -> dict[str, Table]:
             Key("pk", "primary", ("order_id", "tag_id")),
             Key("f1", "foreign", ("order_id",), "parent", ("id",)),
             Key("f2", "foreign", ("tag_id",), "tag", ("id",)),
+        ],
+    )
+    salary = Table(  # a foreign key and a date as one key: the date is the rank within the parent
+        "salary",
+        {"parent_id": col("parent_id", "integer"), "since": col("since", "date")},
+        [
+            Key("pk", "primary", ("parent_id", "since")),
+            Key("f1", "foreign", ("parent_id",), "parent", ("id",)),
         ],
     )
     columns = [
@@ -114,7 +124,7 @@ def schema() -> dict[str, Table]:
             Key("c3", "check", (), definition="((qty >= 1) AND (qty < 100))"),
         ],
     )
-    return {t.name: t for t in (parent, tag, line, item)}
+    return {t.name: t for t in (parent, tag, line, salary, item)}
 
 
 def same(gen: str, param: str, got: Any, written: Any) -> bool:
@@ -159,8 +169,9 @@ def test_every_generator_the_starter_writes_reads_back_the_same(tmp_path):
                     assert got.params[param] == how["default"], (column.name, param)
     assert used == {
         "sequence", "int", "decimal", "bool", "date", "timestamp", "uuid", "const", "sha256", "faker",
-        "choice", "fk",
+        "choice", "fk", "ip",
     }  # fmt: skip
+    assert doc["tables"]["salary"]["columns"]["since"]["every"] == "500"  # the parent's rows
     item = sp.tables[next(n for n in tables if n.startswith("item"))].columns
     assert (item["geo"].gen, item["geo"].params["value"]) == ("const", None)  # NULL in every row
     assert (item["geo2"].gen, item["geo2"].params["value"]) == ("const", "")

@@ -49,3 +49,10 @@ CREATE UNIQUE INDEX account_email_lower ON account (lower(email));
 CREATE UNIQUE INDEX account_username_lower ON account (lower(username));
 CREATE UNIQUE INDEX account_nick_partial ON account (nickname) WHERE id > 0;
 CREATE INDEX account_nick_upper ON account (upper(nickname));
+-- a unique inet (danbooru's ip_geolocations.ip_addr): addresses, each once
+CREATE TABLE ip_geolocation (
+    id       serial PRIMARY KEY,
+    ip_addr  inet NOT NULL,
+    network  cidr
+);
+CREATE UNIQUE INDEX ip_geolocation_ip_addr ON ip_geolocation (ip_addr);
