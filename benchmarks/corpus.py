@@ -280,8 +280,8 @@ def corpus_one(catalog: Path, name: str, dialect: str, namespace: str, args: arg
 
 
 def drop(namespaces: list[tuple[str, str]]) -> None:
-    """The namespaces this run made, and their roles (as the tests' cleanup does)."""
-    from dbbench import dialects, servers
+    """The namespaces this run made, and their roles."""
+    from dbbench import servers
     from dbbench.access import isolation
     from dbbench.access.targets import connect
 
@@ -291,15 +291,8 @@ def drop(namespaces: list[tuple[str, str]]) -> None:
             continue
         target = connect(servers.local_url(dialect), dialect=dialect)
         try:
-            raw = target.engine.raw_connection()
-            try:
-                for ns in mine:
-                    dialects.get(dialect).drop_namespace(raw.driver_connection, ns)
-                raw.driver_connection.commit()
-            finally:
-                raw.close()
             for ns in mine:
-                isolation.drop_role(target, ns)
+                isolation.drop_namespace(target, ns)
         finally:
             target.dispose()
 

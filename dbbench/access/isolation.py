@@ -186,8 +186,18 @@ def drop_escaped(target: Target, namespace: str) -> None:
         conn.commit()
 
 
+def drop_namespace(target: Target, namespace: str) -> None:
+    """Drop ``namespace`` if it is dbbench's (complete or not; anything else is left alone) and its
+    role; absent is fine."""
+    d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:
+        d.drop_namespace(conn, namespace)
+        d.drop_role(conn, namespace, role_name(namespace))
+        conn.commit()
+
+
 def drop_role(target: Target, namespace: str) -> None:
-    """Remove the namespace role with its namespace (``dbbench drop``); absent is fine."""
+    """Remove the namespace role (its namespace dropped already, or never made); absent is fine."""
     d = dialects.get(target.dialect)
     with target.all_or_nothing() as conn:
         d.drop_role(conn, namespace, role_name(namespace))

@@ -12,10 +12,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from dbbench import dialects
-from dbbench.access.isolation import role_name
+from dbbench.access.isolation import drop_namespace
 from dbbench.access.targets import Target
 from dbbench.dataset import definition as datasets
 from dbbench.dataset import loadfiles as prepared
@@ -59,18 +58,6 @@ def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
         return time.perf_counter() - start
 
 
-def _drop(target: Target, namespace: str) -> None:
-    raw = target.engine.raw_connection()
-    try:
-        d = dialects.get(target.dialect)
-        conn: Any = raw.driver_connection
-        d.drop_namespace(conn, namespace)
-        d.drop_role(conn, namespace, role_name(namespace))  # if a run made one
-        conn.commit()
-    finally:
-        raw.close()
-
-
 def run(
     targets: list[Target], dataset: str, cache_dir: Path, repeat: int = 1
 ) -> tuple[list[BenchRow], float, float]:
@@ -87,7 +74,7 @@ def run(
                 floors = list(pool.map(lambda t: _floor(t, tables), targets))
             floor_wall = min(floor_wall, time.perf_counter() - start)
             for t in targets:
-                _drop(t, FLOOR_NAMESPACE)
+                drop_namespace(t, FLOOR_NAMESPACE)
             start = time.perf_counter()
             _, results, _ = seed.seed(targets, ds, namespace=BENCH_NAMESPACE, cache_dir=cache_dir)
             seed_wall = min(seed_wall, time.perf_counter() - start)
@@ -97,6 +84,6 @@ def run(
                     best[t.dialect] = row
     finally:
         for t in targets:
-            _drop(t, FLOOR_NAMESPACE)
-            _drop(t, BENCH_NAMESPACE)
+            drop_namespace(t, FLOOR_NAMESPACE)
+            drop_namespace(t, BENCH_NAMESPACE)
     return list(best.values()), floor_wall, seed_wall

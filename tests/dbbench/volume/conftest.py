@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from dbbench import dialects
 from dbbench.access import isolation
 from dbbench.access.targets import open_targets
 
@@ -19,10 +18,7 @@ def drop(namespace: str) -> None:
     targets = open_targets({})
     try:
         for t in targets:
-            with t.all_or_nothing() as conn:
-                dialects.get(t.dialect).drop_namespace(conn, namespace)
-                conn.commit()
-            isolation.drop_role(t, namespace)
+            isolation.drop_namespace(t, namespace)
     finally:
         for t in targets:
             t.dispose()
