@@ -48,6 +48,7 @@ class SqlSyntax:
 class Dialect(Protocol):
     """The functions and constants of one dialect module."""
 
+    NAME: str  # "postgresql" / "mysql": its key in dbbench.dialects.MODULES and in result files
     NAMESPACE_KIND: str  # what a namespace is called there: "schema" / "database"
     META: str  # dbbench's ownership marker table in the namespace
     LOAD_COMMITTED_BEFORE_VERIFY: bool  # whether other sessions see the seeded rows before the end
@@ -148,7 +149,13 @@ class Dialect(Protocol):
 
     # ``sql`` in the drivers' ``%(name)s`` form, as for :meth:`run_explain`
     def run_explain_generic(
-        self, conn: Connection, sql: str, params: dict[str, Any], timeout_ms: int, /
+        self,
+        conn: Connection,
+        sql: str,
+        params: dict[str, Any],
+        timeout_ms: int,
+        settings: dict[str, Any] | None = None,
+        /,
     ) -> tuple[Any, PlanNode, float]: ...
     def captured_statements(self, conn: Connection, ns: str, /) -> list[tuple[str, int]]: ...
     def reset_captured(self, conn: Connection, /) -> None: ...

@@ -14,6 +14,7 @@ from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 from dbbench.dialects.mysql_plan import alias_map, json_accesses, parse_plan
 
+NAME = "mysql"
 NAMESPACE_KIND = "database"
 META = "dbbench_meta"
 # DDL commits implicitly, so after the index step other sessions see the loaded rows.
@@ -723,10 +724,11 @@ def drop_role(conn, ns: str, role: str) -> None:
 GENERIC_PLAN = "server-side prepared statement (PREPARE / EXECUTE … USING)"
 
 
-def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int):
+def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
     """``EXPLAIN ANALYZE`` of ``sql`` as a server-side prepared statement, ``?`` parameters bound
     from user variables at ``EXECUTE``: what a driver using the binary protocol (Connector/J with
-    server-side statements, Go's driver) gets. Rolled back as :func:`run_explain`."""
+    server-side statements, Go's driver) gets. Rolled back as :func:`run_explain`; ``settings``
+    (PostgreSQL's planner settings) are not MySQL's, as in :func:`run_sample`."""
     text, values = common.positional(sql, params, numbered=False)
     aliases = alias_map(text)
     in_tx = bool((conn.server_status or 0) & 1)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from dbbench.dialects.plan import PlanNode
 
+NAME = "postgresql"
 NAMESPACE_KIND = "schema"
 META = "dbbench_meta"
 # The whole seed is one transaction: no other session sees the rows before the commit.
@@ -437,6 +438,13 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     return sample.raw, sample.tree, sample.executor_ms
 
 
+def _set_local(cur, timeout_ms: int, settings: dict | None) -> None:
+    """The sample's ``statement_timeout`` and the shape's planner ``settings``, for its transaction."""
+    cur.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
+    for name, value in (settings or {}).items():
+        cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
+
+
 def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None, observer=None):
     """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back, with the shape's
     planner ``settings`` (``SET LOCAL``) if it declares any, as a
@@ -458,9 +466,7 @@ def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | N
                 cur.execute("SAVEPOINT dbbench_explain")
             elif conn.autocommit:
                 cur.execute("BEGIN")  # else an autocommit connection commits what EXPLAIN ANALYZE executes
-            cur.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
-            for name, value in (settings or {}).items():
-                cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
+            _set_local(cur, timeout_ms, settings)
             cur.execute(explain_sql(sql), params)
             row = cur.fetchone()
             if row is None:
@@ -663,11 +669,12 @@ def drop_role(conn, ns: str, role: str) -> None:
 GENERIC_PLAN = "generic plan (PREPARE / EXECUTE under plan_cache_mode = force_generic_plan)"
 
 
-def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int):
+def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
     """``EXPLAIN ANALYZE EXECUTE`` of ``sql`` prepared with ``$n`` parameters under
-    ``plan_cache_mode = force_generic_plan``: the plan a driver's prepared statement gets after
-    its fifth execution, made without looking at the values. Rolled back as :func:`run_explain`;
-    the prepared statement is deallocated (it outlives a rollback)."""
+    ``plan_cache_mode = force_generic_plan`` and the shape's planner ``settings``: the plan a
+    driver's prepared statement gets after its fifth execution, made without looking at the
+    values. Rolled back as :func:`run_explain`; the prepared statement is deallocated (it outlives
+    a rollback)."""
     import psycopg
     from psycopg.types.json import set_json_loads
 
@@ -683,7 +690,7 @@ def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int):
                 cur.execute("SAVEPOINT dbbench_explain")
             elif conn.autocommit:
                 cur.execute("BEGIN")
-            cur.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
+            _set_local(cur, timeout_ms, settings)
             cur.execute("SET LOCAL plan_cache_mode = force_generic_plan")
             cur.execute(f"PREPARE dbbench_generic AS {text}")
             prepared = True

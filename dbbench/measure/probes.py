@@ -157,7 +157,7 @@ def fill(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> di
     missing = [p for p in param_names(sql) if params.get(p) is None]
     if not missing:
         return params
-    sampled = shape.samples.get(dialect_name(d), {})
+    sampled = shape.samples.get(d.NAME, {})
     out = dict(params)
     for name in missing:
         if sampled.get(name) is not None:
@@ -177,11 +177,6 @@ def fill(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> di
             )
         out[name] = value
     return out
-
-
-def dialect_name(d: Dialect) -> str:
-    """``postgresql`` / ``mysql``: the name of the dialect module ``d``."""
-    return str(getattr(d, "__name__", "")).rsplit(".", 1)[-1]
 
 
 def probes(conn, d: Dialect, shape: Shape, sql: str, params: dict[str, Any]) -> list[Probe]:
@@ -220,23 +215,6 @@ def _access_words(tree: PlanNode, table: str) -> str:
     return f"{describe_access(n)} ({est}{act})".replace(" ()", "")
 
 
-def _generic(conn, d: Dialect, stmt: str, params: dict[str, Any], timeout_ms: int, settings: dict[str, Any]):
-    """The generic plan under the shape's planner ``settings`` (PostgreSQL's only, as every sample
-    of the shape is planned): set for a transaction that the plan's savepoint runs inside, then
-    rolled back."""
-    if not settings:
-        return d.run_explain_generic(conn, stmt, params, timeout_ms)
-    if conn.autocommit:
-        conn.execute("BEGIN")
-    try:
-        with conn.cursor() as cur:
-            for name, value in settings.items():
-                cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
-        return d.run_explain_generic(conn, stmt, params, timeout_ms)
-    finally:
-        conn.rollback()
-
-
 def run(
     conn, d: Dialect, shape: Shape, v: Variant, params: dict[str, Any], timeout_ms: int, access_only: bool
 ) -> list[str]:
@@ -249,10 +227,8 @@ def run(
     forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
     for probe in probes(conn, d, shape, v.sql, params):
         try:
-            if probe.generic:
-                _, tree, _ = _generic(conn, d, stmt, probe.params, timeout_ms, v.settings)
-            else:
-                _, tree, _ = d.run_explain(conn, stmt, probe.params, timeout_ms, v.settings)
+            explain = d.run_explain_generic if probe.generic else d.run_explain
+            _, tree, _ = explain(conn, stmt, probe.params, timeout_ms, v.settings)
         except TimeoutError as exc:
             problems.append(f"{probe.label}: {exc}")
             continue
