@@ -10,7 +10,7 @@ command                                library
                                        (``dbbench.dataset.seed.seed`` and the verification)
 ``dbbench seed --catalog DIR``         ``dbbench.workflow.seed_catalog(targets, DIR, namespace=…)``
 ``dbbench explain``                    ``dbbench.workflow.measure(connect, Run(…))``: ``explain.run`` then
-                                       ``dbbench.document.store.explain_document(…)`` (the result document)
+                                       ``dbbench.document.build.explain_document(…)`` (the result document)
 ``dbbench check``                      ``dbbench.workflow.check(connect, Run(…), dataset=…)``
 ``dbbench baseline save FILE``         ``dbbench.workflow.save_baseline(connect, FILE, Run(…) or RESULT)``
                                        (``dbbench.document.baseline.save(FILE, doc)``)

@@ -6,8 +6,10 @@
   depends on the submodule, not on the package's ``__init__``.
 * dbbench's layers, each importing only from the layers below it (or its own):
   ``cli`` (and the pytest plugin, the package's public facade) → ``output`` → ``workflow`` (and the
-  ``bench`` commands) → the stages (``catalog``, ``setup``, ``dataset``, ``measure``, ``document``,
-  ``diff``, ``access``, ``servers``, ``volume``, ``capture``) → ``dialects`` → the base (``errors``, ``defaults``, ``units``).
+  ``bench`` commands) → the stages, each a layer of its own in the order data flows through them:
+  ``diff`` → ``document`` → ``capture`` → ``measure`` → ``volume`` → ``dataset`` → ``setup`` →
+  ``catalog`` → ``access`` → ``servers`` → ``dialects`` → the base (``errors``, ``defaults``,
+  ``units``). Two stages that import each other (a "tie") cannot pass: one of them imports upward.
 * click and rich, the command line's libraries, are imported only by command-line modules: a
   ``cli`` package or module.
 """
@@ -24,19 +26,20 @@ from tests.httpbench.test_httpbench_imports import cycles
 ROOT = Path(__file__).resolve().parents[1]
 
 BASE = {"dbbench.errors", "dbbench.defaults", "dbbench.units", "dbbench.entry", "dbbench.__main__"}
-STAGES = {
+# the stages in data-flow order, lowest first: a stage imports only the stages before it
+STAGES = (
+    "servers",
+    "access",
     "catalog",
     "setup",
     "dataset",
+    "volume",
     "measure",
+    "capture",
     "document",
     "diff",
-    "access",
-    "servers",
-    "volume",
-    "capture",
-}
-LAYERS = ("base", "dialects", "stages", "workflow", "output", "cli")
+)
+LAYERS = ("base", "dialects", *STAGES, "workflow", "output", "cli")
 
 
 def modules(package: str) -> dict[str, Path]:
@@ -81,7 +84,7 @@ def layer(module: str) -> str:
     if stage == "dialects":
         return "dialects"
     if stage in STAGES:
-        return "stages"
+        return stage
     if stage in ("workflow", "bench"):
         return "workflow"
     if stage in ("output", "cli"):
@@ -96,18 +99,41 @@ def test_no_import_cycle_counting_every_import(package):
     assert cycles(graph) == []
 
 
-def test_dbbench_imports_only_downward_through_its_layers():
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of ``graph`` (dbbench's) that goes up the layers."""
     upward = []
-    for module, deps in import_graph("dbbench").items():
+    for module, deps in graph.items():
         for dep in deps:
             if LAYERS.index(layer(dep)) > LAYERS.index(layer(module)):
                 upward.append(f"{module} ({layer(module)}) imports {dep} ({layer(dep)})")
-    assert upward == []
+    return sorted(upward)
+
+
+def test_dbbench_imports_only_downward_through_its_layers():
+    assert upward_imports(import_graph("dbbench")) == []
 
 
 def test_the_layer_check_sees_an_upward_import():
     assert LAYERS.index(layer("dbbench.output.diff")) > LAYERS.index(layer("dbbench.diff.judge"))
     assert layer("dbbench.dialects.postgresql") == "dialects" and layer("dbbench.units") == "base"
+
+
+@pytest.mark.parametrize(
+    "module, dep",
+    [  # the six ties issue 33 undid, each reintroduced in one direction
+        ("dbbench.servers", "dbbench.access.urls"),
+        ("dbbench.catalog.entries", "dbbench.dataset.definition"),
+        ("dbbench.catalog.entries", "dbbench.measure.expect"),
+        ("dbbench.catalog.entries", "dbbench.setup.guard"),
+        ("dbbench.setup.namespace", "dbbench.dataset.seed"),
+        ("dbbench.measure.grow", "dbbench.document.store"),
+    ],
+)
+def test_a_reintroduced_tie_fails(module, dep):
+    graph = import_graph("dbbench")
+    assert upward_imports(graph) == []
+    graph[module] = graph[module] | {dep}
+    assert upward_imports(graph) == [f"{module} ({layer(module)}) imports {dep} ({layer(dep)})"]
 
 
 def test_click_and_rich_only_in_command_line_modules():

@@ -35,13 +35,24 @@ from typing import Any
 from dbbench import dialects
 from dbbench.access import urls
 from dbbench.access.targets import Target, connect
-from dbbench.errors import ConnectionFailed, DbbenchError, server_message
+from dbbench.errors import ConnectionFailed, DbbenchError, NotOurs, server_message
 
 NO_ISOLATION_FLAG = "--no-isolation"
 
 
 class IsolationUnavailable(DbbenchError):
     """dbbench cannot create or use the namespace role on this server."""
+
+
+def refuse_foreign(target: Target, conn, namespace: str) -> None:
+    """Raise :class:`NotOurs` when ``namespace`` exists without dbbench's marker (never touched)."""
+    d = dialects.get(target.dialect)
+    if d.namespace_state(conn, namespace) == "foreign":
+        raise NotOurs(
+            f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
+            "(no dbbench_meta marker); nothing was changed. Choose another name with "
+            "--namespace or remove it yourself"
+        )
 
 
 def role_name(namespace: str) -> str:

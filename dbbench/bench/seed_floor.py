@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbbench import dialects
-from dbbench.access.isolation import drop_namespace
+from dbbench.access.isolation import drop_namespace, refuse_foreign
 from dbbench.access.targets import Target
 from dbbench.dataset import definition as datasets
 from dbbench.dataset import loadfiles as prepared
@@ -42,10 +42,7 @@ def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
     d = dialects.get(target.dialect)
     table_sql, index_sql = seed.schema_statements(target.dialect)
     with target.loader() as conn:
-        if d.namespace_state(conn, FLOOR_NAMESPACE) == "foreign":
-            raise seed.NotOurs(
-                f"{target.label} {d.NAMESPACE_KIND} {FLOOR_NAMESPACE!r} exists and is not dbbench's"
-            )
+        refuse_foreign(target, conn, FLOOR_NAMESPACE)
         d.begin_reload(conn, FLOOR_NAMESPACE, {"dataset": "floor"})
         d.execute(conn, table_sql)
         d.commit(conn)

@@ -23,13 +23,11 @@ from typing import Any
 
 from dbbench.catalog import files as catalog_files
 from dbbench.catalog import sqlfiles
-from dbbench.catalog.params import param_names
+from dbbench.catalog.features import FEATURE_ALIASES, FEATURES, normalize_forbid
+from dbbench.catalog.params import DATASET_PARAMS, param_names
 from dbbench.catalog.sqltext import QUERY_KINDS, ROW_KINDS, WRITE_KINDS, line_of, statement_problems
-from dbbench.dataset.definition import DATASET_PARAMS
 from dbbench.defaults import DIALECTS
 from dbbench.errors import DbbenchError
-from dbbench.measure.expect import FEATURE_ALIASES, FEATURES, normalize_forbid
-from dbbench.setup.guard import SetupError, is_empty
 from verdict.files import excerpt, loads_toml
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "sql" / "catalog"
@@ -238,10 +236,10 @@ def open_catalog(
             continue
         for file in files:
             try:
-                if is_empty(file):
+                if catalog_files.is_empty(file):
                     problems.append(f"{file}: empty setup SQL")
-            except SetupError as exc:
-                problems.append(str(exc))
+            except OSError as exc:
+                problems.append(f"{file}: cannot read: {exc.strerror or exc}")
     if problems:
         raise CatalogError(problems)
     names = [s.name for s in shapes]

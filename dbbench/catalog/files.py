@@ -73,6 +73,16 @@ def read_text(path: Path, root: Path | None = None, budget: Budget | None = None
     return text
 
 
+def is_empty(path: Path) -> bool:
+    """Whether a file (a catalog's setup SQL) holds nothing but whitespace, read until it does
+    not. Raises :class:`OSError` naming the file."""
+    with path.open("rb") as f:
+        while piece := f.read(1 << 16):
+            if piece.strip():
+                return False
+    return True
+
+
 def problem(exc: OSError) -> str:
     """The one line an :class:`OSError` of :func:`read_text` / :func:`inside` is reported as."""
     return f"{exc.filename}: {exc.strerror or exc}"

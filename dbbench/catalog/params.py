@@ -4,6 +4,25 @@ from __future__ import annotations
 
 import re
 
+# Values every dataset offers to query catalogs as `:name` (dbbench.dataset's Dataset.params
+# supplies them; a catalog may name them without declaring them)
+DATASET_PARAMS = (
+    "now",
+    "cleanup_cutoff",
+    "retain",
+    "match_repository",
+    "match_kind",
+    "match_token",
+    "match_token_sha256",
+    "hot_repository",
+    "hot_distribution",
+    "group_repository",
+    "group_distribution",
+    "group_snapshot_revision",
+    "exact_row_offset",
+    "late_row_offset",
+)
+
 _PARAM = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 

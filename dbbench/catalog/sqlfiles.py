@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from dbbench.catalog import files
+from dbbench.catalog.features import normalize_forbid
 from dbbench.catalog.sqltext import (
     QUERY_KINDS,
     expand_lists,
@@ -42,7 +43,6 @@ from dbbench.catalog.sqltext import (
     statement_problems,
 )
 from dbbench.defaults import DIALECTS
-from dbbench.measure.expect import normalize_forbid
 from verdict.files import excerpt, loads_toml
 
 # The name, then the suffixes aiosql / HugSQL add (^ $ ! < > * #), possessive: a line of a million

@@ -23,24 +23,6 @@ from verdict.files import excerpt, loads_toml, read_text_bounded
 SEEDS_DIR = Path(__file__).resolve().parents[2] / "seeds"
 DEFINITION_LIMIT = 1024 * 1024  # a dataset definition is a few KiB of TOML
 
-# Values every dataset offers to query catalogs as `:name` (see Dataset.params).
-DATASET_PARAMS = (
-    "now",
-    "cleanup_cutoff",
-    "retain",
-    "match_repository",
-    "match_kind",
-    "match_token",
-    "match_token_sha256",
-    "hot_repository",
-    "hot_distribution",
-    "group_repository",
-    "group_distribution",
-    "group_snapshot_revision",
-    "exact_row_offset",
-    "late_row_offset",
-)
-
 # Load order: parents before children (the FKs are added after the load, but keep it natural).
 TABLE_ORDER = [
     "repository",

@@ -21,13 +21,15 @@ from pathlib import Path
 from typing import Any, cast
 
 from dbbench import defaults, dialects
+from dbbench.access import isolation
 from dbbench.access.targets import Target
 from dbbench.catalog.params import to_pyformat
 from dbbench.dataset import definition as datasets
 from dbbench.dataset import loadfiles as prepared
 from dbbench.dataset.definition import TABLE_ORDER, Dataset
 from dbbench.dataset.loadfiles import PreparedTable
-from dbbench.errors import DbbenchError, NotOurs
+from dbbench.errors import DbbenchError
+from dbbench.setup import fingerprint as fingerprints
 from dbbench.setup.split import split_sql
 
 DEFAULT_NAMESPACE = defaults.NAMESPACE
@@ -86,13 +88,8 @@ class SeedResult:
 
 
 def fingerprint(conn, dialect: str, table: PreparedTable) -> str:
-    """Order-independent digest of a table's content, computed by the server, equal across dialects."""
-    d = dialects.get(dialect)
-    row_text = d.concat([d.canonical(c, k) for c, k in zip(table.columns, table.kinds)])
-    with conn.cursor() as cur:
-        cur.execute(d.fingerprint_sql(table.name, row_text))
-        count, total = cur.fetchone()
-    return f"{int(count)}:{int(total):x}"
+    """:func:`dbbench.setup.fingerprint.fingerprint` of a prepared table."""
+    return fingerprints.fingerprint(conn, dialect, table.name, table.columns, table.kinds)
 
 
 def fingerprint_all(target: Target, conn, tables: list[PreparedTable], namespace: str) -> dict[str, str]:
@@ -136,17 +133,6 @@ def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) ->
     return checks
 
 
-def refuse_foreign(target: Target, conn, namespace: str) -> None:
-    """Raise :class:`NotOurs` when ``namespace`` exists without dbbench's marker (never touched)."""
-    d = dialects.get(target.dialect)
-    if d.namespace_state(conn, namespace) == "foreign":
-        raise NotOurs(
-            f"{target.label} {d.NAMESPACE_KIND} {namespace!r} exists and is not dbbench's "
-            "(no dbbench_meta marker); nothing was changed. Choose another name with "
-            "--namespace or remove it yourself"
-        )
-
-
 def seed_target(
     target: Target,
     ds: Dataset,
@@ -171,7 +157,7 @@ def seed_target(
         return value
 
     with target.loader() as conn:
-        refuse_foreign(target, conn, namespace)
+        isolation.refuse_foreign(target, conn, namespace)
         meta = {"dataset": ds.name, "seed": str(ds.seed), "started_at": datetime.now().isoformat()}
         step("schema", lambda: (d.begin_reload(conn, namespace, meta), d.execute(conn, table_sql)))
         for table in tables:
@@ -218,10 +204,3 @@ def seed(
             cancel.set()
             raise
     return ds, results, generated
-
-
-def fingerprints_agree(results: list[Any]) -> dict[str, bool]:
-    """Per table (every table any result has, in first-seen order): whether all results hold the
-    same fingerprint (a table missing on one side disagrees). For seed and setup SQL results."""
-    tables = dict.fromkeys(t for r in results for t in r.fingerprints)
-    return {t: len({r.fingerprints.get(t) for r in results}) == 1 for t in tables}

@@ -1,6 +1,6 @@
 """The explain result document (``dbbench.explain/2``) as typed, immutable values.
 
-:func:`dbbench.document.store.explain_document` writes the document as a dict; :meth:`Document.from_json`
+:func:`dbbench.document.build.explain_document` writes the document as a dict; :meth:`Document.from_json`
 validates a decoded one (a result or baseline file: :func:`dbbench.document.store.load_document`) and
 :meth:`Document.to_json` gives the dict back, key for key and in order, so a file written by
 dbbench survives a round trip byte for byte. The checks name the first bad field by its path
@@ -518,7 +518,7 @@ class Document:
 
 
 def as_document(doc: Document | Mapping[str, Any], source: object = "document") -> Document:
-    """``doc`` itself, or the dict (a live run's :func:`dbbench.document.store.explain_document`) as one
+    """``doc`` itself, or the dict (a live run's :func:`dbbench.document.build.explain_document`) as one
     (validated; a dict built in memory need not name its schema)."""
     if isinstance(doc, Document):
         return doc

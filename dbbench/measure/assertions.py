@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dbbench import dialects
+from dbbench.catalog.features import normalize_forbid
 from dbbench.catalog.params import to_pyformat
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects.plan import PlanNode, accesses
-from dbbench.measure.expect import PlanCheck, check, normalize_forbid
+from dbbench.measure.expect import PlanCheck, check
 
 
 class PlanAssertionError(AssertionError):

@@ -396,17 +396,3 @@ def _point(size: int, m: Measurement) -> Point:
         "timeout" if tree is None else explain.plan_signature(tree),
         m.timing,
     )
-
-
-def document(ladder: Ladder, targets: list[Target]) -> dict[str, Any]:
-    """The ``dbbench.grow/1`` result document."""
-    from dbbench.document import store as results
-
-    doc = results.envelope("grow", targets)
-    doc["catalog"] = str(ladder.catalog.path)
-    doc["sizes"] = ladder.sizes
-    doc["thresholds"] = {"bounded_max_k": BOUNDED_MAX_K, "logarithmic_max_k": LOGARITHMIC_MAX_K}
-    doc["seconds"] = {k: round(v, 3) for k, v in ladder.seconds.items()}
-    doc["growth"] = [g.to_json() for g in ladder.growth]
-    doc["problems"] = ladder.problems
-    return doc

@@ -1,7 +1,7 @@
 """An explain result document (``dbbench.explain/1``) rendered: terminal and Markdown tables,
 failures with their plans, JUnit XML, the GitHub step summary and the published write-up's Markdown.
 
-Every renderer reads the one result document (:func:`dbbench.document.store.explain_document` builds it
+Every renderer reads the one result document (:func:`dbbench.document.build.explain_document` builds it
 from a live run; ``dbbench report RESULT.json`` reads it from a file), never the measurement
 objects, so a file renders exactly like the run that wrote it. They take the typed
 :class:`dbbench.document.model.Document` (or the dict, validated into one).

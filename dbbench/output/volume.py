@@ -7,8 +7,9 @@ from typing import Any
 from tabulate import tabulate
 
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.document.build import fill_document
 from dbbench.output.commands import rows_by_table
-from dbbench.volume.load import agree, fill_document, problems
+from dbbench.volume.load import agree, problems
 
 __all__ = [
     "agree",

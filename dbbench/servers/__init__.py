@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dbbench.access import urls
 from dbbench.defaults import Dialect
 from dbbench.servers.base import Home, Say, ServerState, default_home  # noqa: F401 (ServerState: API)
 from dbbench.servers.mysql import MySQLServer
@@ -108,7 +107,7 @@ def status(which: Iterable[Dialect] | None = None, *, home: Home | None = None) 
                 port=st.port,
                 pid=st.pid if running else None,
                 data_dir=st.data_dir,
-                url=urls.redact(server.url(st, state.password)),
+                url=server.url(st, "***"),  # the password is never shown
             )
         )
     return rows

@@ -243,18 +243,6 @@ def _check_code(stmt: Statement, code: str, namespace: str) -> str | None:
     return None
 
 
-def is_empty(file: Path) -> bool:
-    """Whether a setup file holds nothing but whitespace (read until it does not)."""
-    try:
-        with file.open("rb") as f:
-            while piece := f.read(1 << 16):
-                if piece.strip():
-                    return False
-    except OSError as exc:
-        raise SetupError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    return True
-
-
 def _head(file: Path) -> str:
     """The first lines of a setup file, where a dump tool writes its header."""
     try:

@@ -34,11 +34,13 @@ from datetime import datetime
 from pathlib import Path
 
 from dbbench import defaults, dialects
+from dbbench.access import isolation
 from dbbench.access.targets import Target
 from dbbench.catalog.entries import Catalog, open_catalog
 from dbbench.errors import DbbenchError, server_message
 from dbbench.setup import extensions as exts
 from dbbench.setup.dumps import Facts
+from dbbench.setup.fingerprint import fingerprint
 from dbbench.setup.guard import (  # noqa: F401 (check_statement, statements_for: re-exported)
     check_file,
     check_statement,
@@ -113,14 +115,9 @@ def _describe(conn, dialect: str, ns: str, table: str):
 
 
 def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
-    from dbbench.dataset.loadfiles import PreparedTable
-    from dbbench.dataset.seed import fingerprint
-
     d = dialects.get(dialect)
     names, kinds = _kinds(_describe(conn, dialect, ns, table))
-    return fingerprint(
-        conn, dialect, PreparedTable(d.quote(table), [d.quote(c) for c in names], kinds, 0, {})
-    )
+    return fingerprint(conn, dialect, d.quote(table), [d.quote(c) for c in names], kinds)
 
 
 Progress = Callable[[str, str, int, int], object]
@@ -411,7 +408,6 @@ def setup_target(
     ``prepared``: the check pass (:func:`prepare`), when the caller ran it; the files are read
     again to run them, a statement at a time (never held whole). ``cancel``: set on Ctrl-C
     (:class:`Cancel`): the setup stops and the namespace is not marked complete."""
-    from dbbench.access import isolation
 
     if target.dialect not in catalog.setup:
         raise SetupError(
@@ -486,12 +482,11 @@ def _rebuild_verified(
 ) -> None:
     """As dbbench's own user, in one transaction, committed only if no relation outside the
     namespace was created, altered, dropped or written to (PostgreSQL; MySQL has nothing to compare)."""
-    from dbbench.dataset.seed import refuse_foreign
 
     d = dialects.get(target.dialect)
     clock = time.perf_counter
     with target.all_or_nothing() as conn:
-        refuse_foreign(target, conn, namespace)
+        isolation.refuse_foreign(target, conn, namespace)
         before = d.outside_relations(conn, namespace)
         start = clock()
         d.begin_reload(conn, namespace, meta)
@@ -521,18 +516,18 @@ def _rebuild_isolated(
     """Once the namespace's own role is ready (else nothing is touched), the namespace re-created
     and marked ``loading`` (committed), the statements run as that role, then anything it made
     outside the namespace dropped and refused."""
-    from dbbench.access import isolation
-    from dbbench.dataset.seed import refuse_foreign
 
     d = dialects.get(target.dialect)
     clock = time.perf_counter
     with target.all_or_nothing() as conn:
-        refuse_foreign(target, conn, namespace)  # before the role is armed: no grant on a schema not ours
+        isolation.refuse_foreign(
+            target, conn, namespace
+        )  # before the role is armed: no grant on a schema not ours
         conn.rollback()
 
     def reload(conn) -> None:
         start = clock()
-        refuse_foreign(target, conn, namespace)  # again, in the transaction that empties it
+        isolation.refuse_foreign(target, conn, namespace)  # again, in the transaction that empties it
         d.begin_reload(conn, namespace, meta)
         result.seconds["namespace"] = clock() - start
 
@@ -615,13 +610,6 @@ def load(
             cancel.set()
             raise
     return cat, results
-
-
-def fingerprints_agree(results: list[SetupResult]) -> dict[str, bool]:
-    """:func:`dbbench.dataset.seed.fingerprints_agree`, tables sorted by name (the servers' own orders differ)."""
-    from dbbench.dataset.seed import fingerprints_agree as agree
-
-    return dict(sorted(agree(results).items()))
 
 
 def stale(catalog: Catalog, metas: dict[str, dict], namespace: str | None = None) -> list[str]:

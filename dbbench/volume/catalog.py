@@ -17,7 +17,7 @@ from typing import Any
 
 from dbbench import defaults
 from dbbench.volume import plan
-from dbbench.volume.load import FillFailed, FillResult, Progress, fill, fill_document, problems
+from dbbench.volume.load import FillFailed, FillResult, Progress, fill, problems
 from dbbench.volume.spec import SPEC_FILE, Spec, SpecError, read
 
 CHECK_SCALE = 1_000  # `dbbench check`'s :scale, unless the spec's `check_scale` says
@@ -112,23 +112,3 @@ def stale(catalog: Any, metas: dict[str, dict], namespace: str | None = None) ->
             f"{dialect}: {file} {why}; run `dbbench seed --catalog {file.parent.parent}{where}` to fill it"
         )
     return out
-
-
-def seeded_document(doc: dict[str, Any], results: list[FillResult]) -> dict[str, Any]:
-    """``dbbench seed --catalog``'s document (:func:`dbbench.document.store.setup_document`) with
-    the spec filled after the setup SQL: per target its tables' rows against the spec's and the
-    spec's checks as cardinalities, and the fill as ``volume``."""
-    r0 = results[0]
-    doc["dataset"]["spec"] = {"file": r0.spec, "sha256": r0.sha256}
-    by_dialect = {r.dialect: r for r in results}
-    for entry in doc["targets"]:
-        r = by_dialect[entry["dialect"]]
-        rows = [
-            {"name": f"rows in {t}", "expected": r.loaded.get(t), "actual": n, "ok": r.loaded.get(t, n) == n}
-            for t, n in r.rows.items()
-        ]
-        checks = [{"name": c.name, "expected": c.expected, "actual": c.actual, "ok": c.ok} for c in r.checks]
-        entry["cardinalities"] = rows + checks
-        entry["ok"] = all(c["ok"] for c in entry["cardinalities"])
-    doc["volume"] = fill_document(results) | {"command": "seed"}
-    return doc

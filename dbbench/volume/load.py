@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,8 +34,9 @@ from typing import Any, Protocol
 from dbbench import defaults, dialects
 from dbbench.access import isolation
 from dbbench.access.targets import Target
-from dbbench.dataset.seed import Check, fingerprints_agree  # as our own dataset's
+from dbbench.dataset.seed import Check  # as our own dataset's
 from dbbench.errors import DbbenchError, NotOurs
+from dbbench.setup.fingerprint import fingerprint, fingerprints_agree
 from dbbench.volume import plan as plans
 from dbbench.volume import schema as schemas
 from dbbench.volume import spec as specs
@@ -82,8 +83,8 @@ class FillResult:
 
 def agree(results: list[FillResult]) -> dict[str, bool]:
     """Per table of any result (sorted): whether every result holds the same fingerprint (as for
-    setup SQL: :func:`dbbench.dataset.seed.fingerprints_agree`)."""
-    return dict(sorted(fingerprints_agree(results).items()))
+    setup SQL: :func:`dbbench.setup.fingerprint.fingerprints_agree`)."""
+    return fingerprints_agree(results, by_name=True)
 
 
 def problems(results: list[FillResult]) -> list[str]:
@@ -97,10 +98,6 @@ def problems(results: list[FillResult]) -> list[str]:
     return bad + [
         f"fingerprint of {t} differs between dialects" for t, ok in agree(results).items() if not ok
     ]
-
-
-def fill_document(results: list[FillResult]) -> dict[str, Any]:
-    return {"command": "fill", "targets": [asdict(r) for r in results], "fingerprints_equal": agree(results)}
 
 
 class FillFailed(DbbenchError):
@@ -408,8 +405,6 @@ def run_streams(
 def _finish(target: Target, namespace: str, p: Plan, isolate: bool, result: FillResult) -> None:
     """Analyze, run the spec's checks (as the namespace's role), fingerprint every table, mark complete."""
     from dbbench.catalog.params import to_pyformat
-    from dbbench.dataset.loadfiles import PreparedTable
-    from dbbench.dataset.seed import fingerprint
 
     d = dialects.get(target.dialect)
     clock = time.perf_counter
@@ -437,10 +432,9 @@ def _finish(target: Target, namespace: str, p: Plan, isolate: bool, result: Fill
         tables = schemas.read(conn, target.dialect, namespace)
         for name in sorted(tables):
             cols = tables[name].columns.values()
-            table = PreparedTable(
-                d.quote(name), [d.quote(c.name) for c in cols], [c.kind for c in cols], 0, {}
+            result.fingerprints[name] = fingerprint(
+                conn, target.dialect, d.quote(name), [d.quote(c.name) for c in cols], [c.kind for c in cols]
             )
-            result.fingerprints[name] = fingerprint(conn, target.dialect, table)
         result.rows = {t: int(fp.split(":")[0]) for t, fp in result.fingerprints.items()}
         result.seconds["fingerprint"] = clock() - start
         if result.ok:

@@ -9,7 +9,7 @@ import pytest
 
 from dbbench.catalog import entries as catalog
 from dbbench.catalog.entries import CatalogError
-from dbbench.measure.expect import normalize_forbid
+from dbbench.catalog.features import normalize_forbid
 from dbbench.setup.namespace import SetupError, check_statement, split_sql, statements_for
 from tests.conftest import run_cli, shape_toml
 

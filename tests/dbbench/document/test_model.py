@@ -9,8 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from dbbench.dialects.plan import PlanNode
-from dbbench.document import baseline
-from dbbench.document import store as results
+from dbbench.document import baseline, build, store
 from dbbench.document.model import ABSENT, Document, as_document
 from dbbench.measure.expect import PlanCheck
 from dbbench.measure.explain import Measurement, ShapeMeasurement
@@ -35,9 +34,9 @@ def test_there_are_files_to_round_trip():
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_result_files_round_trip_byte_for_byte(path):
-    doc = results.load_document(path)
+    doc = store.load_document(path)
     assert written(doc.to_json()) == path.read_text()
-    assert written(results.load(path)) == path.read_text()
+    assert written(store.load(path)) == path.read_text()
     assert Document.from_json(doc.to_json(), path) == doc
 
 
@@ -53,7 +52,7 @@ def live_run() -> dict:
     ]  # fmt: skip
     target = SimpleNamespace(dialect="postgresql", version_text="12.22", safe_url="postgresql://x:***@h/db")
     metas = {"postgresql": {"dataset": "setup:x", "seed": None, "fingerprint.t": "3:abc"}}
-    return results.explain_document([target], shapes, metas, {"runs": 3})  # type: ignore[list-item]
+    return build.explain_document([target], shapes, metas, {"runs": 3})  # type: ignore[list-item]
 
 
 def test_a_live_run_and_its_baseline_round_trip(tmp_path):
@@ -73,7 +72,7 @@ def test_a_live_run_and_its_baseline_round_trip(tmp_path):
     assert Run.from_config(doc.config, warmups=0) == Run(runs=3, warmups=0, natural=False, command="diff")
     f = tmp_path / "b.json"
     baseline.save(f, live)
-    saved = results.load_document(f)
+    saved = store.load_document(f)
     assert saved.results[0].remediated.raw_plan is ABSENT and saved.baseline is not None
     assert "raw_plan" not in json.loads(f.read_text())["results"][0]["remediated"]
     assert written(saved.to_json()) == f.read_text()

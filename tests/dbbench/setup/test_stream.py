@@ -13,6 +13,7 @@ import pytest
 from dbbench.access.targets import open_targets
 from dbbench.catalog.entries import CatalogError, open_catalog
 from dbbench.setup import namespace as setupsql
+from dbbench.setup.fingerprint import fingerprints_agree
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_file, split_sql
 from tests.conftest import run_cli
@@ -171,7 +172,7 @@ def test_a_setup_folder_runs_its_files_in_name_order_on_each_dialect(local_serve
     targets = open_targets({})
     try:
         _, results = setupsql.load(targets, cat, namespace="dbbench_t_setupdir", progress=report)
-        assert setupsql.fingerprints_agree(results) == {t: True for t in results[0].fingerprints}
+        assert fingerprints_agree(results, by_name=True) == {t: True for t in results[0].fingerprints}
         assert all(r.rows["notes"] == 2 and r.rows["orders"] > 0 for r in results)
         for d in ("postgresql", "mysql"):
             size = sum(f.stat().st_size for f in opened.setup[d])

@@ -1,22 +1,16 @@
-"""The commands as library calls: each ``dbbench`` command is one call here (or in the module it
-names), and the command line only parses options, prints and writes.
-
-The calls that connect take ``connect``, a factory of an opened-targets context manager
-(:func:`opened` bound to the URLs given), so that the catalog is read before any connection and a
-command that connects twice (``check``: seed, then measure) disposes in between, as before.
-"""
+"""``dbbench explain``, ``check``, ``diff``, ``baseline save`` and ``grow``: the catalog measured on
+the targets, as library calls."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from dbbench import defaults
-from dbbench.access.targets import Target, open_targets
 from dbbench.document.check import setting_problem
 from dbbench.document.model import RunConfig
 from dbbench.errors import DbbenchError
@@ -27,40 +21,8 @@ if TYPE_CHECKING:
     from dbbench.measure.explain import MeasureOptions
     from dbbench.measure.grow import LadderOptions
 
-Warn = Callable[[str], None]
-ProgressFactory = Callable[
-    [], AbstractContextManager[Any]
-]  # makes the context manager a run reports progress to
-
-
-class Connect(Protocol):
-    """Opens the targets (``warn``: say their connection warnings) for the ``with`` block."""
-
-    def __call__(self, *, warn: bool = True) -> AbstractContextManager[list[Target]]: ...
-
-
-@contextlib.contextmanager
-def opened(
-    urls: dict[Any, str | None], only: Any = None, *, home: Any = None, warn: Warn | None = None
-) -> Iterator[list[Target]]:
-    """Connect to the targets (:func:`dbbench.access.targets.open_targets`), pass each target's warnings
-    to ``warn``, and dispose of the targets when the block ends."""
-    targets = open_targets(urls, only, home=home)
-    try:
-        if warn is not None:
-            for t in targets:
-                for w in t.warnings:
-                    warn(f"warning: {w}")
-        yield targets
-    finally:
-        for t in targets:
-            t.dispose()
-
-
-class DatasetUnverified(DbbenchError):
-    """``dbbench seed``: the dataset loaded does not verify (exit code 1)."""
-
-    exit_code = 1
+from dbbench.workflow.connect import Connect, ProgressFactory, Warn
+from dbbench.workflow.seed import DatasetUnverified
 
 
 class ScratchDatasetFailed(DatasetUnverified):
@@ -180,7 +142,7 @@ def measure(
     ``progress`` makes the context manager whose value is passed to :func:`dbbench.measure.explain.run`;
     ``warn`` gets the warnings about stale setup SQL and unfrozen statistics."""
     from dbbench.catalog import entries as catalogs
-    from dbbench.document import store as results
+    from dbbench.document import build
     from dbbench.measure import explain
     from dbbench.setup import namespace as setupsql
     from dbbench.volume import catalog as volume
@@ -195,7 +157,7 @@ def measure(
         for w in stale + explain.statistics_warnings(targets, run.namespace):
             if warn is not None:
                 warn(f"warning: {w}")
-        return results.explain_document(targets, res, metas, run.config())
+        return build.explain_document(targets, res, metas, run.config())
 
 
 def check(
@@ -419,14 +381,13 @@ def save_baseline(
     the baseline in ``path`` (:func:`dbbench.document.baseline.save`). ``show`` sees the document
     before it is saved. Raises :class:`BaselineRefused` when an assertion fails in it, unless
     ``allow_failures``."""
-    from dbbench.document import baseline
-    from dbbench.document import store as results
+    from dbbench.document import baseline, store
     from dbbench.document.model import as_document
 
     if isinstance(source, Run):
         doc = as_document(measure(connect, source, progress=progress, warn=warn), "this run")
     else:
-        doc = results.load_document(source)
+        doc = store.load_document(source)
     if show is not None:
         show(doc)
     if not allow_failures and any(not r.ok for r in doc.results):
@@ -461,6 +422,7 @@ def grow(
     ladder (:func:`dbbench.measure.grow.run`); the result document (dbbench.grow/1). ``progress``
     makes, from the number of steps, the context manager whose value gets each step's message."""
     from dbbench.catalog import entries as catalogs
+    from dbbench.document import build
     from dbbench.measure import grow as growth
 
     picked = list(shapes) or None
@@ -469,116 +431,4 @@ def grow(
         steps = growth.progress_steps(targets, cat, sorted(options.sizes), picked)
         with progress(steps) if progress else contextlib.nullcontext() as report:
             ladder = growth.run(targets, cat, options, only=picked, cache_dir=cache_dir, progress=report)
-        return growth.document(ladder, targets)
-
-
-@dataclass
-class Seeded:
-    """``dbbench seed``: the dataset loaded, one result per target, the seconds spent preparing
-    load files, and per table whether the fingerprints agree across dialects."""
-
-    dataset: Any
-    results: list[Any]
-    generated: float
-    agree: dict[str, bool] = field(default_factory=dict)
-
-    @property
-    def problems(self) -> list[str]:
-        """What does not verify: a cardinality off its definition, a fingerprint differing between dialects."""
-        bad = [
-            f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}"
-            for r in self.results
-            for c in r.checks
-            if not c.ok
-        ]
-        return bad + [
-            f"fingerprint of {t} differs between dialects" for t, ok in self.agree.items() if not ok
-        ]
-
-    def document(self, targets: list[Target]) -> dict[str, Any]:
-        from dbbench.document import store as results
-
-        return results.seed_document(self.dataset, targets, self.results, self.generated, self.agree)
-
-
-def seed_dataset(
-    targets: list[Target],
-    dataset: str = defaults.DATASET,
-    *,
-    namespace: str = defaults.NAMESPACE,
-    cache_dir: Path | None = None,
-    progress: ProgressFactory | None = None,
-) -> Seeded:
-    """``dbbench seed``: :func:`dbbench.dataset.seed.seed`, then the fingerprints compared across dialects."""
-    from dbbench.dataset import seed
-
-    with progress() if progress else contextlib.nullcontext() as report:
-        ds, res, generated = seed.seed(
-            targets, dataset, namespace=namespace, progress=report, cache_dir=cache_dir
-        )
-    return Seeded(ds, res, generated, seed.fingerprints_agree(res))
-
-
-@dataclass
-class SetUp:
-    """``dbbench seed --catalog``: the catalog, one setup result per target, fingerprint agreement,
-    and the fill of the catalog's data spec when it has one (``filled``, one result per target)."""
-
-    catalog: Any
-    results: list[Any]
-    agree: dict[str, bool]
-    filled: list[Any] | None = None
-
-    @property
-    def problems(self) -> list[str]:
-        """What does not verify: a check of the data spec, a fingerprint differing between dialects."""
-        from dbbench.volume.load import problems
-
-        return problems(self.filled) if self.filled else []
-
-    def document(self, targets: list[Target]) -> dict[str, Any]:
-        from dbbench.document import store as results
-        from dbbench.volume.catalog import seeded_document
-
-        doc = results.setup_document(self.catalog, targets, self.results, self.agree)
-        return seeded_document(doc, self.filled) if self.filled else doc
-
-
-def seed_catalog(
-    targets: list[Target],
-    catalog: str | Path,
-    *,
-    namespace: str = defaults.NAMESPACE,
-    isolate: bool = True,
-    scale: int | None = None,
-    progress: ProgressFactory | None = None,
-    fill_progress: ProgressFactory | None = None,
-) -> SetUp:
-    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setup.namespace.load`),
-    then its data spec when it has one (:func:`dbbench.volume.catalog.after_setup`; read before
-    anything is touched). ``scale`` is ``:scale`` of both (default: the setup SQL's 10,000, the
-    spec's own ``scale``). ``progress`` and ``fill_progress`` make the context managers whose
-    values get the setup's and the fill's progress (:data:`dbbench.setup.namespace.Progress`,
-    :data:`dbbench.volume.load.Progress`)."""
-    from dbbench.catalog import entries as catalogs
-    from dbbench.setup import namespace as setupsql
-    from dbbench.volume import catalog as volume
-
-    cat = catalogs.open_catalog(catalog, need_shapes=False)
-    spec = volume.of_catalog(cat, [scale])  # checked at the run's scale too, before anything is touched
-    with progress() if progress else contextlib.nullcontext() as report:
-        cat, res = setupsql.load(
-            targets,
-            cat,
-            namespace=namespace,
-            isolate=isolate,
-            scale=setupsql.DEFAULT_SCALE if scale is None else scale,
-            progress=report,
-        )
-    filled = None
-    if spec is not None:
-        with fill_progress() if fill_progress else contextlib.nullcontext() as report:
-            filled = volume.after_setup(
-                targets, namespace, spec, res, scale=scale, isolate=isolate, progress=report
-            )
-    return SetUp(cat, res, setupsql.fingerprints_agree(res), filled)
+        return build.grow_document(ladder, targets)

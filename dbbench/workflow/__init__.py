@@ -1,0 +1,55 @@
+"""The commands as library calls: each ``dbbench`` command is one call here, and the command line
+(and the pytest plugin) only parses options, calls, prints what the call returned and writes its
+document (built in :mod:`dbbench.document`). The calls live in one module per family of commands:
+
+* :mod:`~dbbench.workflow.connect`: what they share (``connect``, the callbacks);
+* :mod:`~dbbench.workflow.seed`: ``seed`` (a dataset, or a catalog's setup SQL and data spec);
+* :mod:`~dbbench.workflow.runs`: ``explain``, ``check``, ``diff``, ``baseline save``, ``grow``.
+
+The calls that connect take ``connect``, a factory of an opened-targets context manager
+(:func:`opened` bound to the URLs given), so that the catalog is read before any connection and a
+command that connects twice (``check``: seed, then measure) disposes in between.
+"""
+
+from dbbench.workflow.connect import Connect, ProgressFactory, Warn, opened
+from dbbench.workflow.runs import (
+    BaselineRefused,
+    Comparison,
+    NothingToCompare,
+    Run,
+    SavedBaseline,
+    ScratchDatasetFailed,
+    check,
+    check_against,
+    diff,
+    grow,
+    measure,
+    save_baseline,
+    stability,
+)
+from dbbench.workflow.seed import DatasetUnverified, Seeded, SetUp, seed_catalog, seed_dataset
+
+__all__ = [
+    "BaselineRefused",
+    "Comparison",
+    "Connect",
+    "DatasetUnverified",
+    "NothingToCompare",
+    "ProgressFactory",
+    "Run",
+    "SavedBaseline",
+    "ScratchDatasetFailed",
+    "Seeded",
+    "SetUp",
+    "Warn",
+    "check",
+    "check_against",
+    "diff",
+    "grow",
+    "measure",
+    "opened",
+    "save_baseline",
+    "seed_catalog",
+    "seed_dataset",
+    "stability",
+]
