@@ -20,3 +20,12 @@ def fmt_ms(value: float | None) -> str:
 
 def fmt_factor(factor: float) -> str:
     return f"{factor:,.0f}x" if factor >= 100 else f"{factor:.1f}x"
+
+
+def size_label(n: int) -> str:
+    """A size of the growth ladder as its namespaces and tables name it: 10k, 1m, 2500."""
+    if n % 1_000_000 == 0:
+        return f"{n // 1_000_000}m"
+    if n % 1_000 == 0:
+        return f"{n // 1_000}k"
+    return str(n)

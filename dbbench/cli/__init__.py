@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dbbench.cli.app import Cli, _connect, cli, err, say
 from dbbench.cli.baseline import baseline_group, baseline_save, diff_cmd
-from dbbench.cli.bench import bench_group, bench_seed
+from dbbench.cli.bench import bench_group, bench_seed_cmd
 from dbbench.cli.capture import capture_cmd, catalog_group
 from dbbench.cli.commands import info, report_cmd, seed_cmd, validate_cmd
 from dbbench.cli.grow import grow_cmd
@@ -38,7 +38,7 @@ __all__ = [
     "baseline_group",
     "baseline_save",
     "bench_group",
-    "bench_seed",
+    "bench_seed_cmd",
     "capture_cmd",
     "catalog_group",
     "check_cmd",

@@ -17,11 +17,10 @@ import psycopg
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
-from dbbench.access.targets import Target
 from dbbench.defaults import VERSION as __version__
 from dbbench.errors import DbbenchError
-from dbbench.servers import Home
-from dbbench.workflow import Connect, opened
+from dbbench.workflow.connect import Connect, Target, opened
+from dbbench.workflow.local import Home
 from verdict.files import clip_lines, write_output
 
 

@@ -23,12 +23,12 @@ from dbbench.cli.options import (
     output_file,
     target_options,
 )
-from dbbench.servers import Home
 from dbbench.workflow import Comparison, Run
+from dbbench.workflow.local import Home
 from verdict.cli import Float
 
 if TYPE_CHECKING:
-    from dbbench.diff import DiffReport
+    from dbbench.document.diff import DiffReport
     from dbbench.document.model import Document
 
 
@@ -260,7 +260,7 @@ class DiffOptions:
 
     @classmethod
     def parse(cls, given: dict[str, Any]) -> DiffOptions:
-        from dbbench.diff import Thresholds
+        from dbbench.document.diff import Thresholds
 
         comparison = Comparison(
             given["baseline_file"],

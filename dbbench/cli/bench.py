@@ -8,7 +8,7 @@ from dbbench import defaults
 from dbbench.cli.app import _connect
 from dbbench.cli.options import target_options
 from dbbench.output.commands import render_bench_seed
-from dbbench.servers import Home
+from dbbench.workflow.local import Home, bench_seed
 
 
 @click.group("bench")
@@ -27,10 +27,9 @@ def bench_group() -> None:
     help="Runs of floor + seed; the best of each is reported.",
 )
 @click.pass_obj
-def bench_seed(home: Home, pg_url, mysql_url, only, dataset, repeat) -> None:
+def bench_seed_cmd(home: Home, pg_url, mysql_url, only, dataset, repeat) -> None:
     """Seed time next to the raw floor (the servers' own bulk load + the same indexes)."""
-    from dbbench.bench import seed_floor as bench
-
-    with _connect(home, pg_url, mysql_url, only)(warn=False) as targets:
-        rows, floor_wall, seed_wall = bench.run(targets, dataset, home.root / "datasets", repeat)
+    rows, floor_wall, seed_wall = bench_seed(
+        _connect(home, pg_url, mysql_url, only), dataset, home.root / "datasets", repeat
+    )
     click.echo(render_bench_seed(rows, floor_wall, seed_wall))

@@ -11,7 +11,7 @@ import click
 from dbbench.cli.app import Targets
 from dbbench.cli.options import CATALOG, OutputPath, isolate, namespace_option, target_options
 from dbbench.defaults import DIALECT_LABEL
-from dbbench.servers import Home
+from dbbench.workflow.local import Home
 
 
 @click.command("capture")

@@ -17,8 +17,8 @@ from dbbench.cli.options import (
     target_options,
 )
 from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
-from dbbench.servers import Home
 from dbbench.volume.limits import MAX_SCALE
+from dbbench.workflow.local import Home
 
 
 @click.command("info")

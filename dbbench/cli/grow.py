@@ -13,8 +13,8 @@ import click
 from dbbench import defaults, workflow
 from dbbench.cli.app import Targets, err, write_file, write_json
 from dbbench.cli.options import CATALOG, isolate, output_file, target_options
-from dbbench.measure import grow
-from dbbench.servers import Home
+from dbbench.workflow.local import Home
+from dbbench.workflow.runs import LadderOptions, parse_sizes
 from verdict.cli import Float
 
 
@@ -78,15 +78,15 @@ class GrowOptions:
     targets: Targets
     catalog: str
     shapes: tuple[str, ...]
-    ladder: grow.LadderOptions
+    ladder: LadderOptions
     fmt: str
     output: Path | None
     html_file: Path | None
 
     @classmethod
     def parse(cls, given: dict[str, Any]) -> GrowOptions:
-        ladder = grow.LadderOptions(
-            sizes=tuple(grow.parse_sizes(given["sizes"])),
+        ladder = LadderOptions(
+            sizes=tuple(parse_sizes(given["sizes"])),
             namespace=given["namespace"],
             warmups=given["warmups"],
             runs=given["runs"],

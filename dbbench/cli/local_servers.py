@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from dbbench import servers
 from dbbench.cli.app import err, say
 from dbbench.cli.options import DIALECT_CHOICE
 from dbbench.output.commands import render_status
-from dbbench.servers import Home
+from dbbench.workflow import local
+from dbbench.workflow.local import Home
 from verdict.cli import port
 
 
@@ -33,7 +33,7 @@ def _print_status(rows, as_json: bool) -> None:
 @click.pass_obj
 def servers_up(home: Home, which, pg_port, mysql_port, as_json) -> None:
     """Install (first time), start and wait for the local servers; reuse running ones."""
-    rows = servers.up(_which(which), home=home, ports={"postgresql": pg_port, "mysql": mysql_port}, say=say)
+    rows = local.up(_which(which), home=home, ports={"postgresql": pg_port, "mysql": mysql_port}, say=say)
     _print_status(rows, as_json)
     for r in rows:
         if r.server == "MySQL" and r.version and not r.version.startswith("8.0"):
@@ -48,7 +48,7 @@ def servers_up(home: Home, which, pg_port, mysql_port, as_json) -> None:
 @click.pass_obj
 def servers_down(home: Home, which) -> None:
     """Stop the local servers that `up` started (by pid)."""
-    stopped = servers.down(_which(which), home=home)
+    stopped = local.down(_which(which), home=home)
     click.echo("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
 
@@ -58,4 +58,4 @@ def servers_down(home: Home, which) -> None:
 @click.pass_obj
 def servers_status(home: Home, which, as_json) -> None:
     """Versions, ports, pids, data directories and URLs (without passwords)."""
-    _print_status(servers.status(_which(which), home=home), as_json)
+    _print_status(local.status(_which(which), home=home), as_json)

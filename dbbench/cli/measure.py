@@ -19,12 +19,12 @@ from dbbench.cli.options import (
     split_report,
     target_options,
 )
-from dbbench.diff import Thresholds
-from dbbench.servers import Home
+from dbbench.document.diff import Thresholds
 from dbbench.workflow import Run
+from dbbench.workflow.local import Home
 
 if TYPE_CHECKING:
-    from dbbench.diff import DiffReport
+    from dbbench.document.diff import DiffReport
 
 
 def _emit(

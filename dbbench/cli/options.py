@@ -9,6 +9,7 @@ import click
 
 from dbbench import defaults
 from dbbench.errors import DbbenchError
+from dbbench.workflow import catalog
 from verdict.cli import Float, InputFile, InputTree, OutputFile
 
 DIALECT_CHOICE = click.Choice(["postgresql", "mysql"])
@@ -39,17 +40,10 @@ class CatalogPath(InputTree):
     name = "catalog"
 
     def locate(self, value: Any) -> Path | None:
-        from dbbench.catalog import entries
-
-        try:
-            return entries.resolve(str(value))
-        except DbbenchError:
-            return None  # the command says so in its own words
+        return catalog.locate(value)
 
     def reads(self, relative: Path) -> bool:
-        from dbbench.catalog.entries import SETUP_DIR
-
-        return relative.suffix in (".toml", ".sql") or relative.parts[:1] in ((SETUP_DIR,), ("data",))
+        return catalog.reads(relative)
 
 
 CATALOG = CatalogPath()

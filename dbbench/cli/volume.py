@@ -18,11 +18,11 @@ from dbbench.cli.app import _connect, say, write_file, write_json
 from dbbench.cli.options import CATALOG, INPUT_FILE, isolate, namespace_option, output_file, target_options
 from dbbench.errors import DbbenchError
 from dbbench.output.volume import fill_document, render_fill
-from dbbench.servers import Home
 from dbbench.volume import SPEC_FILE, fill, read, schema, starter
 from dbbench.volume.catalog import checked, require
 from dbbench.volume.limits import LONG_FILL_ROWS, MAX_SCALE
 from dbbench.volume.load import TOTAL
+from dbbench.workflow.local import Home
 
 
 def _spec_path(catalog: str | None, spec: Path | None) -> tuple[Path, Path]:

@@ -46,7 +46,15 @@ from dbbench.diff.judge import (
     misestimate,
     timing,
 )
-from dbbench.diff.model import (
+from dbbench.diff.triage import (
+    PLAN_FINDINGS,
+    _signature,
+    apply_self_control,
+    self_controls,
+    triage_unstable,
+)
+from dbbench.diff.work import q_error, work_diff, work_findings
+from dbbench.document.diff import (
     DiffReport,
     Finding,
     NodeWork,
@@ -60,14 +68,6 @@ from dbbench.diff.model import (
     entry_p50,
     entry_tree,
 )
-from dbbench.diff.triage import (
-    PLAN_FINDINGS,
-    _signature,
-    apply_self_control,
-    self_controls,
-    triage_unstable,
-)
-from dbbench.diff.work import q_error, work_diff, work_findings
 from dbbench.document.model import Document, as_document
 from dbbench.errors import DbbenchError
 from verdict.stats import Interval

@@ -7,8 +7,16 @@ import math
 from dataclasses import dataclass
 
 from dbbench.dialects.plan import PlanNode
-from dbbench.diff.model import Finding, Thresholds, WorkDiff, _describe, _is_access, entry_tree, keyed_nodes
 from dbbench.diff.work import work_findings
+from dbbench.document.diff import (
+    Finding,
+    Thresholds,
+    WorkDiff,
+    _describe,
+    _is_access,
+    entry_tree,
+    keyed_nodes,
+)
 from dbbench.document.model import ShapeResult, Spelling
 from dbbench.units import fmt_factor, fmt_ms
 from verdict import FAIL, INCONCLUSIVE, PASS

@@ -3,7 +3,7 @@ A/A self-control of this run against a second run now (``--self-control``)."""
 
 from __future__ import annotations
 
-from dbbench.diff.model import DiffReport, SelfControl, ShapeDiff, entry_tree
+from dbbench.document.diff import DiffReport, SelfControl, ShapeDiff, entry_tree
 from dbbench.document.model import ShapeResult
 from verdict import PASS
 from verdict.stats import ratio_interval

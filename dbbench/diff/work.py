@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dbbench.dialects.plan import PlanNode
-from dbbench.diff.model import Finding, NodeWork, Thresholds, WorkDiff, keyed_nodes, ratio
+from dbbench.document.diff import Finding, NodeWork, Thresholds, WorkDiff, keyed_nodes, ratio
 
 
 def q_error(n: PlanNode) -> float | None:

@@ -45,6 +45,7 @@ from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
 from dbbench.measure import explain
 from dbbench.measure.explain import Measurement, ShapeMeasurement
+from dbbench.units import size_label
 from verdict.files import excerpt
 
 # The alpine ladder: size -> dataset definition under seeds/.
@@ -90,14 +91,6 @@ def parse_sizes(text: str) -> list[int]:
     if len(set(sizes)) < 2:
         raise GrowError("--sizes: give at least two different sizes (growth is a slope)")
     return sorted(set(sizes))
-
-
-def size_label(n: int) -> str:
-    if n % 1_000_000 == 0:
-        return f"{n // 1_000_000}m"
-    if n % 1_000 == 0:
-        return f"{n // 1_000}k"
-    return str(n)
 
 
 def work(tree: PlanNode | None) -> float | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects import timing
-from dbbench.diff import DiffReport, ShapeDiff, Thresholds, entry_access, entry_p50, entry_tree
+from dbbench.document.diff import DiffReport, ShapeDiff, Thresholds, entry_access, entry_p50, entry_tree
 from dbbench.document.model import Document, ShapeResult
 from dbbench.output import Case, junit, md_table, table
 from dbbench.units import fmt_factor, fmt_ms

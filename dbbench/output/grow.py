@@ -9,13 +9,7 @@ from typing import Any
 from dbbench.defaults import DIALECT_LABEL, DIALECTS
 from dbbench.dialects import timing
 from dbbench.output import table
-from dbbench.units import fmt_factor, fmt_ms
-
-
-def _size(n: int) -> str:
-    from dbbench.measure.grow import size_label
-
-    return size_label(n)
+from dbbench.units import fmt_factor, fmt_ms, size_label
 
 
 def _work(value: float | None) -> str:
@@ -26,8 +20,8 @@ def growth_table(doc: dict[str, Any], fmt: str = "simple") -> str:
     """One row per shape, dialect and spelling: rows examined (and PostgreSQL buffers) at each
     size, p50 at the largest, the worst slope k, the verdict and the declared growth."""
     sizes = doc["sizes"]
-    headers = ["Shape", "Server", "Spelling", *[f"work {_size(n)}" for n in sizes]]
-    headers += [f"p50 {_size(sizes[-1])}", "k", "growth", "declared"]
+    headers = ["Shape", "Server", "Spelling", *[f"work {size_label(n)}" for n in sizes]]
+    headers += [f"p50 {size_label(sizes[-1])}", "k", "growth", "declared"]
     rows = []
     order = {d: k for k, d in enumerate(DIALECTS)}  # the one dialect order
     for g in sorted(
@@ -113,6 +107,11 @@ def ratio_table(doc: dict[str, Any], fmt: str = "simple") -> str:
                 rem["verdict"] or "—",
             ]
         )
-    headers = ["Shape", "Server", f"natural work {_size(largest)}", f"remediated work {_size(largest)}"]
+    headers = [
+        "Shape",
+        "Server",
+        f"natural work {size_label(largest)}",
+        f"remediated work {size_label(largest)}",
+    ]
     headers += ["natural / remediated", "natural grows", "remediated grows"]
     return table(headers, rows, "llrrrll", fmt)

@@ -9,8 +9,8 @@ import math
 from typing import Any
 
 from dbbench.defaults import DIALECT_LABEL
-from dbbench.measure.grow import size_label
 from dbbench.output import HTML_TABLE_CSS
+from dbbench.units import size_label
 
 _COLORS = {"postgresql": "#336791", "mysql": "#d9822b"}
 W, H, PAD_L, PAD_B, PAD_T, PAD_R = 330, 230, 52, 34, 26, 10

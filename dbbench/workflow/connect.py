@@ -13,6 +13,8 @@ from dbbench.access.targets import Target, open_targets
 if TYPE_CHECKING:
     pass
 
+__all__ = ["Connect", "ProgressFactory", "Target", "Warn", "opened"]
+
 Warn = Callable[[str], None]
 ProgressFactory = Callable[
     [], AbstractContextManager[Any]

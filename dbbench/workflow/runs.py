@@ -14,15 +14,33 @@ from dbbench import defaults
 from dbbench.document.check import setting_problem
 from dbbench.document.model import RunConfig
 from dbbench.errors import DbbenchError
-
-if TYPE_CHECKING:
-    from dbbench.diff import DiffReport, Thresholds
-    from dbbench.document.model import Document
-    from dbbench.measure.explain import MeasureOptions
-    from dbbench.measure.grow import LadderOptions
-
+from dbbench.measure.grow import LadderOptions, parse_sizes
 from dbbench.workflow.connect import Connect, ProgressFactory, Warn
 from dbbench.workflow.seed import DatasetUnverified
+
+if TYPE_CHECKING:
+    from dbbench.document.diff import DiffReport, Thresholds
+    from dbbench.document.model import Document
+    from dbbench.measure.explain import MeasureOptions
+
+
+__all__ = [
+    "BaselineRefused",
+    "Comparison",
+    "LadderOptions",
+    "NothingToCompare",
+    "Run",
+    "SavedBaseline",
+    "ScratchDatasetFailed",
+    "check",
+    "check_against",
+    "diff",
+    "grow",
+    "measure",
+    "parse_sizes",
+    "save_baseline",
+    "stability",
+]
 
 
 class ScratchDatasetFailed(DatasetUnverified):

@@ -9,6 +9,7 @@ import pytest
 
 from dbbench.measure import grow
 from dbbench.measure.grow import Growth, Point
+from dbbench.units import size_label
 from tests.conftest import run_cli
 
 
@@ -18,7 +19,7 @@ def test_sizes_parse_as_a_ladder():
     for bad in ("10k", "10k,10k", "ten,100k", "1.5,10k"):
         with pytest.raises(grow.GrowError):
             grow.parse_sizes(bad)
-    assert [grow.size_label(n) for n in (10_000, 1_000_000, 2_500)] == ["10k", "1m", "2500"]
+    assert [size_label(n) for n in (10_000, 1_000_000, 2_500)] == ["10k", "1m", "2500"]
 
 
 def test_slope_and_verdict():
