@@ -77,11 +77,9 @@ def pytest_addoption(parser) -> None:
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "dbbench_dialects(*names): run this plan test on these dialects only")
     if _option(config, "dbbench_capture"):
-        from dbbench.capture.recorder import Recorder
+        from dbbench.workflow.capture import start_recording
 
-        recorder = Recorder(str(config.rootpath))
-        recorder.install()
-        config.stash[_RECORDER] = recorder
+        config.stash[_RECORDER] = start_recording(str(config.rootpath))
 
 
 _RECORDER = pytest.StashKey[Any]()
@@ -123,13 +121,12 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 def _check_captured(config, recorder) -> tuple[list[str], bool]:
     from pathlib import Path
 
-    from dbbench.capture import check, statements
-    from dbbench.defaults import DIALECTS
     from dbbench.errors import DbbenchError
     from dbbench.output.capture import lines
+    from dbbench.workflow.capture import captured, check_captured
 
-    seen = statements.merge(recorder.found())
-    if not seen:
+    seen = captured(recorder)
+    if not seen.shapes:
         return ["dbbench capture: no application statement was executed"], False
     state = _Session(config)
     if not state.catalog:
@@ -137,13 +134,13 @@ def _check_captured(config, recorder) -> tuple[list[str], bool]:
     out = Path(_path(config, _option(config, "dbbench_capture")))
     try:
         targets = []
-        for dialect in (d for d in DIALECTS if any(d in s.dialects for s in seen)):
+        for dialect in seen.dialects:
             try:
                 targets.append(state.target(dialect))
                 state.build(dialect)
             except BaseException as exc:  # pytest's skip / fail outcome: the line it would show
                 return [f"dbbench capture: {exc}"], True
-        report = check.run(
+        report = check_captured(
             targets,
             seen,
             catalog=state.catalog,
@@ -211,29 +208,20 @@ class _Session:
         self.built: set[str] = set()
 
     def target(self, dialect: str):
-        from dbbench import servers
-        from dbbench.access import urls
-        from dbbench.access.targets import connect
+        from dbbench import connect
         from dbbench.errors import DbbenchError
+        from dbbench.workflow.capture import ENV_VARS, target_error, target_url
 
         if dialect in self.targets:
             return self.targets[dialect]
         if dialect in self.failures:
             pytest.skip(self.failures[dialect])
         key = "dbbench_pg_url" if dialect == "postgresql" else "dbbench_mysql_url"
-        url, explicit = _option(self.config, key), True
-        if url is None:
-            url = urls.from_env(cast("Dialect", dialect))
-        if url is None:
-            explicit = False
-            try:
-                url = servers.local_url(cast("Dialect", dialect))
-            except Exception:  # no local server installed here
-                url = None
+        url, explicit = target_url(cast("Dialect", dialect), _option(self.config, key))
         if url is None:
             self.failures[dialect] = (
                 f"no {dialect} target (--{key.replace('_', '-')}, "
-                f"{urls.ENV_VARS[dialect]}, or `dbbench servers up`)"
+                f"{ENV_VARS[dialect]}, or `dbbench servers up`)"
             )
             pytest.skip(self.failures[dialect])
         unexpected = refused = None
@@ -242,7 +230,7 @@ class _Session:
         except DbbenchError as exc:
             refused = f"dbbench: {exc}"
         except Exception as exc:  # the driver's own (a query parameter it cannot read, say)
-            unexpected = _one_line(exc, url, dialect)
+            unexpected = target_error(exc, url, dialect)
         # failed outside the except block: pytest would show the exception chained
         if unexpected:
             pytest.fail(unexpected, pytrace=False)
@@ -260,75 +248,37 @@ class _Session:
             return None
         if dialect in self.built:
             return self.namespace
-        from dbbench import dialects
-        from dbbench.catalog.entries import open_catalog
         from dbbench.errors import DbbenchError
-        from dbbench.setup import namespace as setupsql
+        from dbbench.workflow.capture import build_namespace, target_error
 
         target, unexpected = self.target(dialect), None
         try:
-            cat = open_catalog(self.catalog)
-            d = dialects.get(dialect)
-            raw = target.engine.raw_connection()
-            try:
-                conn = raw.driver_connection
-                fresh = d.namespace_state(conn, self.namespace) == "complete" and d.read_meta(
-                    conn, self.namespace
-                ).get("setup_sha256") == cat.setup_digest(dialect)
-                conn.rollback()
-            finally:
-                raw.close()
-            if not fresh or self.config.getoption("dbbench_rebuild"):
-                setupsql.load([target], cat, namespace=self.namespace)
+            build_namespace(
+                target, self.catalog, self.namespace, rebuild=bool(self.config.getoption("dbbench_rebuild"))
+            )
         except DbbenchError as exc:
             pytest.fail(f"dbbench: {exc}", pytrace=False)
         except Exception as exc:
-            unexpected = _one_line(exc, target.url, dialect)
+            unexpected = target_error(exc, target.url, dialect)
         if unexpected:
             pytest.fail(unexpected, pytrace=False)
         self.built.add(dialect)
         return self.namespace
 
     def engine(self, dialect: str):
-        import sqlalchemy as sa
-
-        from dbbench.access import urls
+        from dbbench.workflow.capture import namespace_engine
 
         if dialect in self.engines:
             return self.engines[dialect]
         target = self.target(dialect)
-        ns = self.build(dialect)
-        url, args = target.url, dict[str, Any](connect_timeout=10)
-        if ns and dialect == "postgresql":
-            args["options"] = f"-c search_path={ns}"
-        elif ns:
-            url = url.set(database=ns)
-        # its repr (in a failing test's arguments) shows no password, whatever the URL's form
-        engine = sa.create_engine(urls.RedactedURL(*url), connect_args=args, pool_pre_ping=True)
-        self.engines[dialect] = engine
-        return engine
+        self.engines[dialect] = namespace_engine(target, self.build(dialect))
+        return self.engines[dialect]
 
     def close(self) -> None:
         for e in self.engines.values():
             e.dispose()
         for t in self.targets.values():
             t.dispose()
-
-
-def _one_line(exc: Exception, url, dialect: str) -> str:
-    """An unexpected error of the driver or SQLAlchemy as one line without the URL's secrets,
-    reported without a traceback: its frames hold the URL and the driver's keyword arguments,
-    password included, and pytest prints a frame's arguments."""
-    from sqlalchemy.engine import make_url
-
-    from dbbench.access import urls
-
-    try:
-        parsed = make_url(url) if isinstance(url, str) else url
-        where, text = urls.redact(parsed), urls.scrub((str(exc).strip().splitlines() or [""])[0], parsed)
-    except Exception:
-        where, text = "the URL given", ""
-    return f"dbbench: cannot use the {dialect} target {where}: {type(exc).__name__}: {text}"
 
 
 @pytest.fixture(scope="session")

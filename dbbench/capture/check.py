@@ -45,11 +45,6 @@ HEADER = (
     "-- the expectations are proposed from the plans observed on the loaded data; review them.\n"
 )
 MARK = HEADER.split(" (", 1)[0]  # the first line's start: a file capture wrote
-SCAN_ADVICE = (
-    "add an index that serves it (`dbbench advise` will propose one), reload the data and capture "
-    "again; or, if the scan is what you want, accept it: capture with --accept-scans (the pytest "
-    "plugin: --dbbench-accept-scans)"
-)
 
 
 @dataclass

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from dbbench.cli.app import Targets
 from dbbench.cli.options import CATALOG, OutputPath, isolate, namespace_option, target_options
-from dbbench.defaults import DIALECT_LABEL
 from dbbench.workflow.local import Home
+
+if TYPE_CHECKING:
+    from dbbench.document.capture import Proposals
 
 
 @click.command("capture")
@@ -52,28 +55,19 @@ def capture_cmd(
 ) -> None:
     """Read the statements clients ran from pg_stat_statements and MySQL's performance_schema
     digests, check each shape on the loaded data, and write the new ones as a catalog."""
-    from dbbench.capture import check, servers
     from dbbench.output.capture import lines
+    from dbbench.workflow.capture import capture_shapes, reset_statistics
 
-    targets = Targets.take(given)
+    connect = Targets.take(given).connect(home)
     out = output or (_beside(Path(catalog)) if catalog else None)
     if out is None and not reset:
         raise click.UsageError("give --catalog DIR or --output FILE.sql")
-    with targets.connect(home)() as opened:
-        if reset:
-            servers.reset(opened)
-            click.echo("cleared the statement statistics of " + ", ".join(t.label for t in opened))
-            return
-        seen = servers.read(opened, namespace)
-        report = check.run(
-            opened,
-            seen,
-            catalog=catalog,
-            namespace=namespace,
-            out=out,
-            isolate=isolate(),
-            accept_scans=accept_scans,
-        )
+    if reset:
+        click.echo("cleared the statement statistics of " + ", ".join(reset_statistics(connect)))
+        return
+    report = capture_shapes(
+        connect, namespace, catalog=catalog, out=out, isolate=isolate(), accept_scans=accept_scans
+    )
     for line in lines(report):
         click.echo(line)
     if report.failed:
@@ -90,19 +84,11 @@ def catalog_group() -> None:
     """Annotated SQL catalogs: expectations proposed from the observed plans, and written down."""
 
 
-def _proposals(home: Home, catalog: str, namespace: str, given: dict):
-    from dbbench.capture import accept
+def _show(found: Proposals) -> None:
+    from dbbench.output.capture import proposed
 
-    with Targets.take(given).connect(home)() as opened:
-        return accept.proposals(opened, catalog, namespace, isolate=isolate())
-
-
-def _show(found) -> None:
-    for p in found:
-        said = "; ".join(f"{DIALECT_LABEL[d]}: {prop.line}" for d, prop in p.proposals.items())
-        click.echo(f"{p.block.name} ({p.block.where}): {said}")
-    if not found:
-        click.echo("every block has an expectation")
+    for line in proposed(found):
+        click.echo(line)
 
 
 # catalog propose / accept: the annotated SQL files they read (and accept rewrites)
@@ -122,7 +108,9 @@ SQL_CATALOG = click.option(
 @click.pass_obj
 def catalog_propose(home: Home, catalog: str, namespace: str, **given) -> None:
     """Print the expectation each block without one would get from its plan on the loaded data."""
-    _show(_proposals(home, catalog, namespace, given))
+    from dbbench.workflow.capture import propose
+
+    _show(propose(Targets.take(given).connect(home), catalog, namespace, isolate=isolate()))
 
 
 @catalog_group.command("accept")
@@ -132,9 +120,8 @@ def catalog_propose(home: Home, catalog: str, namespace: str, **given) -> None:
 @click.pass_obj
 def catalog_accept(home: Home, catalog: str, namespace: str, **given) -> None:
     """Write the proposed expectations into the .sql files (after each block's name line)."""
-    from dbbench.capture import accept
+    from dbbench.output.capture import written
+    from dbbench.workflow.capture import accept
 
-    found = _proposals(home, catalog, namespace, given)
-    _show(found)
-    written = accept.accept(found)
-    click.echo(f"wrote the expectations of {len(written)} block{'s' if len(written) != 1 else ''}")
+    found = accept(Targets.take(given).connect(home), catalog, namespace, isolate=isolate(), proposed=_show)
+    click.echo(written(found))

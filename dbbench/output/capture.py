@@ -1,13 +1,14 @@
 """What a capture found, as lines: each captured shape held against its catalog, the new ones
-written down with their proposed expectation (``dbbench capture``, the pytest plugin's capture)."""
+written down with their proposed expectation (``dbbench capture``, the pytest plugin's capture);
+and the expectations ``dbbench catalog propose`` / ``accept`` proposed."""
 
 from __future__ import annotations
 
-from dbbench.capture.check import SCAN_ADVICE, Outcome, Report
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.document.capture import SCAN_ADVICE, CaptureReport, Outcome, Proposals
 
 
-def lines(report: Report, what: str = "dbbench capture") -> list[str]:
+def lines(report: CaptureReport, what: str = "dbbench capture") -> list[str]:
     counts = {
         s: sum(o.status == s for o in report.outcomes) for s in ("holds", "fails", "new", "skipped", "scan")
     }
@@ -23,13 +24,13 @@ def lines(report: Report, what: str = "dbbench capture") -> list[str]:
     )
     out = [head]
     for o in report.outcomes:
-        dialects = ", ".join(DIALECT_LABEL[d] for d in o.seen.dialects)
-        where = o.seen.where()
+        dialects = ", ".join(DIALECT_LABEL[d] for d in o.dialects)
+        where = o.where
         if o.status == "fails":
             at = (
-                f"{o.shape.path}:{o.shape.line}"
-                if o.shape and o.shape.line
-                else str(o.shape and o.shape.path)
+                f"{o.shape_path}:{o.shape_line}"
+                if o.shape_path is not None and o.shape_line
+                else str(o.shape_path)
             )
             out.append(f"FAIL {o.name} (catalog {at}), captured from {where or dialects}:")
             out += [f"  {line}" for line in o.lines]
@@ -59,3 +60,19 @@ def _scan(o: Outcome, where: str) -> list[str]:
         f"  {SCAN_ADVICE}",
         *[f"  {line}" for line in o.lines],
     ]
+
+
+def proposed(found: Proposals) -> list[str]:
+    """Each block without an expectation and what its plans propose (``catalog propose`` / ``accept``)."""
+    out = [
+        f"{b.name} ({b.where}): "
+        + "; ".join(f"{DIALECT_LABEL[d]}: {line}" for d, line in b.proposals.items())
+        for b in found.blocks
+    ]
+    return out or ["every block has an expectation"]
+
+
+def written(found: Proposals) -> str:
+    """What ``catalog accept`` wrote."""
+    n = found.written or 0
+    return f"wrote the expectations of {n} block{'s' if n != 1 else ''}"

@@ -5,12 +5,28 @@ document (built in :mod:`dbbench.document`). The calls live in one module per fa
 * :mod:`~dbbench.workflow.connect`: what they share (``connect``, the callbacks);
 * :mod:`~dbbench.workflow.seed`: ``seed`` (a dataset, or a catalog's setup SQL and data spec);
 * :mod:`~dbbench.workflow.runs`: ``explain``, ``check``, ``diff``, ``baseline save``, ``grow``.
+* :mod:`~dbbench.workflow.capture`: ``capture``, ``catalog propose`` / ``accept``, and what the
+  pytest plugin does (its targets, its namespace, its ``--dbbench-capture``).
 
 The calls that connect take ``connect``, a factory of an opened-targets context manager
 (:func:`opened` bound to the URLs given), so that the catalog is read before any connection and a
 command that connects twice (``check``: seed, then measure) disposes in between.
 """
 
+from dbbench.workflow.capture import (
+    Captured,
+    accept,
+    build_namespace,
+    capture_shapes,
+    captured,
+    check_captured,
+    namespace_engine,
+    propose,
+    reset_statistics,
+    start_recording,
+    target_error,
+    target_url,
+)
 from dbbench.workflow.connect import Connect, ProgressFactory, Warn, opened
 from dbbench.workflow.runs import (
     BaselineRefused,
@@ -31,6 +47,7 @@ from dbbench.workflow.seed import DatasetUnverified, Seeded, SetUp, seed_catalog
 
 __all__ = [
     "BaselineRefused",
+    "Captured",
     "Comparison",
     "Connect",
     "DatasetUnverified",
@@ -42,14 +59,25 @@ __all__ = [
     "Seeded",
     "SetUp",
     "Warn",
+    "accept",
+    "build_namespace",
+    "capture_shapes",
+    "captured",
     "check",
     "check_against",
+    "check_captured",
     "diff",
     "grow",
     "measure",
+    "namespace_engine",
     "opened",
+    "propose",
+    "reset_statistics",
     "save_baseline",
     "seed_catalog",
     "seed_dataset",
     "stability",
+    "start_recording",
+    "target_error",
+    "target_url",
 ]
