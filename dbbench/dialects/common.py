@@ -1,8 +1,15 @@
-"""DB-API helpers that are the same for both drivers."""
+"""DB-API helpers and frames that are the same for both drivers; each dialect passes its SQL text
+and the few steps that differ (a cursor, how a transaction begins, its timeout)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def execute(conn, statements: list[str]) -> None:
@@ -15,6 +22,70 @@ def commit(conn) -> None:
     conn.commit()
 
 
+def write_meta(conn, upsert: str, meta: dict[str, str]) -> None:
+    """Each (key, value) of ``meta`` through ``upsert``: the dialect's insert-or-update of one
+    ``dbbench_meta`` row, with the key and the value as its two ``%s``."""
+    with conn.cursor() as cur:
+        for key, value in meta.items():
+            cur.execute(upsert, (key, value))
+
+
+def read_meta(conn, select: str) -> dict[str, str]:
+    """Key -> value of the ``dbbench_meta`` rows ``select`` reads."""
+    with conn.cursor() as cur:
+        cur.execute(select)
+        return dict(cur.fetchall())
+
+
+def query_row(conn, cursor, sql: str, params: dict) -> dict | None:
+    """The first row of ``sql`` as a dict, read in ``cursor`` (the driver's dict cursor of
+    ``conn``, not yet entered); rolled back afterwards, so a probe leaves no transaction open."""
+    try:
+        with cursor as cur:
+            cur.execute(sql, params)
+            return cur.fetchone()
+    finally:
+        conn.rollback()
+
+
+@contextlib.contextmanager
+def explain_frame(
+    conn,
+    cursor,
+    *,
+    in_transaction: bool,
+    begin: Callable[[Any], object],
+    limits: Callable[[Any], AbstractContextManager[T] | None],
+    is_timeout: Callable[[BaseException], bool],
+    timeout: str,
+) -> Iterator[tuple[Any, T | None]]:
+    """The transaction one ``EXPLAIN ANALYZE`` sample runs in, always undone: it executes the
+    statement, and a write must not stay. Yields ``cursor`` (of ``conn``, not yet entered) and what
+    ``limits`` yields.
+
+    Inside the caller's open transaction (``in_transaction``: a test's uncommitted rows) it opens
+    the savepoint ``dbbench_explain`` and rolls back to it, keeping the caller's work; else
+    ``begin(cur)`` opens a transaction, rolled back whole. ``limits(cur)`` then sets the sample's
+    timeout (and what else the sample needs) inside it; a context manager it returns is exited
+    after the undo (a session setting the rollback does not restore). A driver error for which
+    ``is_timeout`` holds is raised as ``TimeoutError(f"{timeout} reached")``."""
+    with contextlib.ExitStack() as limited:  # exited last: after the undo
+        try:
+            with cursor as cur:
+                if in_transaction:
+                    cur.execute("SAVEPOINT dbbench_explain")
+                else:
+                    begin(cur)
+                settings = limits(cur)
+                yield cur, None if settings is None else limited.enter_context(settings)
+        except Exception as exc:
+            if is_timeout(exc):
+                raise TimeoutError(f"{timeout} reached") from None
+            raise
+        finally:
+            undo_sample(conn, in_transaction)
+
+
 def undo_sample(conn, in_transaction: bool) -> None:
     """Undo an EXPLAIN ANALYZE sample: back to the ``dbbench_explain`` savepoint when the caller
     already had a transaction open (its own uncommitted work survives), else the whole transaction."""
@@ -22,6 +93,29 @@ def undo_sample(conn, in_transaction: bool) -> None:
         with conn.cursor() as cur:
             cur.execute("ROLLBACK TO SAVEPOINT dbbench_explain")
             cur.execute("RELEASE SAVEPOINT dbbench_explain")
+    else:
+        conn.rollback()
+
+
+@contextlib.contextmanager
+def statement_statistics(conn, problem: Callable[[Any], str | None], *, keep: bool) -> Iterator[Any]:
+    """A cursor on the server's statement statistics (``dbbench capture``), once ``problem(cur)``
+    (why they cannot be read here, else None) found nothing; a problem is raised as one
+    DbbenchError line. ``keep``: commit what was done (a reset), else roll it back (a read). On
+    any error the transaction is rolled back before it is raised, so the connection is usable
+    again (PostgreSQL refuses every statement in a failed transaction until then)."""
+    from dbbench.errors import DbbenchError
+
+    try:
+        with conn.cursor() as cur:
+            if found := problem(cur):
+                raise DbbenchError(found)
+            yield cur
+    except BaseException:
+        conn.rollback()
+        raise
+    if keep:
+        conn.commit()
     else:
         conn.rollback()
 

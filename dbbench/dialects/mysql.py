@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json as _json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pymysql
 
 from dbbench.dialects import common
-from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
+from dbbench.dialects.common import commit, execute  # noqa: F401 (commit: dialect API)
 from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 from dbbench.dialects.mysql_plan import alias_map, json_accesses, parse_plan
@@ -30,7 +31,7 @@ def namespace_state(conn, ns: str) -> str:
         conn,
         ("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (ns,)),
         ("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s", (ns, META)),
-        f"SELECT `key`, value FROM {quote(ns)}.{META}",
+        _read_meta(ns),
     )
 
 
@@ -53,24 +54,24 @@ def drop_namespace(conn, ns: str) -> None:
 
 
 def use(conn, ns: str) -> None:
-    with conn.cursor() as cur:
-        cur.execute(f"USE {quote(ns)}")
+    execute(conn, [f"USE {quote(ns)}"])
 
 
 def write_meta(conn, ns: str, meta: dict[str, str]) -> None:
-    with conn.cursor() as cur:
-        for key, value in meta.items():
-            cur.execute(
-                f"INSERT INTO {quote(ns)}.{META} (`key`, value) VALUES (%s, %s) "
-                "ON DUPLICATE KEY UPDATE value = VALUES(value)",
-                (key, value),
-            )
+    common.write_meta(
+        conn,
+        f"INSERT INTO {quote(ns)}.{META} (`key`, value) VALUES (%s, %s) "
+        "ON DUPLICATE KEY UPDATE value = VALUES(value)",
+        meta,
+    )
+
+
+def _read_meta(ns: str) -> str:
+    return f"SELECT `key`, value FROM {quote(ns)}.{META}"
 
 
 def read_meta(conn, ns: str) -> dict[str, str]:
-    with conn.cursor() as cur:
-        cur.execute(f"SELECT `key`, value FROM {quote(ns)}.{META}")
-        return dict(cur.fetchall())
+    return common.read_meta(conn, _read_meta(ns))
 
 
 def _bytes(value: bytes) -> str:
@@ -369,9 +370,7 @@ def freeze_statistics(conn, tables: list[str]) -> None:
 def analyze(conn, tables: list[str]) -> None:
     """Freeze the owned tables' statistics (see :func:`freeze_statistics`), then ANALYZE them."""
     freeze_statistics(conn, tables)
-    with conn.cursor() as cur:
-        cur.execute("ANALYZE TABLE " + ", ".join(tables))
-        cur.fetchall()
+    execute(conn, ["ANALYZE TABLE " + ", ".join(tables)])  # its result rows are read with it
 
 
 def restore_statistics(conn, ns: str) -> bool:
@@ -478,6 +477,37 @@ def _json_version_1(cur) -> None:
 TIMEOUT_ERRORS = (3024, 1317)  # max_execution_time exceeded / query interrupted
 
 
+def _is_timeout(exc: BaseException) -> bool:
+    return isinstance(exc, pymysql.err.OperationalError) and bool(exc.args) and exc.args[0] in TIMEOUT_ERRORS
+
+
+def _explain_frame(conn, timeout_ms: int):
+    """:func:`~dbbench.dialects.common.explain_frame` with the sample's ``max_execution_time``;
+    yields the cursor and the thread performance_schema knows this session by (None: it is off).
+    Inside the caller's open transaction (a test's uncommitted rows) BEGIN would commit them: the
+    frame uses a savepoint then."""
+
+    @contextlib.contextmanager
+    def limits(cur) -> Iterator[int | None]:
+        cur.execute("SELECT @@SESSION.max_execution_time, PS_CURRENT_THREAD_ID()")
+        previous, thread = cur.fetchone()  # the caller's setting, restored after the sample
+        cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
+        try:
+            yield None if thread is None else int(thread)
+        finally:  # a session setting: the rollback does not restore it
+            execute(conn, [f"SET SESSION max_execution_time = {int(previous)}"])
+
+    return common.explain_frame(
+        conn,
+        conn.cursor(),
+        in_transaction=bool((conn.server_status or 0) & 1),  # SERVER_STATUS_IN_TRANS
+        begin=lambda cur: conn.begin(),
+        limits=limits,
+        is_timeout=_is_timeout,
+        timeout=f"max_execution_time of {timeout_ms} ms",
+    )
+
+
 def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
     """:func:`run_sample` as (raw plan, tree, executor ms)."""
     sample = run_sample(conn, sql, params, timeout_ms, settings)
@@ -495,47 +525,22 @@ def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | N
     ``timeout_ms``."""
     import secrets
 
-    import pymysql
-
     from dbbench.dialects.timing import Sample
 
     aliases = alias_map(sql)
-    # Inside the caller's open transaction (a test's uncommitted rows), BEGIN would commit them:
-    # use a savepoint and roll back to it instead.
-    in_tx = bool((conn.server_status or 0) & 1)  # SERVER_STATUS_IN_TRANS
-    previous = None
     marker = f"/* dbbench sample {secrets.token_hex(8)} */"  # finds this statement's event
-    try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT @@SESSION.max_execution_time, PS_CURRENT_THREAD_ID()")
-            row = cur.fetchone()
-            previous = int(row[0])  # the caller's setting, restored afterwards
-            thread = None if row[1] is None else int(row[1])  # None: performance_schema is off
-            cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
-            if in_tx:
-                cur.execute("SAVEPOINT dbbench_explain")
-            else:
-                conn.begin()
-            text = _explain_analyze(cur, sql, params, marker)
-            tree, ms = parse_plan(text, aliases)
-            if thread is not None and observer is not None and observer is not conn:
-                # the server records a statement's event after the client has its result: one
-                # more round trip on this connection, and the event is in the history
-                cur.execute("DO 0")
-            statement = _statement_ms(observer if observer is not None else conn, thread, marker)
-            raw: dict[str, object] = {"tree": text}
-            if any(n.kind == "const" for n in tree.walk()):
-                raw["json"] = _resolve_consts(cur, sql, params, tree, aliases)
-        return Sample(raw, tree, ms, statement)
-    except pymysql.err.OperationalError as exc:
-        if exc.args and exc.args[0] in TIMEOUT_ERRORS:
-            raise TimeoutError(f"max_execution_time of {timeout_ms} ms reached") from None
-        raise
-    finally:
-        undo_sample(conn, in_tx)
-        if previous is not None:
-            with conn.cursor() as cur:
-                cur.execute(f"SET SESSION max_execution_time = {previous}")
+    with _explain_frame(conn, timeout_ms) as (cur, thread):
+        text = _explain_analyze(cur, sql, params, marker)
+        tree, ms = parse_plan(text, aliases)
+        if thread is not None and observer is not None and observer is not conn:
+            # the server records a statement's event after the client has its result: one
+            # more round trip on this connection, and the event is in the history
+            cur.execute("DO 0")
+        statement = _statement_ms(observer if observer is not None else conn, thread, marker)
+        raw: dict[str, object] = {"tree": text}
+        if any(n.kind == "const" for n in tree.walk()):
+            raw["json"] = _resolve_consts(cur, sql, params, tree, aliases)
+    return Sample(raw, tree, ms, statement)
 
 
 # The statement's own time: the EXPLAIN ANALYZE that carries the sample's marker, among the last
@@ -616,12 +621,7 @@ def _resolve_consts(cur, sql: str, params: dict, tree, aliases: dict[str, str]) 
 def query_row(conn, sql: str, params: dict) -> dict | None:
     import pymysql.cursors
 
-    try:
-        with conn.cursor(pymysql.cursors.DictCursor) as cur:
-            cur.execute(sql, params)
-            return cur.fetchone()
-    finally:
-        conn.rollback()
+    return common.query_row(conn, conn.cursor(pymysql.cursors.DictCursor), sql, params)
 
 
 # -- the namespace user (see dbbench.access.isolation) ---------------------------------------------------
@@ -731,18 +731,9 @@ def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int, settings:
     (PostgreSQL's planner settings) are not MySQL's, as in :func:`run_sample`."""
     text, values = common.positional(sql, params, numbered=False)
     aliases = alias_map(text)
-    in_tx = bool((conn.server_status or 0) & 1)
-    previous = None
     prepared = False
     try:
-        with conn.cursor() as cur:
-            cur.execute("SELECT @@SESSION.max_execution_time")
-            previous = int(cur.fetchone()[0])
-            cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
-            if in_tx:
-                cur.execute("SAVEPOINT dbbench_explain")
-            else:
-                conn.begin()
+        with _explain_frame(conn, timeout_ms) as (cur, _):
             cur.execute("PREPARE dbbench_prepared FROM %s", ("EXPLAIN ANALYZE " + text,))
             prepared = True
             for i, value in enumerate(values):
@@ -754,17 +745,9 @@ def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int, settings:
             if any(n.kind == "const" for n in tree.walk()):
                 _resolve_consts(cur, sql, params, tree, aliases)
         return {"tree": raw}, tree, ms
-    except pymysql.err.OperationalError as exc:
-        if exc.args and exc.args[0] in TIMEOUT_ERRORS:
-            raise TimeoutError(f"max_execution_time of {timeout_ms} ms reached") from None
-        raise
     finally:
-        undo_sample(conn, in_tx)
-        with conn.cursor() as cur:
-            if prepared:
-                cur.execute("DEALLOCATE PREPARE dbbench_prepared")
-            if previous is not None:
-                cur.execute(f"SET SESSION max_execution_time = {previous}")
+        if prepared:  # after the undo: a PREPARE outlives a rollback
+            execute(conn, ["DEALLOCATE PREPARE dbbench_prepared"])
 
 
 _DIGESTS = (
@@ -786,24 +769,12 @@ def _performance_schema_problem(cur) -> str | None:
 def captured_statements(conn, ns: str) -> list[tuple[str, int]]:
     """(a sample of the statement with its real values, executions) of every statement digest
     performance_schema summarised for the default database ``ns``."""
-    from dbbench.errors import DbbenchError
-
-    try:
-        with conn.cursor() as cur:
-            if problem := _performance_schema_problem(cur):
-                raise DbbenchError(problem)
-            cur.execute(_DIGESTS, (ns,))
-            return [(str(q), int(c)) for q, c in cur.fetchall()]
-    finally:
-        conn.rollback()
+    with common.statement_statistics(conn, _performance_schema_problem, keep=False) as cur:
+        cur.execute(_DIGESTS, (ns,))
+        return [(str(q), int(c)) for q, c in cur.fetchall()]
 
 
 def reset_captured(conn) -> None:
     """Forget the statement digests performance_schema summarised (before the run to capture)."""
-    from dbbench.errors import DbbenchError
-
-    with conn.cursor() as cur:
-        if problem := _performance_schema_problem(cur):
-            raise DbbenchError(problem)
+    with common.statement_statistics(conn, _performance_schema_problem, keep=True) as cur:
         cur.execute("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
-    conn.commit()

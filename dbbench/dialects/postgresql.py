@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dbbench.dialects import common
-from dbbench.dialects.common import commit, execute, undo_sample  # noqa: F401 (commit, execute: dialect API)
+from dbbench.dialects.common import commit, execute  # noqa: F401 (commit: dialect API)
 from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
@@ -31,7 +31,7 @@ def namespace_state(conn, ns: str) -> str:
         conn,
         ("SELECT 1 FROM pg_namespace WHERE nspname = %s", (ns,)),
         ("SELECT to_regclass(%s)", (f"{quote(ns)}.{META}",)),
-        f"SELECT key, value FROM {quote(ns)}.{META}",
+        _read_meta(ns),
     )
 
 
@@ -53,24 +53,24 @@ def drop_namespace(conn, ns: str) -> None:
 
 
 def use(conn, ns: str) -> None:
-    with conn.cursor() as cur:
-        cur.execute(f"SET search_path TO {quote(ns)}")
+    execute(conn, [f"SET search_path TO {quote(ns)}"])
 
 
 def write_meta(conn, ns: str, meta: dict[str, str]) -> None:
-    with conn.cursor() as cur:
-        for key, value in meta.items():
-            cur.execute(
-                f"INSERT INTO {quote(ns)}.{META} (key, value) VALUES (%s, %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                (key, value),
-            )
+    common.write_meta(
+        conn,
+        f"INSERT INTO {quote(ns)}.{META} (key, value) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        meta,
+    )
+
+
+def _read_meta(ns: str) -> str:
+    return f"SELECT key, value FROM {quote(ns)}.{META}"
 
 
 def read_meta(conn, ns: str) -> dict[str, str]:
-    with conn.cursor() as cur:
-        cur.execute(f"SELECT key, value FROM {quote(ns)}.{META}")
-        return dict(cur.fetchall())
+    return common.read_meta(conn, _read_meta(ns))
 
 
 def _bytes(value: bytes) -> str:
@@ -239,9 +239,7 @@ def freeze_statistics(conn, tables: list[str]) -> None:
 def analyze(conn, tables: list[str]) -> None:
     """Freeze the owned tables' statistics (see :func:`freeze_statistics`), then ANALYZE them."""
     freeze_statistics(conn, tables)
-    with conn.cursor() as cur:
-        for t in tables:
-            cur.execute(f"ANALYZE {t}")
+    execute(conn, [f"ANALYZE {t}" for t in tables])
 
 
 def restore_statistics(conn, ns: str) -> bool:
@@ -445,6 +443,40 @@ def _set_local(cur, timeout_ms: int, settings: dict | None) -> None:
         cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
 
 
+def _in_transaction(conn) -> bool:
+    import psycopg
+
+    return conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+
+
+def _begin(cur) -> None:
+    """An autocommit connection would commit what EXPLAIN ANALYZE executes: BEGIN (otherwise
+    psycopg opens the transaction itself)."""
+    if cur.connection.autocommit:
+        cur.execute("BEGIN")
+
+
+def _explain_frame(conn, timeout_ms: int, settings: dict | None):
+    """:func:`~dbbench.dialects.common.explain_frame` with the sample's ``statement_timeout`` and
+    planner ``settings`` (``SET LOCAL``, undone with it), in a cursor that reads plan JSON."""
+    import psycopg
+    from psycopg.types.json import set_json_loads
+
+    from dbbench.dialects.plan import loads_plan_json
+
+    cursor = psycopg.ClientCursor(conn)
+    set_json_loads(loads_plan_json, cursor)  # a plan nested too deep is one line, not a RecursionError
+    return common.explain_frame(
+        conn,
+        cursor,
+        in_transaction=_in_transaction(conn),
+        begin=_begin,
+        limits=lambda cur: _set_local(cur, timeout_ms, settings),
+        is_timeout=lambda exc: isinstance(exc, psycopg.errors.QueryCanceled),
+        timeout=f"statement_timeout of {timeout_ms} ms",
+    )
+
+
 def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None, observer=None):
     """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back, with the shape's
     planner ``settings`` (``SET LOCAL``) if it declares any, as a
@@ -452,45 +484,24 @@ def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | N
     ``Execution Time`` (``observer`` is MySQL's; PostgreSQL reports both itself). Raises
     TimeoutError past ``timeout_ms``. Inside the caller's open transaction (a test's
     uncommitted rows) it runs under a savepoint and rolls back to it, keeping the caller's work."""
-    import psycopg
-    from psycopg.types.json import set_json_loads
-
-    from dbbench.dialects.plan import loads_plan_json
     from dbbench.dialects.timing import Sample
 
-    in_tx = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
-    try:
-        with psycopg.ClientCursor(conn) as cur:
-            set_json_loads(loads_plan_json, cur)  # a plan nested too deep is one line, not a RecursionError
-            if in_tx:
-                cur.execute("SAVEPOINT dbbench_explain")
-            elif conn.autocommit:
-                cur.execute("BEGIN")  # else an autocommit connection commits what EXPLAIN ANALYZE executes
-            _set_local(cur, timeout_ms, settings)
-            cur.execute(explain_sql(sql), params)
-            row = cur.fetchone()
-            if row is None:
-                raise ValueError("no plan in EXPLAIN ANALYZE output")
-            raw = row[0]
+    with _explain_frame(conn, timeout_ms, settings) as (cur, _):
+        cur.execute(explain_sql(sql), params)
+        row = cur.fetchone()
+        if row is None:
+            raise ValueError("no plan in EXPLAIN ANALYZE output")
+        raw = row[0]
         tree, ms = parse_plan(raw)
-        planned = planning_ms(raw)
-        return Sample(raw, tree, ms, None if planned is None else round(planned + ms, 6), planned)
-    except psycopg.errors.QueryCanceled:
-        raise TimeoutError(f"statement_timeout of {timeout_ms} ms reached") from None
-    finally:
-        undo_sample(conn, in_tx)
+    planned = planning_ms(raw)
+    return Sample(raw, tree, ms, None if planned is None else round(planned + ms, 6), planned)
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:
     import psycopg
     from psycopg.rows import dict_row
 
-    try:
-        with psycopg.ClientCursor(conn, row_factory=dict_row) as cur:
-            cur.execute(sql, params)
-            return cur.fetchone()
-    finally:
-        conn.rollback()
+    return common.query_row(conn, psycopg.ClientCursor(conn, row_factory=dict_row), sql, params)
 
 
 # -- the namespace role (see dbbench.access.isolation) ---------------------------------------------------
@@ -675,22 +686,11 @@ def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int, settings:
     driver's prepared statement gets after its fifth execution, made without looking at the
     values. Rolled back as :func:`run_explain`; the prepared statement is deallocated (it outlives
     a rollback)."""
-    import psycopg
-    from psycopg.types.json import set_json_loads
-
-    from dbbench.dialects.plan import loads_plan_json
-
     text, values = common.positional(sql, params, numbered=True)
-    in_tx = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    in_tx = _in_transaction(conn)
     prepared = False
     try:
-        with psycopg.ClientCursor(conn) as cur:
-            set_json_loads(loads_plan_json, cur)
-            if in_tx:
-                cur.execute("SAVEPOINT dbbench_explain")
-            elif conn.autocommit:
-                cur.execute("BEGIN")
-            _set_local(cur, timeout_ms, settings)
+        with _explain_frame(conn, timeout_ms, settings) as (cur, _):
             cur.execute("SET LOCAL plan_cache_mode = force_generic_plan")
             cur.execute(f"PREPARE dbbench_generic AS {text}")
             prepared = True
@@ -699,13 +699,10 @@ def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int, settings:
             row = cur.fetchone()
             if row is None:
                 raise ValueError("no plan in EXPLAIN ANALYZE output")
-        tree, ms = parse_plan(row[0])
+            tree, ms = parse_plan(row[0])
         return row[0], tree, ms
-    except psycopg.errors.QueryCanceled:
-        raise TimeoutError(f"statement_timeout of {timeout_ms} ms reached") from None
     finally:
-        undo_sample(conn, in_tx)
-        if prepared:
+        if prepared:  # after the undo: a PREPARE outlives a rollback
             with conn.cursor() as cur:
                 cur.execute("DEALLOCATE dbbench_generic")
             if not in_tx:
@@ -733,30 +730,17 @@ def _stat_statements_problem(cur) -> str | None:
 def captured_statements(conn, ns: str) -> list[tuple[str, int]]:
     """(text with ``$n`` parameters, calls) of every statement pg_stat_statements recorded in this
     database. Raises DbbenchError saying how to enable it when it is not loaded."""
-    from dbbench.errors import DbbenchError
-
-    try:
-        with conn.cursor() as cur:
-            if problem := _stat_statements_problem(cur):
-                raise DbbenchError(problem)
-            conn.commit()
-            cur.execute(
-                "/* dbbench */ SELECT query, calls FROM pg_stat_statements "
-                "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                "ORDER BY calls DESC, query"
-            )
-            return [(str(q), int(c)) for q, c in cur.fetchall()]
-    finally:
-        conn.rollback()
+    with common.statement_statistics(conn, _stat_statements_problem, keep=False) as cur:
+        conn.commit()  # the extension, if it was just created
+        cur.execute(
+            "/* dbbench */ SELECT query, calls FROM pg_stat_statements "
+            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "ORDER BY calls DESC, query"
+        )
+        return [(str(q), int(c)) for q, c in cur.fetchall()]
 
 
 def reset_captured(conn) -> None:
     """Forget every statement pg_stat_statements recorded (before the run to capture)."""
-    from dbbench.errors import DbbenchError
-
-    with conn.cursor() as cur:
-        if problem := _stat_statements_problem(cur):
-            conn.rollback()
-            raise DbbenchError(problem)
+    with common.statement_statistics(conn, _stat_statements_problem, keep=True) as cur:
         cur.execute("SELECT pg_stat_statements_reset()")
-    conn.commit()
