@@ -21,6 +21,7 @@ from dbbench.servers.base import Home, InstanceState
 from httpbench.config import scenarios
 from httpbench.errors import HttpbenchError
 from tests.conftest import run_cli
+from tests.db import connection
 from tests.httpbench.http_fixtures import run_httpbench
 
 DOWN_TARGETS = ("--target", "a=http://127.0.0.1:9", "--target", "b=http://127.0.0.1:9")  # nobody on port 9
@@ -73,10 +74,8 @@ def test_mysql_json_accesses_walk_a_5000_deep_document_without_recursion():
 
 
 @pytest.fixture()
-def pg_conn(local_urls):
-    import psycopg
-
-    with psycopg.connect(local_urls["postgresql"].replace("postgresql+psycopg://", "postgresql://")) as conn:
+def pg_conn(local_servers):
+    with connection("postgresql") as conn:
         yield conn
 
 

@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.conftest import CliResult, run_cli, run_program
+from tests.db import sql
 from tests.leaks import (
     CHECK_NS,
     EXAMPLE_BASELINE,
@@ -26,7 +27,6 @@ from tests.leaks import (
     Generated,
     Recorder,
     Secret,
-    admin,
     dbbench_secrets,
     drop_account,
     find_leaks,
@@ -46,11 +46,11 @@ def generated(tmp_path_factory) -> Generated:
 def account(local_urls):
     """A PostgreSQL role and a MySQL user that log in with PASSWORD (privileged enough for whatever
     dbbench sets up in a namespace of its own); the URLs that reach them, in two forms."""
-    drop_account(local_urls)
-    literal = PASSWORD.replace("'", "''").replace("%", "%%")  # the drivers format '%'
-    admin(local_urls["postgresql"], [f"CREATE ROLE {USER} LOGIN SUPERUSER PASSWORD '{literal}'"])
-    admin(
-        local_urls["mysql"],
+    drop_account()
+    literal = PASSWORD.replace("'", "''")
+    sql("postgresql", f"CREATE ROLE {USER} LOGIN SUPERUSER PASSWORD '{literal}'")
+    sql(
+        "mysql",
         [
             stmt
             for host in ("127.0.0.1", "localhost")
@@ -75,7 +75,7 @@ def account(local_urls):
         "pg": (pg_host, pg_port, pg_db),
         "my": (my_host, my_port),
     }
-    drop_account(local_urls)
+    drop_account()
 
 
 def test_dbbench_commands_never_show_the_password(account, generated, tmp_path):

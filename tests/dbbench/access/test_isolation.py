@@ -21,6 +21,7 @@ from dbbench.dialects import mysql as mysql_dialect
 from dbbench.errors import NotOurs
 from dbbench.setup import namespace as setupsql
 from tests.conftest import run_cli
+from tests.db import sql
 
 NS = "dbbench_t_iso"
 PG_VICTIM = "public.dbbench_t_victim"
@@ -86,24 +87,9 @@ def admins(local_servers):
         t.dispose()
 
 
-def _sql(target, statements: list[str]):
-    """Run statements as dbbench's admin user (no parameters: ``%`` is literal); the last rows."""
-    raw = target.engine.raw_connection()
-    try:
-        rows = None
-        with raw.driver_connection.cursor() as cur:
-            for s in statements:
-                cur.execute(s)
-                rows = [tuple(r) for r in cur.fetchall()] if cur.description else rows
-        raw.driver_connection.commit()
-    finally:
-        raw.close()
-    return rows
-
-
 @pytest.fixture(scope="module")
 def victims(admins):
-    _sql(
+    sql(
         admins["postgresql"],
         [
             f"DROP TABLE IF EXISTS {PG_VICTIM}",
@@ -112,7 +98,7 @@ def victims(admins):
             "DROP ROLE IF EXISTS dbbench_t_evil",
         ],
     )
-    _sql(
+    sql(
         admins["mysql"],
         [
             f"DROP DATABASE IF EXISTS {MY_VICTIM}",
@@ -122,8 +108,8 @@ def victims(admins):
         ],
     )
     yield
-    _sql(admins["postgresql"], [f"DROP TABLE IF EXISTS {PG_VICTIM}"])
-    _sql(admins["mysql"], [f"DROP DATABASE IF EXISTS {MY_VICTIM}"])
+    sql(admins["postgresql"], [f"DROP TABLE IF EXISTS {PG_VICTIM}"])
+    sql(admins["mysql"], [f"DROP DATABASE IF EXISTS {MY_VICTIM}"])
 
 
 def _catalog(tmp_path: Path, dialect: str, escape: str) -> Path:
@@ -138,21 +124,21 @@ def _catalog(tmp_path: Path, dialect: str, escape: str) -> Path:
 
 
 def _pg_untouched(admin) -> None:
-    assert _sql(admin, [f"SELECT array_agg(id ORDER BY id) FROM {PG_VICTIM}"]) == [([1, 2, 3],)]
-    assert _sql(admin, ["SELECT count(*) FROM pg_roles WHERE rolname = 'dbbench_t_evil'"]) == [(0,)]
-    assert _sql(
+    assert sql(admin, [f"SELECT array_agg(id ORDER BY id) FROM {PG_VICTIM}"]) == [([1, 2, 3],)]
+    assert sql(admin, ["SELECT count(*) FROM pg_roles WHERE rolname = 'dbbench_t_evil'"]) == [(0,)]
+    assert sql(
         admin, [f"SELECT rolsuper, rolcreaterole FROM pg_roles WHERE rolname = {isolation.role_name(NS)!r}"]
     ) == [(False, False)]
     assert not PWNED.exists()
 
 
 def _my_untouched(admin) -> None:
-    assert _sql(admin, [f"SELECT GROUP_CONCAT(id ORDER BY id) FROM {MY_VICTIM}.t"]) == [("1,2,3",)]
-    assert _sql(admin, ["SELECT COUNT(*) FROM mysql.user WHERE user = 'dbbench_t_evil'"]) == [(0,)]
-    assert _sql(
+    assert sql(admin, [f"SELECT GROUP_CONCAT(id ORDER BY id) FROM {MY_VICTIM}.t"]) == [("1,2,3",)]
+    assert sql(admin, ["SELECT COUNT(*) FROM mysql.user WHERE user = 'dbbench_t_evil'"]) == [(0,)]
+    assert sql(
         admin, ["SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'dbbench_t_evil'"]
     ) == [(0,)]
-    grants = _sql(admin, [f"SHOW GRANTS FOR '{isolation.role_name(NS)}'@'%'"])
+    grants = sql(admin, [f"SHOW GRANTS FOR '{isolation.role_name(NS)}'@'%'"])
     assert all("*.*" not in g[0] or "USAGE" in g[0] for g in grants), grants
     assert "dbbench_t_victimdb" not in str(grants)
 
@@ -188,7 +174,7 @@ def test_postgresql_objects_planted_in_public_fail_the_setup_and_are_dropped(adm
         r"public\.dbbench_t_fn\(\), public\.dbbench_t_planted",
     ):
         setupsql.load([admins["postgresql"]], cat, namespace=NS, text_checks=False)
-    assert _sql(
+    assert sql(
         admins["postgresql"],
         ["SELECT to_regclass('public.dbbench_t_planted') IS NULL, to_regproc('public.dbbench_t_fn') IS NULL"],
     ) == [(True, True)]
@@ -210,12 +196,12 @@ def test_mysql_refuses_what_reaches_outside_the_namespace(admins, victims, tmp_p
         for w in ("denied", "privilege", "not owner", "disabled", "refused", "PLUGIN", "plugin")
     ), exc.value
     _my_untouched(admin)
-    assert _sql(admin, [f"SELECT COUNT(*) FROM {NS}.t"]) == [(1,)]  # nothing of the state file arrived
+    assert sql(admin, [f"SELECT COUNT(*) FROM {NS}.t"]) == [(1,)]  # nothing of the state file arrived
 
 
 def test_shapes_run_as_the_namespace_role_too(admins, victims, tmp_path):
     """A shape is catalog SQL as well: reading outside the namespace is refused by the server."""
-    for dialect, sql, index in (
+    for dialect, query, index in (
         ("postgresql", f"SELECT id FROM {PG_VICTIM} WHERE id = 1", "t_pkey"),
         ("mysql", f"SELECT id FROM {MY_VICTIM}.t WHERE id = 1", "PRIMARY"),
     ):
@@ -223,7 +209,7 @@ def test_shapes_run_as_the_namespace_role_too(admins, victims, tmp_path):
         cat.mkdir()
         (cat / f"setup.{dialect}.sql").write_text(BASE[dialect])
         (cat / "a.toml").write_text(
-            f'name = "a"\ncardinality = "1"\n[{dialect}]\nsql = "{sql}"\n'
+            f'name = "a"\ncardinality = "1"\n[{dialect}]\nsql = "{query}"\n'
             f'expect = {{ table = "t", index = "{index}" }}\n'
         )
         assert run_cli("seed", "--only", dialect, "--catalog", str(cat), "--namespace", NS).code == 0
@@ -239,21 +225,21 @@ def test_the_role_is_locked_between_runs(admins, victims, tmp_path):
     role = isolation.role_name(NS)
     cat = _catalog(tmp_path, "postgresql", "SELECT 1")
     setupsql.load([admins["postgresql"]], cat, namespace=NS)
-    assert _sql(
+    assert sql(
         admins["postgresql"],
         [f"SELECT rolcanlogin, rolpassword IS NULL FROM pg_authid WHERE rolname = '{role}'"],
     ) == [(False, True)]
     cat = _catalog(tmp_path, "mysql", "SELECT 1")
     setupsql.load([admins["mysql"]], cat, namespace=NS)
-    assert _sql(admins["mysql"], [f"SELECT account_locked FROM mysql.user WHERE user = '{role}'"]) == [("Y",)]
+    assert sql(admins["mysql"], [f"SELECT account_locked FROM mysql.user WHERE user = '{role}'"]) == [("Y",)]
 
 
 def test_a_role_of_that_name_that_is_not_ours_is_refused_and_untouched(admins, tmp_path):
     ns = "dbbench_t_theirs"
     role = isolation.role_name(ns)
     pg, my = admins["postgresql"], admins["mysql"]
-    _sql(pg, [f"DROP ROLE IF EXISTS {role}", f"CREATE ROLE {role} LOGIN PASSWORD 'theirs'"])
-    _sql(
+    sql(pg, [f"DROP ROLE IF EXISTS {role}", f"CREATE ROLE {role} LOGIN PASSWORD 'theirs'"])
+    sql(
         my,
         [
             f"DROP USER IF EXISTS '{role}'@'%'",
@@ -266,11 +252,11 @@ def test_a_role_of_that_name_that_is_not_ours_is_refused_and_untouched(admins, t
             cat = _catalog(tmp_path, target.dialect, "SELECT 1")
             with pytest.raises(NotOurs, match="exists and is not dbbench's"):
                 setupsql.load([target], cat, namespace=ns)
-        assert _sql(pg, [f"SELECT rolcanlogin FROM pg_roles WHERE rolname = '{role}'"]) == [(True,)]
-        assert "mysql" in str(_sql(my, [f"SHOW GRANTS FOR '{role}'@'%'"]))
+        assert sql(pg, [f"SELECT rolcanlogin FROM pg_roles WHERE rolname = '{role}'"]) == [(True,)]
+        assert "mysql" in str(sql(my, [f"SHOW GRANTS FOR '{role}'@'%'"]))
     finally:
-        _sql(pg, [f"DROP ROLE IF EXISTS {role}"])
-        _sql(my, [f"DROP USER IF EXISTS '{role}'@'%'"])
+        sql(pg, [f"DROP ROLE IF EXISTS {role}"])
+        sql(my, [f"DROP USER IF EXISTS '{role}'@'%'"])
 
 
 def test_without_the_privilege_to_create_roles_isolation_needs_an_explicit_flag(admins, tmp_path):
@@ -281,7 +267,7 @@ def test_without_the_privilege_to_create_roles_isolation_needs_an_explicit_flag(
         f"DO $$ BEGIN IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{user}') THEN "
         f"DROP OWNED BY {user}; DROP ROLE {user}; END IF; END $$"
     )
-    _sql(
+    sql(
         pg,
         [
             f"DROP SCHEMA IF EXISTS {ns} CASCADE",
@@ -290,7 +276,7 @@ def test_without_the_privilege_to_create_roles_isolation_needs_an_explicit_flag(
             f"GRANT CREATE ON DATABASE dbbench TO {user}",
         ],
     )
-    _sql(
+    sql(
         my,
         [
             f"DROP USER IF EXISTS '{user}'@'%'",
@@ -326,17 +312,17 @@ def test_without_the_privilege_to_create_roles_isolation_needs_an_explicit_flag(
             assert password not in result.output
             result = run_cli(*args, "--no-isolation")
             assert result.code == 0, result.output
-            kept = _sql(admins[dialect], [f"SELECT count(*) FROM {ns}.t"])
+            kept = sql(admins[dialect], [f"SELECT count(*) FROM {ns}.t"])
             assert kept[0][0] > 0
             result = run_cli(*args)  # refused again: the namespace the last seed built is kept whole
             assert result.code == 2 and "cannot prepare the namespace role" in result.stderr, result.output
             assert "incomplete" not in result.stderr, result.stderr
-            assert _sql(admins[dialect], [f"SELECT count(*) FROM {ns}.t"]) == kept
+            assert sql(admins[dialect], [f"SELECT count(*) FROM {ns}.t"]) == kept
             state = f"SELECT value FROM {ns}.dbbench_meta WHERE {'`key`' if dialect == 'mysql' else 'key'} = 'state'"
-            assert _sql(admins[dialect], [state]) == [("complete",)]
+            assert sql(admins[dialect], [state]) == [("complete",)]
     finally:
-        _sql(pg, [f"DROP SCHEMA IF EXISTS {ns} CASCADE", drop_user])
-        _sql(my, [f"DROP DATABASE IF EXISTS {ns}", f"DROP USER IF EXISTS '{user}'@'%'"])
+        sql(pg, [f"DROP SCHEMA IF EXISTS {ns} CASCADE", drop_user])
+        sql(my, [f"DROP DATABASE IF EXISTS {ns}", f"DROP USER IF EXISTS '{user}'@'%'"])
 
 
 def _pg_drop_login(user: str) -> str:
@@ -358,7 +344,7 @@ def creator(admins):
         _pg_drop_login(isolation.role_name(ns)),
         _pg_drop_login(user),
     ]
-    _sql(
+    sql(
         pg,
         [
             *drop,
@@ -368,7 +354,7 @@ def creator(admins):
     )
     url = f"postgresql+psycopg://{user}:{password}@127.0.0.1:{pg.url.port}/{pg.url.database}"
     yield ns, url, password
-    _sql(pg, drop)
+    sql(pg, drop)
 
 
 def test_a_createrole_user_that_is_not_superuser_seeds_with_isolation(admins, creator):
@@ -385,20 +371,20 @@ def test_a_createrole_user_that_is_not_superuser_seeds_with_isolation(admins, cr
         result = run_cli("seed", *common)
         assert result.code == 0 and "Traceback" not in result.output, f"{attempt}: {result.output}"
         assert password not in result.output
-        assert _sql(
+        assert sql(
             pg, [f"SELECT key, value FROM {ns}.dbbench_meta WHERE key IN ('isolation', 'state') ORDER BY 1"]
         ) == [
             ("isolation", role),
             ("state", "complete"),
         ]
-        assert _sql(
+        assert sql(
             pg,
             [
                 "SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls, rolcanlogin "
                 f"FROM pg_roles WHERE rolname = '{role}'"
             ],
         ) == [(False,) * 6]  # and locked again
-        assert _sql(
+        assert sql(
             pg,
             [
                 f"SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = '{ns}' AND tablename <> 'dbbench_meta'"
@@ -418,9 +404,9 @@ def test_a_role_only_a_superuser_may_rearm_is_one_clear_line(admins, creator):
     cat = Path(__file__).resolve().parents[3] / "examples" / "shop"
     args = ("seed", "--only", "postgresql", "--pg-url", url, "--catalog", str(cat), "--namespace", ns)
     assert run_cli(*args).code == 0
-    ((rows,),) = _sql(pg, [f"SELECT count(*) FROM {ns}.customers"])
+    ((rows,),) = sql(pg, [f"SELECT count(*) FROM {ns}.customers"])
     assert rows > 0
-    _sql(pg, [f"ALTER ROLE {role} SUPERUSER BYPASSRLS"])
+    sql(pg, [f"ALTER ROLE {role} SUPERUSER BYPASSRLS"])
     result = run_cli(*args)
     assert result.code == 2 and "Traceback" not in result.output, result.output
     lines = [ln for ln in result.stderr.splitlines() if "warning:" not in ln]
@@ -431,23 +417,19 @@ def test_a_role_only_a_superuser_may_rearm_is_one_clear_line(admins, creator):
     assert f"ALTER ROLE {role} NOSUPERUSER NOBYPASSRLS" in lines[0]
     assert "incomplete" not in lines[0], lines[0]
     assert password not in result.output
-    assert _sql(pg, [f"SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = '{role}'"]) == [
+    assert sql(pg, [f"SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = '{role}'"]) == [
         (True, True)
     ]
-    assert _sql(pg, [f"SELECT value FROM {ns}.dbbench_meta WHERE key = 'state'"]) == [("complete",)]
-    assert _sql(pg, [f"SELECT count(*) FROM {ns}.customers"]) == [(rows,)]  # the data kept
+    assert sql(pg, [f"SELECT value FROM {ns}.dbbench_meta WHERE key = 'state'"]) == [("complete",)]
+    assert sql(pg, [f"SELECT count(*) FROM {ns}.customers"]) == [(rows,)]  # the data kept
 
 
 # -- item 2: LOAD DATA LOCAL ---------------------------------------------------------------------
 def test_no_dbbench_connection_but_the_loader_may_send_client_files(admins, victims):
     admin = admins["mysql"]
-    raw = admin.engine.raw_connection()
-    try:
-        with raw.driver_connection.cursor() as cur, pytest.raises(pymysql.err.OperationalError) as exc:
-            cur.execute(f"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE {MY_VICTIM}.t")
-        assert exc.value.args[0] in (2068, 3948)  # the client offered no local files
-    finally:
-        raw.close()
+    with pytest.raises(pymysql.err.OperationalError) as exc:
+        sql(admin, f"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE {MY_VICTIM}.t")
+    assert exc.value.args[0] in (2068, 3948)  # the client offered no local files
     _my_untouched(admin)
 
 
@@ -483,10 +465,8 @@ def test_a_url_asking_for_local_infile_gets_no_client_files(admins, victims):
     """``?local_infile=1`` in a user's MySQL URL does not turn it back on outside the loader."""
     target = connect(admins["mysql"].url.update_query_dict({"local_infile": "1"}), dialect="mysql")
     try:
-        raw = target.engine.raw_connection()
-        with raw.driver_connection.cursor() as cur, pytest.raises(pymysql.err.OperationalError) as exc:
-            cur.execute(f"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE {MY_VICTIM}.t")
-        raw.close()
+        with pytest.raises(pymysql.err.OperationalError) as exc:
+            sql(target, f"LOAD DATA LOCAL INFILE '/etc/hostname' INTO TABLE {MY_VICTIM}.t")
     finally:
         target.dispose()
     assert exc.value.args[0] in (2068, 3948)

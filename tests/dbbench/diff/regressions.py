@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from dbbench import dialects
-from dbbench.access.targets import open_targets
+from tests.db import sql
 
 ROOT = Path(__file__).resolve().parents[3]
 KEYSET = "AND (package_name, id) > (:after_name, :after_id)"  # PostgreSQL's namespace page
@@ -36,21 +36,21 @@ def rewrite_group_binding(namespace: str, order: str) -> None:
     rows, its statistics untouched (:data:`SEEDED_ORDER` leaves it as seeded: the same pages, the
     same buffers; :data:`SHUFFLED_ORDER` puts about every row of a page of its index on its own
     heap page)."""
-    (target,) = open_targets({}, only="postgresql")
-    raw = target.engine.raw_connection()
-    try:
-        conn = raw.driver_connection
-        table = f"{dialects.get('postgresql').quote(namespace)}.group_binding"
-        with conn.cursor() as cur:
-            cur.execute(f"CREATE TEMP TABLE gb AS SELECT * FROM {table} ORDER BY {order}")
-            cur.execute(f"DELETE FROM {table}")
-            cur.execute(f"INSERT INTO {table} SELECT * FROM gb")
-            cur.execute("DROP TABLE gb")
-        conn.commit()
-        conn.autocommit = True
-        with conn.cursor() as cur:
-            cur.execute(f"VACUUM {table}")  # the dead rows go; pg_statistic stays as it was
-            cur.execute(f"REINDEX TABLE {table}")  # as compact as the seed built them
-    finally:
-        raw.close()
-        target.dispose()
+    table = f"{dialects.get('postgresql').quote(namespace)}.group_binding"
+    sql(
+        "postgresql",
+        [
+            f"CREATE TEMP TABLE gb AS SELECT * FROM {table} ORDER BY {order}",
+            f"DELETE FROM {table}",
+            f"INSERT INTO {table} SELECT * FROM gb",
+            "DROP TABLE gb",
+        ],
+    )
+    sql(
+        "postgresql",
+        [
+            f"VACUUM {table}",  # the dead rows go; pg_statistic stays as it was
+            f"REINDEX TABLE {table}",  # as compact as the seed built them
+        ],
+        autocommit=True,
+    )

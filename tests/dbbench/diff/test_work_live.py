@@ -13,6 +13,7 @@ import pytest
 
 from dbbench import dialects
 from tests.conftest import run_cli, seeded_targets
+from tests.db import sql
 from tests.dbbench.diff.regressions import (
     SEEDED_ORDER,
     SHUFFLED_ORDER,
@@ -125,22 +126,12 @@ def test_the_same_rows_from_37x_the_pages_fail_on_shared_buffers(baseline, tmp_p
 
 def test_a_dropped_index_still_fails(baseline):
     """Last in the module: the index stays dropped (the fixture seeds the namespace afresh)."""
-    from dbbench.access.targets import open_targets
-
     drop = {
         "postgresql": "DROP INDEX {ns}.ix_stage_cleanup",
         "mysql": "DROP INDEX ix_stage_cleanup ON {ns}.group_snapshot_stage",
     }
-    for t in open_targets({}):
-        raw = t.engine.raw_connection()
-        try:
-            conn = raw.driver_connection
-            with conn.cursor() as cur:
-                cur.execute(drop[t.dialect].format(ns=dialects.get(t.dialect).quote(NS)))
-            conn.commit()
-        finally:
-            raw.close()
-            t.dispose()
+    for dialect, statement in drop.items():
+        sql(dialect, statement.format(ns=dialects.get(dialect).quote(NS)))
     run = run_cli("diff", str(baseline), "--namespace", NS)
     assert run.code == 1, run.output
     assert "2 regressions: orphan group stage scan (MySQL, PostgreSQL)" in run.stdout

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dbbench import DbbenchError, PlanAssertionError, assert_plan, connect
+from dbbench import DbbenchError, PlanAssertionError, assert_plan
+from tests.db import connection, execute
 
 SCHEMA = {
     "postgresql": [
@@ -22,33 +23,29 @@ BY_CUSTOMER = "SELECT id FROM orders WHERE customer_id = :c"
 
 
 @pytest.fixture(params=["postgresql", "mysql"])
-def shop(request, local_urls):
+def shop(request, local_servers):
     """An `orders` table with 20,000 rows and an index on customer_id."""
     dialect = request.param
-    target = connect(local_urls[dialect])
-    raw = target.engine.raw_connection()
-    conn = raw.driver_connection
-    with conn.cursor() as cur:
-        for stmt in SCHEMA[dialect]:
-            cur.execute(stmt)
-        cur.execute("CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, total int NOT NULL)")
-        rows = ",".join(f"({i}, {i % 2000}, {i * 7 % 1000})" for i in range(1, 20001))
-        cur.execute(f"INSERT INTO orders VALUES {rows}")
-        cur.execute("CREATE INDEX ix_orders_customer ON orders (customer_id)")
-        cur.execute("ANALYZE orders" if dialect == "postgresql" else "ANALYZE TABLE orders")
-        if dialect == "mysql":
-            cur.fetchall()
-    conn.commit()
-    yield dialect, conn
-    raw.close()
-    target.dispose()
+    rows = ",".join(f"({i}, {i % 2000}, {i * 7 % 1000})" for i in range(1, 20001))
+    with connection(dialect) as conn:
+        execute(
+            conn,
+            [
+                *SCHEMA[dialect],
+                "CREATE TABLE orders (id int PRIMARY KEY, customer_id int NOT NULL, total int NOT NULL)",
+                f"INSERT INTO orders VALUES {rows}",
+                "CREATE INDEX ix_orders_customer ON orders (customer_id)",
+                "ANALYZE orders" if dialect == "postgresql" else "ANALYZE TABLE orders",
+            ],
+        )
+        conn.commit()
+        yield dialect, conn
 
 
 def scalar(conn, sql: str):
-    """The first value of ``sql``'s first row; the transaction it read in is rolled back."""
-    with conn.cursor() as cur:
-        cur.execute(sql)
-        value = cur.fetchone()[0]
+    """The first value of ``sql``'s first row, read in the test's own connection (its uncommitted
+    rows seen); the transaction it read in is rolled back."""
+    value = execute(conn, sql)[0][0]
     conn.rollback()
     return value
 
@@ -109,8 +106,7 @@ def test_the_issues_call_with_the_servers_own_feature_names(shop):
 
 def test_uncommitted_rows_of_the_caller_survive_the_plan_check(shop):
     _dialect, conn = shop
-    with conn.cursor() as cur:
-        cur.execute("INSERT INTO orders VALUES (900001, 42, 5)")  # the test's own, uncommitted
+    execute(conn, "INSERT INTO orders VALUES (900001, 42, 5)")  # the test's own, uncommitted
     result = assert_plan(conn, BY_CUSTOMER, {"c": 42}, uses_index="ix_orders_customer", forbid=["full_scan"])
     assert result.tree.actual_rows == 11  # the plan saw it
     still_there = scalar(conn, "SELECT COUNT(*) FROM orders WHERE id = 900001")
@@ -146,12 +142,10 @@ def test_an_autocommit_connection_does_not_commit_the_explained_write(shop, loca
 def test_aliased_tables_resolve_in_bitmap_scans_and_multi_table_updates(shop):
     dialect, conn = shop
     if dialect == "postgresql":
-        with conn.cursor() as cur:
-            cur.execute("SET enable_seqscan = off")
+        execute(conn, "SET enable_seqscan = off")
         sql = "SELECT count(*) FROM orders o WHERE o.id < 50 OR o.customer_id = :c"
         result = assert_plan(conn, sql, {"c": 7}, uses_index="ix_orders_customer", table="orders")
-        with conn.cursor() as cur:
-            cur.execute("RESET enable_seqscan")
+        execute(conn, "RESET enable_seqscan")
         conn.commit()
         assert any(n.label == "BitmapOr" for n in result.tree.walk())  # the indexes sit under BitmapOr
         scans = [n for n in result.tree.walk() if n.index]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from dbbench import PlanAssertionError, assert_plan, connect
+from dbbench import PlanAssertionError, assert_plan
 from dbbench.measure.assertions import explain
+from tests.db import connection, execute
 
 NS = "dbbench_t_planwork"
 SCHEMA = {
@@ -28,29 +29,16 @@ TABLE = [
 ANALYZE = {"postgresql": "ANALYZE orders", "mysql": "ANALYZE TABLE orders"}
 
 
-def _run(conn, statements: list[str]) -> None:
-    """Each statement in turn (any rows it returns read), then commit."""
-    with conn.cursor() as cur:
-        for stmt in statements:
-            cur.execute(stmt)
-            if cur.description:
-                cur.fetchall()
-    conn.commit()
-
-
 @pytest.fixture(params=["postgresql", "mysql"])
-def orders(request, local_urls):
+def orders(request, local_servers):
     """A connection in the test's own namespace, holding 20,000 orders of 20 customers."""
     dialect = request.param
-    target = connect(local_urls[dialect])
-    raw = target.engine.raw_connection()
-    try:
-        _run(raw.driver_connection, [*SCHEMA[dialect], *TABLE, ANALYZE[dialect]])
-        yield raw.driver_connection
-        _run(raw.driver_connection, SCHEMA[dialect][:1])
-    finally:
-        raw.close()
-        target.dispose()
+    with connection(dialect) as conn:
+        execute(conn, [*SCHEMA[dialect], *TABLE, ANALYZE[dialect]])
+        conn.commit()
+        yield conn
+        execute(conn, SCHEMA[dialect][:1])
+        conn.commit()
 
 
 def test_a_bound_on_the_rows_examined_tells_a_bounded_lookup_from_a_filtered_one(orders):

@@ -8,12 +8,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from dbbench import dialects
 from dbbench.access.targets import open_targets
 from dbbench.catalog import entries as catalog
 from dbbench.dataset import seed
 from dbbench.dialects.plan import PlanNode
 from tests.conftest import run_cli, seeded_targets
+from tests.db import connection, sql
 
 NS = "dbbench_t_explain"
 
@@ -34,12 +34,8 @@ def _fingerprints(targets, ns):
     )
     out = {}
     for t in targets:
-        raw = t.engine.raw_connection()
-        conn = raw.driver_connection
-        dialects.get(t.dialect).use(conn, ns)
-        out[t.dialect] = {tb.name: seed.fingerprint(conn, t.dialect, tb) for tb in tables}
-        conn.rollback()
-        raw.close()
+        with connection(t, namespace=ns) as conn:
+            out[t.dialect] = {tb.name: seed.fingerprint(conn, t.dialect, tb) for tb in tables}
     return out
 
 
@@ -99,16 +95,8 @@ def test_dropping_an_expected_index_fails_naming_the_shape(local_servers):
     try:
         seed.seed(targets, "alpine-ci", namespace=ns)
         for t in targets:
-            raw = t.engine.raw_connection()
-            conn = raw.driver_connection
-            d = dialects.get(t.dialect)
-            d.use(conn, ns)
-            with conn.cursor() as cur:
-                cur.execute(
-                    "DROP INDEX ix_relation_lookup" + (" ON package_relation" if t.dialect == "mysql" else "")
-                )
-            conn.commit()
-            raw.close()
+            on = " ON package_relation" if t.dialect == "mysql" else ""
+            sql(t, f"DROP INDEX ix_relation_lookup{on}", namespace=ns)
     finally:
         for t in targets:
             t.dispose()

@@ -16,6 +16,7 @@ import pytest
 
 from dbbench import dialects
 from tests.conftest import run_cli, seeded_targets
+from tests.db import connection, sql
 
 NS = "dbbench_t_stats"
 SHAPE = "orphan group stage scan"
@@ -29,16 +30,14 @@ def seeded(local_servers):
 
 def _mysql_rows(target) -> dict[str, int]:
     """InnoDB's live row estimate per table (what the optimizer plans with)."""
-    raw = target.engine.raw_connection()
-    try:
-        with raw.driver_connection.cursor() as cur:
-            cur.execute("SET SESSION information_schema_stats_expiry = 0")
-            cur.execute(
-                "SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = %s", (NS,)
-            )
-            return {name: rows for name, rows in cur.fetchall() if name != "dbbench_meta"}
-    finally:
-        raw.close()
+    rows = sql(
+        target,
+        [
+            "SET SESSION information_schema_stats_expiry = 0",
+            f"SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = '{NS}'",
+        ],
+    )
+    return {name: n for name, n in rows if name != "dbbench_meta"}
 
 
 def _stage_access(path) -> list[str]:
@@ -58,12 +57,8 @@ def _stage_access(path) -> list[str]:
 
 def test_owned_tables_have_automatic_statistics_off(seeded):
     for dialect, target in seeded.items():
-        raw = target.engine.raw_connection()
-        try:
-            frozen = dialects.get(dialect).statistics_frozen(raw.driver_connection, NS)
-            raw.driver_connection.rollback()
-        finally:
-            raw.close()
+        with connection(target) as conn:
+            frozen = dialects.get(dialect).statistics_frozen(conn, NS)
         assert frozen and all(frozen.values()), (dialect, frozen)
         assert "group_binding" in frozen and "group_snapshot_stage" in frozen
 
@@ -138,15 +133,9 @@ def test_a_namespace_seeded_before_the_fix_is_named_with_advice_to_seed_again(se
         "mysql": f"ALTER TABLE {NS}.repository STATS_AUTO_RECALC = 0",
     }
 
-    def alter(sql: dict[str, str]) -> None:
+    def alter(statements: dict[str, str]) -> None:
         for dialect, target in seeded.items():
-            raw = target.engine.raw_connection()
-            try:
-                with raw.driver_connection.cursor() as cur:
-                    cur.execute(sql[dialect])
-                raw.driver_connection.commit()
-            finally:
-                raw.close()
+            sql(target, statements[dialect])
 
     alter(on)
     try:

@@ -15,7 +15,7 @@ from dbbench.document.model import Document
 from dbbench.measure import explain
 from dbbench.output import explain as report
 from tests.conftest import run_cli, seeded_targets
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import connection, drop_namespaces
 
 NS = "dbbench_t_timing"
 LOOKUP = "SELECT id, package_name FROM package WHERE id = %(id)s"  # a primary-key lookup: MySQL's const
@@ -28,22 +28,11 @@ def seeded(local_servers):
     drop_namespaces(NS)
 
 
-def _conn(target):
-    raw = target.engine.raw_connection()
-    conn = raw.driver_connection
-    dialects.get(target.dialect).use(conn, NS)
-    conn.commit()
-    return raw, conn
-
-
 def test_mysql_const_lookup_reports_the_statements_own_time(seeded):
     """The executor's time of `Rows fetched before execution` is a few e-6 ms; the statement's own
     time (TIMER_WAIT of that EXPLAIN ANALYZE, read by dbbench's own user) is what the server spent."""
-    raw, conn = _conn(seeded["mysql"])
-    try:
+    with connection(seeded["mysql"], namespace=NS) as conn:
         samples = [dialects.get("mysql").run_sample(conn, LOOKUP, {"id": 5}, 30_000) for _ in range(5)]
-    finally:
-        raw.close()
     for s in samples:
         assert s.tree.kind == "const" and s.tree.label == "Rows fetched before execution"
         assert s.executor_ms < 0.005  # 61e-6..111e-6 ms: the row was read while planning
@@ -57,29 +46,19 @@ def test_mysql_without_a_readable_performance_schema_marks_the_executor_time(see
     the samples fall back to the executor's time, marked as resolved while planning."""
     target = seeded["mysql"]
     d = dialects.get("mysql")
-    with isolation.sandbox(target, NS) as inner:
-        raw = inner.engine.raw_connection()
-        try:
-            conn = raw.driver_connection
-            d.use(conn, NS)
-            conn.commit()
-            sample = d.run_sample(conn, LOOKUP, {"id": 5}, 30_000)  # the role itself observes
-            assert sample.statement_ms is None and sample.tree.kind == "const"
-            options = explain.MeasureOptions(namespace=NS, warmups=0, runs=3)
-            m = explain.measure(conn, d, "remediated", LOOKUP.replace("%(id)s", ":id"), {"id": 5}, options)
-        finally:
-            raw.close()
+    with isolation.sandbox(target, NS) as inner, connection(inner, namespace=NS) as conn:
+        sample = d.run_sample(conn, LOOKUP, {"id": 5}, 30_000)  # the role itself observes
+        assert sample.statement_ms is None and sample.tree.kind == "const"
+        options = explain.MeasureOptions(namespace=NS, warmups=0, runs=3)
+        m = explain.measure(conn, d, "remediated", LOOKUP.replace("%(id)s", ":id"), {"id": 5}, options)
     assert m.timing == timing.RESOLVED
     assert m.samples_ms == m.executor_ms and len(m.samples_ms) == 3
     assert all(v < 0.005 for v in m.samples_ms)
 
 
 def test_postgresql_reports_planning_plus_execution(seeded):
-    raw, conn = _conn(seeded["postgresql"])
-    try:
+    with connection(seeded["postgresql"], namespace=NS) as conn:
         s = dialects.get("postgresql").run_sample(conn, LOOKUP, {"id": 5}, 30_000)
-    finally:
-        raw.close()
     assert s.planning_ms is not None and s.planning_ms > 0
     assert s.statement_ms == pytest.approx(s.planning_ms + s.executor_ms)
     assert s.raw[0]["Planning Time"] == s.planning_ms

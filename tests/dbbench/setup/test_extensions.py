@@ -31,7 +31,7 @@ from dbbench.setup import extensions, pgdump
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces, sql
 
 NS = f"h32ext_{os.getpid()}"
 WANTED = ("pg_trgm", "btree_gist", "pgcrypto")
@@ -107,39 +107,20 @@ CREATE TABLE scores AS SELECT id, similarity(name, 'one') AS score FROM item WHE
 """
 
 
-def _admin():
-    from dbbench import servers
-    from dbbench.access.targets import connect
-
-    return connect(servers.local_url("postgresql"), dialect="postgresql")
-
-
-def _sql(query: str, *args):
-    target = _admin()
-    try:
-        with target.all_or_nothing() as conn, conn.cursor() as cur:
-            cur.execute(query, args)
-            rows = cur.fetchall() if cur.description else []
-            conn.commit()
-            return rows
-    finally:
-        target.dispose()
-
-
 @pytest.fixture
 def installed(local_servers):
     """pg_trgm, btree_gist and pgcrypto installed in public (as a superuser following dbbench's
     message does); those this fixture installed are dropped afterwards, the others left."""
-    had = {r[0] for r in _sql("SELECT extname FROM pg_extension")}
+    had = {r[0] for r in sql("postgresql", "SELECT extname FROM pg_extension")}
     mine = [e for e in WANTED if e not in had]
     for e in mine:
-        _sql(f'CREATE EXTENSION IF NOT EXISTS "{e}" SCHEMA public')
+        sql("postgresql", f'CREATE EXTENSION IF NOT EXISTS "{e}" SCHEMA public')
     try:
         yield
     finally:
         drop_namespaces(NS)
         for e in mine:
-            _sql(f'DROP EXTENSION IF EXISTS "{e}"')
+            sql("postgresql", f'DROP EXTENSION IF EXISTS "{e}"')
 
 
 def _seed(tmp_path: Path, sql: str, *extra: str):
@@ -170,25 +151,26 @@ def test_a_dump_using_installed_extensions_seeds_and_uses_them(installed, tmp_pa
     assert pgdump.kept_names("public") in run.stdout
     assert _rows(out) == {"item": "2"}
     # the extensions' objects are the server's, everything the dump made is the namespace's
-    assert _sql(f'SELECT count(*) FROM "{NS}".similar_items') == [(1,)]
-    assert _sql(f'SELECT count(*) FROM "{NS}".item WHERE token IS NOT NULL AND checksum IS NOT NULL') == [
-        (2,)
-    ]
-    assert _sql(f"SELECT \"{NS}\".trigram_score('one', 'one')") == [(1.0,)]
-    opclasses = _sql(
+    assert sql("postgresql", f'SELECT count(*) FROM "{NS}".similar_items') == [(1,)]
+    assert sql(
+        "postgresql", f'SELECT count(*) FROM "{NS}".item WHERE token IS NOT NULL AND checksum IS NOT NULL'
+    ) == [(2,)]
+    assert sql("postgresql", f"SELECT \"{NS}\".trigram_score('one', 'one')") == [(1.0,)]
+    opclasses = sql(
+        "postgresql",
         "SELECT c.relname, n.nspname, o.opcname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
         "JOIN pg_namespace cn ON cn.oid = c.relnamespace JOIN pg_opclass o ON o.oid = i.indclass[0] "
-        "JOIN pg_namespace n ON n.oid = o.opcnamespace WHERE cn.nspname = %s AND c.relname LIKE 'index_item%%' "
+        f"JOIN pg_namespace n ON n.oid = o.opcnamespace WHERE cn.nspname = '{NS}' AND c.relname LIKE 'index_item%' "
         "ORDER BY 1",
-        NS,
     )
     assert opclasses == [
         ("index_item_on_id_gist", "public", "gist_int4_ops"),
         ("index_item_on_name_trgm", "public", "gin_trgm_ops"),
     ]
-    assert _sql(
+    assert sql(
+        "postgresql",
         "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = 'public' AND c.relname IN ('item', 'similar_items', 'item_id_seq')"
+        "WHERE n.nspname = 'public' AND c.relname IN ('item', 'similar_items', 'item_id_seq')",
     ) == [(0,)]
     explain = run_cli(
         "explain", "--catalog", str(tmp_path / "cat"), "--only", "postgresql", "--namespace", NS
@@ -329,7 +311,7 @@ def test_the_corpus_run_installs_what_the_setup_asks_for_and_drops_it_after(loca
     (missing / "setup.postgresql.sql").write_text(
         "CREATE EXTENSION h32_not_shipped;\nCREATE TABLE t (id int);\n"
     )
-    had = {r[0] for r in _sql("SELECT extname FROM pg_extension")}
+    had = {r[0] for r in sql("postgresql", "SELECT extname FROM pg_extension")}
     assert "pg_trgm" not in had  # else this test shows nothing
     run = subprocess.run(
         [
@@ -357,4 +339,4 @@ def test_the_corpus_run_installs_what_the_setup_asks_for_and_drops_it_after(loca
     assert line.split()[5:7] == ["0", "0"], out  # seed and init passed
     line = next(x for x in out.splitlines() if x.startswith("postgresql/missing"))
     assert line.split()[5] == "2" and "the extension h32_not_shipped, which only a superuser" in line, out
-    assert {r[0] for r in _sql("SELECT extname FROM pg_extension")} == had
+    assert {r[0] for r in sql("postgresql", "SELECT extname FROM pg_extension")} == had

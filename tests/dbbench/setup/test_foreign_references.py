@@ -16,11 +16,10 @@ import os
 
 import pytest
 
-from dbbench.access.targets import open_targets
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces, sql
 
 V = "h31setup_victim"  # outside any dbbench namespace: no dbbench_meta marker
 NS = f"h31setup_ref_{os.getpid()}"
@@ -43,34 +42,18 @@ VICTIM_SQL = {
 }
 
 
-def _run(dialect: str, statements: list[str]) -> list[tuple]:
-    target = open_targets({}, dialect)[0]
-    rows: list[tuple] = []
-    try:
-        with target.all_or_nothing() as conn:
-            with conn.cursor() as cur:
-                for sql in statements:
-                    cur.execute(sql)
-                    if cur.description:
-                        rows = list(cur.fetchall())
-            conn.commit()
-    finally:
-        target.dispose()
-    return rows
-
-
 @pytest.fixture(scope="module")
 def victims(local_servers):
-    for dialect, sql in VICTIM_SQL.items():
-        _run(dialect, sql)
+    for dialect, statements in VICTIM_SQL.items():
+        sql(dialect, statements)
     yield
     drop_namespaces(NS)
-    _run("postgresql", [f"DROP SCHEMA IF EXISTS {V} CASCADE"])
-    _run("mysql", [f"DROP DATABASE IF EXISTS {V}"])
+    sql("postgresql", [f"DROP SCHEMA IF EXISTS {V} CASCADE"])
+    sql("mysql", [f"DROP DATABASE IF EXISTS {V}"])
 
 
 def _victim_rows(dialect: str) -> list[tuple]:
-    return _run(dialect, [f"SELECT id FROM {V}.victim ORDER BY id"])
+    return sql(dialect, [f"SELECT id FROM {V}.victim ORDER BY id"])
 
 
 def _catalog(tmp_path, dialect: str, setup: str):
@@ -194,7 +177,7 @@ def test_a_reference_outside_the_namespace_is_refused_and_touches_nothing(
         assert named in result.stderr, result.stderr
         assert _victim_rows(dialect) == [(1,)], result.output
     finally:
-        _run(dialect, [f"DELETE FROM {V}.victim", f"INSERT INTO {V}.victim VALUES (1)"])
+        sql(dialect, [f"DELETE FROM {V}.victim", f"INSERT INTO {V}.victim VALUES (1)"])
 
 
 LOOKALIKES = {

@@ -14,7 +14,6 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import pymysql
 import pytest
 
 from dbbench.servers import mysql as mysql_server
@@ -22,6 +21,7 @@ from dbbench.setup import mysqldump
 from dbbench.setup.guard import check_file, statements
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
+from tests.db import connection
 
 pytestmark = pytest.mark.servers
 
@@ -222,19 +222,6 @@ def _catalog(root: Path, setup: str) -> Path:
     return root
 
 
-def _connect(url: str, database: str):
-    from urllib.parse import unquote, urlsplit
-
-    u = urlsplit(url)
-    return pymysql.connect(
-        host=u.hostname,
-        port=u.port,
-        user=unquote(u.username or ""),
-        password=unquote(u.password or ""),
-        database=database,
-    )
-
-
 @pytest.fixture(scope="module")
 def source(local_urls, tmp_path_factory) -> dict[str, str]:
     """The source namespace, seeded; its fingerprints."""
@@ -274,7 +261,7 @@ def dump(local_urls):
     ids=["routines-triggers", "single-transaction", "databases", "row-per-insert-hex-blob"],
 )
 def test_a_real_mysqldump_loads_unchanged_and_verifies(
-    source, dump, local_urls, tmp_path, options, namespace
+    source, dump, local_servers, tmp_path, options, namespace
 ):
     text = dump(*options)
     cat = _catalog(tmp_path / "cat", text)
@@ -295,7 +282,7 @@ def test_a_real_mysqldump_loads_unchanged_and_verifies(
         assert any(f"{n} statements: " + mysqldump.DATABASE in line for line in lines), run.stdout
     # the view, the trigger and both routines are there, owned by the namespace user, and work
     role = f"dbbench_{namespace}@%"
-    with _connect(local_urls["mysql"], namespace) as conn, conn.cursor() as cur:
+    with connection("mysql", namespace=namespace) as conn, conn.cursor() as cur:
         cur.execute(
             "SELECT routine_name, definer FROM information_schema.routines WHERE routine_schema = %s "
             "ORDER BY routine_name",
@@ -312,7 +299,7 @@ def test_a_real_mysqldump_loads_unchanged_and_verifies(
         assert cur.fetchone() == (0,)  # NO_AUTO_VALUE_ON_ZERO was honoured
 
 
-def test_a_sample_dump_naming_its_schema_loads_into_the_namespace(local_urls, tmp_path):
+def test_a_sample_dump_naming_its_schema_loads_into_the_namespace(local_servers, tmp_path):
     cat = _catalog(tmp_path / "cat", SAMPLE_DUMP)
     run, doc = _seed(cat, "mdsample", tmp_path)
     assert run.code == 0, run.output
@@ -329,7 +316,7 @@ def test_a_sample_dump_naming_its_schema_loads_into_the_namespace(local_urls, tm
         assert f"MySQL setup.mysql.sql: {n} statement{'s' if n != 1 else ''}: {reason}" in run.stdout, (
             run.stdout
         )
-    with _connect(local_urls["mysql"], "mdsample") as conn, conn.cursor() as cur:
+    with connection("mysql", namespace="mdsample") as conn, conn.cursor() as cur:
         cur.execute("SELECT title FROM film_text ORDER BY film_id")
         assert [r[0] for r in cur.fetchall()][2] == "sample.film; not a name"  # text not rewritten
         cur.execute("SELECT films FROM actor_info WHERE actor_id = 1")

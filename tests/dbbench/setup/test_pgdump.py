@@ -20,14 +20,12 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from dbbench import servers
-from dbbench.access import isolation
-from dbbench.access.targets import connect
-from dbbench.dialects import postgresql
 from dbbench.setup import pgdump
 from dbbench.setup.guard import check_statement
 from dbbench.setup.namespace import _fingerprint, _tables
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
+from tests.db import connection, drop_namespaces, sql
 
 # per process: runs of these tests side by side on the shared server do not meet
 RUN = os.getpid()
@@ -84,41 +82,19 @@ forbid = ["full_scan"]
 """
 
 
-def _raw(target):
-    return target.engine.raw_connection()
-
-
 @pytest.fixture(scope="module")
 def admin(local_servers):
-    target = connect(servers.local_url("postgresql"), dialect="postgresql")
-    raw = _raw(target)
-    try:
-        with raw.driver_connection.cursor() as cur:
-            cur.execute(SOURCE_SQL)
-        raw.driver_connection.commit()
-    finally:
-        raw.close()
-    yield target
-    raw = _raw(target)
-    try:
-        with raw.driver_connection.cursor() as cur:
-            cur.execute(f"DROP SCHEMA IF EXISTS {SRC} CASCADE; DROP SCHEMA IF EXISTS {OTHER} CASCADE")
-            postgresql.drop_namespace(raw.driver_connection, NS)
-        raw.driver_connection.commit()
-    finally:
-        raw.close()
-    isolation.drop_role(target, NS)
-    target.dispose()
+    """The source schemas, made as dbbench's own user; dropped after, with the namespace seeded."""
+    sql("postgresql", SOURCE_SQL)
+    yield
+    sql("postgresql", [f"DROP SCHEMA IF EXISTS {SRC} CASCADE", f"DROP SCHEMA IF EXISTS {OTHER} CASCADE"])
+    drop_namespaces(NS, only=["postgresql"])
 
 
 @pytest.fixture(scope="module")
 def source_fingerprints(admin) -> dict[str, str]:
-    raw = _raw(admin)
-    try:
-        conn = raw.driver_connection
+    with connection("postgresql", namespace=SRC) as conn:  # _fingerprint reads unqualified names
         return {t: _fingerprint(conn, "postgresql", SRC, t) for t in _tables(conn, "postgresql", SRC)}
-    finally:
-        raw.close()
 
 
 def _pg_dump(*options: str, database: str | None = None) -> str:
@@ -246,6 +222,7 @@ PUBLIC_DB = f"dbbench_t_pgdumpdb_{RUN}"
 
 
 def _psycopg(database: str):
+    """An autocommit connection to ``database`` of the local server (not the targets' own)."""
     url = make_url(servers.local_url("postgresql"))
     return psycopg.connect(
         host=url.host,
@@ -261,9 +238,11 @@ def test_a_whole_database_dump_of_public_loads_and_verifies(admin, tmp_path):
     """The commonest dump: a whole database (no -n), its objects in ``public``, with the public
     schema's own statements (COMMENT ON SCHEMA, GRANT/REVOKE on it)."""
     body = SOURCE_SQL[SOURCE_SQL.index("CREATE TYPE") : SOURCE_SQL.index(f"CREATE SCHEMA {OTHER}")]
-    with _psycopg(str(make_url(servers.local_url("postgresql")).database)) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {PUBLIC_DB}")
-        conn.execute(f"CREATE DATABASE {PUBLIC_DB}")
+    sql(
+        "postgresql",
+        [f"DROP DATABASE IF EXISTS {PUBLIC_DB}", f"CREATE DATABASE {PUBLIC_DB}"],
+        autocommit=True,
+    )
     try:
         with _psycopg(PUBLIC_DB) as conn:
             conn.execute("SET search_path TO public;" + body)
@@ -279,8 +258,7 @@ def test_a_whole_database_dump_of_public_loads_and_verifies(admin, tmp_path):
         (target,) = json.loads(out.read_text())["targets"]
         assert target["fingerprints"] == source and sorted(source) == ["customer", "orders"]
     finally:
-        with _psycopg(str(make_url(servers.local_url("postgresql")).database)) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {PUBLIC_DB}")
+        sql("postgresql", f"DROP DATABASE IF EXISTS {PUBLIC_DB}", autocommit=True)
 
 
 # -- the adapter and the splitter, on text ---------------------------------------------------------

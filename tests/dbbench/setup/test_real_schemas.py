@@ -32,7 +32,7 @@ from dbbench.setup import mysqldump, pgdump
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import connection, drop_namespaces, execute
 
 NS = f"dbbench_t_real_{os.getpid()}"
 
@@ -255,21 +255,12 @@ def test_the_old_pg_dump_trigger_and_domain_are_the_namespaces(namespace, tmp_pa
     trigger lower-cases a name, the domain checks a year, the sequence goes on from setval."""
     run, _ = _seed(tmp_path, "postgresql", OLD_PG_DUMP)
     assert run.code == 0, run.output
-    from dbbench import servers
-    from dbbench.access.targets import connect
-
-    target = connect(servers.local_url("postgresql"), dialect="postgresql")
-    try:
-        with target.engine.connect() as conn:
-            conn.exec_driver_sql(f'SET search_path TO "{NS}"')
-            conn.exec_driver_sql("INSERT INTO item (name, made) VALUES ('THREE', 2001)")
-            row = conn.exec_driver_sql("SELECT id, name FROM item WHERE made = 2001").one()
-            assert tuple(row) == (3, "three")
-            with pytest.raises(Exception, match="year_check"):
-                conn.exec_driver_sql("INSERT INTO item (name, made) VALUES ('x', 1800)")
-            conn.rollback()
-    finally:
-        target.dispose()
+    with connection("postgresql", namespace=NS) as conn:
+        execute(conn, "INSERT INTO item (name, made) VALUES ('THREE', 2001)")
+        assert execute(conn, "SELECT id, name FROM item WHERE made = 2001") == [(3, "three")]
+        with pytest.raises(Exception, match="year_check"):
+            execute(conn, "INSERT INTO item (name, made) VALUES ('x', 1800)")
+        conn.rollback()
 
 
 # -- on text: what is recognised, skipped, mapped; what stays refused --------------------------------
