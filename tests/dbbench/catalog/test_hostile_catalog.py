@@ -16,7 +16,7 @@ import pytest
 
 from dbbench.catalog.files import CATALOG_FILE_LIMIT, CATALOG_LIMIT
 from tests.conftest import run_cli, shape_toml
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces
 
 TICKETS = Path(__file__).resolve().parents[3] / "examples" / "tickets" / "db"
 NS = "h31cat_expect"

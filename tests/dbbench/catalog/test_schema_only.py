@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces
 
 ROOT = Path(__file__).resolve().parents[3]
 NS = "dbbench_t_schemaonly"

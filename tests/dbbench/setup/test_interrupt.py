@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import default_sigint, run_cli, shape_toml
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces
 
 ROOT = Path(__file__).resolve().parents[3]
 # each setup runs well over ten seconds when nothing stops it

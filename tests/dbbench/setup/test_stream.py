@@ -17,6 +17,7 @@ from dbbench.setup.fingerprint import fingerprints_agree
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_file, split_sql
 from tests.conftest import run_cli
+from tests.db import drop_namespaces
 
 SHOP = Path(__file__).resolve().parents[3] / "examples" / "shop"
 
@@ -179,10 +180,8 @@ def test_a_setup_folder_runs_its_files_in_name_order_on_each_dialect(local_serve
             assert totals[d] == size and progress[d, "checking"] == size and progress[d, "loading"] == size
     finally:
         for t in targets:
-            with t.all_or_nothing() as conn:
-                setupsql.dialects.get(t.dialect).drop_namespace(conn, "dbbench_t_setupdir")
-                conn.commit()
             t.dispose()
+        drop_namespaces("dbbench_t_setupdir")
 
 
 def test_a_setup_folder_beside_a_setup_file_is_refused(tmp_path):
