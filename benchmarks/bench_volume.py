@@ -28,8 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dbbench.access.isolation import drop_namespace  # noqa: E402
 from dbbench.access.targets import open_targets  # noqa: E402
-from dbbench.bench import seed_floor, volume_floor  # noqa: E402 (after the sys.path line)
+from dbbench.bench import volume_floor  # noqa: E402 (after the sys.path line)
 from dbbench.setup import namespace as setupsql  # noqa: E402
 from dbbench.volume import load, schema, spec, starter  # noqa: E402
 
@@ -82,7 +83,7 @@ def main() -> None:
         )
     finally:
         for t in targets:
-            seed_floor._drop(t, NAMESPACE)  # the namespace and its role, as `dbbench bench seed` does
+            drop_namespace(t, NAMESPACE)  # the namespace and its role, as `dbbench bench seed` does
             t.dispose()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces
 
 pytestmark = pytest.mark.servers
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tickets" / "db"

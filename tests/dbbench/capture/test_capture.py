@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 from dbbench import servers
 from dbbench.servers.mysql import client
 from tests.conftest import run_cli, run_program
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces
 
 pytestmark = pytest.mark.servers
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tickets"

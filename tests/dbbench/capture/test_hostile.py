@@ -21,7 +21,7 @@ import pytest
 from dbbench import servers
 from dbbench.servers.mysql import client
 from tests.conftest import CliResult, run_cli
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces
 from tests.dbbench.capture.test_capture import _psql
 
 pytestmark = pytest.mark.servers

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli, run_program
-from tests.dbbench.capture.cleanup import drop_namespaces
+from tests.db import drop_namespaces
 
 pytestmark = pytest.mark.servers
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tickets"
