@@ -1,0 +1,47 @@
+"""The bulk-load floor of a data spec (dbbench.bench.volume_floor, what benchmarks/bench_volume.py
+compares ``dbbench fill`` with): the plan's rows written to files once, then loaded by the fill's
+own loaders into both real servers — the same rows a fill loads, table by table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dbbench.access.targets import open_targets
+from dbbench.bench import volume_floor
+from dbbench.setup.namespace import load as load_setup
+from dbbench.volume import load, schema, spec, starter
+from tests.db import drop_namespaces, sql
+
+pytestmark = pytest.mark.servers
+
+ROOT = Path(__file__).resolve().parents[3]
+NS = "dbbench_t_volume_floor"
+SCALE = 300
+
+
+def test_the_floor_loads_the_plans_rows_into_every_table_of_both_servers(local_servers, tmp_path):
+    targets = open_targets({})
+    try:
+        load_setup(targets, ROOT / "examples" / "market", namespace=NS)
+        with targets[0].all_or_nothing() as conn:
+            tables = schema.read(conn, targets[0].dialect, NS)
+            conn.rollback()
+        file = tmp_path / "spec.toml"
+        file.write_text(starter.starter(tables, source="test"))
+        plan = load.prepare(targets, NS, spec.read(file), SCALE)
+        files = volume_floor.write_files(plan, targets, tmp_path)
+        assert [len(per_target) for per_target in files] == [len(files[0])] * len(targets) and files[0]
+        seconds = volume_floor.floor(plan, targets, NS, files)
+        assert len(seconds) == len(targets) and all(s > 0 for s in seconds)
+        for t in targets:
+            counts = {
+                tp.name: sql(t, f"SELECT COUNT(*) FROM {tp.name}", namespace=NS)[0][0] for tp in plan.tables
+            }
+            assert counts == {tp.name: tp.rows for tp in plan.tables}, t.dialect
+        assert sum(tp.rows for tp in plan.tables) == plan.rows > 0
+    finally:
+        for t in targets:
+            t.dispose()
+        drop_namespaces(NS)
