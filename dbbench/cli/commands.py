@@ -17,8 +17,8 @@ from dbbench.cli.options import (
     target_options,
 )
 from dbbench.output.commands import render_info, render_seed, render_setup, render_validate
-from dbbench.volume.limits import MAX_SCALE
 from dbbench.workflow.local import Home
+from dbbench.workflow.volume import MAX_SCALE
 
 
 @click.command("info")
@@ -26,8 +26,7 @@ from dbbench.workflow.local import Home
 @click.pass_obj
 def info(home: Home, pg_url, mysql_url, only) -> None:
     """Connect to each target and report its server version."""
-    with _connect(home, pg_url, mysql_url, only)() as targets:
-        click.echo(render_info(targets))
+    click.echo(render_info(workflow.info(_connect(home, pg_url, mysql_url, only))))
 
 
 # -- seed --------------------------------------------------------------------------------------
@@ -63,16 +62,13 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, s
     from dbbench.cli.progress import seed_progress, setup_progress
     from dbbench.cli.volume import fill_bars
     from dbbench.output.volume import render_seeded
-    from dbbench.volume.catalog import require
 
     if catalog and dataset:
         raise click.UsageError("give --dataset or --catalog, not both")
     if scale is not None and not catalog:
         raise click.UsageError("--scale is for --catalog (a dataset has its own size)")
-    if dataset:  # a definition that cannot be read is bad input, said before connecting
-        from dbbench.dataset import definition
-
-        definition.load(dataset)
+    name = dataset or defaults.DATASET
+    rows = 0 if catalog else workflow.dataset_rows(name)  # a bad definition: said before connecting
     with _connect(home, pg_url, mysql_url, only)() as targets:
         if catalog:
             setup = workflow.seed_catalog(
@@ -84,25 +80,23 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, s
                 progress=lambda: setup_progress(targets),
                 fill_progress=fill_bars,
             )
-            click.echo(render_setup(setup.catalog, setup.results, setup.agree))
+            click.echo(render_setup(setup))
             if setup.filled:
                 click.echo(render_seeded(setup.filled))
             if output:
-                write_json(output, setup.document(targets))
-            if setup.filled:
-                require(setup.filled)
+                write_json(output, setup.json)
+            workflow.require_filled(setup.filled)
             return
-        name = dataset or defaults.DATASET
         seeded = workflow.seed_dataset(
             targets,
             name,
             namespace=namespace,
             cache_dir=home.root / "datasets",
-            progress=lambda: seed_progress(targets, name),
+            progress=lambda: seed_progress(targets, rows),
         )
-        click.echo(render_seed(seeded.results, seeded.agree, seeded.generated))
+        click.echo(render_seed(seeded))
         if output:
-            write_json(output, seeded.document(targets))
+            write_json(output, seeded.json)
     if seeded.problems:
         raise workflow.DatasetUnverified("verification failed: " + "; ".join(seeded.problems))
 
@@ -116,30 +110,12 @@ def seed_cmd(home: Home, pg_url, mysql_url, only, dataset, catalog, namespace, s
 )
 def validate_cmd(catalog, namespace) -> None:
     """Check a catalog (every entry, field, setup statement and its data spec) without touching a database."""
-    from dbbench.catalog import entries as catalogs
     from dbbench.output.volume import render_spec
-    from dbbench.setup import namespace as setupsql
-    from dbbench.volume import SpecError
-    from dbbench.volume.catalog import of_catalog
 
-    cat = catalogs.open_catalog(catalog, need_shapes=False)
-    checked = {d: setupsql.prepare(cat, d, namespace, isolate=isolate()) for d in cat.setup}
-    problems = list(dict.fromkeys(p for _, found in checked.values() for p in found))
-    try:
-        spec = of_catalog(cat)
-    except SpecError as exc:  # reported with the setup's problems, every one at once
-        raise SpecError(problems + exc.problems) from None
-    if problems:
-        raise setupsql.SetupError.of(problems)
-    click.echo(
-        render_validate(
-            cat,
-            {d: p.statements for d, (p, _) in checked.items()},
-            {d: p.skipped for d, (p, _) in checked.items()},
-        )
-    )
-    if spec is not None:
-        click.echo(render_spec(spec))
+    valid = workflow.validate(catalog, namespace, isolate=isolate())
+    click.echo(render_validate(valid))
+    if valid.spec is not None:
+        click.echo(render_spec(valid.spec))
 
 
 @click.command("report")

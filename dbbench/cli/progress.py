@@ -15,8 +15,6 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from dbbench.dataset import definition as datasets
-
 
 def _bars(label: str, *after: ProgressColumn) -> Progress:
     """Bars on stderr: the ``label`` text column, the bar, done / total, then ``after``; transient
@@ -27,9 +25,8 @@ def _bars(label: str, *after: ProgressColumn) -> Progress:
 
 
 @contextlib.contextmanager
-def seed_progress(targets, dataset_name: str):
-    ds = datasets.load(dataset_name)
-    total = sum(ds.expected_counts.values())
+def seed_progress(targets, total: int):
+    """The dataset's ``total`` rows loaded, one bar per target, with the step it is at."""
     bars = _bars("{task.fields[label]:<10}", TextColumn("{task.fields[step]}"), TimeElapsedColumn())
     lock = threading.Lock()
     with bars:

@@ -13,16 +13,13 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from dbbench import defaults
+from dbbench import defaults, workflow
 from dbbench.cli.app import _connect, say, write_file, write_json
 from dbbench.cli.options import CATALOG, INPUT_FILE, isolate, namespace_option, output_file, target_options
 from dbbench.errors import DbbenchError
-from dbbench.output.volume import fill_document, render_fill
-from dbbench.volume import SPEC_FILE, fill, read, schema, starter
-from dbbench.volume.catalog import checked, require
-from dbbench.volume.limits import LONG_FILL_ROWS, MAX_SCALE
-from dbbench.volume.load import TOTAL
+from dbbench.output.volume import render_fill
 from dbbench.workflow.local import Home
+from dbbench.workflow.volume import LONG_FILL_ROWS, MAX_SCALE, SPEC_FILE, TOTAL
 
 
 def _spec_path(catalog: str | None, spec: Path | None) -> tuple[Path, Path]:
@@ -46,18 +43,11 @@ def _spec_path(catalog: str | None, spec: Path | None) -> tuple[Path, Path]:
 def init_cmd(home: Home, pg_url, mysql_url, only, namespace, catalog, output, force) -> None:
     """Write a starter data spec from a live schema: generators from types, names, keys, enums and
     checks, row counts from the tables (else :scale). It fills the schema without edits."""
-    dialect = only or ("mysql" if mysql_url and not pg_url else "postgresql")
+    dialect = workflow.starter_dialect(only, pg_url, mysql_url)
     path = output or (Path(catalog) / SPEC_FILE if catalog else None)
     if path is not None and path.exists() and not force:
         raise DbbenchError(f"{path} exists; pass --force to replace it")
-    with _connect(home, pg_url, mysql_url, dialect)() as targets:
-        target = targets[0]
-        with target.all_or_nothing() as conn:
-            tables = schema.read(conn, target.dialect, namespace, count=True)
-            conn.rollback()
-        if not tables:
-            raise DbbenchError(f"{target.label} {namespace!r} has no tables to describe")
-        text = starter.starter(tables, source=f"{target.label} {namespace!r}")
+    text = workflow.init(_connect(home, pg_url, mysql_url, dialect), namespace).text
     if path is None:
         click.echo(text, nl=False)
         return
@@ -158,11 +148,10 @@ def fill_cmd(home: Home, pg_url, mysql_url, only, catalog, spec, namespace, scal
     """Load a data spec into the tables of a namespace on each target: the same rows on both,
     bulk-loaded, then analyzed, checked and fingerprinted."""
     file, root = _spec_path(catalog, spec)
-    sp = checked(read(file, root=root), [scale])  # a bad spec is refused before connecting
-    with _connect(home, pg_url, mysql_url, only)() as targets, fill_bars() as progress:
-        results = fill(targets, namespace, sp, scale=scale, isolate=isolate(), progress=progress)
+    connect = _connect(home, pg_url, mysql_url, only)  # a bad spec is refused before it connects
+    filled = workflow.fill(connect, file, root, namespace, scale=scale, isolate=isolate(), progress=fill_bars)
     sys.stderr.flush()
-    click.echo(render_fill(results))
+    click.echo(render_fill(filled))
     if output:
-        write_json(output, fill_document(results))
-    require(results)
+        write_json(output, filled.json)
+    workflow.require_filled(filled)

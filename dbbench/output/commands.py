@@ -4,18 +4,19 @@ SQL), ``validate``, ``info``, ``servers`` and ``bench seed``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.document.volume import FilledTarget, Seeded, Server, SetUp, SetupTarget, Validation
 
 
-def rows_by_table(res: list[Any], agree: dict[str, bool]) -> str:
+def rows_by_table(res: Sequence[SetupTarget | FilledTarget], agree: dict[str, bool]) -> str:
     """Rows per table and dialect, and whether the fingerprints are equal across dialects (a
-    namespace built by setup SQL or filled from a spec: results with ``dialect`` and ``rows``)."""
+    namespace built by setup SQL or filled from a spec)."""
     labels = [DIALECT_LABEL[r.dialect] for r in res]
     rows = [
         [
@@ -32,9 +33,10 @@ def rows_by_table(res: list[Any], agree: dict[str, bool]) -> str:
     )
 
 
-def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:
+def render_setup(setup: SetUp) -> str:
     """``dbbench seed --catalog``: rows per table and dialect, fingerprints, and the setup steps."""
-    out = [rows_by_table(res, agree)]
+    res = setup.targets
+    out = [rows_by_table(res, setup.agree)]
     out.append("")
     out.append(
         tabulate(
@@ -42,7 +44,7 @@ def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:
                 [
                     DIALECT_LABEL[r.dialect],
                     r.namespace,
-                    Path(r.file).name,
+                    r.file,
                     r.statements,
                     f"{r.total_seconds:.2f} s",
                     ", ".join(f"{k} {v:.2f}" for k, v in r.seconds.items()),
@@ -53,23 +55,24 @@ def render_setup(cat: Any, res: list[Any], agree: dict[str, bool]) -> str:
         )
     )
     out += [  # one line per reason a dump's statements were skipped or rewritten
-        f"{DIALECT_LABEL[r.dialect]} {Path(r.file).name}: {n:,} statement{'s' if n != 1 else ''}: {why}"
+        f"{DIALECT_LABEL[r.dialect]} {r.file}: {n:,} statement{'s' if n != 1 else ''}: {why}"
         for r in res
         for why, n in r.skipped.items()
     ]
     return "\n".join(out)
 
 
-def render_seed(res: list[Any], agree: dict[str, bool], generated: float) -> str:
+def render_seed(seeded: Seeded) -> str:
     """``dbbench seed``: cardinalities against the definition, fingerprints, and the seed time."""
+    res, agree = seeded.targets, seeded.agree
     labels = [DIALECT_LABEL[r.dialect] for r in res]
-    names = [c.name for c in res[0].checks] if res else []
+    names = [c.name for c in res[0].counts] if res else []
     rows = []
     for i, name in enumerate(names):
-        cells = [r.checks[i].actual for r in res]
-        ok = all(r.checks[i].ok for r in res)
+        cells = [r.counts[i].actual for r in res]
+        ok = all(r.counts[i].ok for r in res)
         rows.append(
-            [name, f"{res[0].checks[i].expected:,}", *[f"{c:,}" for c in cells], "ok" if ok else "MISMATCH"]
+            [name, f"{res[0].counts[i].expected:,}", *[f"{c:,}" for c in cells], "ok" if ok else "MISMATCH"]
         )
     out = [
         tabulate(rows, headers=["cardinality", "expected", *labels, "verdict"], colalign=("left", "right"))
@@ -88,45 +91,44 @@ def render_seed(res: list[Any], agree: dict[str, bool], generated: float) -> str
     ]
     out.append("")
     out.append(tabulate(timing, headers=["server", "seed time", "rows/s", "steps (s)"]))
-    out.append(f"(load files prepared in {generated:.2f} s; servers loaded concurrently)")
+    out.append(f"(load files prepared in {seeded.generated:.2f} s; servers loaded concurrently)")
     return "\n".join(out)
 
 
-def render_validate(cat: Any, setup: dict[str, int], skipped: dict[str, Any] | None = None) -> str:
+def render_validate(valid: Validation) -> str:
     """``dbbench validate``: every shape's expectations, then the setup SQL's statement counts and
-    what a dump adapter would skip or rewrite (``skipped``: dialect -> reason -> statements)."""
-    rows = []
-    for shape in cat.shapes:
-        for d, v in shape.variants.items():
-            rows.append(
-                [
-                    shape.name,
-                    DIALECT_LABEL[d],
-                    f"{v.expect_table} using {v.expect_index}",
-                    ", ".join(v.forbid) or "—",
-                    "yes" if v.natural else "",
-                ]
-            )
+    what a dump adapter would skip or rewrite."""
+    rows = [
+        [
+            e.shape,
+            DIALECT_LABEL[e.dialect],
+            f"{e.expect_table} using {e.expect_index}",
+            ", ".join(e.forbid) or "—",
+            "yes" if e.natural else "",
+        ]
+        for e in valid.expectations
+    ]
     where = "; ".join(
-        f"{DIALECT_LABEL[d]}: {cat.setup_label(d)} ({n:,} statements)" for d, n in setup.items()
+        f"{DIALECT_LABEL[s.dialect]}: {s.label} ({s.statements:,} statements)" for s in valid.setup
     )
     table = tabulate(rows, headers=["shape", "dialect", "expected", "forbidden", "natural"]) + "\n\n"
-    counted = f"{len(cat.shapes)} shapes valid" if rows else "no query shapes yet (a schema to seed and fill)"
+    counted = f"{valid.shapes} shapes valid" if rows else "no query shapes yet (a schema to seed and fill)"
     return (
         (table if rows else "")
-        + f"{cat.path}: {counted}; "
-        + (f"setup SQL {where}" if setup else "no setup SQL (runs against a seeded dataset)")
+        + f"{valid.catalog}: {counted}; "
+        + (f"setup SQL {where}" if valid.setup else "no setup SQL (runs against a seeded dataset)")
         + "".join(
-            f"\n{DIALECT_LABEL[d]} {cat.setup_label(d)}: {n:,} statement{'s' if n != 1 else ''}: {why}"
-            for d, reasons in (skipped or {}).items()
-            for why, n in reasons.items()
+            f"\n{DIALECT_LABEL[s.dialect]} {s.label}: {n:,} statement{'s' if n != 1 else ''}: {why}"
+            for s in valid.setup
+            for why, n in s.skipped.items()
         )
     )
 
 
-def render_info(targets: list[Any]) -> str:
+def render_info(servers: Sequence[Server]) -> str:
+    """``dbbench info``: each target's server version and URL."""
     return tabulate(
-        [[t.label, t.version_text, t.safe_url] for t in targets], headers=["dialect", "version", "url"]
+        [[DIALECT_LABEL[s.dialect], s.version, s.url] for s in servers], headers=["dialect", "version", "url"]
     )
 
 

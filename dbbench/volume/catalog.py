@@ -17,7 +17,7 @@ from typing import Any
 
 from dbbench import defaults
 from dbbench.volume import plan
-from dbbench.volume.load import FillFailed, FillResult, Progress, fill, problems
+from dbbench.volume.load import FillResult, Progress, fill
 from dbbench.volume.spec import SPEC_FILE, Spec, SpecError, read
 
 CHECK_SCALE = 1_000  # `dbbench check`'s :scale, unless the spec's `check_scale` says
@@ -81,14 +81,6 @@ def after_setup(
         r.rows, r.fingerprints = dict(f.rows), dict(f.fingerprints)
         r.seconds.update({f"fill {k}": v for k, v in f.seconds.items()})
     return filled
-
-
-def require(filled: list[FillResult]) -> None:
-    """Raise :class:`~dbbench.volume.load.FillFailed` (exit 1) when a check of the spec does not
-    hold or a fingerprint differs between dialects."""
-    bad = problems(filled)
-    if bad:
-        raise FillFailed("data spec verification failed: " + "; ".join(bad))
 
 
 def stale(catalog: Any, metas: dict[str, dict], namespace: str | None = None) -> list[str]:

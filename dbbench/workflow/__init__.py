@@ -4,6 +4,7 @@ document (built in :mod:`dbbench.document`). The calls live in one module per fa
 
 * :mod:`~dbbench.workflow.connect`: what they share (``connect``, the callbacks);
 * :mod:`~dbbench.workflow.seed`: ``seed`` (a dataset, or a catalog's setup SQL and data spec);
+* :mod:`~dbbench.workflow.volume`: ``info``, ``init``, ``fill`` and ``validate``;
 * :mod:`~dbbench.workflow.runs`: ``explain``, ``check``, ``diff``, ``baseline save``, ``grow``.
 * :mod:`~dbbench.workflow.capture`: ``capture``, ``catalog propose`` / ``accept``, and what the
   pytest plugin does (its targets, its namespace, its ``--dbbench-capture``).
@@ -43,7 +44,8 @@ from dbbench.workflow.runs import (
     save_baseline,
     stability,
 )
-from dbbench.workflow.seed import DatasetUnverified, Seeded, SetUp, seed_catalog, seed_dataset
+from dbbench.workflow.seed import DatasetUnverified, Seeded, SetUp, dataset_rows, seed_catalog, seed_dataset
+from dbbench.workflow.volume import fill, info, init, require_filled, starter_dialect, validate
 
 __all__ = [
     "BaselineRefused",
@@ -66,18 +68,25 @@ __all__ = [
     "check",
     "check_against",
     "check_captured",
+    "dataset_rows",
     "diff",
+    "fill",
     "grow",
+    "info",
+    "init",
     "measure",
     "namespace_engine",
     "opened",
     "propose",
+    "require_filled",
     "reset_statistics",
     "save_baseline",
     "seed_catalog",
     "seed_dataset",
     "stability",
     "start_recording",
+    "starter_dialect",
     "target_error",
     "target_url",
+    "validate",
 ]

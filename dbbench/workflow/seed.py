@@ -1,22 +1,20 @@
 """``dbbench seed``: the built-in dataset, or a catalog's setup SQL and data spec, loaded into the
-targets and verified, as library calls."""
+targets and verified, as library calls. Each returns its document
+(:class:`~dbbench.document.volume.Seeded`, :class:`~dbbench.document.volume.SetUp`)."""
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from dbbench import defaults
 from dbbench.access.targets import Target
+from dbbench.document import volume as documents
+from dbbench.document.volume import Seeded, SetUp
 from dbbench.errors import DbbenchError
-from dbbench.setup.fingerprint import fingerprints_agree
-
-if TYPE_CHECKING:
-    pass
-
 from dbbench.workflow.connect import ProgressFactory
+
+__all__ = ["DatasetUnverified", "Seeded", "SetUp", "dataset_rows", "seed_catalog", "seed_dataset"]
 
 
 class DatasetUnverified(DbbenchError):
@@ -25,33 +23,12 @@ class DatasetUnverified(DbbenchError):
     exit_code = 1
 
 
-@dataclass
-class Seeded:
-    """``dbbench seed``: the dataset loaded, one result per target, the seconds spent preparing
-    load files, and per table whether the fingerprints agree across dialects."""
+def dataset_rows(dataset: str = defaults.DATASET) -> int:
+    """The rows a dataset's definition says it has, all tables (what ``seed``'s progress counts
+    to). A definition that cannot be read is refused here, before anything connects."""
+    from dbbench.dataset import definition
 
-    dataset: Any
-    results: list[Any]
-    generated: float
-    agree: dict[str, bool] = field(default_factory=dict)
-
-    @property
-    def problems(self) -> list[str]:
-        """What does not verify: a cardinality off its definition, a fingerprint differing between dialects."""
-        bad = [
-            f"{r.dialect}: {c.name} = {c.actual}, expected {c.expected}"
-            for r in self.results
-            for c in r.checks
-            if not c.ok
-        ]
-        return bad + [
-            f"fingerprint of {t} differs between dialects" for t, ok in self.agree.items() if not ok
-        ]
-
-    def document(self, targets: list[Target]) -> dict[str, Any]:
-        from dbbench.document import build
-
-        return build.seed_document(self.dataset, targets, self.results, self.generated, self.agree)
+    return sum(definition.load(dataset).expected_counts.values())
 
 
 def seed_dataset(
@@ -69,31 +46,7 @@ def seed_dataset(
         ds, res, generated = seed.seed(
             targets, dataset, namespace=namespace, progress=report, cache_dir=cache_dir
         )
-    return Seeded(ds, res, generated, fingerprints_agree(res))
-
-
-@dataclass
-class SetUp:
-    """``dbbench seed --catalog``: the catalog, one setup result per target, fingerprint agreement,
-    and the fill of the catalog's data spec when it has one (``filled``, one result per target)."""
-
-    catalog: Any
-    results: list[Any]
-    agree: dict[str, bool]
-    filled: list[Any] | None = None
-
-    @property
-    def problems(self) -> list[str]:
-        """What does not verify: a check of the data spec, a fingerprint differing between dialects."""
-        from dbbench.volume.load import problems
-
-        return problems(self.filled) if self.filled else []
-
-    def document(self, targets: list[Target]) -> dict[str, Any]:
-        from dbbench.document import build
-
-        doc = build.setup_document(self.catalog, targets, self.results, self.agree)
-        return build.seeded_document(doc, self.filled) if self.filled else doc
+    return documents.seeded(ds, targets, res, generated)
 
 
 def seed_catalog(
@@ -133,4 +86,4 @@ def seed_catalog(
             filled = volume.after_setup(
                 targets, namespace, spec, res, scale=scale, isolate=isolate, progress=report
             )
-    return SetUp(cat, res, fingerprints_agree(res, by_name=True), filled)
+    return documents.set_up(cat, targets, res, filled)
