@@ -10,6 +10,9 @@
   ``diff`` → ``document`` → ``capture`` → ``measure`` → ``volume`` → ``dataset`` → ``setup`` →
   ``catalog`` → ``access`` → ``servers`` → ``dialects`` → the base (``errors``, ``defaults``,
   ``units``). Two stages that import each other (a "tie") cannot pass: one of them imports upward.
+* ``workflow`` is the only door: the command line, the renderers and the pytest plugin import
+  ``workflow``, the documents (``document``), each other and the base, and of the dialects only
+  the plan tree and timing marks a document holds; never a stage itself.
 * click and rich, the command line's libraries, are imported only by command-line modules: a
   ``cli`` package or module.
 """
@@ -134,6 +137,48 @@ def test_a_reintroduced_tie_fails(module, dep):
     assert upward_imports(graph) == []
     graph[module] = graph[module] | {dep}
     assert upward_imports(graph) == [f"{module} ({layer(module)}) imports {dep} ({layer(dep)})"]
+
+
+FRONT = ("dbbench.cli", "dbbench.output", "dbbench.pytest_plugin")
+DOOR = (
+    "dbbench.workflow",
+    "dbbench.document",
+    "dbbench.output",
+    "dbbench.cli",
+    "dbbench.dialects.plan",
+    "dbbench.dialects.timing",
+)
+
+
+def bypasses(graph: dict[str, set[str]]) -> list[str]:
+    """Every import by the command line, a renderer or the pytest plugin that passes the door."""
+    return sorted(
+        f"{module} imports {dep}"
+        for module, deps in graph.items()
+        if module.startswith(FRONT)
+        for dep in deps
+        if not dep.startswith(DOOR) and layer(dep) != "base" and dep != "dbbench"
+    )
+
+
+def test_the_command_line_renderers_and_plugin_reach_the_stages_only_through_workflow():
+    assert bypasses(import_graph("dbbench")) == []
+
+
+@pytest.mark.parametrize(
+    "module, dep",
+    [  # what the commands imported before issue 33 made workflow the only door
+        ("dbbench.cli.volume", "dbbench.volume.starter"),
+        ("dbbench.cli.capture", "dbbench.capture.check"),
+        ("dbbench.output.volume", "dbbench.volume.load"),
+        ("dbbench.pytest_plugin", "dbbench.access.targets"),
+        ("dbbench.cli.app", "dbbench.servers"),
+    ],
+)
+def test_a_command_that_bypasses_workflow_fails(module, dep):
+    graph = import_graph("dbbench")
+    graph[module] = graph[module] | {dep}
+    assert bypasses(graph) == [f"{module} imports {dep}"]
 
 
 def test_click_and_rich_only_in_command_line_modules():
