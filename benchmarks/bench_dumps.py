@@ -13,7 +13,7 @@ blocks; ``mysqldump``: conditional comments, ``LOCK TABLES``, ``DISABLE KEYS``, 
   adapter, text checks), in MB/s;
 * **floor**: the server's own client loading the same dump into a scratch database
   (``psql -f``; the local server's ``mysql`` client, ``source``): the servers' own time;
-* **dbbench**: :func:`dbbench.setup.namespace.load` of the catalog (the check pass, then the load
+* **dbbench**: :func:`dbbench.setup.loader.load` of the catalog (the check pass, then the load
   as the namespace's role: the ``check`` and ``setup SQL`` stages it reports), and its overhead
   over the floor. The stages after the load (ANALYZE, the fingerprints that verify it) are
   printed apart: the native client does neither.
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 from dbbench import servers  # noqa: E402 (after the sys.path line)
 from dbbench.access.targets import open_targets  # noqa: E402
-from dbbench.servers import mysql as mysql_server  # noqa: E402
-from dbbench.setup import namespace as setupsql  # noqa: E402
+from dbbench.servers import mysql  # noqa: E402
+from dbbench.setup import loader  # noqa: E402
 from dbbench.setup.guard import check_file  # noqa: E402
 
 FLOOR_DB = "dbbench_bench_floor"
@@ -169,21 +169,17 @@ def _floor_mysql(dump: Path) -> float:
     """The local server's mysql client sourcing the dump into a fresh scratch database; wall seconds."""
     url = servers.local_url("mysql")
     assert url is not None
-    root = Path(mysql_server.client_tool("mysql")[1])
+    root = Path(mysql.client_tool("mysql")[1])
     inside = root / "tmp" / f"bench-dump-{os.getpid()}.sql"
     os.link(dump, inside) if dump.stat().st_dev == root.stat().st_dev else inside.write_bytes(
         dump.read_bytes()
     )
     try:
-        mysql_server.client(
-            "mysql", url, ["-e", f"DROP DATABASE IF EXISTS {FLOOR_DB}; CREATE DATABASE {FLOOR_DB}"]
-        )
+        mysql.client("mysql", url, ["-e", f"DROP DATABASE IF EXISTS {FLOOR_DB}; CREATE DATABASE {FLOOR_DB}"])
         start = time.perf_counter()
-        mysql_server.client(
-            "mysql", url, ["--commands", FLOOR_DB, "-e", f"source /tmp/{inside.name}"], timeout=3600
-        )
+        mysql.client("mysql", url, ["--commands", FLOOR_DB, "-e", f"source /tmp/{inside.name}"], timeout=3600)
         wall = time.perf_counter() - start
-        mysql_server.client("mysql", url, ["-e", f"DROP DATABASE IF EXISTS {FLOOR_DB}"])
+        mysql.client("mysql", url, ["-e", f"DROP DATABASE IF EXISTS {FLOOR_DB}"])
         return wall
     finally:
         inside.unlink()
@@ -194,7 +190,7 @@ def _dbbench(dialect: str, cat: Path) -> dict[str, float]:
     targets = open_targets({}, only=dialect)  # type: ignore[arg-type]
     try:
         cpu = time.process_time()
-        _, (result,) = setupsql.load(targets, cat, namespace=NAMESPACE)
+        _, (result,) = loader.load(targets, cat, namespace=NAMESPACE)
         cpu = time.process_time() - cpu
         return {**result.seconds, "cpu": cpu}
     finally:

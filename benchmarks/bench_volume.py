@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from dbbench.access.isolation import drop_namespace  # noqa: E402
 from dbbench.access.targets import open_targets  # noqa: E402
 from dbbench.bench import volume_floor  # noqa: E402 (after the sys.path line)
-from dbbench.setup import namespace as setupsql  # noqa: E402
+from dbbench.setup import loader  # noqa: E402
 from dbbench.volume import load, schema, spec, starter  # noqa: E402
 
 NAMESPACE = "dbbench_bench_volume"
@@ -45,7 +45,7 @@ def main() -> None:
     args = ap.parse_args()
     targets = open_targets({}, args.only)
     try:
-        setupsql.load(targets, args.catalog, namespace=NAMESPACE)
+        loader.load(targets, args.catalog, namespace=NAMESPACE)
         with targets[0].all_or_nothing() as conn:
             tables = schema.read(conn, targets[0].dialect, NAMESPACE)
             conn.rollback()
@@ -53,17 +53,17 @@ def main() -> None:
             file = Path(tmp) / "spec.toml"
             file.write_text(starter.starter(tables, source="bench_volume"))
             sp = spec.read(file)
-            plan = load.prepare(targets, NAMESPACE, sp, args.scale)
-            rows = plan.rows
+            recipe = load.prepare(targets, NAMESPACE, sp, args.scale)
+            rows = recipe.rows
             start = time.perf_counter()
-            files = volume_floor.write_files(plan, targets, Path(tmp))
+            files = volume_floor.write_files(recipe, targets, Path(tmp))
             made = time.perf_counter() - start
-            floor = volume_floor.floor(plan, targets, NAMESPACE, files)
+            floor = volume_floor.floor(recipe, targets, NAMESPACE, files)
             start = time.perf_counter()
             results = load.fill(targets, NAMESPACE, sp, scale=args.scale)
             wall = time.perf_counter() - start
         print(
-            f"spec: {len(plan.tables)} tables, {rows:,} rows (scale {args.scale:,}); rows made and encoded "
+            f"spec: {len(recipe.tables)} tables, {rows:,} rows (scale {args.scale:,}); rows made and encoded "
             f"alone: {made:.1f} s ({rows / made:,.0f} rows/s, one core)"
         )
         print(

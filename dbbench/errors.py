@@ -24,10 +24,10 @@ The hierarchy, one line per class (its module in brackets; exit code 2 unless no
       ExprError (dbbench.volume.expr): a spec number that is not an expression of :scale
       GeneratorError (dbbench.volume.generators): a column a generator cannot make as asked
       FillFailed (dbbench.volume.load): a fill whose checks or fingerprints fail (exit code 1)
-      NothingToCompare (dbbench.workflow): the result holds none of the baseline's shapes
-      BaselineRefused (dbbench.workflow): an assertion fails in a baseline to save (exit code 1)
-      DatasetUnverified (dbbench.workflow): a seeded dataset does not verify (exit code 1)
-        ScratchDatasetFailed (dbbench.workflow): ``check``'s scratch dataset (exit code 1)
+      NothingToCompare (dbbench.workflow.runs): the result holds none of the baseline's shapes
+      BaselineRefused (dbbench.workflow.runs): an assertion fails in a baseline to save (exit code 1)
+      DatasetUnverified (dbbench.workflow.seed): a seeded dataset does not verify (exit code 1)
+        ScratchDatasetFailed (dbbench.workflow.runs): ``check``'s scratch dataset (exit code 1)
 
 Not a :class:`DbbenchError`, on purpose::
 

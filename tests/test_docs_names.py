@@ -115,7 +115,7 @@ def test_every_module_named_in_docs_and_docstrings_exists():
 def test_the_check_finds_a_module_that_does_not_exist():
     assert resolves("dbbench.measure.explain.run") and resolves("verdict.files.write_output")
     assert not resolves("dbbench.results.load_document")  # moved to dbbench.document.store
-    assert not resolves("dbbench.setup.namespace.no_such_function")
+    assert not resolves("dbbench.setup.loader.no_such_function")
     assert (ROOT / "dbbench" / "setup" / "split.py").is_file() and not (
         ROOT / "dbbench" / "sqlsplit.py"
     ).exists()

@@ -15,7 +15,7 @@ import pytest
 
 from dbbench.dialects import mysql, postgresql
 from dbbench.dialects.plan import MAX_DEPTH, PlanNode
-from dbbench.document import store as results
+from dbbench.document import store
 from dbbench.errors import DbbenchError, PrerequisiteError
 from dbbench.servers.base import Home, InstanceState
 from httpbench.config import scenarios
@@ -103,7 +103,7 @@ def deep_plan_json(depth: int) -> str:
     return node * depth + "]}" * depth
 
 
-# -- results.load ---------------------------------------------------------------------------------
+# -- store.load ---------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
@@ -133,8 +133,8 @@ def deep_plan_json(depth: int) -> str:
 def test_hostile_result_files_are_one_line_errors(tmp_path, text, needle):
     path = tmp_path / "r.json"
     path.write_text(text)
-    with pytest.raises(results.ResultFileError) as info:
-        results.load(path)
+    with pytest.raises(store.ResultFileError) as info:
+        store.load(path)
     message = str(info.value)
     assert message.startswith(f"{path}: ") and needle in message, message
     assert "\n" not in message and len(message) < 400
@@ -143,14 +143,14 @@ def test_hostile_result_files_are_one_line_errors(tmp_path, text, needle):
 def test_a_plan_at_the_depth_bound_still_loads_and_renders(tmp_path):
     path = tmp_path / "r.json"
     path.write_text(result_doc(plan=deep_plan_json(MAX_DEPTH)))
-    doc = results.load(path)
+    doc = store.load(path)
     tree = PlanNode.from_dict(doc["results"][0]["remediated"]["plan"])
     assert sum(1 for _ in tree.walk()) == MAX_DEPTH
     assert len(tree.render().splitlines()) == MAX_DEPTH
     assert tree.to_dict()["children"][0]["children"][0]["kind"] == "full_scan"
     # brackets and escapes inside strings are not nesting
     path.write_text(result_doc(plan='{"kind": "k", "label": "[[[[{{{{\\"[[[", "children": []}'))
-    assert results.load(path)["results"][0]["remediated"]["plan"]["label"] == '[[[[{{{{"[[['
+    assert store.load(path)["results"][0]["remediated"]["plan"]["label"] == '[[[[{{{{"[[['
 
 
 @pytest.mark.servers

@@ -128,7 +128,7 @@ def test_the_layer_check_sees_an_upward_import():
         ("dbbench.catalog.entries", "dbbench.dataset.definition"),
         ("dbbench.catalog.entries", "dbbench.measure.expect"),
         ("dbbench.catalog.entries", "dbbench.setup.guard"),
-        ("dbbench.setup.namespace", "dbbench.dataset.seed"),
+        ("dbbench.setup.loader", "dbbench.dataset.seed"),
         ("dbbench.measure.grow", "dbbench.document.store"),
     ],
 )
@@ -192,3 +192,22 @@ def test_click_and_rich_only_in_command_line_modules():
                 if any(n.split(".")[0] in ("click", "rich") for n in names):
                     offenders.append(name)
     assert sorted(set(offenders)) == []
+
+
+def module_aliases(package: str) -> list[str]:
+    """``import a.b as c`` / ``from a import b as c`` of a dbbench, httpbench or verdict module
+    under another name: the reader meets ``c`` and must look up what it is."""
+    known = {m for p in ("dbbench", "httpbench", "verdict") for m in modules(p)}
+    found = []
+    for name, path in modules(package).items():
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            for a in node.names:
+                full = a.name if isinstance(node, ast.Import) else f"{node.module}.{a.name}"
+                if a.asname and a.asname != a.name.rsplit(".", 1)[-1] and full in known:
+                    found.append(f"{name}: {full} as {a.asname}")
+    return sorted(found)
+
+
+@pytest.mark.parametrize("package", ["dbbench", "httpbench", "verdict", "tests"])
+def test_no_module_is_imported_under_another_name(package):
+    assert module_aliases(package) == []

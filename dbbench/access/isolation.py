@@ -1,7 +1,7 @@
 """User SQL runs as the namespace's own role, confined by the server's privileges.
 
 A catalog's setup SQL and its query shapes are code from the catalog's author. dbbench does not
-try to judge that code by its text (the checks in :mod:`dbbench.setup.namespace` are early, friendly
+try to judge that code by its text (the checks in :mod:`dbbench.setup.loader` are early, friendly
 errors only): it runs it logged in as a role that can reach nothing but the namespace, so the
 server itself refuses what reaches outside.
 

@@ -16,9 +16,7 @@ from pathlib import Path
 from dbbench import dialects
 from dbbench.access.isolation import drop_namespace, refuse_foreign
 from dbbench.access.targets import Target
-from dbbench.dataset import definition as datasets
-from dbbench.dataset import loadfiles as prepared
-from dbbench.dataset import seed
+from dbbench.dataset import definition, loadfiles, seed
 
 FLOOR_NAMESPACE = "dbbench_floor"
 BENCH_NAMESPACE = "dbbench_bench"
@@ -36,7 +34,7 @@ class BenchRow:
         return self.seed_seconds / self.floor_seconds if self.floor_seconds else float("nan")
 
 
-def _floor(target: Target, tables: list[prepared.PreparedTable]) -> float:
+def _floor(target: Target, tables: list[loadfiles.PreparedTable]) -> float:
     """The server's own bulk load of ``tables`` plus the indexes, on the seeder's loader connection
     (on MySQL the only one allowed ``LOAD DATA LOCAL``, for the prepared files only)."""
     d = dialects.get(target.dialect)
@@ -59,8 +57,8 @@ def run(
     targets: list[Target], dataset: str, cache_dir: Path, repeat: int = 1
 ) -> tuple[list[BenchRow], float, float]:
     """Returns per-server rows (best of ``repeat``), and the floor and seed walls for all servers."""
-    ds = datasets.load(dataset)
-    tables, _, _ = prepared.prepare(ds, [t.dialect for t in targets], cache_dir)
+    ds = definition.load(dataset)
+    tables, _, _ = loadfiles.prepare(ds, [t.dialect for t in targets], cache_dir)
     rows_total = sum(t.rows for t in tables)
     best: dict[str, BenchRow] = {}
     floor_wall = seed_wall = float("inf")

@@ -1,6 +1,6 @@
 """The bulk-load floor of a data spec: the servers loading the spec's rows, made beforehand.
 
-The rows of the plan are made and encoded once into files (not timed); then the same loaders as
+The rows of the recipe are made and encoded once into files (not timed); then the same loaders as
 ``dbbench fill`` (:func:`dbbench.volume.load.run_streams`: empty the tables, ``COPY`` / ``LOAD
 DATA LOCAL`` each stream, the deferred foreign keys, commit), both servers at once, read the
 files instead of the generator. The fill's ``generate+load`` against this wall is what making the
@@ -15,13 +15,13 @@ from pathlib import Path
 
 from dbbench.access.targets import Target
 from dbbench.volume import load
-from dbbench.volume.plan import Plan
+from dbbench.volume.recipe import Recipe
 
 CHUNK = 1 << 20
 
 
-def write_files(p: Plan, targets: list[Target], folder: Path) -> list[list[Path]]:
-    """The plan's streams as bulk-load files, per target: ``folder/STREAM.DIALECT.tsv``."""
+def write_files(p: Recipe, targets: list[Target], folder: Path) -> list[list[Path]]:
+    """The recipe's streams as bulk-load files, per target: ``folder/STREAM.DIALECT.tsv``."""
     names = [t.dialect for t in targets]
     files: list[list[Path]] = [[] for _ in targets]
     handles = None
@@ -43,7 +43,7 @@ def write_files(p: Plan, targets: list[Target], folder: Path) -> list[list[Path]
 
 
 def floor(
-    p: Plan, targets: list[Target], namespace: str, files: list[list[Path]], isolate: bool = True
+    p: Recipe, targets: list[Target], namespace: str, files: list[list[Path]], isolate: bool = True
 ) -> list[float]:
     """Seconds each target takes to load the files (all at once), through the fill's own loaders."""
 

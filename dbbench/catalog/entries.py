@@ -21,9 +21,9 @@ from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
 
-from dbbench.catalog import files as catalog_files
 from dbbench.catalog import sqlfiles
 from dbbench.catalog.features import FEATURE_ALIASES, FEATURES, normalize_forbid
+from dbbench.catalog.files import Budget, inside, is_empty, problem, read_text
 from dbbench.catalog.params import DATASET_PARAMS, param_names
 from dbbench.catalog.sqltext import QUERY_KINDS, ROW_KINDS, WRITE_KINDS, line_of, statement_problems
 from dbbench.defaults import DIALECTS
@@ -157,16 +157,16 @@ def setup_files(directory: Path) -> dict[str, list[Path]]:
     """The setup SQL of a catalog directory, per dialect: the ``setup/`` folder's ``.sql`` files in
     name order (``NAME.<dialect>.sql`` for that dialect only), else ``setup.<dialect>.sql``, else
     ``setup.sql``. A dialect with both a folder and a file is refused (which would run?), and so is
-    a setup file that is not an ordinary file inside the directory (:func:`files.inside`)."""
+    a setup file that is not an ordinary file inside the directory (:func:`dbbench.catalog.files.inside`)."""
     folder = directory / SETUP_DIR
     listed = sorted(folder.glob("*.sql")) if folder.is_dir() else []
     named = [directory / p.format(dialect=d) for d in DIALECTS for p in SETUP_FILES]
     refused = []
     for f in dict.fromkeys([*listed, *(f for f in named if os.path.lexists(f))]):
         try:
-            catalog_files.inside(f, directory)
+            inside(f, directory)
         except OSError as exc:
-            refused.append(catalog_files.problem(exc))
+            refused.append(problem(exc))
     if refused:
         raise CatalogError(refused)
     out: dict[str, list[Path]] = {}
@@ -209,12 +209,12 @@ def open_catalog(
     offered = () if setup else DATASET_PARAMS
     shapes, problems = [], []
     texts: dict[Path, str] = {}
-    budget = catalog_files.Budget()
+    budget = Budget()
     for f in files:  # each read once, bounded (a file named inside a directory stays inside it)
         try:
-            texts[f] = catalog_files.read_text(f, directory if is_dir else None, budget)
+            texts[f] = read_text(f, directory if is_dir else None, budget)
         except OSError as exc:
-            problems.append(catalog_files.problem(exc))
+            problems.append(problem(exc))
     for f, text in texts.items():
         try:
             shapes.append(load_entry(f, offered, text=text))
@@ -236,7 +236,7 @@ def open_catalog(
             continue
         for file in files:
             try:
-                if catalog_files.is_empty(file):
+                if is_empty(file):
                     problems.append(f"{file}: empty setup SQL")
             except OSError as exc:
                 problems.append(f"{file}: cannot read: {exc.strerror or exc}")
@@ -356,11 +356,11 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = 
 
 def _read_entry(path: Path, text: str | None = None) -> dict[str, Any]:
     try:
-        return loads_toml(catalog_files.read_text(path) if text is None else text)
+        return loads_toml(read_text(path) if text is None else text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: not valid TOML: {excerpt(str(exc), 200)}") from None
     except OSError as exc:
-        raise CatalogError(catalog_files.problem(exc)) from None
+        raise CatalogError(problem(exc)) from None
 
 
 def _check_fields(raw: dict[str, Any], name: str | None, fail: Fail) -> None:

@@ -110,13 +110,12 @@ class SaveOptions:
 
 def _show_baseline(opts: SaveOptions, doc: Document) -> None:
     """A run's shape table; the failures on stderr when they refuse the baseline."""
-    from dbbench.output import explain as report
-    from dbbench.output import table_format
+    from dbbench.output import explain, table_format
 
     if isinstance(opts.source, Run):
-        click.echo(report.shape_table(doc, table_format(opts.fmt)))
+        click.echo(explain.shape_table(doc, table_format(opts.fmt)))
     if not opts.allow_failures:
-        for line in report.failures(doc):
+        for line in explain.failures(doc):
             click.echo(line, err=True)
 
 
@@ -282,17 +281,17 @@ class DiffOptions:
 
 def _render_diff(opts: DiffOptions, report: DiffReport) -> None:
     """Print the diff, write the requested files, exit with the verdict's code."""
-    from dbbench.output import diff as render
+    from dbbench.output import diff
     from verdict import exit_code
 
-    md = render.to_markdown(report)
-    click.echo(md if opts.fmt == "markdown" else render.to_text(report))
+    md = diff.to_markdown(report)
+    click.echo(md if opts.fmt == "markdown" else diff.to_text(report))
     if opts.markdown_file:
         write_file(opts.markdown_file, md)
     if opts.output:
         write_json(opts.output, report.to_dict())
     if opts.junit:
-        write_file(opts.junit, render.junit_xml(report))
+        write_file(opts.junit, diff.junit_xml(report))
     if opts.github_summary:
         append_summary(opts.github_summary, md)
     sys.exit(exit_code(report.verdict))

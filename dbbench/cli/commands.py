@@ -128,10 +128,10 @@ def validate_cmd(catalog, namespace) -> None:
 def report_cmd(result_file, html_file, output, title) -> None:
     """A result file as a write-up's Markdown tables: p50 / p95 per shape and dialect with the
     access path, and natural vs remediated spellings; --html adds a chart of every sample."""
-    from dbbench.document import store as results
+    from dbbench.document import store
     from dbbench.output import explain, html
 
-    doc = results.load_document(result_file)
+    doc = store.load_document(result_file)
     md = explain.markdown(doc, result_file)
     click.echo(md, nl=False)
     if output:

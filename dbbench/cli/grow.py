@@ -106,14 +106,13 @@ class GrowOptions:
 
 def _render_grow(opts: GrowOptions, doc: dict[str, Any]) -> None:
     """Print the growth tables, write the requested files, exit 1 on a growth worse than declared."""
-    from dbbench.output import grow as render
-    from dbbench.output import table_format
+    from dbbench.output import grow, table_format
 
     tablefmt = table_format(opts.fmt)
-    click.echo(render.growth_table(doc, tablefmt))
+    click.echo(grow.growth_table(doc, tablefmt))
     if any(g["spelling"] == "natural" for g in doc["growth"]):
         click.echo("")
-        click.echo(render.ratio_table(doc, tablefmt))
+        click.echo(grow.ratio_table(doc, tablefmt))
     click.echo("")
     click.echo("time: " + ", ".join(f"{k} {v:.1f} s" for k, v in doc["seconds"].items()))
     if opts.output:

@@ -40,26 +40,25 @@ def _emit(
     """Print the tables (and the diff against a baseline, ``compared``), write the requested files,
     exit 1 on a failed assertion or a regression."""
     from dbbench.document.model import as_document
-    from dbbench.output import explain as report
-    from dbbench.output import table_format
+    from dbbench.output import explain, table_format
 
     typed = as_document(doc, "this run")
     tablefmt = table_format(fmt)
-    click.echo(report.shape_table(typed, tablefmt))
-    if report.has_remediation(typed):
+    click.echo(explain.shape_table(typed, tablefmt))
+    if explain.has_remediation(typed):
         click.echo("")
-        click.echo(report.remediation_table(typed, tablefmt))
+        click.echo(explain.remediation_table(typed, tablefmt))
     if output:
         write_json(output, doc, tell=lambda line: click.echo("\n" + line), digest=True)
     if junit:
-        write_file(junit, report.junit_xml(typed, f"dbbench.{command}"))
+        write_file(junit, explain.junit_xml(typed, f"dbbench.{command}"))
     if github_summary:
-        append_summary(github_summary, report.github_summary(typed, f"dbbench {command}"))
+        append_summary(github_summary, explain.github_summary(typed, f"dbbench {command}"))
     if compared is not None:
-        from dbbench.output import diff as render
+        from dbbench.output import diff
 
-        click.echo("\n" + (render.to_markdown(compared) if fmt == "markdown" else render.to_text(compared)))
-    problems = report.failures(typed)
+        click.echo("\n" + (diff.to_markdown(compared) if fmt == "markdown" else diff.to_text(compared)))
+    problems = explain.failures(typed)
     for line in problems:
         click.echo(line, err=True)
     if problems or (compared is not None and not compared.ok):

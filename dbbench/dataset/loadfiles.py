@@ -19,10 +19,9 @@ from datetime import datetime
 from pathlib import Path
 
 from dbbench import dialects
-from dbbench.dataset import definition as datasets
-from dbbench.dataset import generate as datagen
+from dbbench.dataset import definition, generate
 from dbbench.dataset.definition import Dataset, Table
-from dbbench.dialects import encode as encode_module
+from dbbench.dialects import encode
 
 FORMAT = 1
 PARTIAL = ".partial-"  # NAME-KEY.partial-PID: the folder a process writes before renaming it to NAME-KEY
@@ -62,8 +61,8 @@ def column_kinds(table: Table) -> list[str]:
 def cache_key(ds: Dataset) -> str:
     h = hashlib.sha256()
     h.update(json.dumps(ds.raw, sort_keys=True, default=str).encode())
-    h.update("\n".join(datasets.word_pool(ds)).encode())
-    for module in (datasets, datagen, encode_module, dialects.postgresql, dialects.mysql):
+    h.update("\n".join(definition.word_pool(ds)).encode())
+    for module in (definition, generate, encode, dialects.postgresql, dialects.mysql):
         assert module.__file__ is not None  # loaded from their source files
         h.update(Path(module.__file__).read_bytes())
     h.update(str(FORMAT).encode())
@@ -101,7 +100,7 @@ def prepare(
 def _write(ds: Dataset, folder: Path) -> None:
     """Generate the dataset's rows and write its load files and manifest into ``folder``."""
     out = []
-    for table in datagen.generate(ds):
+    for table in generate.generate(ds):
         kinds = column_kinds(table)
         files = {}
         for d in dialects.MODULES:

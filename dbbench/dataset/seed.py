@@ -24,12 +24,11 @@ from dbbench import defaults, dialects
 from dbbench.access import isolation
 from dbbench.access.targets import Target
 from dbbench.catalog.params import to_pyformat
-from dbbench.dataset import definition as datasets
-from dbbench.dataset import loadfiles as prepared
+from dbbench.dataset import definition, loadfiles
 from dbbench.dataset.definition import TABLE_ORDER, Dataset
 from dbbench.dataset.loadfiles import PreparedTable
 from dbbench.errors import DbbenchError
-from dbbench.setup import fingerprint as fingerprints
+from dbbench.setup.fingerprint import fingerprint
 from dbbench.setup.split import split_sql
 
 DEFAULT_NAMESPACE = defaults.NAMESPACE
@@ -55,7 +54,10 @@ def default_cache() -> Path:
 
 
 @dataclass
-class Check:
+class CheckResult:
+    """What a check found (``name``: a cardinality or a spec's check, the check to run being
+    :class:`dbbench.volume.spec.Check`): the value expected and the one the server counted."""
+
     name: str
     expected: int
     actual: int
@@ -71,7 +73,7 @@ class SeedResult:
     server_version: str
     namespace: str
     seconds: dict[str, float] = field(default_factory=dict)
-    checks: list[Check] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
     fingerprints: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -87,9 +89,9 @@ class SeedResult:
         return sum(c.actual for c in self.checks if c.name.startswith("rows in "))
 
 
-def fingerprint(conn, dialect: str, table: PreparedTable) -> str:
+def fingerprint_table(conn, dialect: str, table: PreparedTable) -> str:
     """:func:`dbbench.setup.fingerprint.fingerprint` of a prepared table."""
-    return fingerprints.fingerprint(conn, dialect, table.name, table.columns, table.kinds)
+    return fingerprint(conn, dialect, table.name, table.columns, table.kinds)
 
 
 def fingerprint_all(target: Target, conn, tables: list[PreparedTable], namespace: str) -> dict[str, str]:
@@ -97,7 +99,7 @@ def fingerprint_all(target: Target, conn, tables: list[PreparedTable], namespace
     second session shares the work, using the core the other server's loader has left idle."""
     d = dialects.get(target.dialect)
     if not d.LOAD_COMMITTED_BEFORE_VERIFY:
-        return {t.name: fingerprint(conn, target.dialect, t) for t in tables}
+        return {t.name: fingerprint_table(conn, target.dialect, t) for t in tables}
     big = sorted(tables, key=lambda t: -t.rows)
     halves = [big[0::2], big[1::2]]
 
@@ -105,22 +107,22 @@ def fingerprint_all(target: Target, conn, tables: list[PreparedTable], namespace
         raw = target.engine.raw_connection()
         try:
             d.use(raw.driver_connection, namespace)
-            return {t.name: fingerprint(raw.driver_connection, target.dialect, t) for t in halves[1]}
+            return {t.name: fingerprint_table(raw.driver_connection, target.dialect, t) for t in halves[1]}
         finally:
             raw.close()
 
     with ThreadPoolExecutor(1) as pool:
         second = pool.submit(other_half)
-        first = {t.name: fingerprint(conn, target.dialect, t) for t in halves[0]}
+        first = {t.name: fingerprint_table(conn, target.dialect, t) for t in halves[0]}
         first.update(second.result())
     return {t.name: first[t.name] for t in tables}
 
 
-def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) -> list[Check]:
+def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) -> list[CheckResult]:
     """Row counts of every table (read from the fingerprint pass, which counted them) and each
     special cardinality of the dataset definition, by real queries."""
     checks = [
-        Check(f"rows in {table}", expected, int(fingerprints.get(table, "0:").split(":")[0]))
+        CheckResult(f"rows in {table}", expected, int(fingerprints.get(table, "0:").split(":")[0]))
         for table, expected in ds.expected_counts.items()
     ]
     params = ds.params()
@@ -128,8 +130,8 @@ def run_checks(conn, ds: Dataset, dialect: str, fingerprints: dict[str, str]) ->
         for entry in ds.verify:
             sql = cast(str, entry.get(f"sql_{dialect}", entry.get("sql")))
             cur.execute(to_pyformat(sql), params)
-            expected = datasets.expected_value(ds, entry["expect"])
-            checks.append(Check(entry["name"], expected, int(cur.fetchone()[0])))
+            expected = definition.expected_value(ds, entry["expect"])
+            checks.append(CheckResult(entry["name"], expected, int(cur.fetchone()[0])))
     return checks
 
 
@@ -193,8 +195,8 @@ def seed(
     spent preparing load files (near zero when the cache under ``cache_dir`` already has them)."""
     if not defaults.valid_namespace(namespace):
         raise DbbenchError(f"namespace {namespace!r}: {defaults.NAMESPACE_RULE}")
-    ds = datasets.load(dataset) if isinstance(dataset, str) else dataset
-    tables, generated, _ = prepared.prepare(ds, [t.dialect for t in targets], cache_dir or default_cache())
+    ds = definition.load(dataset) if isinstance(dataset, str) else dataset
+    tables, generated, _ = loadfiles.prepare(ds, [t.dialect for t in targets], cache_dir or default_cache())
     cancel = threading.Event()  # Ctrl-C reaches the main thread only: tell the loaders to stop
     with ThreadPoolExecutor(max_workers=len(targets) or 1) as pool:
         futures = [pool.submit(seed_target, t, ds, tables, namespace, progress, cancel) for t in targets]

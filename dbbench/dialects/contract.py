@@ -113,7 +113,7 @@ class VolumeLoader(Protocol):
 
 
 class SetupRunner(Protocol):
-    """Setup SQL (dbbench.setup.namespace): how it is split, run and checked for changes outside."""
+    """Setup SQL (dbbench.setup.loader): how it is split, run and checked for changes outside."""
 
     SETUP_SYNTAX: SqlSyntax  # how setup SQL is split into statements
     COMMIT_EACH_SETUP_STATEMENT: bool  # setup SQL: commit after each statement, else one transaction

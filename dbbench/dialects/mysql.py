@@ -433,7 +433,7 @@ def concat(parts: list[str]) -> str:
     return "CONCAT_WS('|', " + ", ".join(parts) + ")"
 
 
-# -- setup SQL (dbbench.setup.namespace) ---------------------------------------------------------------
+# -- setup SQL (dbbench.setup.loader) ---------------------------------------------------------------
 SETUP_SYNTAX = SqlSyntax(
     delimiter_lines=True, hash_comments=True, backslash_escapes=True, conditional_comments=True
 )

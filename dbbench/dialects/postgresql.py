@@ -284,7 +284,7 @@ def concat(parts: list[str]) -> str:
     return "concat_ws('|', " + ", ".join(parts) + ")"
 
 
-# -- setup SQL (dbbench.setup.namespace) ---------------------------------------------------------------
+# -- setup SQL (dbbench.setup.loader) ---------------------------------------------------------------
 SETUP_SYNTAX = SqlSyntax(double_quoted_identifiers=True, dollar_quotes=True, psql_input=True)
 # One transaction the caller commits: without the namespace role it is verified before the commit.
 COMMIT_EACH_SETUP_STATEMENT = False

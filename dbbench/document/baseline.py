@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dbbench.document import store as results
+from dbbench.document import store
 from dbbench.document.model import Document, as_document
 
 
@@ -27,9 +27,9 @@ def save(path: Path | str, doc: Document | dict[str, Any], source: str = "run") 
     path = Path(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True)
-    results.write(path, from_result(doc, source).to_json())
+    store.write(path, from_result(doc, source).to_json())
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def load(path: Path | str) -> Document:
-    return results.load_document(path, "explain")
+    return store.load_document(path, "explain")

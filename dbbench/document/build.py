@@ -134,10 +134,10 @@ _KEPT = (
 
 def _entry(r: ShapeMeasurement) -> ShapeResult:
     from dbbench.dialects.plan import PlanNode
-    from dbbench.document import model as document
+    from dbbench.document import model
 
-    def spelling(m: Measurement) -> document.Spelling:
-        return document.Spelling(
+    def spelling(m: Measurement) -> model.Spelling:
+        return model.Spelling(
             sql=" ".join(m.sql.split()),
             samples_ms=tuple(m.samples_ms),
             p50_ms=m.p50,
@@ -152,11 +152,11 @@ def _entry(r: ShapeMeasurement) -> ShapeResult:
         )
 
     v = r.verdict
-    return document.ShapeResult(
+    return model.ShapeResult(
         **{name: getattr(r, name) for name in _KEPT},
         verdict=None
         if v is None
-        else document.Verdict(expected=v.expected, actual=v.actual, problems=tuple(v.problems)),
+        else model.Verdict(expected=v.expected, actual=v.actual, problems=tuple(v.problems)),
         remediated=spelling(r.remediated),
         natural=None if r.natural is None else spelling(r.natural),
     )

@@ -1,7 +1,7 @@
 """What a capture found (``dbbench capture``, the pytest plugin's ``--dbbench-capture``) and what
 ``dbbench catalog propose`` / ``accept`` proposed, as immutable values for
 :mod:`dbbench.output.capture` to render: built here from the capture stage's own results
-(:mod:`dbbench.capture.check`'s report, :mod:`dbbench.capture.accept`'s proposals), which the
+(:mod:`dbbench.capture.check`'s report, :mod:`dbbench.capture.expectations`' proposals), which the
 stage, below this layer, cannot build itself."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from dbbench.defaults import DIALECTS
 
 if TYPE_CHECKING:
-    from dbbench.capture.accept import Proposed
     from dbbench.capture.check import Report
+    from dbbench.capture.expectations import Proposed
     from dbbench.measure.propose import Proposal
 
 SCAN_ADVICE = (
@@ -122,7 +122,7 @@ def _proposal(p: Proposal) -> PlanProposal:
 
 
 def proposals(found: list[Proposed], written: int | None = None) -> Proposals:
-    """The document of :func:`dbbench.capture.accept.proposals` (and of what ``accept`` wrote)."""
+    """The document of :func:`dbbench.capture.expectations.proposals` (and of what ``accept`` wrote)."""
     return Proposals(
         tuple(
             BlockProposal(p.block.name, p.block.where, {d: prop.line for d, prop in p.proposals.items()})

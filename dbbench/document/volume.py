@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from dbbench.catalog.entries import Catalog
     from dbbench.dataset.definition import Dataset
     from dbbench.dataset.seed import SeedResult
-    from dbbench.setup.namespace import SetupResult
+    from dbbench.setup.loader import SetupResult
     from dbbench.volume.load import FillResult
     from dbbench.volume.spec import Spec
 
@@ -221,7 +221,7 @@ def set_up(
     catalog: Catalog, targets: list[Target], results: list[SetupResult], fill: list[FillResult] | None
 ) -> SetUp:
     """``results``: the setup's, with the fill's rows, fingerprints and steps when ``fill`` ran
-    (:func:`dbbench.volume.catalog.after_setup`)."""
+    (:func:`dbbench.volume.catalog_spec.after_setup`)."""
     agreed = fingerprints_agree(results, by_name=True)
     doc = build.setup_document(catalog, targets, results, agreed)
     spec = filled(fill) if fill else None

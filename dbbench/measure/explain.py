@@ -19,7 +19,7 @@ from typing import Any
 from dbbench import defaults, dialects
 from dbbench.access import isolation
 from dbbench.access.targets import Target
-from dbbench.catalog import entries as catalogs
+from dbbench.catalog import entries
 from dbbench.catalog.entries import Catalog, Shape
 from dbbench.catalog.params import to_pyformat
 from dbbench.dialects.plan import PlanNode
@@ -257,7 +257,7 @@ def require_expected_table(
         return
     where = f"{shape.path}:{shape.line}" if shape.line else str(shape.path)
     listed = excerpt(", ".join(have), 200) if have else "none"
-    raise catalogs.CatalogError(
+    raise entries.CatalogError(
         f"{where}: shape {excerpt(shape.name)!r}: [{dialect}] expect names table {excerpt(table, 60)!r}, "
         f"which the namespace {options.namespace!r} does not have (its tables: {listed})"
     )
@@ -338,12 +338,12 @@ def prove_cascade(conn, cascade: dict[str, str], params: dict) -> dict:
 
 def _dataset_params(name: str | None) -> dict:
     """The seeded dataset's catalog values; none for a dataset dbbench does not know by name."""
-    from dbbench.dataset import definition as dataset
+    from dbbench.dataset import definition
 
     if not name or name.startswith("setup:"):
         return {}
     try:
-        return dataset.load(name).params()
+        return definition.load(name).params()
     except DbbenchError:
         return {}
 
@@ -398,7 +398,7 @@ def run(
     namespace's own role (``options.isolate`` False: as dbbench's own user), see
     :mod:`dbbench.access.isolation`.
     """
-    cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
+    cat = catalog if isinstance(catalog, Catalog) else entries.open_catalog(catalog, only)
     shapes = [s for s in cat.shapes if not only or s.name in only]
     metas = seeded_metas(targets, cat, options.namespace)
     results: list[ShapeMeasurement] = []
@@ -504,7 +504,7 @@ def stability(
     Returns (shape, dialect) -> the plan signature of each round: one distinct signature is a stable
     plan, several mean re-sampling the statistics alone changes the plan. The statistics are left
     as the last ANALYZE sampled them."""
-    cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
+    cat = catalog if isinstance(catalog, Catalog) else entries.open_catalog(catalog, only)
     shapes = [s for s in cat.shapes if not only or s.name in only]
     namespace, once = options.namespace, replace(options, warmups=0, runs=1)
     metas = {t.dialect: require_seeded(t, namespace) for t in targets}

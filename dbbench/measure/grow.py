@@ -39,7 +39,7 @@ from typing import Any
 
 from dbbench import defaults, dialects
 from dbbench.access.targets import Target
-from dbbench.catalog import entries as catalogs
+from dbbench.catalog import entries
 from dbbench.catalog.entries import GROWTH_CLASSES, Catalog
 from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
@@ -233,15 +233,15 @@ def _load(
 ) -> bool:
     """Make ``namespace`` hold size ``size``; False when it already did."""
     from dbbench.dataset import seed
-    from dbbench.setup import namespace as setupsql
-    from dbbench.volume import catalog as volume
+    from dbbench.setup import loader
+    from dbbench.volume import catalog_spec
     from dbbench.volume.load import problems
 
     if cat.has_setup:
-        spec = volume.of_catalog(cat, [size])
-        _, setup = setupsql.load(targets, cat, namespace=namespace, isolate=isolate, scale=size)
+        spec = catalog_spec.of_catalog(cat, [size])
+        _, setup = loader.load(targets, cat, namespace=namespace, isolate=isolate, scale=size)
         if spec is not None:  # the catalog's data spec at :scale = size
-            filled = volume.after_setup(targets, namespace, spec, setup, scale=size, isolate=isolate)
+            filled = catalog_spec.after_setup(targets, namespace, spec, setup, scale=size, isolate=isolate)
             bad = problems(filled)
             if bad:
                 raise GrowError(f"the data spec at scale {size:,} did not verify: {'; '.join(bad)}")
@@ -317,7 +317,7 @@ class LadderOptions:
         )
 
 
-def run(
+def run_ladder(
     targets: list[Target],
     catalog: str | Catalog = defaults.CATALOG,
     options: LadderOptions = LadderOptions(),
@@ -327,15 +327,15 @@ def run(
     progress: Progress | None = None,
 ) -> Ladder:
     """Load every size (or reuse it), run every shape (``only``: these) at each, and fit the growth."""
-    cat = catalog if isinstance(catalog, Catalog) else catalogs.open_catalog(catalog, only)
+    cat = catalog if isinstance(catalog, Catalog) else entries.open_catalog(catalog, only)
     declared = {s.name: s.growth for s in _picked(cat, only)}
     say = progress or (lambda _msg: None)
     growth: dict[tuple[str, str, str], Growth] = {}
     ladder = Ladder(sorted(options.sizes), cat, [])
     if cat.has_setup:  # the data spec checked at every size before the first is touched
-        from dbbench.volume import catalog as volume
+        from dbbench.volume import catalog_spec
 
-        volume.of_catalog(cat, ladder.sizes)
+        catalog_spec.of_catalog(cat, ladder.sizes)
     for size in ladder.sizes:
         results = _at_size(targets, cat, size, options, only, cache_dir, say, ladder.seconds)
         for r in results:

@@ -87,7 +87,7 @@ def panel(shape: str, series: list[dict[str, Any]], sizes: list[int]) -> str:
 
 def page(doc: dict[str, Any], title: str | None = None) -> str:
     """The whole page: legend, one chart per shape, then the growth and ratio tables."""
-    from dbbench.output import grow as tables
+    from dbbench.output import grow
 
     esc = _html.escape
     title = title or "dbbench grow: work against table size"
@@ -120,9 +120,9 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
     ]
     parts.append("</div>")
     parts.append("<h2>Growth per shape</h2>")
-    parts.append(tables.growth_table(doc, fmt="html"))
+    parts.append(grow.growth_table(doc, fmt="html"))
     parts.append("<h2>Natural against remediated at the largest size</h2>")
-    parts.append(tables.ratio_table(doc, fmt="html"))
+    parts.append(grow.ratio_table(doc, fmt="html"))
     if doc["problems"]:
         parts.append('<h2 class="fail">Worse than declared</h2>')
         parts.append("<pre>" + esc("\n".join(doc["problems"])) + "</pre>")

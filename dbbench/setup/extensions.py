@@ -145,7 +145,7 @@ LIMIT %s
 """
 
 
-def read(conn) -> Extensions:
+def read_installed(conn) -> Extensions:
     """The extensions installed on the server ``conn`` (a psycopg connection) is logged in to,
     and their objects' names per schema (at most :data:`MAX_OBJECTS`; more is refused)."""
     with conn.cursor() as cur:

@@ -1,6 +1,6 @@
 """The text checks of setup SQL: statements refused before anything runs.
 
-Part of :mod:`dbbench.setup.namespace` (which re-exports :func:`check_statement` and :func:`statements_for`).
+Part of :mod:`dbbench.setup.loader` (which re-exports :func:`check_statement` and :func:`statements_for`).
 The checks are early, friendly errors naming the file, the statement and its line; the server's
 privileges (the namespace user, :mod:`dbbench.access.isolation`) are the boundary.
 """

@@ -1,6 +1,6 @@
 """Setup SQL split into statements: ``;``-separated, aware of each dialect's quotes and comments.
 
-Part of :mod:`dbbench.setup.namespace` (which re-exports :class:`SetupError`, :class:`Statement` and
+Part of :mod:`dbbench.setup.loader` (which re-exports :class:`SetupError`, :class:`Statement` and
 :func:`split_sql`); the text checks are :mod:`dbbench.setup.guard`.
 
 A file is split as it is read (:func:`split_file`): the splitter holds a window of whole lines,

@@ -10,7 +10,7 @@ SQL created in a namespace dbbench owns; :func:`starter` writes a spec from a li
 The stage's modules: :mod:`~dbbench.volume.spec` (the model and its TOML),
 :mod:`~dbbench.volume.expr` (``:scale`` expressions), :mod:`~dbbench.volume.generators` and
 :mod:`~dbbench.volume.sampling` (values), :mod:`~dbbench.volume.schema` (a live schema),
-:mod:`~dbbench.volume.plan` (order, cycles, chunks), :mod:`~dbbench.volume.load` (the fill) and
+:mod:`~dbbench.volume.recipe` (order, cycles, chunks), :mod:`~dbbench.volume.load` (the fill) and
 :mod:`~dbbench.volume.starter` (the starter spec).
 """
 

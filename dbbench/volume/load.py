@@ -31,20 +31,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+import dbbench.volume.spec
 from dbbench import defaults, dialects
 from dbbench.access import isolation
 from dbbench.access.targets import Target
-from dbbench.dataset.seed import Check  # as our own dataset's
+from dbbench.dataset.seed import CheckResult  # as our own dataset's
 from dbbench.errors import DbbenchError, NotOurs
 from dbbench.setup.fingerprint import fingerprint, fingerprints_agree
-from dbbench.volume import plan as plans
-from dbbench.volume import schema as schemas
-from dbbench.volume import spec as specs
-from dbbench.volume import text
+from dbbench.volume import recipe, schema, text
 from dbbench.volume.fanout import Fanout
 from dbbench.volume.generators import faker_version
-from dbbench.volume.plan import Plan
+from dbbench.volume.recipe import Recipe
 from dbbench.volume.schema import Table
+from dbbench.volume.spec import Spec
 from verdict.files import excerpt
 
 Progress = Callable[[str, int, int], None]  # (table, rows made, rows of the table)
@@ -69,7 +68,7 @@ class FillResult:
     loaded: dict[str, int] = field(default_factory=dict)  # rows generated per spec table
     rows: dict[str, int] = field(default_factory=dict)  # rows counted per table of the namespace
     fingerprints: dict[str, str] = field(default_factory=dict)
-    checks: list[Check] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -106,7 +105,7 @@ class FillFailed(DbbenchError):
     exit_code = 1
 
 
-# -- before loading: the namespaces, their schemas, the plan ------------------------------------------
+# -- before loading: the namespaces, their schemas, the recipe ----------------------------------------
 def _inspect(target: Target, namespace: str) -> dict[str, Table]:
     d = dialects.get(target.dialect)
     with target.all_or_nothing() as conn:
@@ -127,7 +126,7 @@ def _inspect(target: Target, namespace: str) -> dict[str, Table]:
                 f"{where} holds the dataset {dataset!r}, not a catalog's own schema: fill a namespace "
                 "built by `dbbench seed --catalog DIR`"
             )
-        found = schemas.read(conn, target.dialect, namespace)
+        found = schema.read(conn, target.dialect, namespace)
         conn.rollback()
     return found
 
@@ -152,7 +151,7 @@ def _merge(found: list[dict[str, Table]]) -> dict[str, Table]:
     return merged
 
 
-def _existing(targets: list[Target], namespace: str) -> plans.Existing:
+def _existing(targets: list[Target], namespace: str) -> recipe.Existing:
     """Reads the distinct values of a column of a table the spec does not fill, on every target
     (they must agree: the setup SQL loaded the same rows), sorted."""
 
@@ -177,14 +176,14 @@ def _existing(targets: list[Target], namespace: str) -> plans.Existing:
     return read
 
 
-def prepare(targets: list[Target], namespace: str, spec: specs.Spec, scale: int) -> Plan:
-    """The plan of ``spec`` against the targets' namespaces (checked, nothing changed)."""
+def prepare(targets: list[Target], namespace: str, spec: Spec, scale: int) -> Recipe:
+    """The recipe of ``spec`` against the targets' namespaces (checked, nothing changed)."""
     if not defaults.valid_namespace(namespace):
         raise DbbenchError(f"namespace {namespace!r}: {defaults.NAMESPACE_RULE}")
     if not targets:
         raise DbbenchError("no target to fill")
     found = [_inspect(t, namespace) for t in targets]
-    return plans.build(spec, _merge(found), scale, _existing(targets, namespace))
+    return recipe.build(spec, _merge(found), scale, _existing(targets, namespace))
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -206,7 +205,7 @@ class _Stream:
     rows: int
 
 
-def _streams(p: Plan, d_name: str, chunk_rows: int) -> list[_Stream]:
+def _streams(p: Recipe, d_name: str, chunk_rows: int) -> list[_Stream]:
     d = dialects.get(d_name)
     out = []
     for t in p.tables:
@@ -309,7 +308,7 @@ Produce = Callable[[Sequence[Inbox], threading.Event], None]  # feeds the loader
 
 
 def encoded(
-    p: Plan, dialect_names: Sequence[str], chunk_rows: int, progress: Progress
+    p: Recipe, dialect_names: Sequence[str], chunk_rows: int, progress: Progress
 ) -> Iterator[list[bytes] | None]:
     """Every stream's chunks, made once, as the bulk-load text of each dialect (encoded apart only
     where a binary column makes the texts differ); None ends a stream. ``progress`` hears of the
@@ -331,7 +330,7 @@ def encoded(
         yield None
 
 
-def _generate(p: Plan, targets: list[Target], chunk_rows: int, progress: Progress, fan: Fanout) -> Produce:
+def _generate(p: Recipe, targets: list[Target], chunk_rows: int, progress: Progress, fan: Fanout) -> Produce:
     """Hand each chunk of :func:`encoded` to every target's loader through ``fan`` as it is made."""
 
     def produce(inboxes: Sequence[Inbox], stop: threading.Event) -> None:
@@ -344,7 +343,7 @@ def _generate(p: Plan, targets: list[Target], chunk_rows: int, progress: Progres
 
 
 def run_streams(
-    p: Plan,
+    p: Recipe,
     targets: list[Target],
     namespace: str,
     isolate: bool,
@@ -402,7 +401,7 @@ def run_streams(
 
 
 # -- after loading ---------------------------------------------------------------------------------
-def _finish(target: Target, namespace: str, p: Plan, isolate: bool, result: FillResult) -> None:
+def _finish(target: Target, namespace: str, p: Recipe, isolate: bool, result: FillResult) -> None:
     """Analyze, run the spec's checks (as the namespace's role), fingerprint every table, mark complete."""
     from dbbench.catalog.params import to_pyformat
 
@@ -423,13 +422,13 @@ def _finish(target: Target, namespace: str, p: Plan, isolate: bool, result: Fill
                     continue
                 cur.execute(to_pyformat(sql), params)
                 expected = check.expect.value(p.scale, p.spec.numbers())
-                result.checks.append(Check(check.name, expected, int(cur.fetchone()[0])))
+                result.checks.append(CheckResult(check.name, expected, int(cur.fetchone()[0])))
         conn.rollback()
         result.seconds["verify"] = clock() - start
     start = clock()
     with target.all_or_nothing() as conn:
         d.use(conn, namespace)
-        tables = schemas.read(conn, target.dialect, namespace)
+        tables = schema.read(conn, target.dialect, namespace)
         for name in sorted(tables):
             cols = tables[name].columns.values()
             result.fingerprints[name] = fingerprint(
@@ -468,7 +467,7 @@ def _mark_loading(target: Target, namespace: str) -> None:
 def fill(
     targets: list[Target],
     namespace: str,
-    spec: specs.Spec | str | Path,
+    spec: Spec | str | Path,
     *,
     scale: int | None = None,
     isolate: bool = True,
@@ -478,7 +477,7 @@ def fill(
     """Fill the tables of ``spec`` in ``namespace`` on every target (the rows made once, loaded
     into all at once); ``scale`` is ``:scale`` (default: the spec's ``scale``, else
     :data:`dbbench.defaults.SCALE`). Returns one result per target, in the targets' order."""
-    sp = spec if isinstance(spec, specs.Spec) else specs.read(spec)
+    sp = spec if isinstance(spec, Spec) else dbbench.volume.spec.read(spec)
     scale = scale if scale is not None else sp.scale or defaults.SCALE
     p = prepare(targets, namespace, sp, scale)
     version = faker_version()
@@ -516,7 +515,7 @@ def fill(
 def load_spec(
     target: Target,
     namespace: str,
-    spec: specs.Spec | str | Path,
+    spec: Spec | str | Path,
     *,
     scale: int | None = None,
     isolate: bool = True,

@@ -41,7 +41,7 @@ class Column:
 
     @property
     def kind(self) -> str:
-        """How the content fingerprint renders it (as :mod:`dbbench.setup.namespace` does)."""
+        """How the content fingerprint renders it (as :mod:`dbbench.setup.loader` does)."""
         if self.type in _BYTES:
             return "bytes"
         if self.type in _DATETIME:

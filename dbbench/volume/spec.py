@@ -82,7 +82,7 @@ class Spec:
     tables: dict[str, TableSpec]
     verify: list[Check]
     sha256: str
-    check_scale: int | None = None  # :scale of `dbbench check` (default: dbbench.volume.catalog)
+    check_scale: int | None = None  # :scale of `dbbench check` (default: dbbench.volume.catalog_spec)
     root: Path | None = None  # files the spec names must be inside it (default: the spec's folder)
 
     @property

@@ -28,7 +28,7 @@ else a constant of the type. A table an insert trigger of another table fills (s
 ``film_text``) is left to the trigger, and a partitioned table to its partitions, each with a
 comment. Row counts: the table's current rows, else ``:scale``, at most what its integer key's type
 holds (``min(:scale, 255)`` for a ``tinyint unsigned`` key). Foreign-key order and cycles are
-resolved when the spec is used (:mod:`dbbench.volume.plan`).
+resolved when the spec is used (:mod:`dbbench.volume.recipe`).
 """
 
 from __future__ import annotations

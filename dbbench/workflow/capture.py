@@ -51,10 +51,10 @@ def capture_shapes(
     """``dbbench capture``: the statements the servers' statistics hold (run in ``namespace``),
     each shape checked against ``catalog`` and the new ones appended to ``out``
     (:func:`dbbench.capture.check.run`)."""
-    from dbbench.capture import check, servers
+    from dbbench.capture import check, statistics
 
     with connect() as opened:
-        seen = servers.read(opened, namespace)
+        seen = statistics.read(opened, namespace)
         report = check.run(
             opened,
             seen,
@@ -69,20 +69,20 @@ def capture_shapes(
 
 def reset_statistics(connect: Connect) -> list[str]:
     """``dbbench capture --reset``: the servers' statement statistics cleared; the targets' labels."""
-    from dbbench.capture import servers
+    from dbbench.capture import statistics
 
     with connect() as opened:
-        servers.reset(opened)
+        statistics.reset(opened)
         return [t.label for t in opened]
 
 
 def propose(connect: Connect, catalog: str | Path, namespace: str, *, isolate: bool = True) -> Proposals:
     """``dbbench catalog propose``: the expectation each block without one would get from its plan
-    in ``namespace`` (:func:`dbbench.capture.accept.proposals`)."""
-    from dbbench.capture import accept as accepting
+    in ``namespace`` (:func:`dbbench.capture.expectations.proposals`)."""
+    from dbbench.capture import expectations
 
     with connect() as opened:
-        return proposals(accepting.proposals(opened, catalog, namespace, isolate=isolate))
+        return proposals(expectations.proposals(opened, catalog, namespace, isolate=isolate))
 
 
 def accept(
@@ -94,15 +94,15 @@ def accept(
     proposed: Callable[[Proposals], None] | None = None,
 ) -> Proposals:
     """``dbbench catalog accept``: the proposals (given to ``proposed`` before any file is
-    touched), then written into the files (:func:`dbbench.capture.accept.accept`); ``written``
+    touched), then written into the files (:func:`dbbench.capture.expectations.write`); ``written``
     counts the blocks that got an expectation."""
-    from dbbench.capture import accept as accepting
+    from dbbench.capture import expectations
 
     with connect() as opened:
-        found = accepting.proposals(opened, catalog, namespace, isolate=isolate)
+        found = expectations.proposals(opened, catalog, namespace, isolate=isolate)
     if proposed is not None:
         proposed(proposals(found))
-    return proposals(found, len(accepting.accept(found)))
+    return proposals(found, len(expectations.write(found)))
 
 
 # The pytest plugin: its targets and namespace, and its capture of a test session's statements.
@@ -172,10 +172,10 @@ def target_url(dialect: Dialect, given: str | None) -> tuple[str | None, bool]:
 
 def build_namespace(target: Target, catalog: str, namespace: str, *, rebuild: bool = False) -> None:
     """The catalog's setup SQL loaded into ``namespace``, unless it holds that setup complete
-    already (``rebuild``: load it anyway) (:func:`dbbench.setup.namespace.load`)."""
+    already (``rebuild``: load it anyway) (:func:`dbbench.setup.loader.load`)."""
     from dbbench import dialects
     from dbbench.catalog.entries import open_catalog
-    from dbbench.setup import namespace as setupsql
+    from dbbench.setup import loader
 
     cat = open_catalog(catalog)
     d = dialects.get(target.dialect)
@@ -189,7 +189,7 @@ def build_namespace(target: Target, catalog: str, namespace: str, *, rebuild: bo
     finally:
         raw.close()
     if not fresh or rebuild:
-        setupsql.load([target], cat, namespace=namespace)
+        loader.load([target], cat, namespace=namespace)
 
 
 def namespace_engine(target: Target, namespace: str | None) -> sa.Engine:

@@ -159,19 +159,19 @@ def measure(
     """``dbbench explain``: run the catalog on the targets; the result document (dbbench.explain/1).
     ``progress`` makes the context manager whose value is passed to :func:`dbbench.measure.explain.run`;
     ``warn`` gets the warnings about stale setup SQL and unfrozen statistics."""
-    from dbbench.catalog import entries as catalogs
+    from dbbench.catalog import entries
     from dbbench.document import build
     from dbbench.measure import explain
-    from dbbench.setup import namespace as setupsql
-    from dbbench.volume import catalog as volume
+    from dbbench.setup import loader
+    from dbbench.volume import catalog_spec
 
-    cat = catalogs.open_catalog(run.catalog, run.only)
+    cat = entries.open_catalog(run.catalog, run.only)
     for shape in cat.shapes:
         shape.samples = {d: dict(v) for (name, d), v in run.samples.items() if name == shape.name}
     with connect() as targets:
         with progress() if progress else contextlib.nullcontext() as report:
             _, res, metas = explain.run(targets, cat, run.measure_options(), only=run.only, progress=report)
-        stale = setupsql.stale(cat, metas, run.namespace) + volume.stale(cat, metas, run.namespace)
+        stale = loader.stale(cat, metas, run.namespace) + catalog_spec.stale(cat, metas, run.namespace)
         for w in stale + explain.statistics_warnings(targets, run.namespace):
             if warn is not None:
                 warn(f"warning: {w}")
@@ -188,27 +188,27 @@ def check(
     warn: Warn | None = None,
 ) -> dict[str, Any]:
     """``dbbench check``: seed a scratch dataset (``dataset``, else the catalog's own setup SQL when
-    it has one, and its data spec at a small scale, :func:`dbbench.volume.catalog.check_scale`; else
+    it has one, and its data spec at a small scale, :func:`dbbench.volume.catalog_spec.check_scale`; else
     the CI-size alpine dataset) into the scratch namespace (``run.namespace``; the default namespace
     means :data:`dbbench.defaults.CHECK_NAMESPACE`), then measure once. Raises
     :class:`ScratchDatasetFailed` when the scratch dataset does not verify."""
-    from dbbench.catalog import entries as catalogs
+    from dbbench.catalog import entries
     from dbbench.dataset import seed
-    from dbbench.setup import namespace as setupsql
-    from dbbench.volume import catalog as volume
+    from dbbench.setup import loader
+    from dbbench.volume import catalog_spec
     from dbbench.volume.load import problems
 
     namespace = defaults.CHECK_NAMESPACE if run.namespace == defaults.NAMESPACE else run.namespace
-    cat = catalogs.open_catalog(run.catalog)
+    cat = entries.open_catalog(run.catalog)
     own_setup = cat.has_setup and dataset is None
     bad: list[str] = []
-    spec = volume.of_catalog(cat) if own_setup else None  # read before anything is touched
+    spec = catalog_spec.of_catalog(cat) if own_setup else None  # read before anything is touched
     with connect(warn=False) as targets:
         if own_setup:
-            _, setup = setupsql.load(targets, cat, namespace=namespace, isolate=run.isolate)
+            _, setup = loader.load(targets, cat, namespace=namespace, isolate=run.isolate)
             if spec is not None:  # the catalog's data spec, small
-                filled = volume.after_setup(
-                    targets, namespace, spec, setup, scale=volume.check_scale(spec), isolate=run.isolate
+                filled = catalog_spec.after_setup(
+                    targets, namespace, spec, setup, scale=catalog_spec.check_scale(spec), isolate=run.isolate
                 )
                 bad = [f"data spec: {p}" for p in problems(filled)]
         else:
@@ -237,10 +237,10 @@ def check(
 
 def stability(connect: Connect, run: Run, *, times: int) -> dict[tuple[str, str], list[str]]:
     """``dbbench diff --stability N``: :func:`dbbench.measure.explain.stability` on the run's catalog."""
-    from dbbench.catalog import entries as catalogs
+    from dbbench.catalog import entries
     from dbbench.measure import explain
 
-    cat = catalogs.open_catalog(run.catalog, run.only)
+    cat = entries.open_catalog(run.catalog, run.only)
     for shape in cat.shapes:
         shape.samples = {d: dict(v) for (name, d), v in run.samples.items() if name == shape.name}
     with connect(warn=False) as targets:
@@ -305,7 +305,7 @@ def diff(
     """``dbbench diff``: the comparison's result (read, or measured now) compared with its baseline,
     node by node (:func:`dbbench.diff.compare`). Raises :class:`NothingToCompare` when the result
     holds none of the baseline's shapes."""
-    from dbbench import diff as judge
+    from dbbench.diff import apply_self_control, compare, self_controls
     from dbbench.document import baseline, store
 
     c = comparison
@@ -319,8 +319,8 @@ def diff(
         new, plans, aa = store.load_document(c.result), None, None
     else:
         new, plans, aa = _measure_now(connect, c, c.run(base), progress=progress, warn=warn)
-    floors = None if aa is None else {k: v.ratio for k, v in judge.self_controls(aa).items() if v.ratio}
-    report = judge.compare(
+    floors = None if aa is None else {k: v.ratio for k, v in self_controls(aa).items() if v.ratio}
+    report = compare(
         base,
         new,
         c.thresholds,
@@ -330,7 +330,7 @@ def diff(
         floors=floors,
     )
     if aa is not None:
-        judge.apply_self_control(report, aa)
+        apply_self_control(report, aa)
     return _compared(report)
 
 
@@ -350,11 +350,9 @@ def check_against(
     (``dbbench baseline save --from CHECK.json``, read with :func:`dbbench.document.baseline.load`)
     on the deterministic evidence ``diff`` decides on, plan shape and work; one sample has no
     timing to judge (it stays advisory)."""
-    from dbbench import diff as judge
+    from dbbench.diff import compare
 
-    return _compared(
-        judge.compare(base, doc, thresholds, baseline_name=baseline_name, result_name="this check")
-    )
+    return _compared(compare(base, doc, thresholds, baseline_name=baseline_name, result_name="this check"))
 
 
 def _measure_now(
@@ -362,16 +360,17 @@ def _measure_now(
 ) -> tuple[Document, dict[tuple[str, str], list[str]] | None, DiffReport | None]:
     """``diff`` without a result file: the plans' stability (when asked), the run (kept in
     ``c.save_result`` when given) and the A/A diff of a second run (when asked)."""
-    from dbbench import diff as judge
+    from dbbench.diff import compare
     from dbbench.document import store
+    from dbbench.document.diff import Thresholds
     from dbbench.document.model import as_document
 
     plans = stability(connect, run, times=c.stability) if c.stability else None
     live = measure(connect, run, progress=progress, warn=warn)
     aa = None
     if c.self_control or c.gate_timing:
-        aa_thresholds = replace(c.thresholds or judge.Thresholds(), gate_timing=False)
-        aa = judge.compare(live, measure(connect, run, progress=progress, warn=warn), aa_thresholds)
+        aa_thresholds = replace(c.thresholds or Thresholds(), gate_timing=False)
+        aa = compare(live, measure(connect, run, progress=progress, warn=warn), aa_thresholds)
     if c.save_result:
         store.write(c.save_result, live)
     return as_document(live, c.result_name), plans, aa
@@ -437,16 +436,16 @@ def grow(
     progress: Callable[[int], AbstractContextManager[Any]] | None = None,
 ) -> dict[str, Any]:
     """``dbbench grow``: the catalog (``shapes`` of it; all when empty) measured at every size of the
-    ladder (:func:`dbbench.measure.grow.run`); the result document (dbbench.grow/1). ``progress``
+    ladder (:func:`dbbench.measure.grow.run_ladder`); the result document (dbbench.grow/1). ``progress``
     makes, from the number of steps, the context manager whose value gets each step's message."""
-    from dbbench.catalog import entries as catalogs
+    from dbbench.catalog import entries
     from dbbench.document import build
-    from dbbench.measure import grow as growth
+    from dbbench.measure.grow import progress_steps, run_ladder
 
     picked = list(shapes) or None
-    cat = catalogs.open_catalog(catalog, picked)
+    cat = entries.open_catalog(catalog, picked)
     with connect() as targets:
-        steps = growth.progress_steps(targets, cat, sorted(options.sizes), picked)
+        steps = progress_steps(targets, cat, sorted(options.sizes), picked)
         with progress(steps) if progress else contextlib.nullcontext() as report:
-            ladder = growth.run(targets, cat, options, only=picked, cache_dir=cache_dir, progress=report)
+            ladder = run_ladder(targets, cat, options, only=picked, cache_dir=cache_dir, progress=report)
         return build.grow_document(ladder, targets)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dbbench import defaults
 from dbbench.access.targets import Target
-from dbbench.document import volume as documents
+from dbbench.document import volume
 from dbbench.document.volume import Seeded, SetUp
 from dbbench.errors import DbbenchError
 from dbbench.workflow.connect import ProgressFactory
@@ -46,7 +46,7 @@ def seed_dataset(
         ds, res, generated = seed.seed(
             targets, dataset, namespace=namespace, progress=report, cache_dir=cache_dir
         )
-    return documents.seeded(ds, targets, res, generated)
+    return volume.seeded(ds, targets, res, generated)
 
 
 def seed_catalog(
@@ -59,31 +59,31 @@ def seed_catalog(
     progress: ProgressFactory | None = None,
     fill_progress: ProgressFactory | None = None,
 ) -> SetUp:
-    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setup.namespace.load`),
-    then its data spec when it has one (:func:`dbbench.volume.catalog.after_setup`; read before
+    """``dbbench seed --catalog DIR``: the catalog's setup SQL (:func:`dbbench.setup.loader.load`),
+    then its data spec when it has one (:func:`dbbench.volume.catalog_spec.after_setup`; read before
     anything is touched). ``scale`` is ``:scale`` of both (default: the setup SQL's 10,000, the
     spec's own ``scale``). ``progress`` and ``fill_progress`` make the context managers whose
-    values get the setup's and the fill's progress (:data:`dbbench.setup.namespace.Progress`,
+    values get the setup's and the fill's progress (:data:`dbbench.setup.loader.Progress`,
     :data:`dbbench.volume.load.Progress`)."""
-    from dbbench.catalog import entries as catalogs
-    from dbbench.setup import namespace as setupsql
-    from dbbench.volume import catalog as volume
+    from dbbench.catalog import entries
+    from dbbench.setup import loader
+    from dbbench.volume import catalog_spec
 
-    cat = catalogs.open_catalog(catalog, need_shapes=False)
-    spec = volume.of_catalog(cat, [scale])  # checked at the run's scale too, before anything is touched
+    cat = entries.open_catalog(catalog, need_shapes=False)
+    spec = catalog_spec.of_catalog(cat, [scale])  # checked at the run's scale too, before anything is touched
     with progress() if progress else contextlib.nullcontext() as report:
-        cat, res = setupsql.load(
+        cat, res = loader.load(
             targets,
             cat,
             namespace=namespace,
             isolate=isolate,
-            scale=setupsql.DEFAULT_SCALE if scale is None else scale,
+            scale=loader.DEFAULT_SCALE if scale is None else scale,
             progress=report,
         )
     filled = None
     if spec is not None:
         with fill_progress() if fill_progress else contextlib.nullcontext() as report:
-            filled = volume.after_setup(
+            filled = catalog_spec.after_setup(
                 targets, namespace, spec, res, scale=scale, isolate=isolate, progress=report
             )
-    return documents.set_up(cat, targets, res, filled)
+    return volume.set_up(cat, targets, res, filled)

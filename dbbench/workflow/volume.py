@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from dbbench.document import volume as documents
+from dbbench.document import volume
 from dbbench.document.volume import Filled, Server, Starter, Validation
 from dbbench.errors import DbbenchError
 from dbbench.volume import SPEC_FILE, FillFailed, SpecError
@@ -35,7 +35,7 @@ __all__ = [
 def info(connect: Connect) -> tuple[Server, ...]:
     """``dbbench info``: connect to each target; its dialect, server version and URL."""
     with connect() as targets:
-        return documents.servers(targets)
+        return volume.servers(targets)
 
 
 def starter_dialect(only: str | None, pg_url: str | None, mysql_url: str | None) -> str:
@@ -76,12 +76,12 @@ def fill(
     (:func:`dbbench.volume.load.fill`). ``progress`` makes the context manager whose value gets
     the fill's progress (:data:`dbbench.volume.load.Progress`)."""
     from dbbench.volume import load, read
-    from dbbench.volume.catalog import checked
+    from dbbench.volume.catalog_spec import checked
 
     spec = checked(read(file, root=root), [scale])
     with connect() as targets, progress() if progress else contextlib.nullcontext() as report:
         results = load.fill(targets, namespace, spec, scale=scale, isolate=isolate, progress=report)
-    return documents.filled(results)
+    return volume.filled(results)
 
 
 def require_filled(filled: Filled | None) -> None:
@@ -93,22 +93,20 @@ def require_filled(filled: Filled | None) -> None:
 
 def validate(catalog: str | Path, namespace: str, *, isolate: bool = True) -> Validation:
     """``dbbench validate``: the catalog's entries, each dialect's setup SQL (checked against
-    ``namespace`` as ``seed`` would run it: :func:`dbbench.setup.namespace.prepare`) and its data
-    spec (:func:`dbbench.volume.catalog.of_catalog`), without a database. Every problem of the
+    ``namespace`` as ``seed`` would run it: :func:`dbbench.setup.loader.prepare`) and its data
+    spec (:func:`dbbench.volume.catalog_spec.of_catalog`), without a database. Every problem of the
     setup SQL and the spec is refused at once."""
-    from dbbench.catalog import entries as catalogs
-    from dbbench.setup import namespace as setupsql
-    from dbbench.volume.catalog import of_catalog
+    from dbbench.catalog import entries
+    from dbbench.setup import loader
+    from dbbench.volume.catalog_spec import of_catalog
 
-    cat = catalogs.open_catalog(catalog, need_shapes=False)
-    checked = {d: setupsql.prepare(cat, d, namespace, isolate=isolate) for d in cat.setup}
+    cat = entries.open_catalog(catalog, need_shapes=False)
+    checked = {d: loader.prepare(cat, d, namespace, isolate=isolate) for d in cat.setup}
     problems = list(dict.fromkeys(p for _, found in checked.values() for p in found))
     try:
         spec = of_catalog(cat)
     except SpecError as exc:  # reported with the setup's problems, every one at once
         raise SpecError(problems + exc.problems) from None
     if problems:
-        raise setupsql.SetupError.of(problems)
-    return documents.validation(
-        cat, {d: (p.statements, dict(p.skipped)) for d, (p, _) in checked.items()}, spec
-    )
+        raise loader.SetupError.of(problems)
+    return volume.validation(cat, {d: (p.statements, dict(p.skipped)) for d, (p, _) in checked.items()}, spec)

@@ -154,12 +154,12 @@ def compare(output, markdown, junit, github_summary, enforce_gates, quiet, **opt
     """Measure every target on every scenario in alternating rounds and gate the candidates."""
     from httpbench import report
     from httpbench.config.build import build_config
-    from httpbench.measure import compare as compare_run
+    from httpbench.measure.compare import run
     from verdict.files import write_output
 
     opts = CompareOptions.from_values(output=output, junit=junit, github_summary=github_summary, **options)
     cfg = build_config(opts, warn=lambda line: click.echo(f"httpbench: warning: {line}", err=True))
-    doc = compare_run.run(cfg, None if quiet else say)
+    doc = run(cfg, None if quiet else say)
     if output:
         _write("--output", output, lambda: report.write_json(doc, output))
     click.echo(report.tables(doc, markdown))

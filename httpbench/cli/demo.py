@@ -52,10 +52,10 @@ def demo_alpine(directory, package_size, client_rounds, compare_args) -> None:
     """The Alpine fixture tree served by nginx (baseline) vs caddy (candidate), with real-client
     rounds; extra arguments go to ``httpbench compare`` (e.g. --requests 100 --output r.json)."""
     from httpbench.peers import programs
-    from httpbench.profiles.alpine import demo as alpine_demo
+    from httpbench.profiles.alpine.demo import alpine
 
     programs.ensure(["nginx", "caddy"], say)
-    with alpine_demo.alpine(directory, package_size, client_rounds, say) as args:
+    with alpine(directory, package_size, client_rounds, say) as args:
         _run_compare(args, compare_args)
 
 
@@ -87,7 +87,7 @@ def demo_huggingface(naive, no_hf_client, no_model_clients, prepare, compare_arg
     import importlib.util
 
     from httpbench.peers import programs
-    from httpbench.profiles.huggingface import demo as huggingface_demo
+    from httpbench.profiles.huggingface.demo import huggingface
     from httpbench.profiles.huggingface.models.prepare import prepare as prepare_models
 
     prepared = None if no_model_clients and not prepare else prepare_models(say)
@@ -102,5 +102,5 @@ def demo_huggingface(naive, no_hf_client, no_model_clients, prepare, compare_arg
         return
     programs.ensure(["nginx"], say)
     hf_client = not no_hf_client and importlib.util.find_spec("huggingface_hub") is not None
-    with huggingface_demo.huggingface(naive, hf_client, say, prepared) as args:
+    with huggingface(naive, hf_client, say, prepared) as args:
         _run_compare(args, compare_args)

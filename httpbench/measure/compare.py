@@ -14,8 +14,7 @@ from typing import Any
 import httptools
 
 from httpbench import __version__
-from httpbench.measure import client_rounds, engine, paired, preflight
-from httpbench.measure import gates as gates_mod
+from httpbench.measure import client_rounds, engine, gates, paired, preflight
 from httpbench.measure.schedule import round_order
 from httpbench.model import DEFAULT_GATES, SCHEMA, Gate, RoundResult, Scenario, Target
 from httpbench.profiles import Context, Profile, Section
@@ -109,12 +108,12 @@ def run(cfg: Config, progress: Callable[[str], None] | None = None) -> dict[str,
     if cfg.profile:
         assert profile_pre is not None and profile_post is not None  # both ran: a profile is set
         doc["profile"] = profile_document(cfg.profile, profile_pre, profile_post)
-        gates_mod.add_failures(doc["gate_failures"], profile_post.gate_failures)
-        gates_mod.add_failures(doc["inconclusive"], profile_post.inconclusive)
+        gates.add_failures(doc["gate_failures"], profile_post.gate_failures)
+        gates.add_failures(doc["inconclusive"], profile_post.inconclusive)
     if client_section is not None:
         doc["clients"] = client_section
-        gates_mod.add_failures(doc["gate_failures"], client_failures)
-        gates_mod.add_failures(doc["inconclusive"], client_rounds.undecided(client_section))
+        gates.add_failures(doc["gate_failures"], client_failures)
+        gates.add_failures(doc["inconclusive"], client_rounds.undecided(client_section))
     doc["verdict"] = run_verdict(doc)
     return doc
 
@@ -272,14 +271,14 @@ def assemble(
     inconclusive: list[str] = []
     for scenario in cfg.scenarios:
         per = {
-            n: gates_mod.summarize([r for r in rounds if r.scenario == scenario.name and r.target == n])
+            n: gates.summarize([r for r in rounds if r.scenario == scenario.name and r.target == n])
             for n in names
         }
         summaries[scenario.name] = per
         comparisons[scenario.name] = {}
         gate = cfg.gates.get(scenario.klass, DEFAULT_GATES[scenario.klass])
         for cand in names[1:]:
-            ratios = gates_mod.compare(per[baseline], per[cand])
+            ratios = gates.compare(per[baseline], per[cand])
             entry: dict[str, Any] = {
                 "baseline": baseline,
                 "class": scenario.klass,
@@ -288,15 +287,15 @@ def assemble(
             }
             if paired_section is not None:
                 decided = paired_section[scenario.name]["candidates"][cand]
-                fails, unsure = gates_mod.paired_messages(scenario, baseline, cand, decided)
+                fails, unsure = gates.paired_messages(scenario, baseline, cand, decided)
                 entry.update(verdict=decided["verdict"], decisions=decided["decisions"])
                 inconclusive += [u for u in unsure if u not in inconclusive]
             else:
-                fails = gates_mod.evaluate(scenario, baseline, cand, per, ratios, gate)
+                fails = gates.evaluate(scenario, baseline, cand, per, ratios, gate)
                 entry["verdict"] = FAIL if fails else PASS
             entry["passed"] = entry["verdict"] == PASS
             comparisons[scenario.name][cand] = entry
-            gates_mod.add_failures(gate_failures, fails)
+            gates.add_failures(gate_failures, fails)
     client_bound = sorted({f"{r.scenario}: {r.target}" for r in rounds if r.client_bound})
     return {
         "schema": SCHEMA,

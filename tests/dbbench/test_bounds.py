@@ -18,9 +18,8 @@ from pathlib import Path
 import pytest
 
 from dbbench import defaults
-from dbbench.dataset import definition as datasets
-from dbbench.dataset import loadfiles as prepared
-from dbbench.document import store as results
+from dbbench.dataset import definition, loadfiles
+from dbbench.document import store
 from dbbench.document.model import Document, ShapeResult, Spelling
 from dbbench.document.store import ResultFileError
 from dbbench.errors import DbbenchError
@@ -95,12 +94,12 @@ def test_config_values_outside_the_command_lines_bounds_are_refused_naming_file_
     good["config"] = {"namespace": "dbbench", "warmups": 1000, "runs": 1000, "timeout_s": 3600, "shapes": []}
     f = tmp_path / "base.json"
     f.write_text(json.dumps(good))
-    assert results.load_document(f).config.runs == 1000  # type: ignore[union-attr]  # the bounds are inclusive
+    assert store.load_document(f).config.runs == 1000  # type: ignore[union-attr]  # the bounds are inclusive
     bad = copy.deepcopy(good)
     bad["config"][key] = value
     f.write_text(json.dumps(bad))
     with pytest.raises(ResultFileError) as info:
-        results.load(f)
+        store.load(f)
     assert str(info.value).startswith(f"{f}: {message}") and "\n" not in str(info.value)
 
 
@@ -133,10 +132,10 @@ def _samples_file(tmp_path: Path, n: int, rows: int = 1) -> Path:
 
 
 def test_a_result_with_more_samples_than_runs_allow_is_refused(tmp_path):
-    results.load(_samples_file(tmp_path, 1000))
+    store.load(_samples_file(tmp_path, 1000))
     f = _samples_file(tmp_path, 1001)
     with pytest.raises(ResultFileError, match=r"results\[0\]\.remediated\.samples_ms: holds 1,001 samples; "):
-        results.load(f)
+        store.load(f)
     run = run_cli("report", str(f), "--html", str(tmp_path / "page.html"))
     assert run.code == 2 and not (tmp_path / "page.html").exists(), run.output
     assert "holds 1,001 samples; a dbbench result holds at most 1,000 (one per --runs)" in one_error_line(
@@ -198,7 +197,7 @@ def test_a_dataset_with_too_many_rows_is_refused_when_read(tmp_path, body, messa
     f = _definition(tmp_path, body)
     start = time.monotonic()
     with pytest.raises(DbbenchError) as info:
-        datasets.load(str(f))  # before: memory grew ~110 MB/s
+        definition.load(str(f))  # before: memory grew ~110 MB/s
     assert time.monotonic() - start < 5
     assert str(info.value).startswith(f"{f}: {message}") and "\n" not in str(info.value)
     if "too many" in message:
@@ -206,21 +205,21 @@ def test_a_dataset_with_too_many_rows_is_refused_when_read(tmp_path, body, messa
 
 
 def test_the_largest_dataset_is_within_the_bound():
-    counts = datasets.load("alpine-1m").expected_counts
-    assert max(counts.values()) == 1_000_001 <= datasets.MAX_TABLE_ROWS
+    counts = definition.load("alpine-1m").expected_counts
+    assert max(counts.values()) == 1_000_001 <= definition.MAX_TABLE_ROWS
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError])
 def test_an_interrupted_preparation_leaves_no_partial_folder(tmp_path, monkeypatch, stop):
-    from dbbench.dataset import generate as datagen
+    from dbbench.dataset import generate
 
     def interrupted(ds):
         assert glob.glob(str(tmp_path / f"alpine-ci-*.partial-{os.getpid()}"))
         raise stop()
 
-    monkeypatch.setattr(datagen, "generate", interrupted)
+    monkeypatch.setattr(generate, "generate", interrupted)
     with pytest.raises(stop):
-        prepared.prepare(datasets.load("alpine-ci"), ["postgresql"], tmp_path)
+        loadfiles.prepare(definition.load("alpine-ci"), ["postgresql"], tmp_path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -232,12 +231,12 @@ def test_a_partial_folder_of_a_killed_process_is_removed_and_a_live_ones_kept(tm
     for folder in (abandoned, live):
         folder.mkdir()
         (folder / "package.postgresql.tsv").write_text("half a row")
-    ds = datasets.load("alpine-ci")
-    tables, _, cached = prepared.prepare(ds, ["postgresql"], tmp_path)
+    ds = definition.load("alpine-ci")
+    tables, _, cached = loadfiles.prepare(ds, ["postgresql"], tmp_path)
     assert not cached and {t.name for t in tables} >= {"package", "snapshot"}
     assert not abandoned.exists() and live.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [f"alpine-ci-{prepared.cache_key(ds)}", live.name]
+        [f"alpine-ci-{loadfiles.cache_key(ds)}", live.name]
     )
 
 

@@ -320,13 +320,13 @@ def _seed_sneaky(cat, isolated: bool):
     unless not isolated), past the text checks: since issue 31 they refuse every spelling here
     (tests/dbbench/setup/test_foreign_references.py); these show the server and the transaction
     check refuse them too. The result as the CLI reports it."""
-    from dbbench.setup import namespace as setupsql
+    from dbbench.setup import loader
     from tests.conftest import CliResult
 
     targets = open_targets({}, "postgresql")
     try:
-        setupsql.load(targets, str(cat), namespace="dbbench_t_sneaky", isolate=isolated, text_checks=False)
-    except setupsql.SetupError as exc:
+        loader.load(targets, str(cat), namespace="dbbench_t_sneaky", isolate=isolated, text_checks=False)
+    except loader.SetupError as exc:
         return CliResult(2, "", f"dbbench: error: {exc}\n")
     finally:
         for t in targets:

@@ -1,6 +1,6 @@
 """User SQL is confined by the server's privileges, not by reading its text (issue 13, items 1, 2).
 
-Every escape input below passes (or is meant to pass) the text checks of dbbench.setup.namespace; here
+Every escape input below passes (or is meant to pass) the text checks of dbbench.setup.loader; here
 the text checks are switched off, so what refuses them is the server itself: the setup runs
 logged in as the namespace's own role. After each attempt the victim objects outside the
 namespace are exactly as they were.
@@ -17,9 +17,9 @@ import pytest
 from dbbench import servers
 from dbbench.access import isolation
 from dbbench.access.targets import connect
-from dbbench.dialects import mysql as mysql_dialect
+from dbbench.dialects import mysql
 from dbbench.errors import NotOurs
-from dbbench.setup import namespace as setupsql
+from dbbench.setup import loader
 from tests.conftest import run_cli
 from tests.db import sql
 
@@ -147,9 +147,9 @@ def _my_untouched(admin) -> None:
 def test_postgresql_refuses_what_reaches_outside_the_namespace(admins, victims, tmp_path, name):
     cat = _catalog(tmp_path, "postgresql", PG_ESCAPES[name])
     try:
-        setupsql.load([admins["postgresql"]], cat, namespace=NS, text_checks=False)
+        loader.load([admins["postgresql"]], cat, namespace=NS, text_checks=False)
         refused = None
-    except setupsql.SetupError as exc:
+    except loader.SetupError as exc:
         refused = str(exc)
     _pg_untouched(admins["postgresql"])
     if name != "ABORT then DROP" or refused:  # ABORT ends the role's own transaction only
@@ -169,11 +169,11 @@ def test_postgresql_objects_planted_in_public_fail_the_setup_and_are_dropped(adm
         "CREATE FUNCTION public.dbbench_t_fn() RETURNS int LANGUAGE sql AS 'SELECT 1'",
     )
     with pytest.raises(
-        setupsql.SetupError,
+        loader.SetupError,
         match=r"created objects outside 'dbbench_t_iso': "
         r"public\.dbbench_t_fn\(\), public\.dbbench_t_planted",
     ):
-        setupsql.load([admins["postgresql"]], cat, namespace=NS, text_checks=False)
+        loader.load([admins["postgresql"]], cat, namespace=NS, text_checks=False)
     assert sql(
         admins["postgresql"],
         ["SELECT to_regclass('public.dbbench_t_planted') IS NULL, to_regproc('public.dbbench_t_fn') IS NULL"],
@@ -188,8 +188,8 @@ def test_mysql_refuses_what_reaches_outside_the_namespace(admins, victims, tmp_p
     with admin.engine.connect() as conn:
         thread = conn.exec_driver_sql("SELECT CONNECTION_ID()").scalar()
         cat = _catalog(tmp_path, "mysql", MY_ESCAPES[name].format(admin_thread=thread, state=state))
-        with pytest.raises(setupsql.SetupError, match="the server reported:") as exc:
-            setupsql.load([admin], cat, namespace=NS, text_checks=False)
+        with pytest.raises(loader.SetupError, match="the server reported:") as exc:
+            loader.load([admin], cat, namespace=NS, text_checks=False)
         assert conn.exec_driver_sql("SELECT 1").scalar() == 1  # not killed
     assert any(
         w in str(exc.value)
@@ -224,13 +224,13 @@ def test_shapes_run_as_the_namespace_role_too(admins, victims, tmp_path):
 def test_the_role_is_locked_between_runs(admins, victims, tmp_path):
     role = isolation.role_name(NS)
     cat = _catalog(tmp_path, "postgresql", "SELECT 1")
-    setupsql.load([admins["postgresql"]], cat, namespace=NS)
+    loader.load([admins["postgresql"]], cat, namespace=NS)
     assert sql(
         admins["postgresql"],
         [f"SELECT rolcanlogin, rolpassword IS NULL FROM pg_authid WHERE rolname = '{role}'"],
     ) == [(False, True)]
     cat = _catalog(tmp_path, "mysql", "SELECT 1")
-    setupsql.load([admins["mysql"]], cat, namespace=NS)
+    loader.load([admins["mysql"]], cat, namespace=NS)
     assert sql(admins["mysql"], [f"SELECT account_locked FROM mysql.user WHERE user = '{role}'"]) == [("Y",)]
 
 
@@ -251,7 +251,7 @@ def test_a_role_of_that_name_that_is_not_ours_is_refused_and_untouched(admins, t
         for target in (pg, my):
             cat = _catalog(tmp_path, target.dialect, "SELECT 1")
             with pytest.raises(NotOurs, match="exists and is not dbbench's"):
-                setupsql.load([target], cat, namespace=ns)
+                loader.load([target], cat, namespace=ns)
         assert sql(pg, [f"SELECT rolcanlogin FROM pg_roles WHERE rolname = '{role}'"]) == [(True,)]
         assert "mysql" in str(sql(my, [f"SHOW GRANTS FOR '{role}'@'%'"]))
     finally:
@@ -436,7 +436,7 @@ def test_no_dbbench_connection_but_the_loader_may_send_client_files(admins, vict
 def test_the_loader_sends_only_the_file_it_is_loading(admins, victims, tmp_path):
     prepared = tmp_path / "rows.tsv"
     prepared.write_text("7\n8\n")
-    conn = mysql_dialect.loader_connection(admins["mysql"].url, admins["mysql"].connect_args)
+    conn = mysql.loader_connection(admins["mysql"].url, admins["mysql"].connect_args)
     try:
         with conn.cursor() as cur:
             conn.allowed = str(prepared)

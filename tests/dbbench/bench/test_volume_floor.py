@@ -1,5 +1,5 @@
 """The bulk-load floor of a data spec (dbbench.bench.volume_floor, what benchmarks/bench_volume.py
-compares ``dbbench fill`` with): the plan's rows written to files once, then loaded by the fill's
+compares ``dbbench fill`` with): the recipe's rows written to files once, then loaded by the fill's
 own loaders into both real servers — the same rows a fill loads, table by table."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from dbbench.access.targets import open_targets
 from dbbench.bench import volume_floor
-from dbbench.setup.namespace import load as load_setup
+from dbbench.setup.loader import load as load_setup
 from dbbench.volume import load, schema, spec, starter
 from tests.db import drop_namespaces, sql
 
@@ -30,17 +30,17 @@ def test_the_floor_loads_the_plans_rows_into_every_table_of_both_servers(local_s
             conn.rollback()
         file = tmp_path / "spec.toml"
         file.write_text(starter.starter(tables, source="test"))
-        plan = load.prepare(targets, NS, spec.read(file), SCALE)
-        files = volume_floor.write_files(plan, targets, tmp_path)
+        recipe = load.prepare(targets, NS, spec.read(file), SCALE)
+        files = volume_floor.write_files(recipe, targets, tmp_path)
         assert [len(per_target) for per_target in files] == [len(files[0])] * len(targets) and files[0]
-        seconds = volume_floor.floor(plan, targets, NS, files)
+        seconds = volume_floor.floor(recipe, targets, NS, files)
         assert len(seconds) == len(targets) and all(s > 0 for s in seconds)
         for t in targets:
             counts = {
-                tp.name: sql(t, f"SELECT COUNT(*) FROM {tp.name}", namespace=NS)[0][0] for tp in plan.tables
+                tp.name: sql(t, f"SELECT COUNT(*) FROM {tp.name}", namespace=NS)[0][0] for tp in recipe.tables
             }
-            assert counts == {tp.name: tp.rows for tp in plan.tables}, t.dialect
-        assert sum(tp.rows for tp in plan.tables) == plan.rows > 0
+            assert counts == {tp.name: tp.rows for tp in recipe.tables}, t.dialect
+        assert sum(tp.rows for tp in recipe.tables) == recipe.rows > 0
     finally:
         for t in targets:
             t.dispose()

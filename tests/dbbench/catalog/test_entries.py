@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from dbbench.catalog import entries as catalog
+from dbbench.catalog import entries
 from dbbench.catalog.entries import CatalogError
 from dbbench.catalog.features import normalize_forbid
-from dbbench.setup.namespace import SetupError, check_statement, split_sql, statements_for
+from dbbench.setup.loader import SetupError, check_statement, split_sql, statements_for
 from tests.conftest import run_cli, shape_toml
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "shop"
@@ -27,7 +27,7 @@ GOOD = shape_toml(
 
 
 def test_example_catalog_is_valid_and_carries_its_setup():
-    cat = catalog.open_catalog(EXAMPLE)
+    cat = entries.open_catalog(EXAMPLE)
     assert cat.name == "shop" and cat.dataset_name == "setup:shop"
     assert [s.name for s in cat.shapes][:2] == ["customer by email", "recent orders of a customer"]
     assert set(cat.setup) == {"postgresql", "mysql"}
@@ -39,7 +39,7 @@ def test_example_catalog_is_valid_and_carries_its_setup():
 
 def test_forbid_aliases_are_normalized(tmp_path):
     (tmp_path / "a.toml").write_text(GOOD)
-    shape = catalog.load(tmp_path)[0]
+    shape = entries.load(tmp_path)[0]
     assert shape.variants["postgresql"].forbid == ["full_scan", "sort"]
     assert shape.variants["mysql"].forbid == ["full_scan", "sort", "full_scan:orders"]
     assert normalize_forbid(["temporary", "filesort"]) == ["temp_table", "sort"]
@@ -63,7 +63,7 @@ def test_every_problem_is_reported_with_file_entry_and_field(tmp_path):
     (tmp_path / "c.toml").write_text(GOOD)  # same name as a.toml
     (tmp_path / "d.toml").write_text("name = 'x'\ncardinality = [1\n")
     with pytest.raises(CatalogError) as info:
-        catalog.open_catalog(tmp_path)
+        entries.open_catalog(tmp_path)
     problems = info.value.problems
     a, b, d = (str(tmp_path / f) for f in ("a.toml", "b.toml", "d.toml"))
     entry = "entry 'orders of a customer'"
@@ -85,10 +85,10 @@ def test_every_problem_is_reported_with_file_entry_and_field(tmp_path):
 
 def test_a_catalog_with_its_own_setup_does_not_offer_the_alpine_dataset_values(tmp_path):
     (tmp_path / "a.toml").write_text(GOOD.replace(":customer_id", ":now"))
-    catalog.load(tmp_path)  # without setup SQL, :now comes from the seeded alpine dataset
+    entries.load(tmp_path)  # without setup SQL, :now comes from the seeded alpine dataset
     (tmp_path / "setup.sql").write_text("CREATE TABLE orders (id int PRIMARY KEY, customer_id int);")
     with pytest.raises(CatalogError, match=r"\[postgresql\] sql: parameter :now is not in \[params\]"):
-        catalog.load(tmp_path)
+        entries.load(tmp_path)
 
 
 def test_split_sql_respects_quotes_comments_dollar_bodies_and_delimiter():
@@ -309,7 +309,7 @@ def test_a_setup_file_that_is_not_utf8_is_one_line_naming_the_byte(tmp_path):
     f.write_bytes(
         b"CREATE TABLE orders (id int);\n" * 40_000 + b"INSERT INTO orders VALUES (1); -- \xff\xfe\n"
     )
-    catalog.open_catalog(tmp_path)
+    entries.open_catalog(tmp_path)
     run = run_cli("validate", "--catalog", str(tmp_path))
     assert run.code == 2 and "Traceback" not in run.output, run.output
     assert run.stderr.strip().endswith(f"{f}: not UTF-8 text (byte 1,200,034: b'\\xff\\xfe\\n')"), run.stderr

@@ -145,7 +145,7 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
     raw, conn = _driver(pg)
     dialects.get("postgresql").use(conn, ns)
     assert (
-        seed.fingerprint(conn, "postgresql", _table("package", "alpine-ci"))
+        seed.fingerprint_table(conn, "postgresql", _table("package", "alpine-ci"))
         == done[0].fingerprints["package"]
     )
     conn.rollback()
@@ -155,10 +155,9 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
 
 
 def _table(name: str, dataset_name: str):
-    from dbbench.dataset import definition as dataset
-    from dbbench.dataset import loadfiles as prepared
+    from dbbench.dataset import definition, loadfiles
 
-    tables, _, _ = prepared.prepare(dataset.load(dataset_name), ["postgresql"], seed.default_cache())
+    tables, _, _ = loadfiles.prepare(definition.load(dataset_name), ["postgresql"], seed.default_cache())
     return next(t for t in tables if t.name == name)
 
 

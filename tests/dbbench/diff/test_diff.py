@@ -10,10 +10,10 @@ import pytest
 
 from dbbench import diff
 from dbbench.dialects.plan import PlanNode
-from dbbench.document import store as results
+from dbbench.document import store
 from dbbench.document.store import ResultFileError
 from dbbench.errors import DbbenchError
-from dbbench.output import diff as render
+from dbbench.output.diff import junit_xml, to_markdown, to_text
 from verdict.stats import Interval
 
 
@@ -86,7 +86,7 @@ def test_identical_runs_have_no_findings():
     base = doc(entry("recent orders", "postgresql", indexed(), 0.02))
     report = diff.compare(base, copy.deepcopy(base))
     assert report.ok and report.shapes[0].status == "unchanged"
-    assert "no regressions; 1 of 1 unchanged" in render.to_markdown(report)
+    assert "no regressions; 1 of 1 unchanged" in to_markdown(report)
 
 
 def test_lost_index_is_named_with_the_new_access_path():
@@ -110,13 +110,13 @@ def test_lost_index_is_named_with_the_new_access_path():
         "assertion": True,
         "slower": False,  # advisory: timing does not decide without --gate-timing
     }
-    md = render.to_markdown(report)
+    md = to_markdown(report)
     assert "- **recent orders** [PostgreSQL]" in md
     assert "index lost: ix_c on orders; now full_scan on orders" in md
     assert "scan kind changed on orders: index_range → full_scan" in md
     assert "advisory: slower: p50 0.020 → 2.600 ms, typical ratio 130.00x" in md
     assert "<details><summary>Plans: recent orders [PostgreSQL]</summary>" in md
-    suite = ET.fromstring(render.junit_xml(report)).find("testsuite")
+    suite = ET.fromstring(junit_xml(report)).find("testsuite")
     assert (suite.get("tests"), suite.get("failures")) == ("1", "1")
 
 
@@ -204,7 +204,7 @@ def test_new_misestimates_count_and_limits_are_not_misestimates():
     base = doc(entry("join", "postgresql", tree(4800), 1.0))
     report = diff.compare(base, doc(entry("join", "postgresql", tree(12), 1.0)))
     assert kinds(report, "join") == {"misestimate": True}
-    assert "rows misestimated 417x on Seq Scan on c: estimated 12, actual 5,000" in render.to_text(report)
+    assert "rows misestimated 417x on Seq Scan on c: estimated 12, actual 5,000" in to_text(report)
     assert diff.compare(
         doc(entry("join", "postgresql", tree(12), 1.0)), doc(entry("join", "postgresql", tree(12), 1.0))
     ).ok  # not new: not a regression
@@ -240,24 +240,24 @@ def test_missing_and_new_shapes():
 def test_result_files_are_validated_naming_the_field(tmp_path):
     f = tmp_path / "r.json"
     with pytest.raises(ResultFileError, match="no such file"):
-        results.load(f)
+        store.load(f)
     f.write_text("{not json")
     with pytest.raises(ResultFileError, match=r"not valid JSON \(line 1"):
-        results.load(f)
+        store.load(f)
     f.write_text(json.dumps({"schema": "dbbench.seed/1", "targets": []}))
     with pytest.raises(ResultFileError, match="is not a dbbench.explain result"):
-        results.load(f)
+        store.load(f)
     bad = doc(entry("a", "postgresql", indexed(), 0.02))
     bad["results"][0]["remediated"]["samples_ms"] = ["fast"]
     f.write_text(json.dumps(bad))
     with pytest.raises(
         ResultFileError, match=r"results\[0\]\.remediated\.samples_ms: must be a list of numbers"
     ):
-        results.load(f)
+        store.load(f)
     bad["schema"] = "dbbench.explain/99"
     f.write_text(json.dumps(bad))
     with pytest.raises(ResultFileError, match="newer than this dbbench understands"):
-        results.load(f)
+        store.load(f)
 
 
 @pytest.mark.parametrize(
@@ -295,12 +295,12 @@ def test_corrupt_result_files_are_refused_naming_the_field(tmp_path, corrupt, wh
     good["remediation"], good["failures"] = [], []
     f = tmp_path / "r.json"
     f.write_text(json.dumps(good))
-    results.load(f)
+    store.load(f)
     bad = copy.deepcopy(good)
     corrupt(bad)
     f.write_text(json.dumps(bad))
     with pytest.raises(ResultFileError, match=where):
-        results.load(f)
+        store.load(f)
 
 
 def test_nan_in_a_result_file_is_refused(tmp_path):
@@ -309,7 +309,7 @@ def test_nan_in_a_result_file_is_refused(tmp_path):
         json.dumps(doc(entry("a", "postgresql", indexed(), 0.02))).replace('"p50_ms": 0.02', '"p50_ms": NaN')
     )
     with pytest.raises(ResultFileError, match="NaN is not a number"):
-        results.load(f)
+        store.load(f)
 
 
 def test_a_baseline_of_another_catalog_is_refused():

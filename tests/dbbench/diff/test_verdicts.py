@@ -9,7 +9,7 @@ import pytest
 
 from dbbench import diff
 from dbbench.dialects.plan import PlanNode
-from dbbench.output import diff as render
+from dbbench.output.diff import junit_xml, to_markdown, to_text
 from verdict.stats import Interval
 
 T = diff.Thresholds()
@@ -108,9 +108,9 @@ def test_the_report_carries_the_verdict_into_json_markdown_and_junit():
     for verdict, new in cases.items():
         report = diff.compare(base, new, G, floors={("s", "mysql"): EXACT})
         assert report.verdict == verdict and report.to_dict()["verdict"] == verdict
-        md = render.to_markdown(report)
+        md = to_markdown(report)
         assert md.startswith("### " + {"pass": "✅", "fail": "❌", "inconclusive": "⚠️"}[verdict])
-        suite = ET.fromstring(render.junit_xml(report)).find("testsuite")
+        suite = ET.fromstring(junit_xml(report)).find("testsuite")
         assert suite.get("failures") == ("1" if verdict == "fail" else "0")
         assert suite.get("skipped") == ("1" if verdict == "inconclusive" else "0")
         if verdict == "inconclusive":
@@ -164,7 +164,7 @@ def test_self_control_downgrades_only_the_evidence_the_a_a_cannot_reproduce():
     diff.apply_self_control(report, diff.compare(lost_fast, _doc(_samples(2.0, 7, rng), good)))
     assert not report.self_control[("s", "mysql")].plans_agree
     assert report.verdict == "inconclusive"
-    assert "A/A time ratio" in render.to_text(report) and "DIFFER" in render.to_text(report)
+    assert "A/A time ratio" in to_text(report) and "DIFFER" in to_text(report)
     assert report.to_dict()["self_control"][0]["plans_agree"] is False
 
 

@@ -11,7 +11,7 @@ from dbbench.dialects import postgresql
 from dbbench.dialects.plan import PlanNode
 from dbbench.document.model import Document, as_document
 from dbbench.measure import grow
-from dbbench.output import diff as render
+from dbbench.output.diff import to_markdown, to_text
 
 
 def _pg_raw(scanned: int, removed: int, hit: int) -> list[dict]:
@@ -78,10 +78,10 @@ def test_work_up_is_a_regression_named_at_the_node_with_before_after_and_ratio()
         "4,096 → 94,096 rows examined (23.0x), shared buffers 2,003 → 92,003 (45.9x)"
     )
     assert {f.kind for f in report.shapes[0].findings} == {"work"}  # the plan shape is unchanged
-    text = render.to_text(report)
+    text = to_text(report)
     assert "4,096 → 94,096 (23.0x)" in text  # the table's rows examined
     assert "Work by plan node: page [PostgreSQL]" in text
-    md = render.to_markdown(report)
+    md = to_markdown(report)
     assert (
         "#### Work by plan node: page [PostgreSQL]" in md
         and "| Index Scan on package using ix_ns | 2,048 |" in md
@@ -167,7 +167,7 @@ def test_an_old_baseline_reads_with_a_note_and_falls_back_to_plan_shape():
         "the verdict falls back to plan shape (save a new baseline with `dbbench baseline save`)"
     )
     assert report.notes == [note]
-    text = render.to_text(report)
+    text = to_text(report)
     row = next(ln for ln in text.splitlines() if ln.startswith("page "))
     assert note in text and " unknown " in row  # its rows examined
     # a lost index still fails on the plan alone
@@ -188,7 +188,7 @@ def test_a_node_only_one_plan_has_is_new_or_gone_not_a_ratio_against_zero():
     gone = diff.work_diff(new, base)
     assert {n.label: n.change for n in gone.nodes}["Sort"] == "gone"
     report = diff.compare(_doc(base), _doc(new))
-    md = render.to_markdown(report)
+    md = to_markdown(report)
     assert "| Sort | — | 10 | new |" in md, md
     node = next(n for n in report.to_dict()["shapes"][0]["work"]["nodes"] if n["node"] == "Sort")
     assert (node["in_baseline"], node["in_result"]) == (False, True)

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from dbbench.access.targets import open_targets
-from dbbench.catalog import entries as catalog
+from dbbench.catalog import entries
 from dbbench.dataset import seed
 from dbbench.dialects.plan import PlanNode
 from tests.conftest import run_cli, seeded_targets
@@ -26,16 +26,15 @@ def seeded(local_servers):
 
 
 def _fingerprints(targets, ns):
-    from dbbench.dataset import definition as dataset
-    from dbbench.dataset import loadfiles as prepared
+    from dbbench.dataset import definition, loadfiles
 
-    tables, _, _ = prepared.prepare(
-        dataset.load("alpine-100k"), ["postgresql", "mysql"], seed.default_cache()
+    tables, _, _ = loadfiles.prepare(
+        definition.load("alpine-100k"), ["postgresql", "mysql"], seed.default_cache()
     )
     out = {}
     for t in targets:
         with connection(t, namespace=ns) as conn:
-            out[t.dialect] = {tb.name: seed.fingerprint(conn, t.dialect, tb) for tb in tables}
+            out[t.dialect] = {tb.name: seed.fingerprint_table(conn, t.dialect, tb) for tb in tables}
     return out
 
 
@@ -46,7 +45,7 @@ def test_all_nine_shapes_hold_on_both_dialects_and_data_is_unchanged(seeded, tmp
     assert result.code == 0, result.output
     doc = json.loads(out.read_text())
     assert {(r["shape"], r["dialect"]) for r in doc["results"] if r["ok"]} == {
-        (s.name, d) for s in catalog.load() for d in ("postgresql", "mysql")
+        (s.name, d) for s in entries.load() for d in ("postgresql", "mysql")
     }
     assert len({r["shape"] for r in doc["results"]}) == 9
     for r in doc["results"]:
@@ -112,7 +111,7 @@ def test_check_passes_and_fails_on_a_lost_index(local_servers, tmp_path):
     ok = run_cli("check")
     assert ok.code == 0, ok.output
     cat = tmp_path / "catalog"
-    shutil.copytree(catalog.CATALOG_DIR / "alpine", cat)
+    shutil.copytree(entries.CATALOG_DIR / "alpine", cat)
     entry = cat / "05-relation-lookup.toml"
     entry.write_text(
         entry.read_text().replace('index = "ix_relation_lookup"', 'index = "ix_relation_lookup_v2"')

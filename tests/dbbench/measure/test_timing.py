@@ -13,7 +13,7 @@ from dbbench.access import isolation
 from dbbench.dialects import timing
 from dbbench.document.model import Document
 from dbbench.measure import explain
-from dbbench.output import explain as report
+from dbbench.output.explain import intro, shape_table
 from tests.conftest import run_cli, seeded_targets
 from tests.db import connection, drop_namespaces
 
@@ -92,9 +92,9 @@ def test_the_result_carries_what_its_times_are(seeded, tmp_path):
     # the file reads back, and renders without a mark (every time is the statement's)
     typed = Document.from_json(doc, "run.json")
     assert typed.to_json() == doc
-    table = report.shape_table(typed)
+    table = shape_table(typed)
     assert "†" not in table and "‡" not in table
-    assert "the time the server spent on the statement" in "\n".join(report.intro(typed))
+    assert "the time the server spent on the statement" in "\n".join(intro(typed))
 
 
 def _as_older_file(doc: dict) -> dict:
@@ -123,7 +123,7 @@ def test_an_older_file_reads_and_its_const_time_is_marked(seeded, tmp_path):
     by = typed.by_key()
     assert by[("exact asset path", "mysql")].remediated.time_kind == timing.RESOLVED
     assert by[("exact asset path", "postgresql")].remediated.time_kind == timing.EXECUTOR
-    table = report.shape_table(typed)
+    table = shape_table(typed)
     line = next(ln for ln in table.splitlines() if ln.startswith("exact asset path"))
     assert "ms†" in line and "ms‡" in line
     assert "† executor time only, and MySQL read the row while planning" in table

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dbbench.servers import mysql as mysql_server
+from dbbench.servers import mysql
 from dbbench.setup import mysqldump
 from dbbench.setup.guard import check_file, statements
 from dbbench.setup.split import split_sql
@@ -237,7 +237,7 @@ def dump(local_urls):
     url = local_urls["mysql"]
 
     def run(*options: str) -> str:
-        proc = mysql_server.client("mysqldump", url, [*options, SOURCE])
+        proc = mysql.client("mysqldump", url, [*options, SOURCE])
         assert proc.stdout.startswith("-- MySQL dump"), proc.stderr
         return proc.stdout
 
@@ -388,7 +388,7 @@ def test_conditional_comments_are_code_and_their_markers_are_kept():
 
 
 def test_client_tool_is_the_servers_own_mysqldump(local_urls):
-    proc = mysql_server.client("mysqldump", local_urls["mysql"], ["--version"])
+    proc = mysql.client("mysqldump", local_urls["mysql"], ["--version"])
     assert "9.7" in proc.stdout or "8.0" in proc.stdout, proc.stdout
 
 

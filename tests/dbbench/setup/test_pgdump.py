@@ -22,7 +22,7 @@ from sqlalchemy.engine import make_url
 from dbbench import servers
 from dbbench.setup import pgdump
 from dbbench.setup.guard import check_statement
-from dbbench.setup.namespace import _fingerprint, _tables
+from dbbench.setup.loader import _fingerprint, _tables
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
 from tests.db import connection, drop_namespaces, sql

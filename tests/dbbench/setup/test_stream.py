@@ -12,7 +12,7 @@ import pytest
 
 from dbbench.access.targets import open_targets
 from dbbench.catalog.entries import CatalogError, open_catalog
-from dbbench.setup import namespace as setupsql
+from dbbench.setup import loader
 from dbbench.setup.fingerprint import fingerprints_agree
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_file, split_sql
@@ -81,7 +81,7 @@ def test_copy_rows_left_unconsumed_are_skipped_and_an_unterminated_copy_is_an_er
     texts = [s.text for s in split_file(f, "postgresql", block=16)]  # no COPY's rows consumed
     assert texts[-2:] == ["INSERT INTO t VALUES (now()::text, 3)", "SELECT 'tail'"]
     f.write_text(PG_SCRIPT.split("\\.\n")[0])
-    with pytest.raises(setupsql.SetupError, match=r"line \d+: COPY … FROM stdin without its data's closing"):
+    with pytest.raises(loader.SetupError, match=r"line \d+: COPY … FROM stdin without its data's closing"):
         for _ in split_file(f, "postgresql", block=16):
             pass
 
@@ -172,7 +172,7 @@ def test_a_setup_folder_runs_its_files_in_name_order_on_each_dialect(local_serve
 
     targets = open_targets({})
     try:
-        _, results = setupsql.load(targets, cat, namespace="dbbench_t_setupdir", progress=report)
+        _, results = loader.load(targets, cat, namespace="dbbench_t_setupdir", progress=report)
         assert fingerprints_agree(results, by_name=True) == {t: True for t in results[0].fingerprints}
         assert all(r.rows["notes"] == 2 and r.rows["orders"] > 0 for r in results)
         for d in ("postgresql", "mysql"):
@@ -205,7 +205,7 @@ def test_read_ahead_hands_over_the_statements_in_order_streamed_rows_and_errors_
     assert _rows(read_ahead(split_file(f, "postgresql", block=16), depth=2)) == expected
     f.write_text(PG_SCRIPT + "SELECT 'unterminated;\n")
     got = []
-    with pytest.raises(setupsql.SetupError, match=r"line 315: unterminated 'quoted' text"):
+    with pytest.raises(loader.SetupError, match=r"line 315: unterminated 'quoted' text"):
         for s in read_ahead(split_file(f, "postgresql", block=16)):
             got.append(s.text)
     assert got == [r[0] for r in expected]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from dbbench.access.targets import open_targets
-from dbbench.setup import namespace as setupsql
+from dbbench.setup import loader
 from dbbench.volume import fill
 
 pytestmark = pytest.mark.servers
@@ -36,7 +36,7 @@ def test_the_alpine_cardinalities_hold_on_both_servers_from_a_spec(owned, tmp_pa
     (catalog / "01-pending.toml").write_text(ENTRY)
     targets = open_targets({})
     try:
-        setupsql.load(targets, catalog, namespace=ns)
+        loader.load(targets, catalog, namespace=ns)
         results = fill(targets, ns, SPEC)
     finally:
         for t in targets:

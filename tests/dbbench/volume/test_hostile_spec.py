@@ -14,7 +14,7 @@ import pytest
 from dbbench import dialects
 from dbbench.access.targets import open_targets
 from dbbench.measure.grow import GrowError, parse_sizes
-from dbbench.volume import catalog, generators, limits, load, plan, spec
+from dbbench.volume import catalog_spec, generators, limits, load, recipe, spec
 from dbbench.volume.schema import Column, Key, Table
 from dbbench.volume.spec import SpecError
 from tests.conftest import run_cli, shape_toml
@@ -53,7 +53,7 @@ def _secret(tmp_path: Path) -> Path:
 def _problems(cat: Path) -> list[str]:
     """The spec's problems as ``validate`` reads them (none: an empty list)."""
     try:
-        catalog.of_catalog(cat)
+        catalog_spec.of_catalog(cat)
     except SpecError as exc:
         return exc.problems
     return []
@@ -106,7 +106,7 @@ def test_a_file_outside_the_catalog_is_refused_without_reading_it(tmp_path, how)
 def test_a_file_inside_the_catalog_is_read_and_a_fifo_refused_without_blocking(tmp_path):
     cat = _catalog(tmp_path, 'id = { gen = "sequence" }\nv = { gen = "choice", file = "words.txt" }\n')
     (cat / "data" / "words.txt").write_text("alpha\n\nbeta\n")
-    sp = catalog.of_catalog(cat)
+    sp = catalog_spec.of_catalog(cat)
     assert sp is not None and sp.folder == cat
     os.unlink(cat / "data" / "words.txt")
     os.mkfifo(cat / "data" / "words.txt")  # no writer: an open that blocked would hang here
@@ -217,12 +217,12 @@ def test_a_format_spec_and_real_providers_still_work(tmp_path):
         v = { gen = "faker", provider = "random_int", args = { min = 1, max = 9 } }
         """,
     )
-    sp = catalog.of_catalog(cat)
+    sp = catalog_spec.of_catalog(cat)
     assert sp is not None
     schema = {
         "t": Table("t", {c: Column(c, "text", False, None, None, None, False, False) for c in ("id", "v")})
     }
-    p = plan.build(sp, schema, 10, lambda t, c: [])
+    p = recipe.build(sp, schema, 10, lambda t, c: [])
     rows = p.tables[0].chunk(0, 3)
     assert rows["id"] == ["SKU-000001", "SKU-000002", "SKU-000003"]
     assert all(1 <= v <= 9 for v in rows["v"])
@@ -240,10 +240,10 @@ def test_rows_above_the_limit_are_refused_with_the_limit(tmp_path):
         f":scale 10,000: above the limit of {limits.MAX_ROWS:,} rows per table"
     ]
     sp = spec.read(_catalog(tmp_path, 'id = { gen = "sequence" }\n', rows=":scale", name="ok"))
-    catalog.checked(sp)
-    plan.check(sp, limits.MAX_SCALE)  # rows = :scale: at the limit, not above
+    catalog_spec.checked(sp)
+    recipe.check(sp, limits.MAX_SCALE)  # rows = :scale: at the limit, not above
     with pytest.raises(SpecError, match="is not between 1 and 100,000,000"):
-        plan.check(sp, limits.MAX_SCALE + 1)
+        recipe.check(sp, limits.MAX_SCALE + 1)
     for rows in ("1e400", "1" + "+1" * 300, "-5", ":scale - 20000"):
         problems = _problems(
             _catalog(tmp_path, 'id = { gen = "sequence" }\n', rows=rows, name=f"r{len(rows)}")
@@ -380,13 +380,13 @@ def _cycle(nullable: bool) -> tuple[spec.Spec, dict[str, Table]]:
 def test_a_cycle_through_keys_that_fail_names_their_problem_not_a_key_error(nullable):
     sp, schema = _cycle(nullable)
     with pytest.raises(SpecError) as exc:
-        plan.build(sp, schema, 10, lambda t, c: [])
+        recipe.build(sp, schema, 10, lambda t, c: [])
     problems = exc.value.problems
     assert "spec.toml: tables.a.columns.id: unique values need dist = 'uniform'" in problems
     assert "spec.toml: tables.b.columns.id: unique values need dist = 'uniform'" in problems
     assert all(not p.endswith(": ") for p in problems)
     with pytest.raises(SpecError):
-        plan.check(sp, 10)
+        recipe.check(sp, 10)
 
 
 # -- issue 32: a cycle among columns -------------------------------------------------------------------
@@ -434,7 +434,7 @@ def test_a_self_reference_listed_before_its_key_is_made_and_one_to_itself_refuse
     text = '[tables.t]\nrows = 6\n[tables.t.columns]\nparent = { gen = "fk", ref = "t.id", dist = "sequential" }\nid = { gen = "sequence" }\n'
     sp = spec.parse(__import__("tomllib").loads(text), tmp_path / "spec.toml")
     cols = {c: Column(c, "integer", False, None, None, None, False, False) for c in ("id", "parent")}
-    p = plan.build(sp, {"t": Table("t", cols, [Key("pk", "primary", ("id",))])}, 6, lambda t, c: [])
+    p = recipe.build(sp, {"t": Table("t", cols, [Key("pk", "primary", ("id",))])}, 6, lambda t, c: [])
     assert p.tables[0].chunk(0, 6) == {"id": [1, 2, 3, 4, 5, 6], "parent": [1, 2, 3, 4, 5, 6]}
     cat = _catalog(tmp_path, 'id = { gen = "sequence" }\nv = { gen = "fk", ref = "t.v", follows = "v" }\n')
     assert _problems(cat) == [
@@ -456,7 +456,7 @@ def test_init_writes_a_spec_that_reads_back_whatever_the_schema_names(tmp_path):
     )
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "spec.toml").write_text(starter.starter({"t\x7f": table}, source="test"))
-    sp = catalog.checked(spec.read(tmp_path))
+    sp = catalog_spec.checked(spec.read(tmp_path))
     assert sp.tables["t\x7f"].columns[odd].params["format"] == "0CL-{:08d}"
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from dbbench import dialects
 from dbbench.access.targets import open_targets
-from dbbench.setup import namespace as setupsql
+from dbbench.setup import loader
 from dbbench.volume import fill, schema, starter
 from tests.dbbench.volume.conftest import MARKET
 
@@ -57,7 +57,7 @@ def test_a_plan_changes_with_volume_and_with_skew(owned, tmp_path):
     ns = owned("dbbench_t_volume_plans")
     targets = open_targets({})
     try:
-        setupsql.load(targets, MARKET, namespace=ns)
+        loader.load(targets, MARKET, namespace=ns)
         with targets[0].all_or_nothing() as conn:
             text = starter.starter(schema.read(conn, "postgresql", ns), source="test")
             conn.rollback()

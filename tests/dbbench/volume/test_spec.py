@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dbbench.volume import expr, plan, spec
+from dbbench.volume import expr, recipe, spec
 from dbbench.volume.sampling import Permutation, Zipf
 from dbbench.volume.schema import Column, Key, Table
 
@@ -78,7 +78,7 @@ def _uuid_keys(text: str) -> str:
     )
 
 
-def _rows(p: plan.Plan, size: int) -> dict[str, list[tuple]]:
+def _rows(p: recipe.Recipe, size: int) -> dict[str, list[tuple]]:
     out = {}
     for t in p.tables:
         rows: list[tuple] = []
@@ -140,7 +140,7 @@ def test_row_counts_are_expressions_of_scale_and_nothing_else():
 
 def test_the_same_rows_whatever_the_chunk_size_and_a_cycle_made_ahead_or_filled_afterwards(tmp_path):
     sp = _spec(tmp_path, GOOD)
-    make = lambda: plan.build(sp, SCHEMA, 1000, lambda t, c: [])
+    make = lambda: recipe.build(sp, SCHEMA, 1000, lambda t, c: [])
     a, b = _rows(make(), 7), _rows(make(), 20_000)
     assert a == b
     p = make()
@@ -150,8 +150,8 @@ def test_the_same_rows_whatever_the_chunk_size_and_a_cycle_made_ahead_or_filled_
     ahead = [c[3] for c in a["customers"] if c[3] is not None]
     # keys made by a generator of no position (uuid): the referrer is loaded NULL, filled afterwards
     random_keys = _spec(tmp_path, _uuid_keys(GOOD))
-    a = _rows(plan.build(random_keys, SCHEMA, 1000, lambda t, c: []), 7)
-    assert plan.build(random_keys, SCHEMA, 1000, lambda t, c: []).tables[0].deferred == ["referrer"]
+    a = _rows(recipe.build(random_keys, SCHEMA, 1000, lambda t, c: []), 7)
+    assert recipe.build(random_keys, SCHEMA, 1000, lambda t, c: []).tables[0].deferred == ["referrer"]
     assert 600 < len(a["customers.referrer"]) < 800 and {r[1] for r in a["customers.referrer"]} <= {
         o[0] for o in a["orders"]
     }
@@ -175,14 +175,14 @@ def test_a_cycle_without_a_nullable_column_and_a_missing_column_are_refused(tmp_
             SCHEMA["customers"].keys,
         ),
     }
-    assert plan.build(_spec(tmp_path, GOOD), schema, 10, lambda t, c: []).tables[0].load[-1] == "referrer"
+    assert recipe.build(_spec(tmp_path, GOOD), schema, 10, lambda t, c: []).tables[0].load[-1] == "referrer"
     uuids = _uuid_keys(GOOD)
     with pytest.raises(
         spec.SpecError, match="cycle among customers, orders and none of its columns is nullable"
     ):
-        plan.build(_spec(tmp_path, uuids), schema, 10, lambda t, c: [])
+        recipe.build(_spec(tmp_path, uuids), schema, 10, lambda t, c: [])
     with pytest.raises(spec.SpecError, match="no column 'tier' in table 'customers'"):
-        plan.build(
+        recipe.build(
             _spec(tmp_path, GOOD),
             {**SCHEMA, "customers": Table("customers", {"id": _col("id")})},
             10,
@@ -191,9 +191,9 @@ def test_a_cycle_without_a_nullable_column_and_a_missing_column_are_refused(tmp_
 
 
 def test_a_seed_change_changes_the_rows_and_unique_ranges_are_permutations(tmp_path):
-    first = _rows(plan.build(_spec(tmp_path, GOOD), SCHEMA, 100, lambda t, c: []), 50)
+    first = _rows(recipe.build(_spec(tmp_path, GOOD), SCHEMA, 100, lambda t, c: []), 50)
     other = _rows(
-        plan.build(_spec(tmp_path, GOOD.replace("seed = 7", "seed = 8")), SCHEMA, 100, lambda t, c: []), 50
+        recipe.build(_spec(tmp_path, GOOD.replace("seed = 7", "seed = 8")), SCHEMA, 100, lambda t, c: []), 50
     )
     assert first["orders"] != other["orders"]
     perm = Permutation(random.Random(1), 1000)

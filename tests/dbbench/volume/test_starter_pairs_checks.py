@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from dbbench.volume import plan, spec, starter
+from dbbench.volume import recipe, spec, starter
 from dbbench.volume.generators import GeneratorError
 from dbbench.volume.schema import Column, Key, Table
 
@@ -91,7 +91,7 @@ def test_a_key_of_a_foreign_key_and_a_date_is_unique_as_pairs_at_any_scale(tmp_p
     lines = doc["tables"]["order_line"]["columns"]
     assert lines["line_no"] == {"gen": "int", "min": 1, "max": 99, "dist": "sequential", "every": ":scale"}
     # the rows: made at a scale above the date range's 1,462 days, every pair once
-    p = plan.build(read, employees(), 20_000, lambda t, c: [])
+    p = recipe.build(read, employees(), 20_000, lambda t, c: [])
     for name in ("salaries", "order_line"):
         t = next(t for t in p.tables if t.name == name)
         key = ("emp_no", "from_date" if name == "salaries" else "line_no")
@@ -117,8 +117,8 @@ def test_a_sequential_range_repeats_each_value_every_rows_and_is_unique_only_so(
     schema = {"t": Table("t", {"d": col("d", "date"), "n": col("n", "integer")})}
     file = tmp_path / "spec.toml"
     file.write_text(textwrap.dedent(text))
-    (t,) = plan.build(spec.read(file), schema, 1, lambda t, c: []).tables
-    (vals,) = plan.build(spec.read(file), schema, 1, lambda t, c: []).chunks(t, 100)
+    (t,) = recipe.build(spec.read(file), schema, 1, lambda t, c: []).tables
+    (vals,) = recipe.build(spec.read(file), schema, 1, lambda t, c: []).chunks(t, 100)
     assert [d.day for d in vals["d"]] == [1, 1, 1, 1, 2, 2, 2, 2, 3, 3]
     assert vals["n"] == [5, 6, 7, 8, 9, 5, 6, 7, 8, 9]
     for bad, message in (
@@ -129,7 +129,7 @@ def test_a_sequential_range_repeats_each_value_every_rows_and_is_unique_only_so(
             textwrap.dedent(text).replace('n = { gen = "int", min = 5, max = 9, dist = "sequential" }', bad)
         )
         with pytest.raises((GeneratorError, spec.SpecError), match=message):
-            plan.build(spec.read(file), schema, 1, lambda t, c: [])
+            recipe.build(spec.read(file), schema, 1, lambda t, c: [])
 
 
 QUE = (
@@ -206,7 +206,7 @@ def test_a_unique_inet_gets_addresses_each_once(tmp_path):
     table = Table("ips", {"ip_addr": col("ip_addr", "inet")}, [Key("u", "unique", ("ip_addr",))])
     doc, read = spec_of({"ips": table}, tmp_path)
     assert doc["tables"]["ips"]["columns"]["ip_addr"] == {"gen": "ip", "unique": True}
-    p = plan.build(read, {"ips": table}, 20_000, lambda t, c: [])
+    p = recipe.build(read, {"ips": table}, 20_000, lambda t, c: [])
     (t,) = p.tables
     values = [v for vals in p.chunks(t, 6_000) for v in vals["ip_addr"]]
     assert len(values) == len(set(values)) == 20_000

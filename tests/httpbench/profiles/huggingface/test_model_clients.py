@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from httpbench.profiles.huggingface import fixture as fx
+from httpbench.profiles.huggingface import fixture
 from httpbench.profiles.huggingface.models import repos
 from httpbench.profiles.huggingface.models.prepare import GENERATE, models_dir
 from tests.httpbench.http_fixtures import cli_options, run_httpbench, seeded
@@ -90,8 +90,8 @@ def test_a_target_without_the_tree_endpoint_is_reported_per_client_line(client_l
     served = repos.read_models(models_dir(), repos.load_manifest())
     out = tmp_path / "lines.json"
     with (
-        fx.HubFixture(fx.HubApp(models=served)) as good,
-        fx.HubFixture(fx.HubApp(models=served, faults=("no-tree",))) as old_only,
+        fixture.HubFixture(fixture.HubApp(models=served)) as good,
+        fixture.HubFixture(fixture.HubApp(models=served, faults=("no-tree",))) as old_only,
     ):
         run = run_httpbench(
             "compare", "--target", f"fixture={good.url}", "--target", f"proxy={old_only.url}",

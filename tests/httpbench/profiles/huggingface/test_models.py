@@ -15,13 +15,13 @@ import httpx
 import pytest
 
 from httpbench.errors import HttpbenchError
-from httpbench.profiles.huggingface import fixture as fx
+from httpbench.profiles.huggingface import fixture
 from httpbench.profiles.huggingface.models import lines, repos
 from httpbench.profiles.huggingface.models.preflight import git_blob_id
 from tests.httpbench.http_fixtures import body_of, run_httpbench
 
 ROOT = Path(__file__).resolve().parents[4]
-COMMIT = fx.COMMIT
+COMMIT = fixture.COMMIT
 FILES = {
     "tiny-bert": {"config.json": b'{"model_type": "bert"}\n', "model.safetensors": body_of(3000, 1)},
     "tiny-sd": {
@@ -48,13 +48,13 @@ def models(tmp_path_factory) -> tuple[Path, Path]:
     return root, manifest
 
 
-def hub_app(models: tuple[Path, Path], *faults: str, **kw) -> fx.HubApp:
+def hub_app(models: tuple[Path, Path], *faults: str, **kw) -> fixture.HubApp:
     served = repos.read_models(models[0], repos.load_manifest(models[1]))
-    return fx.HubApp(models=served, faults=faults, **kw)
+    return fixture.HubApp(models=served, faults=faults, **kw)
 
 
 def test_the_fixture_serves_each_model_repository_with_folders_and_lfs_identities(models):
-    with fx.HubFixture(hub_app(models)) as hub, httpx.Client(base_url=hub.url) as c:
+    with fixture.HubFixture(hub_app(models)) as hub, httpx.Client(base_url=hub.url) as c:
         info = c.get(f"/api/models/httpbench/tiny-sd/revision/{COMMIT}").json()
         assert (info["sha"], info["library_name"]) == (COMMIT, "diffusers")
         assert sorted(s["rfilename"] for s in info["siblings"]) == sorted(FILES["tiny-sd"])
@@ -92,7 +92,7 @@ def test_the_fixture_serves_each_model_repository_with_folders_and_lfs_identitie
 
 def test_the_fixture_breaks_what_it_is_told_to(models):
     with (
-        fx.HubFixture(hub_app(models, "no-commit", "wrong-etag", "no-tree")) as hub,
+        fixture.HubFixture(hub_app(models, "no-commit", "wrong-etag", "no-tree")) as hub,
         httpx.Client(base_url=hub.url) as c,
     ):
         head = c.head(f"/httpbench/tiny-bert/resolve/{COMMIT}/config.json")
@@ -100,7 +100,7 @@ def test_the_fixture_breaks_what_it_is_told_to(models):
         assert head.headers["etag"] != f'"{git_blob_id(FILES["tiny-bert"]["config.json"])}"'
         assert c.get(f"/api/models/httpbench/tiny-bert/tree/{COMMIT}").status_code == 404
     with pytest.raises(HttpbenchError, match="fixture faults"):
-        fx.HubApp(faults=("no-etag-at-all",))
+        fixture.HubApp(faults=("no-etag-at-all",))
 
 
 def test_a_model_file_that_is_not_the_pinned_bytes_is_refused(models, tmp_path):
@@ -176,7 +176,7 @@ def test_the_client_lines_are_the_projects_extras_and_differ_by_a_major_line():
     ],
 )
 def test_a_target_missing_what_real_clients_need_fails_the_preflight_before_any_timing(models, fault, says):
-    with fx.HubFixture(hub_app(models)) as good, fx.HubFixture(hub_app(models, fault)) as bad:
+    with fixture.HubFixture(hub_app(models)) as good, fixture.HubFixture(hub_app(models, fault)) as bad:
         run = run_httpbench(
             "compare",
             "--target",

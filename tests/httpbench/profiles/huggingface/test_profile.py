@@ -17,11 +17,10 @@ from httpbench.errors import HttpbenchError
 from httpbench.model import Target
 from httpbench.peers.hfcache import HfCache
 from httpbench.profiles import Context, load
-from httpbench.profiles.huggingface import HuggingFaceProfile, leak
-from httpbench.profiles.huggingface import fixture as fx
+from httpbench.profiles.huggingface import HuggingFaceProfile, fixture, leak
 from tests.httpbench.http_fixtures import read_head, run_compare, seeded
 
-COMMIT = fx.COMMIT
+COMMIT = fixture.COMMIT
 FILE = f"/org/model/resolve/{COMMIT}/model.safetensors"
 needs_nginx = pytest.mark.usefixtures("peer_programs")  # installed by the session when missing
 
@@ -49,14 +48,14 @@ def after_rounds(profile: HuggingFaceProfile, method: str = "seed", **urls: str)
 
 @pytest.fixture(scope="module")
 def hub():
-    with fx.HubFixture() as server:
+    with fixture.HubFixture() as server:
         yield server
 
 
 @pytest.fixture(scope="module")
 def cdn_hub():
     """The real Hub's shape: the model file's resolve redirects to a CDN on another port, with Xet headers."""
-    with fx.HubFixture(fx.HubApp(mode="redirect", xet=True)) as server:
+    with fixture.HubFixture(fixture.HubApp(mode="redirect", xet=True)) as server:
         yield server
 
 
@@ -144,9 +143,9 @@ def test_preflight_passes_fixture_against_the_clean_cache(hub, cdn_hub, clean):
 @pytest.mark.servers
 def test_preflight_rejects_a_naive_proxy_that_leaks(mode, leaked):
     with (
-        fx.HubFixture(fx.HubApp(mode=mode, xet=True)) as upstream,
+        fixture.HubFixture(fixture.HubApp(mode=mode, xet=True)) as upstream,
         HfCache(upstream.url, naive=True) as naive,
-        fx.HubFixture() as ref,
+        fixture.HubFixture() as ref,
         pytest.raises(HttpbenchError) as err,
     ):
         preflight(HuggingFaceProfile(), fixture=ref.url, naive=naive.url)
@@ -183,7 +182,7 @@ def test_leak_check_finds_upstream_hosts_in_headers_and_json():
     ],
 )
 def test_preflight_catches_wrong_bytes_and_wrong_ranges(hub, knob, words):
-    with fx.HubFixture(fx.HubApp(**knob)) as bad, pytest.raises(HttpbenchError, match=words) as err:
+    with fixture.HubFixture(fixture.HubApp(**knob)) as bad, pytest.raises(HttpbenchError, match=words) as err:
         preflight(HuggingFaceProfile(), fixture=hub.url, bad=bad.url)
     assert "target 'bad'" in str(err.value)
 
@@ -193,7 +192,7 @@ def test_preflight_checks_commit_and_expected_files(hub):
     with pytest.raises(HttpbenchError, match=r"'fixture' GET /api/models/\S+/revision/f{40}: returned 404"):
         preflight(HuggingFaceProfile(revision="f" * 40), fixture=hub.url)
     with (
-        fx.HubFixture(fx.HubApp(commit="f" * 40)) as stale,
+        fixture.HubFixture(fixture.HubApp(commit="f" * 40)) as stale,
         pytest.raises(
             HttpbenchError,
             match=f"target 'stale' .*model info sha f{{40}} is not the "
@@ -238,8 +237,8 @@ def test_cold_fill_counts_one_upstream_fetch_per_fresh_repository_through_the_cl
 def fast_and_slow(peer_programs):
     """The URLs of two clean caches, over a redirect-mode hub and over one 60 ms slower."""
     with (
-        fx.HubFixture(fx.HubApp(mode="redirect")) as fast,
-        fx.HubFixture(fx.HubApp(mode="redirect", delay=0.06)) as slow,
+        fixture.HubFixture(fixture.HubApp(mode="redirect")) as fast,
+        fixture.HubFixture(fixture.HubApp(mode="redirect", delay=0.06)) as slow,
         HfCache(fast.url) as fast_cache,
         HfCache(slow.url) as slow_cache,
     ):
@@ -281,7 +280,7 @@ def test_cold_gate_under_the_paired_method_decides_on_an_interval(fast_and_slow)
 @pytest.mark.servers
 def test_a_cache_without_singleflight_fails_the_cold_fill(hub, cdn_hub):
     """Two naive caches in front of the same direct fixture: every concurrent miss goes upstream."""
-    with fx.HubFixture() as upstream, HfCache(upstream.url, naive=True) as naive:
+    with fixture.HubFixture() as upstream, HfCache(upstream.url, naive=True) as naive:
         section = after_rounds(
             HuggingFaceProfile(cold_samples=1, cold_concurrency=3), fixture=hub.url, naive=naive.url
         )
@@ -338,7 +337,10 @@ def test_a_xet_enabled_client_stays_on_the_clean_cache_but_follows_a_leak(tmp_pa
     no Xet token request); the Xet headers of a leaking upstream send the client to Xet instead."""
     from httpbench.profiles.huggingface import client_argv, client_env
 
-    with fx.HubFixture(fx.HubApp(mode="redirect", xet=True)) as upstream, HfCache(upstream.url) as cache:
+    with (
+        fixture.HubFixture(fixture.HubApp(mode="redirect", xet=True)) as upstream,
+        HfCache(upstream.url) as cache,
+    ):
         for name, url, repo in (("cache", cache.url, "org/via-cache"), ("leaky", upstream.url, "org/direct")):
             target = targets(**{name: url})[0]
             proc = subprocess.run(
@@ -364,7 +366,7 @@ def test_model_info_is_compared_by_content_not_by_bytes(hub):
     compares commit, id and file list, so the timed info scenarios take each target's own body."""
     from httpbench.measure import compare
 
-    with fx.HubFixture() as other:
+    with fixture.HubFixture() as other:
         plain = other.app._info_document
 
         def reformatted(repo, blobs):
@@ -432,7 +434,7 @@ def test_a_non_ascii_name_is_a_404_not_a_fixture_error(hub):
 def test_fixture_counters_stay_bounded_under_many_names():
     """Per-file counts exist only for the repository's files; repositories are counted one by one up
     to a cap (the oldest dropped past it), while the totals count every request."""
-    with fx.HubFixture() as server, httpx.Client(base_url=server.url) as c:
+    with fixture.HubFixture() as server, httpx.Client(base_url=server.url) as c:
         for i in range(300):
             assert c.get(f"/evil/model/resolve/main/missing-{i}.bin").status_code == 404
         assert c.get("/evil/model/resolve/main/config.json").status_code == 200

@@ -1,15 +1,16 @@
-"""A spec made runnable against a live schema: tables in foreign-key order, each column's
-generator built, cycles broken, and rows made in chunks.
+"""The recipe of a fill (not a query plan: that is :mod:`dbbench.dialects.plan`): a spec made
+runnable against a live schema, tables in foreign-key order, each column's generator built, cycles
+broken, and rows made in chunks.
 
 * **Order.** A table is made after the tables its foreign keys reference. A cycle (a self
   reference included) is broken where a foreign key references a key that is a pure function of
   the position (a sequence): it is made ahead of its table and loaded with the rows (the loaders
   check foreign keys after the load, :func:`dbbench.volume.load.run_streams`). Otherwise at a
-  nullable foreign-key column: it is loaded NULL and filled afterwards (:attr:`Plan.deferred`),
+  nullable foreign-key column: it is loaded NULL and filled afterwards (:attr:`Recipe.deferred`),
   once the table it references is loaded.
 * **Parent keys.** A foreign key draws parent *positions* and needs the parent's key at them.
   A key made by an indexed generator (a sequence, a unique range) is computed again; any other
-  is remembered while the parent is generated (:attr:`TablePlan.record`: one value per parent
+  is remembered while the parent is generated (:attr:`TableRecipe.record`: one value per parent
   row, the only memory that grows with the row count). A table the spec does not fill keeps the
   rows its setup SQL loaded, and its keys are read from the server.
 * **Slices.** A slice gives an exact number of rows other values (``100 of 10,000 pending``);
@@ -46,7 +47,7 @@ Existing = Callable[[str, str], list[Any]]  # (table, column) -> the values it h
 
 
 @dataclass
-class ColumnPlan:
+class ColumnRecipe:
     name: str
     gen: Gen
     null: float = 0.0
@@ -66,19 +67,19 @@ class ColumnPlan:
 
 
 @dataclass
-class SlicePlan:
+class SliceRecipe:
     name: str
     rows: int
-    columns: dict[str, ColumnPlan]
+    columns: dict[str, ColumnRecipe]
 
 
 @dataclass
-class TablePlan:
+class TableRecipe:
     name: str
     rows: int
-    columns: dict[str, ColumnPlan] = field(default_factory=dict)
+    columns: dict[str, ColumnRecipe] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)  # generation order: what a column reads first
-    slices: list[SlicePlan] = field(default_factory=list)
+    slices: list[SliceRecipe] = field(default_factory=list)
     deferred: list[str] = field(default_factory=list)  # loaded NULL, filled after the load
     record: set[str] = field(default_factory=set)  # kept while generating: other tables need them
 
@@ -87,13 +88,13 @@ class TablePlan:
         """The columns of the bulk load, in the spec's order."""
         return [c for c in self.columns if c not in self.deferred]
 
-    def _slice_rows(self, a: int, b: int) -> list[tuple[SlicePlan, list[int], list[int]]]:
+    def _slice_rows(self, a: int, b: int) -> list[tuple[SliceRecipe, list[int], list[int]]]:
         """Per slice: its own positions and the chunk offsets of its rows in [a, b)."""
         total = sum(s.rows for s in self.slices)
         if not total:
             return []
         n = self.rows
-        out: list[tuple[SlicePlan, list[int], list[int]]] = []
+        out: list[tuple[SliceRecipe, list[int], list[int]]] = []
         first, last = (a * total) // n, (b * total) // n  # slice ordinals of the rows in [a, b)
         start = 0
         for s in self.slices:
@@ -130,17 +131,17 @@ def _at(vals: dict[str, list[Any]], offsets: list[int]) -> Callable[[str], list[
 class Deferred:
     """A foreign-key column of a cycle: filled by key after every table is loaded."""
 
-    table: TablePlan
+    table: TableRecipe
     column: str
-    gen: ColumnPlan
+    gen: ColumnRecipe
     keys: list[tuple[str, ParentKey]]  # the table's primary key columns
 
 
 @dataclass
-class Plan:
+class Recipe:
     spec: Spec
     scale: int
-    tables: list[TablePlan]  # in load order
+    tables: list[TableRecipe]  # in load order
     deferred: list[Deferred]
     recorded: dict[tuple[str, str], list[Any]]
     kinds: dict[tuple[str, str], str]  # (table, column) -> value kind
@@ -158,7 +159,7 @@ class Plan:
     def rows(self) -> int:
         return sum(t.rows for t in self.tables)
 
-    def chunks(self, table: TablePlan, size: int) -> Iterator[dict[str, list[Any]]]:
+    def chunks(self, table: TableRecipe, size: int) -> Iterator[dict[str, list[Any]]]:
         """The table's rows in chunks of ``size``, remembering what other tables need."""
         for a in range(0, table.rows, size):
             vals = table.chunk(a, min(a + size, table.rows))
@@ -178,7 +179,7 @@ class Plan:
             yield out
 
 
-# -- building the plan -------------------------------------------------------------------------------
+# -- building the recipe -------------------------------------------------------------------------------
 def _rng(spec: Spec, *parts: str) -> random.Random:
     return random.Random("/".join([str(spec.seed), *parts]))
 
@@ -200,11 +201,11 @@ class _Builder:
     ):
         self.spec, self.schema, self.scale, self.existing = spec, schema, scale, existing
         self.live = live  # False: checked without a server (the schema is the spec's own)
-        self.failed: set[str] = set()  # tables whose plan failed (their problem is reported)
+        self.failed: set[str] = set()  # tables whose recipe failed (their problem is reported)
         self.siblings: dict[str, Callable[[str], Gen]] = {}  # per table being made: its columns by name
         self.making_ahead: set[tuple[str, str]] = set()
         self.problems: list[str] = []
-        self.plans: dict[str, TablePlan] = {}
+        self.recipes: dict[str, TableRecipe] = {}
         self.recorded: dict[tuple[str, str], list[Any]] = {}
         self.kinds: dict[tuple[str, str], str] = {}
         self.early: set[str] = set()  # tables with values made ahead of the tables they reference
@@ -337,7 +338,7 @@ class _Builder:
         if not column:
             raise GeneratorError(f"ref {shown}: write table.column")
         if table in self.spec.tables:
-            plan = self.plans.get(table)
+            recipe = self.recipes.get(table)
             if column not in self.spec.tables[table].columns:
                 raise GeneratorError(
                     f"ref {shown}: column {excerpt(column, 60)!r} of {excerpt(table, 60)!r} is not in "
@@ -345,24 +346,24 @@ class _Builder:
                 )
             if table in self.failed:
                 raise _Failed(table)
-            if plan is None:  # referenced ahead of its load: made ahead, or a deferred column
+            if recipe is None:  # referenced ahead of its load: made ahead, or a deferred column
                 early = self.ahead(table, column)
                 if early is None:
                     raise _Failed(table)
                 return early
-            if column not in plan.columns:  # a column of the table being made, listed later
+            if column not in recipe.columns:  # a column of the table being made, listed later
                 sibling = self.siblings.get(table)
                 if sibling is None:
                     raise _Failed(table)
                 sibling(column)  # made now, or why not (a column that reads itself, a failed one)
-            cp = plan.columns[column]
+            cp = recipe.columns[column]
             kind = cp.gen.kind
-            if cp.pure and not any(column in s.columns for s in plan.slices):
+            if cp.pure and not any(column in s.columns for s in recipe.slices):
                 gen = cp.gen
-                return ParentKey(plan.rows, kind, lambda idx: gen.make(idx, lambda c: []))
-            plan.record.add(column)
+                return ParentKey(recipe.rows, kind, lambda idx: gen.make(idx, lambda c: []))
+            recipe.record.add(column)
             store = self.recorded.setdefault((table, column), [])
-            return ParentKey(plan.rows, kind, lambda idx: [store[i] for i in idx])
+            return ParentKey(recipe.rows, kind, lambda idx: [store[i] for i in idx])
         if not self.live:  # a table the setup SQL fills: its rows are on the servers only
             return ParentKey(1, "text", lambda idx: [None] * len(idx))
         if table not in self.schema or column not in self.schema[table].columns:
@@ -372,7 +373,7 @@ class _Builder:
 
     def ahead(self, table: str, column: str) -> ParentKey | None:
         """The key ``table.column`` before its table is planned, when its values are a pure function
-        of the position (:attr:`ColumnPlan.pure`, no slice sets it), else None."""
+        of the position (:attr:`ColumnRecipe.pure`, no slice sets it), else None."""
         t = self.spec.tables.get(table)
         col = t.columns.get(column) if t is not None else None
         if t is None or col is None or any(column in s.columns for s in t.slices):
@@ -394,7 +395,7 @@ class _Builder:
 
     def column(
         self, table: str, col: ColumnSpec, rows: int, siblings: Callable[[str], Gen], *scope: str
-    ) -> ColumnPlan:
+    ) -> ColumnRecipe:
         generator = GENERATORS[col.gen]
         live = self.schema[table].columns.get(col.name)
         distinct = self.number(col.distinct) if col.distinct is not None else None
@@ -432,16 +433,16 @@ class _Builder:
             _labels(gen, live)
         self.kinds[(table, col.name)] = gen.kind
         null_rng = _rng(self.spec, table, *scope, col.name, "null") if col.null else None
-        return ColumnPlan(col.name, gen, col.null, null_rng)
+        return ColumnRecipe(col.name, gen, col.null, null_rng)
 
-    def table(self, t: TableSpec, deferred: set[tuple[str, str]]) -> TablePlan:
+    def table(self, t: TableSpec, deferred: set[tuple[str, str]]) -> TableRecipe:
         try:
             rows = self.rows(t.rows)
         except GeneratorError:
             self.failed.add(t.name)
             raise
-        plan = TablePlan(t.name, rows)
-        self.plans[t.name] = plan
+        recipe = TableRecipe(t.name, rows)
+        self.recipes[t.name] = recipe
         building: list[str] = []  # the columns being built, each reading the next
         failed: set[str] = set()  # columns whose problem is reported
 
@@ -453,13 +454,13 @@ class _Builder:
                 raise GeneratorError(f"column {name!r} is a foreign key filled after the load: not readable")
             if name in failed:
                 raise _Failed(t.name)
-            if name not in plan.columns:
+            if name not in recipe.columns:
                 if name in building:  # reported at the column the loop starts from
                     loop = " -> ".join([*building[building.index(name) :], name])
                     raise _Cycle(f"columns read each other: {excerpt(loop, 200)}")
                 building.append(name)
                 try:
-                    plan.columns[name] = self.column(t.name, t.columns[name], rows, sibling)
+                    recipe.columns[name] = self.column(t.name, t.columns[name], rows, sibling)
                 except _Cycle:
                     failed.add(name)
                     raise
@@ -471,13 +472,13 @@ class _Builder:
                     raise _Failed(t.name) from None
                 finally:
                     building.pop()
-            return plan.columns[name].gen
+            return recipe.columns[name].gen
 
         self.siblings[t.name] = sibling
 
         for name, col in t.columns.items():
             if (t.name, name) in deferred:
-                plan.deferred.append(name)
+                recipe.deferred.append(name)
                 continue
             try:
                 sibling(name)
@@ -497,28 +498,28 @@ class _Builder:
                     pass
                 except GeneratorError as exc:
                     self.fail(col.where, str(exc))
-            plan.slices.append(SlicePlan(s.name, srows, cols))
+            recipe.slices.append(SliceRecipe(s.name, srows, cols))
         if total > rows:
             self.fail(f"tables.{t.name}.slices", f"{total:,} slice rows of a table of {rows:,}")
-        plan.columns = {c: plan.columns[c] for c in t.columns if c in plan.columns}  # the spec's order
-        plan.order = _generation_order(plan)
-        return plan
+        recipe.columns = {c: recipe.columns[c] for c in t.columns if c in recipe.columns}  # the spec's order
+        recipe.order = _generation_order(recipe)
+        return recipe
 
-    def deferred_column(self, plan: TablePlan, name: str) -> Deferred | None:
-        col = self.spec.tables[plan.name].columns[name]
-        pk = self.schema[plan.name].primary
+    def deferred_column(self, recipe: TableRecipe, name: str) -> Deferred | None:
+        col = self.spec.tables[recipe.name].columns[name]
+        pk = self.schema[recipe.name].primary
         if not self.live:  # the primary key is the live schema's: checked by the run
             try:
-                self.column(plan.name, col, plan.rows, lambda c: plan.columns[c].gen)
+                self.column(recipe.name, col, recipe.rows, lambda c: recipe.columns[c].gen)
             except _Failed:
                 pass
             except GeneratorError as exc:
                 self.fail(col.where, str(exc))
             return None
-        named = all(k in self.spec.tables[plan.name].columns for k in pk)
-        if pk and named and any(k not in plan.columns for k in pk):
+        named = all(k in self.spec.tables[recipe.name].columns for k in pk)
+        if pk and named and any(k not in recipe.columns for k in pk):
             return None  # a key column whose own generator failed: its problem is reported
-        if not pk or any(k not in plan.columns for k in pk):
+        if not pk or any(k not in recipe.columns for k in pk):
             self.fail(
                 col.where,
                 "a foreign key of a cycle is filled afterwards by primary key: the table needs "
@@ -526,14 +527,14 @@ class _Builder:
             )
             return None
         try:
-            gen = self.column(plan.name, col, plan.rows, lambda c: plan.columns[c].gen)
-            keys = [(k, self.key(f"{plan.name}.{k}")) for k in pk]
+            gen = self.column(recipe.name, col, recipe.rows, lambda c: recipe.columns[c].gen)
+            keys = [(k, self.key(f"{recipe.name}.{k}")) for k in pk]
         except _Failed:
             return None
         except GeneratorError as exc:
             self.fail(col.where, str(exc))
             return None
-        return Deferred(plan, name, gen, keys)
+        return Deferred(recipe, name, gen, keys)
 
 
 class _Cycle(GeneratorError):
@@ -541,7 +542,7 @@ class _Cycle(GeneratorError):
 
 
 class _Failed(GeneratorError):
-    """A column that references a table whose plan failed: that table's problem is reported, not
+    """A column that references a table whose recipe failed: that table's problem is reported, not
     this consequence of it."""
 
     def __init__(self, table: str):
@@ -565,36 +566,36 @@ def _alone(name: str) -> Gen:
     raise GeneratorError(f"reads column {name!r}")
 
 
-def _generation_order(plan: TablePlan) -> list[str]:
+def _generation_order(recipe: TableRecipe) -> list[str]:
     """The columns in an order where each comes after the columns it reads (a slice's too); a
     cycle among them is a :class:`GeneratorError` naming it."""
-    needs = {c: set(p.gen.needs) for c, p in plan.columns.items()}
-    for s in plan.slices:
+    needs = {c: set(p.gen.needs) for c, p in recipe.columns.items()}
+    for s in recipe.slices:
         for c, p in s.columns.items():
             needs.setdefault(c, set()).update(p.gen.needs)
     order: list[str] = []
     for c, read in needs.items():
-        missing = sorted(n for n in read if n not in plan.columns)
-        if missing and c in plan.columns:
+        missing = sorted(n for n in read if n not in recipe.columns)
+        if missing and c in recipe.columns:
             raise GeneratorError(f"column {c!r} reads {excerpt(repr(missing[0]))}, which it does not make")
     done: set[str] = set()
-    while len(order) < len(plan.columns):
-        ready = [c for c in plan.columns if c not in done and needs.get(c, set()) <= done]
+    while len(order) < len(recipe.columns):
+        ready = [c for c in recipe.columns if c not in done and needs.get(c, set()) <= done]
         if not ready:
-            stuck = [c for c in plan.columns if c not in done]
+            stuck = [c for c in recipe.columns if c not in done]
             raise GeneratorError(f"columns read each other: {excerpt(', '.join(stuck), 200)}")
         order += ready
         done.update(ready)
     return order
 
 
-def build(spec: Spec, schema: dict[str, Table], scale: int, existing: Existing) -> Plan:
-    """The plan of ``spec`` against ``schema`` at ``scale``; every problem at once as a :class:`SpecError`."""
+def build(spec: Spec, schema: dict[str, Table], scale: int, existing: Existing) -> Recipe:
+    """The recipe of ``spec`` against ``schema`` at ``scale``; every problem at once as a :class:`SpecError`."""
     return _build(_Builder(spec, schema, scale, existing))
 
 
 def check(spec: Spec, scale: int) -> None:
-    """Build the plan of ``spec`` at ``scale`` without a server, as the run builds it (the same
+    """Build the recipe of ``spec`` at ``scale`` without a server, as the run builds it (the same
     code): every problem the run's preparation would find that does not depend on the live
     schema (row counts and their limits, expressions, generators and their parameters, files,
     formats, faker providers, cycles among columns), at once, as a :class:`SpecError`.
@@ -607,7 +608,7 @@ def check(spec: Spec, scale: int) -> None:
     _build(_Builder(spec, schema, scale, lambda table, column: [], live=False))
 
 
-def _build(b: _Builder) -> Plan:
+def _build(b: _Builder) -> Recipe:
     spec, scale = b.spec, b.scale
     if not 1 <= scale <= limits.MAX_SCALE:
         raise SpecError(f"{spec.path}: :scale {scale:,} is not between 1 and {limits.MAX_SCALE:,}")
@@ -632,14 +633,14 @@ def _build(b: _Builder) -> Plan:
             b.failed.add(name)
             b.fail(f"tables.{excerpt(name, 60)}", str(exc))
     later = []
-    for plan in tables:
-        for name in plan.deferred:
-            d = b.deferred_column(plan, name)
+    for recipe in tables:
+        for name in recipe.deferred:
+            d = b.deferred_column(recipe, name)
             if d is not None:
                 later.append(d)
     if b.problems:
         raise SpecError(list(dict.fromkeys(b.problems)))
-    return Plan(spec, b.scale, tables, later, b.recorded, b.kinds, sorted(b.early), _fed(spec, b.schema))
+    return Recipe(spec, b.scale, tables, later, b.recorded, b.kinds, sorted(b.early), _fed(spec, b.schema))
 
 
 def _fed(spec: Spec, schema: dict[str, Table]) -> list[str]:

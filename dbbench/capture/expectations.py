@@ -67,7 +67,7 @@ def proposals(
     return todo
 
 
-def accept(found: list[Proposed]) -> list[Proposed]:
+def write(found: list[Proposed]) -> list[Proposed]:
     """Write every proposal that names an index into its file; the ones written.
 
     Every file's new text is made, and every file checked writable (:func:`writable`), before

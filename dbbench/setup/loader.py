@@ -38,8 +38,8 @@ from dbbench.access import isolation
 from dbbench.access.targets import Target
 from dbbench.catalog.entries import Catalog, open_catalog
 from dbbench.errors import DbbenchError, server_message
-from dbbench.setup import extensions as exts
 from dbbench.setup.dumps import Facts
+from dbbench.setup.extensions import Extensions, read_installed, unread
 from dbbench.setup.fingerprint import fingerprint
 from dbbench.setup.guard import (  # noqa: F401 (check_statement, statements_for: re-exported)
     check_file,
@@ -135,7 +135,7 @@ class Prepared:
     seconds: float
     facts: list[Facts]  # per file: what its dump adapter learned, for the pass that runs it
     # PostgreSQL: the server's extensions, and those the setup SQL asked for (its search_path)
-    extensions: exts.Extensions | None = None
+    extensions: Extensions | None = None
 
 
 def prepare(
@@ -147,15 +147,15 @@ def prepare(
     isolate: bool = True,
     scale: int | None = None,
     progress: Progress | None = None,
-    extensions: exts.Extensions | None = None,
+    extensions: Extensions | None = None,
 ) -> tuple[Prepared, list[str]]:
     """The check pass over a dialect's setup files (:func:`~dbbench.setup.guard.check_file`):
     their statement count and skips, and every problem of every file. ``isolate=False`` (the SQL
     will run as dbbench's own user): any reference outside the namespace is refused too.
-    ``extensions``: the PostgreSQL server's (:func:`dbbench.setup.extensions.read`); None: no
+    ``extensions``: the PostgreSQL server's (:func:`dbbench.setup.extensions.read_installed`); None: no
     server read (``dbbench validate``), what the SQL does to extensions is left to the seed."""
     if dialect == "postgresql" and extensions is None:
-        extensions = exts.unread()
+        extensions = unread()
     files = catalog.setup[dialect]
     on_bytes = _on_bytes(progress, dialect, "checking", files)
     skipped: Counter[str] = Counter()
@@ -181,13 +181,13 @@ def prepare(
     return prepared, [p for c in checks for p in c.problems]
 
 
-def server_extensions(target: Target) -> exts.Extensions | None:
+def server_extensions(target: Target) -> Extensions | None:
     """The extensions a PostgreSQL target has installed (None on MySQL), read as dbbench's own
-    user (:func:`dbbench.setup.extensions.read`)."""
+    user (:func:`dbbench.setup.extensions.read_installed`)."""
     if target.dialect != "postgresql":
         return None
     with target.all_or_nothing() as conn:
-        return exts.read(conn)
+        return read_installed(conn)
 
 
 def _binds(scale: int | None) -> dict[str, str]:

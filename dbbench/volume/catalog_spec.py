@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dbbench import defaults
-from dbbench.volume import plan
+from dbbench.volume import recipe
 from dbbench.volume.load import FillResult, Progress, fill
 from dbbench.volume.spec import SPEC_FILE, Spec, SpecError, read
 
@@ -46,12 +46,12 @@ def run_scale(spec: Spec, scale: int | None = None) -> int:
 
 
 def checked(spec: Spec, scales: Iterable[int | None] = ()) -> Spec:
-    """``spec`` with its plan built without a server (:func:`dbbench.volume.plan.check`, the code
+    """``spec`` with its recipe built without a server (:func:`dbbench.volume.recipe.check`, the code
     the fill prepares with) at its own scale, its check scale and each of ``scales``: every problem
     that does not depend on the live schema, at once (those of the first scale that has any),
     before anything is touched."""
     for scale in dict.fromkeys([run_scale(spec), check_scale(spec), *(run_scale(spec, s) for s in scales)]):
-        plan.check(spec, scale)
+        recipe.check(spec, scale)
     return spec
 
 
