@@ -151,12 +151,13 @@ def shape_toml(
     params: str | None = None,
     sql: str,
     postgresql: str,
-    mysql: str,
+    mysql: str | None = None,
     expect_rows: int | None = None,
     sep: str = "",
 ) -> str:
     """A catalog shape file (``sql/catalog`` format); ``sep`` goes between its sections (no
-    ``[params]`` section without ``params``)."""
+    ``[params]`` section without ``params``; MySQL's section the same as PostgreSQL's unless
+    ``mysql``)."""
     head = f'name = "{name}"\ncardinality = "{cardinality}"\n'
     if expect_rows is not None:
         head += f"expect_rows = {expect_rows}\n"
@@ -164,6 +165,6 @@ def shape_toml(
         *([f"[params]\n{params}\n"] if params is not None else []),
         f'[query]\nsql = "{sql}"\n',
         f"[postgresql]\n{postgresql}\n",
-        f"[mysql]\n{mysql}\n",
+        f"[mysql]\n{postgresql if mysql is None else mysql}\n",
     ]
     return sep.join([head, *sections])

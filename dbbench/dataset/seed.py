@@ -67,14 +67,12 @@ class CheckResult:
         return self.expected == self.actual
 
 
-@dataclass
-class SeedResult:
-    dialect: str
-    server_version: str
-    namespace: str
-    seconds: dict[str, float] = field(default_factory=dict)
-    checks: list[CheckResult] = field(default_factory=list)
-    fingerprints: dict[str, str] = field(default_factory=dict)
+class Verified:
+    """What every load's result says about itself (a seed's :class:`SeedResult`, a fill's
+    :class:`dbbench.volume.load.FillResult`): ``ok`` when every check holds, and its wall time."""
+
+    checks: list[CheckResult]
+    seconds: dict[str, float]
 
     @property
     def ok(self) -> bool:
@@ -83,6 +81,16 @@ class SeedResult:
     @property
     def total_seconds(self) -> float:
         return sum(self.seconds.values())
+
+
+@dataclass
+class SeedResult(Verified):
+    dialect: str
+    server_version: str
+    namespace: str
+    seconds: dict[str, float] = field(default_factory=dict)
+    checks: list[CheckResult] = field(default_factory=list)
+    fingerprints: dict[str, str] = field(default_factory=dict)
 
     @property
     def rows(self) -> int:

@@ -35,7 +35,7 @@ import dbbench.volume.spec
 from dbbench import defaults, dialects
 from dbbench.access import isolation
 from dbbench.access.targets import Target
-from dbbench.dataset.seed import CheckResult  # as our own dataset's
+from dbbench.dataset.seed import CheckResult, Verified  # as our own dataset's
 from dbbench.errors import DbbenchError, NotOurs
 from dbbench.setup.fingerprint import fingerprint, fingerprints_agree
 from dbbench.volume import recipe, schema, text
@@ -55,7 +55,7 @@ NATIVE_BINARY = frozenset({"mysql"})  # dialects that load a native value's byte
 
 
 @dataclass
-class FillResult:
+class FillResult(Verified):
     dialect: str
     server_version: str
     namespace: str
@@ -70,14 +70,6 @@ class FillResult:
     fingerprints: dict[str, str] = field(default_factory=dict)
     checks: list[CheckResult] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
-
-    @property
-    def total_seconds(self) -> float:
-        return sum(self.seconds.values())
 
 
 def agree(results: list[FillResult]) -> dict[str, bool]:

@@ -10,6 +10,7 @@ from dbbench import dialects
 from dbbench.access.targets import open_targets
 from dbbench.dataset import seed
 from tests.conftest import run_cli
+from tests.db import connection, sql
 
 # Recorded from a real run: a change here means the dataset changed for every user.
 GOLDEN_100K = {
@@ -29,11 +30,6 @@ def targets(local_servers):
     yield ts
     for t in ts:
         t.dispose()
-
-
-def _driver(target):
-    raw = target.engine.raw_connection()
-    return raw, raw.driver_connection
 
 
 def test_100k_dataset_is_exact_and_identical_on_both_servers(targets, tmp_path):
@@ -66,39 +62,30 @@ def test_reseed_is_stable_and_replaces_only_our_namespace(targets):
 
 
 def _make_foreign(target, ns: str) -> None:
-    raw, conn = _driver(target)
     q = dialects.get(target.dialect).quote
-    with conn.cursor() as cur:
-        if target.dialect == "postgresql":
-            cur.execute(f"DROP SCHEMA IF EXISTS {q(ns)} CASCADE")
-            cur.execute(f"CREATE SCHEMA {q(ns)}")
-        else:
-            cur.execute(f"DROP DATABASE IF EXISTS {q(ns)}")
-            cur.execute(f"CREATE DATABASE {q(ns)}")
-        cur.execute(f"CREATE TABLE {q(ns)}.precious (id int PRIMARY KEY, note varchar(50))")
-        cur.execute(f"INSERT INTO {q(ns)}.precious VALUES (1, 'keep me'), (2, 'and me')")
-    conn.commit()
-    raw.close()
+    kind = "SCHEMA" if target.dialect == "postgresql" else "DATABASE"
+    sql(
+        target,
+        [
+            f"DROP {kind} IF EXISTS {q(ns)}" + (" CASCADE" if kind == "SCHEMA" else ""),
+            f"CREATE {kind} {q(ns)}",
+            f"CREATE TABLE {q(ns)}.precious (id int PRIMARY KEY, note varchar(50))",
+            f"INSERT INTO {q(ns)}.precious VALUES (1, 'keep me'), (2, 'and me')",
+        ],
+    )
 
 
 def _snapshot_of(target, ns: str):
-    raw, conn = _driver(target)
     q = dialects.get(target.dialect).quote
-    with conn.cursor() as cur:
-        if target.dialect == "postgresql":
-            cur.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1", (ns,)
-            )
-        else:
-            cur.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1", (ns,)
-            )
-        tables = [r[0] for r in cur.fetchall()]
-        cur.execute(f"SELECT id, note FROM {q(ns)}.precious ORDER BY id")
-        rows = cur.fetchall()
-    conn.commit()
-    raw.close()
-    return tables, [tuple(r) for r in rows]
+    tables, rows = sql(
+        target,
+        [
+            f"SELECT table_name FROM information_schema.tables WHERE table_schema = '{ns}' ORDER BY 1",
+            f"SELECT id, note FROM {q(ns)}.precious ORDER BY id",
+        ],
+        fetch="each",
+    )
+    return [r[0] for r in tables], rows
 
 
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
@@ -136,20 +123,13 @@ def test_interrupted_seed_keeps_old_data_or_marks_it_incomplete(targets):
         seed.seed(targets, "alpine-ci", namespace=ns, progress=interrupt)
     states = {}
     for t in targets:
-        raw, conn = _driver(t)
-        states[t.dialect] = dialects.get(t.dialect).namespace_state(conn, ns)
-        conn.rollback()
-        raw.close()
+        with connection(t) as conn:
+            states[t.dialect] = dialects.get(t.dialect).namespace_state(conn, ns)
     assert states == {"postgresql": "complete", "mysql": "incomplete"}
     pg = next(t for t in targets if t.dialect == "postgresql")
-    raw, conn = _driver(pg)
-    dialects.get("postgresql").use(conn, ns)
-    assert (
-        seed.fingerprint_table(conn, "postgresql", _table("package", "alpine-ci"))
-        == done[0].fingerprints["package"]
-    )
-    conn.rollback()
-    raw.close()
+    with connection(pg, namespace=ns) as conn:
+        package = seed.fingerprint_table(conn, "postgresql", _table("package", "alpine-ci"))
+    assert package == done[0].fingerprints["package"]
     _, again, _ = seed.seed(targets, "alpine-ci", namespace=ns)  # the next seed replaces the incomplete one
     assert [r.fingerprints for r in again] == [r.fingerprints for r in done]
 

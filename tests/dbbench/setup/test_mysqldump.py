@@ -20,28 +20,20 @@ from dbbench.servers import mysql
 from dbbench.setup import mysqldump
 from dbbench.setup.guard import check_file, statements
 from dbbench.setup.split import split_sql
-from tests.conftest import run_cli
+from tests.conftest import run_cli, shape_toml
 from tests.db import connection
 
 pytestmark = pytest.mark.servers
 
 SOURCE = "mdsrc"
-SHAPE = """name = "customer by email"
-cardinality = "1 of 2,000"
-expect_rows = 1
-
-[params]
-email = "customer42@example.com"
-
-[query]
-sql = "SELECT id, tier FROM customers WHERE email = :email"
-
-[postgresql]
-expect = { table = "customers", index = "email" }
-
-[mysql]
-expect = { table = "customers", index = "email" }
-"""
+SHAPE = shape_toml(
+    "customer by email",
+    "1 of 2,000",
+    expect_rows=1,
+    params='email = "customer42@example.com"',
+    sql="SELECT id, tier FROM customers WHERE email = :email",
+    postgresql='expect = { table = "customers", index = "email" }',
+)
 
 SOURCE_SQL = r"""
 SET SESSION cte_max_recursion_depth = 100000;

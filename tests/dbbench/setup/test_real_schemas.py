@@ -31,27 +31,20 @@ import pytest
 from dbbench.setup import mysqldump, pgdump
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_sql
-from tests.conftest import run_cli
+from tests.conftest import run_cli, shape_toml
 from tests.db import connection, drop_namespaces, execute
 
 NS = f"dbbench_t_real_{os.getpid()}"
 
-SHAPE = """name = "item by name"
-cardinality = "1 of a few"
-
-[params]
-name = "one"
-
-[query]
-sql = "SELECT id FROM item WHERE name = :name"
-
-[postgresql]  # two rows: PostgreSQL would rightly scan them
-expect = { table = "item", index = "idx_item_name" }
-settings = { enable_seqscan = "off" }
-
-[mysql]
-expect = { table = "item", index = "idx_item_name" }
-"""
+SHAPE = shape_toml(
+    "item by name",
+    "1 of a few",
+    params='name = "one"',
+    sql="SELECT id FROM item WHERE name = :name",
+    # two rows: PostgreSQL would rightly scan them
+    postgresql='expect = { table = "item", index = "idx_item_name" }\nsettings = { enable_seqscan = "off" }',
+    mysql='expect = { table = "item", index = "idx_item_name" }',
+)
 
 # pg_dump 8.4's plain format, as the sakila port's schema file has it (a schema of our own)
 OLD_PG_DUMP = """--

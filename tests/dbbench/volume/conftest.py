@@ -7,21 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from dbbench.access import isolation
-from dbbench.access.targets import open_targets
+from tests.db import drop_namespaces
 
 ROOT = Path(__file__).resolve().parents[3]
 MARKET = ROOT / "examples" / "market"
-
-
-def drop(namespace: str) -> None:
-    targets = open_targets({})
-    try:
-        for t in targets:
-            isolation.drop_namespace(t, namespace)
-    finally:
-        for t in targets:
-            t.dispose()
 
 
 @pytest.fixture
@@ -34,8 +23,7 @@ def owned(local_servers):
         return name
 
     yield own
-    for name in names:
-        drop(name)
+    drop_namespaces(*names)
 
 
 @pytest.fixture

@@ -12,19 +12,17 @@ import pytest
 from dbbench.access.targets import open_targets
 from dbbench.setup import loader
 from dbbench.volume import fill
+from tests.conftest import shape_toml
 
 pytestmark = pytest.mark.servers
 ROOT = Path(__file__).resolve().parents[3]
 SPEC = Path(__file__).with_name("alpine.toml")
-ENTRY = """name = "pending suites"
-cardinality = "100 of 10,000"
-[query]
-sql = "SELECT repository_id FROM suite_state WHERE pending ORDER BY desired_at LIMIT 10"
-[postgresql]
-expect = { table = "suite_state", index = "ix_suite_pending" }
-[mysql]
-expect = { table = "suite_state", index = "ix_suite_pending" }
-"""
+ENTRY = shape_toml(
+    "pending suites",
+    "100 of 10,000",
+    sql="SELECT repository_id FROM suite_state WHERE pending ORDER BY desired_at LIMIT 10",
+    postgresql='expect = { table = "suite_state", index = "ix_suite_pending" }',
+)
 
 
 def test_the_alpine_cardinalities_hold_on_both_servers_from_a_spec(owned, tmp_path):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from dbbench import dialects
-from dbbench.access.targets import open_targets
 from tests.conftest import run_cli
+from tests.db import sql
 
 pytestmark = pytest.mark.servers
 ROOT = Path(__file__).resolve().parents[3]
@@ -29,19 +29,11 @@ def five_commands() -> list[list[str]]:
 
 
 def _rows(namespace: str, table: str, only: str | None = None) -> dict[str, int]:
-    targets = open_targets({}, only)
-    try:
-        out = {}
-        for t in targets:
-            d = dialects.get(t.dialect)
-            with t.all_or_nothing() as conn, conn.cursor() as cur:
-                cur.execute(f"SELECT COUNT(*) FROM {d.quote(namespace)}.{d.quote(table)}")
-                out[t.dialect] = cur.fetchone()[0]
-                conn.rollback()
-        return out
-    finally:
-        for t in targets:
-            t.dispose()
+    out = {}
+    for dialect in [only] if only else ["postgresql", "mysql"]:
+        q = dialects.get(dialect).quote
+        [[out[dialect]]] = sql(dialect, f"SELECT COUNT(*) FROM {q(namespace)}.{q(table)}")
+    return out
 
 
 def test_the_five_commands_run_as_written(owned, market):

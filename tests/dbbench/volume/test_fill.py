@@ -10,8 +10,8 @@ import tomllib
 import pytest
 
 from dbbench import dialects
-from dbbench.access.targets import open_targets
 from tests.conftest import run_cli
+from tests.db import connection, execute
 
 pytestmark = pytest.mark.servers
 NS = "dbbench_t_volume"
@@ -43,24 +43,16 @@ def test_init_writes_a_spec_that_fills_the_schema_and_the_shapes_hold(owned, mar
     assert pg["fingerprints"] == my["fingerprints"]
     assert pg["faker"] == my["faker"] and pg["isolation"] == f"dbbench_{ns}"
 
-    targets = open_targets({})
-    try:
-        for t in targets:
-            d = dialects.get(t.dialect)
-            with t.all_or_nothing() as conn:
-                meta = d.read_meta(conn, ns)
-                with conn.cursor() as cur:  # the cycle: some customers were referred by an order
-                    cur.execute(
-                        f"SELECT COUNT(*) FROM {d.quote(ns)}.customers WHERE referred_by_order_id IS NOT NULL"
-                    )
-                    referred = cur.fetchone()[0]
-                conn.rollback()
-            assert meta["state"] == "complete" and meta["volume.faker"] == pg["faker"]
-            assert meta["fingerprint.orders"] == pg["fingerprints"]["orders"]
-            assert 2400 < referred < 3000  # 10 % NULL
-    finally:
-        for t in targets:
-            t.dispose()
+    for dialect in ("postgresql", "mysql"):
+        d = dialects.get(dialect)
+        with connection(dialect) as conn:
+            meta = d.read_meta(conn, ns)
+            [[referred]] = execute(  # the cycle: some customers were referred by an order
+                conn, f"SELECT COUNT(*) FROM {d.quote(ns)}.customers WHERE referred_by_order_id IS NOT NULL"
+            )
+        assert meta["state"] == "complete" and meta["volume.faker"] == pg["faker"]
+        assert meta["fingerprint.orders"] == pg["fingerprints"]["orders"]
+        assert 2400 < referred < 3000  # 10 % NULL
 
     explain = run_cli("explain", "--catalog", str(market), "--namespace", ns, "--runs", "1", "--warmups", "0")
     assert explain.code == 0, explain.output

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from dbbench import dialects
-from dbbench.access.targets import open_targets
 from dbbench.measure.grow import GrowError, parse_sizes
 from dbbench.volume import catalog_spec, generators, limits, load, recipe, spec
 from dbbench.volume.schema import Column, Key, Table
 from dbbench.volume.spec import SpecError
 from tests.conftest import run_cli, shape_toml
+from tests.db import connection
 
 SECRET = ("root:$6$h31-secret-hash-line:19000:0:99999:7:::", "daemon:*:h31-second-secret-line:0:99999")
 SHAPE = shape_toml(
@@ -72,15 +72,9 @@ def _one_line_error(result, *, secret: bool = True) -> str:
 
 def _absent(namespace: str) -> None:
     """Neither server holds ``namespace``: the spec was refused before anything was touched."""
-    targets = open_targets({})
-    try:
-        for t in targets:
-            with t.all_or_nothing() as conn:
-                assert dialects.get(t.dialect).namespace_state(conn, namespace) == "absent", t.dialect
-                conn.rollback()
-    finally:
-        for t in targets:
-            t.dispose()
+    for dialect in ("postgresql", "mysql"):
+        with connection(dialect) as conn:
+            assert dialects.get(dialect).namespace_state(conn, namespace) == "absent", dialect
 
 
 # -- 1. files outside the catalog --------------------------------------------------------------------

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from dbbench import dialects
-from dbbench.access.targets import open_targets
 from dbbench.volume import expr
-from tests.conftest import run_cli
+from tests.conftest import run_cli, shape_toml
+from tests.db import sql
 
 pytestmark = pytest.mark.servers
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -33,48 +33,31 @@ CASES = sorted(
     for dialect in ("postgresql", "mysql")
     if (folder / f"setup.{dialect}.sql").is_file()
 )
-ENTRY = """name = "any"
-cardinality = "every row"
-[query]
-sql = "SELECT 1"
-[postgresql]
-expect = { table = "t", index = "i" }
-[mysql]
-expect = { table = "t", index = "i" }
-"""
+ENTRY = shape_toml("any", "every row", sql="SELECT 1", postgresql='expect = { table = "t", index = "i" }')
 
 
 def own_rows(namespace: str, dialect: str) -> dict[str, int]:
     """Rows of every base table of the namespace (its own rows: an inheritance parent's children
     and a partitioned table's partitions are counted apart)."""
-    targets = open_targets({}, dialect)
-    try:
-        (t,) = targets
-        d = dialects.get(t.dialect)
-        with t.all_or_nothing() as conn, conn.cursor() as cur:
-            if dialect == "postgresql":
-                cur.execute(
-                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                    "WHERE n.nspname = %s AND c.relkind = 'r'",
-                    (namespace,),
-                )
-            else:
-                cur.execute(
-                    "SELECT table_name FROM information_schema.tables "
-                    "WHERE table_schema = %s AND table_type = 'BASE TABLE'",
-                    (namespace,),
-                )
-            names = sorted(r[0] for r in cur.fetchall() if r[0] != d.META)
-            out = {}
-            for name in names:
-                only = "ONLY " if dialect == "postgresql" else ""
-                cur.execute(f"SELECT COUNT(*) FROM {only}{d.quote(namespace)}.{d.quote(name)}")
-                out[name] = int(cur.fetchone()[0])
-            conn.rollback()
-        return out
-    finally:
-        for t in targets:
-            t.dispose()
+    d = dialects.get(dialect)
+    if dialect == "postgresql":
+        listed = (
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            f"WHERE n.nspname = '{namespace}' AND c.relkind = 'r'"
+        )
+    else:
+        listed = (
+            "SELECT table_name FROM information_schema.tables "
+            f"WHERE table_schema = '{namespace}' AND table_type = 'BASE TABLE'"
+        )
+    names = sorted(r[0] for r in sql(dialect, listed) if r[0] != d.META)
+    only = "ONLY " if dialect == "postgresql" else ""
+    counts = sql(
+        dialect,
+        [f"SELECT COUNT(*) FROM {only}{d.quote(namespace)}.{d.quote(n)}" for n in names],
+        fetch="each",
+    )
+    return {n: int(c[0][0]) for n, c in zip(names, counts)}
 
 
 @pytest.mark.parametrize(("schema", "dialect"), CASES, ids=[f"{s}-{d}" for s, d in CASES])

@@ -14,8 +14,9 @@ import pytest
 from dbbench import dialects
 from dbbench.access.targets import open_targets
 from tests.conftest import run_cli
+from tests.db import connection, sql
 
-EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "shop")
+EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "shop")
 NS = "dbbench_t_example"
 SHAPES = [
     "customer by email",
@@ -27,23 +28,13 @@ SHAPES = [
 
 
 def _sql(ns: str | None, statements: dict[str, list[str]]) -> None:
-    targets = open_targets({})
-    try:
-        for t in targets:
-            raw = t.engine.raw_connection()
-            conn = raw.driver_connection
-            if ns:
-                d = dialects.get(t.dialect)
-                assert d.namespace_state(conn, ns) == "complete"  # only ever inside dbbench's own namespace
-                d.use(conn, ns)
-            with conn.cursor() as cur:
-                for stmt in statements[t.dialect]:
-                    cur.execute(stmt)
-            conn.commit()
-            raw.close()
-    finally:
-        for t in targets:
-            t.dispose()
+    """Each dialect's statements, in ``ns`` (only ever dbbench's own, complete namespace)."""
+    for dialect, stmts in statements.items():
+        if ns:
+            with connection(dialect) as conn:
+                assert dialects.get(dialect).namespace_state(conn, ns) == "complete"
+        if stmts:
+            sql(dialect, stmts, namespace=ns)
 
 
 @pytest.fixture(scope="module")
@@ -351,12 +342,12 @@ def test_postgresql_setup_that_reaches_outside_is_rolled_back(local_servers, tmp
             f"created, altered, dropped or wrote to relations outside 'dbbench_t_sneaky': {outside}.planted; "
             "rolled back"
         ) in result.stderr
-    _sql(None, {"postgresql": [f"SELECT to_regclass('{outside}.planted') IS NULL"], "mysql": []})
-    targets = open_targets({}, "postgresql")
-    with targets[0].engine.connect() as conn:
-        assert conn.exec_driver_sql(f"SELECT to_regclass('{outside}.planted')").scalar() is None
-        namespace_left = conn.exec_driver_sql("SELECT to_regnamespace('dbbench_t_sneaky')").scalar()
-    targets[0].dispose()
+    [[planted]], [[namespace_left]] = sql(
+        "postgresql",
+        [f"SELECT to_regclass('{outside}.planted')", "SELECT to_regnamespace('dbbench_t_sneaky')"],
+        fetch="each",
+    )
+    assert planted is None
     if isolated:  # re-created and marked loading before the setup ran: left incomplete
         assert namespace_left is not None
         result = run_cli(
@@ -400,15 +391,15 @@ def test_postgresql_setup_that_writes_or_drops_outside_is_rolled_back(
         assert re.search(rf"outside 'dbbench_t_sneaky': .*{outside}\.precious\b", result.stderr)
         assert "rolled back, nothing was changed" in result.stderr
     assert "Traceback" not in result.output
-    targets = open_targets({}, "postgresql")
-    with targets[0].engine.connect() as conn:
-        rows = conn.exec_driver_sql(f"SELECT array_agg(id ORDER BY id) FROM {outside}.precious").scalar()
-        indexes = conn.exec_driver_sql(
-            f"SELECT count(*) FROM pg_indexes WHERE schemaname = '{outside}'"
-        ).scalar()
-        conn.exec_driver_sql(f"DROP SCHEMA {outside} CASCADE")
-        conn.commit()
-    targets[0].dispose()
+    [[rows]], [[indexes]], _ = sql(
+        "postgresql",
+        [
+            f"SELECT array_agg(id ORDER BY id) FROM {outside}.precious",
+            f"SELECT count(*) FROM pg_indexes WHERE schemaname = '{outside}'",
+            f"DROP SCHEMA {outside} CASCADE",
+        ],
+        fetch="each",
+    )
     assert rows == list(range(1, 11)) and indexes == 1
 
 
