@@ -79,7 +79,7 @@ RUNS: dict[str, tuple[str, ...]] = {
 # Those a test elsewhere runs end to end: command -> "path::test".
 ELSEWHERE: dict[str, str] = {
     "dbbench servers down": "tests/dbbench/servers/test_servers.py::test_up_then_down_leaves_no_process",
-    "dbbench baseline save": "tests/dbbench/test_workflow.py::test_baseline_keeps_normalized_plans_and_timings_without_raw_output",
+    "dbbench baseline save": "tests/dbbench/workflow/test_workflow.py::test_baseline_keeps_normalized_plans_and_timings_without_raw_output",
     "dbbench diff": "tests/dbbench/diff/test_diff.py",
     "dbbench report": "tests/dbbench/cli/test_bad_input.py::test_report_output_to_dev_stdout_and_a_fifo_writes_through",
     "dbbench grow": "tests/dbbench/measure/test_grow.py::test_a_bounded_shape_passes_and_loses_its_bound_when_its_index_is_removed",
