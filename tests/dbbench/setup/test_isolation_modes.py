@@ -18,7 +18,7 @@ import pytest
 from dbbench.setup.guard import check_statement
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
-from tests.dbbench.volume.conftest import drop
+from tests.db import drop_namespaces
 
 NS = f"h31modes_{os.getpid()}"
 
@@ -87,7 +87,7 @@ def test_a_dump_with_dynamic_sql_seeds_isolated_and_is_refused_without_isolation
                 res.output
             )
     finally:
-        drop(NS)
+        drop_namespaces(NS)
 
 
 ADMIN = [
@@ -136,4 +136,4 @@ def test_shutdown_in_setup_sql_without_isolation_leaves_mysql_running(local_serv
         assert res.code == 2 and "administers the server" in res.stderr, res.output
         assert run_cli("info", "--only", "mysql").code == 0  # still up: nothing ran
     finally:
-        drop(NS)
+        drop_namespaces(NS)
