@@ -336,7 +336,7 @@ def prove_cascade(conn, cascade: dict[str, str], params: dict) -> dict:
     return {"before": before, "deleted_parents": deleted, "after_delete": after, "after_rollback": restored}
 
 
-def _dataset_params(name: str | None) -> dict:
+def dataset_params(name: str | None) -> dict:
     """The seeded dataset's catalog values; none for a dataset dbbench does not know by name."""
     from dbbench.dataset import definition
 
@@ -442,7 +442,7 @@ def _run_target(
 ) -> list[ShapeMeasurement]:
     """The shapes that have a variant for ``target``, measured there (from the persisted statistics)."""
     d = dialects.get(target.dialect)
-    base = _dataset_params(meta.get("dataset"))
+    base = dataset_params(meta.get("dataset"))
     with _connections(target, options.namespace, options.isolate) as (admin, conn):
         d.restore_statistics(admin, options.namespace)  # start from the persisted statistics
         admin.commit()
@@ -511,7 +511,7 @@ def stability(
     seen: dict[tuple[str, str], list[str]] = {}
     for target in targets:
         d = dialects.get(target.dialect)
-        base = _dataset_params(metas[target.dialect].get("dataset"))
+        base = dataset_params(metas[target.dialect].get("dataset"))
         with _connections(target, namespace, options.isolate) as (admin, conn):
             tables = [d.quote(t) for t in d.statistics_frozen(admin, namespace)]
             admin.commit()
