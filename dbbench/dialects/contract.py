@@ -9,7 +9,9 @@ Every function takes a raw DB-API connection of its driver (psycopg or PyMySQL) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -189,7 +191,47 @@ class Capture(Protocol):
     def reset_captured(self, conn: Connection, /) -> None: ...
 
 
+# -- index trials (dbbench.advise) --
+class IndexTrials(Protocol):
+    """An index under trial (dbbench.advise.trial): built for real in the namespace dbbench owns,
+    measured there, never left behind; and the writes whose cost it adds."""
+
+    # the index lives in one transaction rolled back at the end (else: added, recorded, dropped)
+    TRIAL_IN_TRANSACTION: bool
+    # the statements a trial runs and undoes it with: groups name, schema, table (and rest, the
+    # parenthesised key list and what follows it, in TRIAL_CREATE); TRIAL_TAIL: what may follow
+    TRIAL_CREATE: tuple[re.Pattern[str], ...]
+    TRIAL_DROP: tuple[re.Pattern[str], ...]
+    TRIAL_TAIL: re.Pattern[str]
+
+    def identifier(self, text: str, /) -> str: ...
+    def trial_connection(self, url: Any, connect_args: dict[str, Any], /) -> Connection: ...
+    # the index present for the block; yields the seconds its statement took
+    def index_trial(
+        self, conn: Connection, ns: str, table: str, name: str, ddl: str, drop: str, wait_s: float, /
+    ) -> AbstractContextManager[float]: ...
+    def recover_index_trials(self, conn: Connection, ns: str, wait_s: float, /) -> list[str]: ...
+    def index_definitions(self, conn: Connection, ns: str, /) -> list[tuple[str, str, str]]: ...
+    def index_size_bytes(self, conn: Connection, ns: str, table: str, name: str, /) -> int: ...
+    def write_frame(
+        self, conn: Connection, timeout_ms: int, /
+    ) -> AbstractContextManager[tuple[Any, Any]]: ...
+    def write_copy(self, conn: Connection, ns: str, table: str, columns: list[str], /) -> str: ...
+    def write_counters(
+        self, conn: Connection, ns: str, relation: str, /
+    ) -> tuple[int | None, dict[str, int]]: ...
+
+
 class Dialect(
-    Names, NamespaceStore, Loader, VolumeLoader, SetupRunner, Explainer, RoleKeeper, Capture, Protocol
+    Names,
+    NamespaceStore,
+    Loader,
+    VolumeLoader,
+    SetupRunner,
+    Explainer,
+    RoleKeeper,
+    Capture,
+    IndexTrials,
+    Protocol,
 ):
     """The functions and constants of one dialect module: every part above."""

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import datetime
+import hashlib
 import json as _json
+import re
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -778,3 +782,336 @@ def reset_captured(conn) -> None:
     """Forget the statement digests performance_schema summarised (before the run to capture)."""
     with common.statement_statistics(conn, _performance_schema_problem, keep=True) as cur:
         cur.execute("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
+
+
+# -- index trials (dbbench.advise) --
+# DDL commits: an index under trial is added for real and dropped afterwards. What is in flight is
+# recorded first (a dbbench_meta row, with the table's persisted statistics, which some ALTERs
+# throw away), so the next dbbench command undoes a trial whose process died; the trial's session
+# holds a named lock meanwhile, which tells a live trial from a dead one (the server releases it
+# when the session ends, kill -9 included).
+TRIAL_IN_TRANSACTION = False
+_IDENT = r"(?:`(?:[^`]|``)+`|[A-Za-z0-9_$]+)"
+_QUALIFIED = rf"(?:(?P<schema>{_IDENT})\s*\.\s*)?(?P<table>{_IDENT})"
+_ONLINE = r"(?:\s*,?\s*(?:ALGORITHM|LOCK)\s*=?\s*\w+)"
+# the one statement a trial may run: its index name, table and the parenthesised rest
+TRIAL_CREATE: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        rf"ALTER\s+TABLE\s+{_QUALIFIED}\s+ADD\s+(?:UNIQUE\s+)?(?:INDEX|KEY)\s+(?P<name>{_IDENT})\s*"
+        r"(?:USING\s+BTREE\s*)?(?P<rest>\(.*)",
+        re.I | re.S,
+    ),
+    re.compile(
+        rf"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?P<name>{_IDENT})\s+(?:USING\s+BTREE\s+)?ON\s+{_QUALIFIED}\s*(?P<rest>\(.*)",
+        re.I | re.S,
+    ),
+)
+TRIAL_DROP: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"ALTER\s+TABLE\s+{_QUALIFIED}\s+DROP\s+(?:INDEX|KEY)\s+(?P<name>{_IDENT}){_ONLINE}*", re.I),
+    re.compile(rf"DROP\s+INDEX\s+(?P<name>{_IDENT})\s+ON\s+{_QUALIFIED}{_ONLINE}*", re.I),
+)
+# after the key parts: index options and the ALTER's algorithm and lock (text literals emptied)
+TRIAL_TAIL = re.compile(rf"(?:\s*USING\s+BTREE|\s*COMMENT\s*''|\s*(?:IN)?VISIBLE|{_ONLINE})*\s*", re.I)
+_TRIAL_KEY = "advise.in_flight."  # + the index name: the meta row of a trial in flight
+_TRIAL_KEYS = "advise.in\\_flight.%"
+_NOT_ONLINE = (1845, 1846)  # ALGORITHM / LOCK not supported for this operation
+_INDEX_STATS = ("index_name", "last_update", "stat_name", "stat_value", "sample_size", "stat_description")
+_TABLE_STATS = ("last_update", "n_rows", "clustered_index_size", "sum_of_other_index_sizes")
+
+
+def identifier(text: str) -> str:
+    """A name as written in SQL, as the server stores it: ```Name``` unquoted."""
+    if text.startswith("`"):
+        return text[1:-1].replace("``", "`")
+    return text
+
+
+def trial_connection(url, connect_args: dict) -> Any:
+    """A connection of its own to the server of ``url`` (a SQLAlchemy URL) for one index trial:
+    the session that holds the trial's lock, so that its end (whatever ends it) frees it."""
+    from sqlalchemy.dialects.mysql.pymysql import MySQLDialect_pymysql
+
+    _, params = MySQLDialect_pymysql().create_connect_args(url)
+    # FOUND_ROWS as SQLAlchemy's pool opens them: an UPDATE counts the rows it matched
+    flags = int(params.get("client_flag", 0)) | pymysql.constants.CLIENT.FOUND_ROWS
+    return pymysql.connect(**{**params, **connect_args, "local_infile": False, "client_flag": flags})
+
+
+def _trial_lock(ns: str) -> str:
+    """The named lock a trial in ``ns`` holds (GET_LOCK names are at most 64 characters)."""
+    name = f"dbbench_adv.{ns}"
+    return name if len(name) <= 64 else f"dbbench_adv.{hashlib.sha256(ns.encode()).hexdigest()}"
+
+
+def _get_lock(conn, name: str, wait_s: float) -> bool:
+    with conn.cursor() as cur:
+        cur.execute("SELECT GET_LOCK(%s, %s)", (name, max(0, round(wait_s))))
+        return cur.fetchone()[0] == 1
+
+
+def _release_lock(conn, name: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute("SELECT RELEASE_LOCK(%s)", (name,))
+
+
+def _has_index(conn, ns: str, table: str, name: str) -> bool:
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT 1 FROM information_schema.statistics WHERE table_schema = %s AND table_name = %s "
+            "AND index_name = %s LIMIT 1",
+            (ns, table, name),
+        )
+        found = cur.fetchone() is not None
+    conn.rollback()
+    return found
+
+
+def _plain(value):
+    return str(value) if isinstance(value, datetime.datetime) else value
+
+
+def _statistics_rows(conn, ns: str, table: str) -> dict[str, list]:
+    """``table``'s rows in InnoDB's persisted statistics (what its plans are made from)."""
+    with conn.cursor() as cur:
+        saved = {}
+        for key, source, columns in (
+            ("index", "innodb_index_stats", _INDEX_STATS),
+            ("table", "innodb_table_stats", _TABLE_STATS),
+        ):
+            cur.execute(
+                f"SELECT {', '.join(columns)} FROM mysql.{source} WHERE database_name = %s AND table_name = %s "
+                f"ORDER BY {', '.join(columns)}",
+                (ns, table),
+            )
+            saved[key] = [[_plain(v) for v in row] for row in cur.fetchall()]
+    conn.rollback()
+    return saved
+
+
+def _restore_statistics_rows(conn, ns: str, table: str, saved: dict[str, list], keep: str = "") -> None:
+    """``table``'s persisted statistics back to ``saved`` (the rows of index ``keep`` stay as they
+    are), reloaded by closing the table (FLUSH TABLES, as :func:`restore_statistics`)."""
+    with conn.cursor() as cur:
+        for key, source, columns in (
+            ("index", "innodb_index_stats", _INDEX_STATS),
+            ("table", "innodb_table_stats", _TABLE_STATS),
+        ):
+            keeping = " AND index_name <> %s" if key == "index" else ""
+            cur.execute(
+                f"DELETE FROM mysql.{source} WHERE database_name = %s AND table_name = %s{keeping}",
+                (ns, table, keep) if keeping else (ns, table),
+            )
+            if saved[key]:
+                cur.executemany(
+                    f"INSERT INTO mysql.{source} (database_name, table_name, {', '.join(columns)}) "
+                    f"VALUES (%s, %s, {', '.join(['%s'] * len(columns))})",
+                    [(ns, table, *row) for row in saved[key]],
+                )
+        conn.commit()
+        cur.execute(f"FLUSH TABLES {quote(ns)}.{quote(table)}")
+
+
+def _add_online(conn, ddl: str) -> float:
+    """Run ``ddl`` with ALGORITHM=INPLACE, LOCK=NONE unless it names an algorithm (without them
+    where the server refuses them for this index, e.g. a functional key part); its seconds."""
+    online = ddl
+    if not re.search(r"\bALGORITHM\b", ddl, re.I):
+        alter = ddl.lstrip()[:5].upper() == "ALTER"
+        online = ddl + (", ALGORITHM=INPLACE, LOCK=NONE" if alter else " ALGORITHM=INPLACE LOCK=NONE")
+    with conn.cursor() as cur:
+        for statement in dict.fromkeys([online, ddl]):
+            try:
+                start = time.perf_counter()
+                cur.execute(statement)
+                return time.perf_counter() - start
+            except pymysql.err.OperationalError as exc:
+                if statement == ddl or exc.args[0] not in _NOT_ONLINE:
+                    raise
+    raise AssertionError("unreachable")
+
+
+def _statistics_of_new_index(conn, ns: str, table: str, name: str, saved: dict[str, list]) -> None:
+    """Persisted statistics for index ``name`` (an ALTER that rebuilds the table writes none, and
+    removes the others': ANALYZE TABLE then), every other index's and the table's as ``saved``."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT 1 FROM mysql.innodb_index_stats WHERE database_name = %s AND table_name = %s "
+            "AND index_name = %s AND stat_name = 'size'",
+            (ns, table, name),
+        )
+        if cur.fetchone() is None:
+            cur.execute(f"ANALYZE TABLE {quote(ns)}.{quote(table)}")
+            cur.fetchall()
+    _restore_statistics_rows(conn, ns, table, saved, keep=name)
+
+
+@contextlib.contextmanager
+def index_trial(conn, ns: str, table: str, name: str, ddl: str, drop: str, wait_s: float) -> Iterator[float]:
+    """``ddl`` (index ``name`` on ``table`` of ``ns``) added for real on ``conn`` (a
+    :func:`trial_connection` using ``ns``), ``drop`` run at the end; yields the seconds the ALTER
+    took. Before it: the trial's named lock (waited for up to ``wait_s``: one trial at a time in a
+    database) and the meta row recording it, committed. While present, the table's persisted
+    statistics are as before and the new index has its own (its size on disk); at the end they
+    are exactly as before, and the record is removed."""
+    from dbbench.errors import DbbenchError
+
+    lock = _trial_lock(ns)
+    with conn.cursor() as cur:
+        cur.execute(
+            "SET SESSION lock_wait_timeout = 120"
+        )  # another session's long lock: an error, not a hang
+    if not _get_lock(conn, lock, wait_s):
+        raise DbbenchError(
+            f"another index trial holds database {ns!r} (a dbbench advise still running); try again when it has finished"
+        )
+    try:
+        saved = _statistics_rows(conn, ns, table)
+        write_meta(conn, ns, {_TRIAL_KEY + name: _json.dumps({"table": table, "statistics": saved})})
+        conn.commit()
+        try:
+            seconds = _add_online(conn, ddl)
+            if not _has_index(conn, ns, table, name):
+                raise DbbenchError(f"{ddl!r} made no index {name!r} on {ns}.{table}")
+            _statistics_of_new_index(conn, ns, table, name, saved)
+            yield seconds
+        finally:
+            if _has_index(conn, ns, table, name):
+                execute(conn, [drop])
+            _restore_statistics_rows(conn, ns, table, saved)
+            with conn.cursor() as cur:
+                cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (_TRIAL_KEY + name,))
+            conn.commit()
+    finally:
+        _release_lock(conn, lock)
+
+
+def _trial_indexes(conn, ns: str) -> dict[str, str]:
+    """Index -> table of every ``dbbench_adv_…`` index in ``ns``."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT DISTINCT index_name, table_name FROM information_schema.statistics "
+            "WHERE table_schema = %s AND index_name LIKE 'dbbench\\_adv\\_%%'",
+            (ns,),
+        )
+        return {str(i): str(t) for i, t in cur.fetchall()}
+
+
+def _trial_records(conn, ns: str) -> dict[str, str]:
+    return {k[len(_TRIAL_KEY) :]: v for k, v in read_meta(conn, ns).items() if k.startswith(_TRIAL_KEY)}
+
+
+def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
+    """Undo every trial in flight in ``ns`` whose session is gone: drop each ``dbbench_adv_…``
+    index (recorded or not), put back the persisted statistics its record saved, remove the
+    records; committed. Only in a database that is dbbench's, and only once the trials' lock is
+    free (waited for up to ``wait_s``): a live trial is left alone. The names dropped."""
+    if namespace_state(conn, ns) not in ("complete", "incomplete"):
+        conn.rollback()
+        return []
+    if not _trial_records(conn, ns) and not _trial_indexes(conn, ns):
+        conn.rollback()
+        return []
+    conn.rollback()
+    lock = _trial_lock(ns)
+    if not _get_lock(conn, lock, wait_s):
+        return []
+    try:
+        records, found = _trial_records(conn, ns), _trial_indexes(conn, ns)
+        conn.rollback()
+        for name, table in sorted(found.items()):
+            execute(conn, [f"ALTER TABLE {quote(ns)}.{quote(table)} DROP INDEX {quote(name)}"])
+        for text in records.values():
+            try:
+                record = _json.loads(text)
+                table, saved = str(record["table"]), record["statistics"]
+            except (ValueError, KeyError, TypeError):
+                continue  # not a record dbbench wrote: removed below
+            if _table_exists(conn, ns, table):
+                _restore_statistics_rows(conn, ns, table, saved)
+        with conn.cursor() as cur:
+            cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` LIKE %s", (_TRIAL_KEYS,))
+        conn.commit()
+    finally:
+        _release_lock(conn, lock)
+    return sorted(found)
+
+
+def _table_exists(conn, ns: str, table: str) -> bool:
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s", (ns, table)
+        )
+        found = cur.fetchone() is not None
+    conn.rollback()
+    return found
+
+
+def index_definitions(conn, ns: str) -> list[tuple[str, str, str]]:
+    """(table, index, definition) of every index of ``ns``'s tables, in that order; a definition
+    names its kind, key parts (prefix length, expression, direction) and visibility."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT table_name, index_name, non_unique, index_type, is_visible, column_name, expression, "
+            "sub_part, collation FROM information_schema.statistics WHERE table_schema = %s "
+            "ORDER BY table_name, index_name, seq_in_index",
+            (ns,),
+        )
+        rows = cur.fetchall()
+    conn.rollback()
+    found: dict[tuple[str, str], tuple[str, list[str]]] = {}
+    for table, index, non_unique, kind, visible, column, expression, sub_part, collation in rows:
+        head = f"{'' if int(non_unique) else 'UNIQUE '}{kind}{'' if visible == 'YES' else ' INVISIBLE'}"
+        part = quote(column) if column is not None else f"({expression})"
+        part += f"({sub_part})" if sub_part is not None else ""
+        part += " DESC" if collation == "D" else ""
+        found.setdefault((str(table), str(index)), (head, []))[1].append(part)
+    return [(t, i, f"{head} ({', '.join(parts)})") for (t, i), (head, parts) in found.items()]
+
+
+def index_size_bytes(conn, ns: str, table: str, name: str) -> int:
+    """Bytes on disk of index ``name`` (of ``table`` in ``ns``): its pages in InnoDB's persisted
+    statistics (an index under trial has them) times the page size."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT s.stat_value * @@innodb_page_size FROM mysql.innodb_index_stats s "
+            "WHERE s.database_name = %s AND s.table_name = %s AND s.index_name = %s AND s.stat_name = 'size'",
+            (ns, table, name),
+        )
+        row = cur.fetchone()
+    conn.rollback()
+    if row is None:
+        raise LookupError(f"no persisted size of index {name!r} on {ns}.{table}")
+    return int(row[0])
+
+
+def write_frame(conn, timeout_ms: int):
+    """The frame a write-cost batch runs in (:func:`~dbbench.dialects.common.explain_frame`): a
+    transaction, or a savepoint inside the caller's, always undone; yields (cursor, thread)."""
+    return _explain_frame(conn, timeout_ms)
+
+
+def write_copy(conn, ns: str, table: str, columns: list[str]) -> str:
+    """Where a write-cost batch writes: ``table`` itself. InnoDB plans from its persisted
+    statistics, which rolled-back writes leave alone (the in-memory row count they move is put
+    back by :func:`restore_statistics`); a copy would be DDL, which commits."""
+    return f"{quote(ns)}.{quote(table)}"
+
+
+_SESSION_COUNTERS = ("Handler_write", "Handler_update", "Handler_delete")
+_SERVER_COUNTERS = ("Innodb_rows_inserted", "Innodb_rows_updated")
+
+
+def write_counters(conn, ns: str, relation: str) -> tuple[int | None, dict[str, int]]:
+    """(InnoDB's redo log position in bytes, MySQL 8.0.30+, else None; the session's handler
+    calls and the server's InnoDB row counts). The position and the row counts move with every
+    session's writes: a difference is an upper bound of one's own."""
+    names = _SESSION_COUNTERS + _SERVER_COUNTERS + ("Innodb_redo_log_current_lsn",)
+    found: dict[str, int] = {}
+    with conn.cursor() as cur:
+        for scope, wanted in (("SESSION", _SESSION_COUNTERS), ("GLOBAL", names[len(_SESSION_COUNTERS) :])):
+            cur.execute(
+                f"SHOW {scope} STATUS WHERE Variable_name IN ({', '.join(['%s'] * len(wanted))})", wanted
+            )
+            found.update({str(k): int(v) for k, v in cur.fetchall()})
+    position = found.pop("Innodb_redo_log_current_lsn", None)
+    return position, {k.lower(): v for k, v in found.items()}

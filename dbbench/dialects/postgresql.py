@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from dbbench.dialects import common
@@ -10,7 +14,7 @@ from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
     from dbbench.dialects.plan import PlanNode
 
@@ -744,3 +748,233 @@ def reset_captured(conn) -> None:
     """Forget every statement pg_stat_statements recorded (before the run to capture)."""
     with common.statement_statistics(conn, _stat_statements_problem, keep=True) as cur:
         cur.execute("SELECT pg_stat_statements_reset()")
+
+
+# -- index trials (dbbench.advise) --
+# CREATE INDEX is transactional: an index under trial lives in one transaction that is rolled back
+# at the end, and the server rolls it back itself when the client dies (Ctrl-C, kill -9).
+TRIAL_IN_TRANSACTION = True
+_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
+_QUALIFIED = rf"(?:(?P<schema>{_IDENT})\s*\.\s*)?(?P<table>{_IDENT})"
+# the one statement a trial may run: its index name, table and the parenthesised rest
+TRIAL_CREATE: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        rf"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?P<name>{_IDENT})\s+ON\s+(?:ONLY\s+)?{_QUALIFIED}\s*"
+        r"(?:USING\s+btree\s*)?(?P<rest>\(.*)",
+        re.I | re.S,
+    ),
+)
+TRIAL_DROP: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        rf"DROP\s+INDEX\s+(?:IF\s+EXISTS\s+)?(?:(?P<schema>{_IDENT})\s*\.\s*)?(?P<name>{_IDENT})", re.I
+    ),
+)
+# after the key list: covered columns, storage parameters, a partial index's predicate
+TRIAL_TAIL = re.compile(
+    r"\s*(?:INCLUDE\s*\([^()]*\)\s*)?(?:WITH\s*\([^()]*\)\s*)?(?:WHERE\s.*)?", re.I | re.S
+)
+_TRIAL_SAVEPOINT = "dbbench_trial"
+_TRIAL_KEYS = "advise.in\\_flight.%"  # LIKE pattern of the meta rows recording trials (MySQL's)
+
+
+def identifier(text: str) -> str:
+    """A name as written in SQL, as the server stores it: ``"Name"`` unquoted, a bare name folded."""
+    if text.startswith('"'):
+        return text[1:-1].replace('""', '"')
+    return text.lower()
+
+
+@functools.cache
+def _trial_class() -> Any:
+    import psycopg
+
+    class TrialConnection(psycopg.Connection):
+        """A connection whose open transaction holds an index under trial. While ``holding``, a
+        caller's ``rollback()`` goes back to the savepoint taken after the index was built (the
+        index stays) and ``commit()`` does nothing (the index is never committed): everything
+        run on it is undone with the trial."""
+
+        holding = False
+
+        def commit(self) -> None:
+            if not self.holding:
+                super().commit()
+
+        def rollback(self) -> None:
+            if self.holding:
+                self.execute(f"ROLLBACK TO SAVEPOINT {_TRIAL_SAVEPOINT}")
+            else:
+                super().rollback()
+
+    return TrialConnection
+
+
+def trial_connection(url, connect_args: dict) -> Any:
+    """A connection of its own to the server of ``url`` (a SQLAlchemy URL) for one index trial."""
+    from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
+
+    args, params = PGDialect_psycopg().create_connect_args(url)
+    return _trial_class().connect(*args, **{**params, **connect_args})
+
+
+def _index_row(cur, ns: str, name: str):
+    cur.execute(
+        "SELECT x.indcheckxmin, t.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+        "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = i.relnamespace "
+        "WHERE n.nspname = %s AND i.relname = %s",
+        (ns, name),
+    )
+    return cur.fetchone()
+
+
+@contextlib.contextmanager
+def index_trial(conn, ns: str, table: str, name: str, ddl: str, drop: str, wait_s: float) -> Iterator[float]:
+    """``ddl`` (index ``name`` on ``table`` of ``ns``) run on ``conn`` (a :func:`trial_connection`
+    using ``ns``) inside one transaction, rolled back at the end whatever happens; yields the
+    seconds the statement took. Refused (DbbenchError) when it touched a relation outside
+    ``ns`` or made no such index, and when the index cannot be used inside its own transaction
+    (``indcheckxmin``: the table holds row versions older snapshots may see). ``drop`` is not
+    run: the rollback removes the index. A trial whose transaction was ended inside the block
+    (a raw COMMIT) has its committed index dropped and is refused."""
+    from dbbench.errors import DbbenchError
+
+    before = outside_relations(conn, ns)
+    try:
+        with conn.cursor() as cur:
+            start = time.perf_counter()
+            cur.execute(ddl)
+            seconds = time.perf_counter() - start
+            touched = outside_changes(conn, ns, before)
+            if touched:
+                raise DbbenchError(
+                    f"the index trial changed relations outside schema {ns!r}: {', '.join(touched[:3])}"
+                )
+            row = _index_row(cur, ns, name)
+            if row is None or row[1] != table:
+                raise DbbenchError(f"{ddl!r} made no index {name!r} on {ns}.{table}")
+            if row[0]:
+                raise DbbenchError(
+                    f"index {name!r} cannot be used inside the transaction that builds it: {ns}.{table} "
+                    "holds row versions older transactions may still see; VACUUM it and try again"
+                )
+            cur.execute(f"SAVEPOINT {_TRIAL_SAVEPOINT}")
+        conn.holding = True
+        yield seconds
+    finally:
+        conn.holding = False
+        ended = conn.info.transaction_status == _idle()
+        conn.rollback()
+        if ended:  # the block ended the trial's transaction itself: it may have committed the index
+            with conn.cursor() as cur:
+                left = _index_row(cur, ns, name) is not None
+                if left:
+                    cur.execute(f"DROP INDEX {quote(ns)}.{quote(name)}")
+            conn.commit()
+            raise DbbenchError(
+                f"the index trial's transaction was ended inside it (a COMMIT or ROLLBACK run as SQL); "
+                f"what was measured after that ran without index {name!r}"
+                + (", which was committed and is dropped again" if left else "")
+            )
+
+
+def _idle():
+    import psycopg
+
+    return psycopg.pq.TransactionStatus.IDLE
+
+
+def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
+    """Drop every index named ``dbbench_adv_…`` committed in ``ns`` (a trial never commits one:
+    none is expected) and the trial records of its ``dbbench_meta``; committed. Only in a
+    namespace that is dbbench's; an index whose table another session holds locked longer than
+    ``wait_s`` (at least 1 s) is left for the next time. The names dropped."""
+    if namespace_state(conn, ns) not in ("complete", "incomplete"):
+        conn.rollback()
+        return []
+    dropped = []
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND indexname LIKE 'dbbench\\_adv\\_%%' "
+            "ORDER BY 1",
+            (ns,),
+        )
+        for (name,) in cur.fetchall():
+            cur.execute("SAVEPOINT dbbench_recover")
+            cur.execute(f"SET LOCAL lock_timeout = {max(1000, int(wait_s * 1000))}")
+            try:
+                cur.execute(f"DROP INDEX {quote(ns)}.{quote(name)}")
+            except Exception as exc:
+                if not is_driver_error(exc):
+                    raise
+                cur.execute("ROLLBACK TO SAVEPOINT dbbench_recover")
+                continue
+            cur.execute("RELEASE SAVEPOINT dbbench_recover")
+            dropped.append(name)
+        cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE key LIKE %s", (_TRIAL_KEYS,))
+    conn.commit()
+    return dropped
+
+
+def index_definitions(conn, ns: str) -> list[tuple[str, str, str]]:
+    """(table, index, definition) of every index of ``ns``'s tables, in that order."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = %s ORDER BY 1, 2", (ns,)
+        )
+        return [(str(t), str(i), str(d)) for t, i, d in cur.fetchall()]
+
+
+def index_size_bytes(conn, ns: str, table: str, name: str) -> int:
+    """Bytes on disk of index ``name`` (of ``table`` in ``ns``), as this transaction sees it."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT pg_relation_size(i.oid) FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid "
+            "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = i.relnamespace "
+            "WHERE n.nspname = %s AND t.relname = %s AND i.relname = %s",
+            (ns, table, name),
+        )
+        row = cur.fetchone()
+    if row is None:
+        raise LookupError(f"no index {name!r} on {ns}.{table}")
+    return int(row[0])
+
+
+def write_frame(conn, timeout_ms: int):
+    """The frame a write-cost batch runs in (:func:`~dbbench.dialects.common.explain_frame`): a
+    transaction, or a savepoint inside the caller's (an index trial's), always undone; yields
+    (cursor, None)."""
+    return _explain_frame(conn, timeout_ms, None)
+
+
+_WRITE_COPY = "dbbench_adv_write"
+
+
+def write_copy(conn, ns: str, table: str, columns: list[str]) -> str:
+    """Where a write-cost batch writes: a copy of ``table`` made in the open transaction (its
+    columns, defaults, constraints and every index this transaction sees, an index under trial
+    included; no foreign key, no trigger) holding its ``columns``' rows, undone with the batch.
+    Writes rolled back in ``table`` itself would leave its heap longer (dead rows until a VACUUM,
+    which autovacuum never runs on an owned table) and every later plan would count more rows."""
+    copy = f"{quote(ns)}.{quote(_WRITE_COPY)}"
+    cols = ", ".join(quote(c) for c in columns)
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {copy} (LIKE {quote(ns)}.{quote(table)} INCLUDING ALL)")
+        cur.execute(f"INSERT INTO {copy} ({cols}) SELECT {cols} FROM {quote(ns)}.{quote(table)}")
+    return copy
+
+
+def write_counters(conn, ns: str, relation: str) -> tuple[int | None, dict[str, int]]:
+    """(the server's WAL insert position in bytes, this transaction's row counts for
+    ``relation``, as :func:`write_copy` names it: inserted, updated, updated without an index
+    entry (HOT)). The position moves with every session's writes: a difference is an upper
+    bound of one's own."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint")
+        position = int(cur.fetchone()[0])
+        cur.execute(
+            "SELECT n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables "
+            "WHERE relid = to_regclass(%s)",
+            (relation,),
+        )
+        row = cur.fetchone() or (0, 0, 0)
+    return position, dict(zip(("rows_inserted", "rows_updated", "rows_updated_hot"), map(int, row)))
