@@ -837,6 +837,13 @@ def trial_connection(url, connect_args: dict) -> Any:
     return pymysql.connect(**{**params, **connect_args, "local_infile": False, "client_flag": flags})
 
 
+def _trial_key(name: str) -> str:
+    """The meta row of a trial in flight: ``advise.in_flight.<name>``, a digest of a name too
+    long for the 64 characters of its key (the record names the index itself too)."""
+    key = _TRIAL_KEY + name
+    return key if len(key) <= 64 else _TRIAL_KEY + hashlib.sha256(name.encode()).hexdigest()[:32]
+
+
 def _trial_lock(ns: str) -> str:
     """The named lock a trial in ``ns`` holds (GET_LOCK names are at most 64 characters)."""
     name = f"dbbench_adv.{ns}"
@@ -966,7 +973,8 @@ def index_trial(conn, ns: str, table: str, name: str, ddl: str, drop: str, wait_
         )
     try:
         saved = _statistics_rows(conn, ns, table)
-        write_meta(conn, ns, {_TRIAL_KEY + name: _json.dumps({"table": table, "statistics": saved})})
+        record = {"index": name, "table": table, "statistics": saved}
+        write_meta(conn, ns, {_trial_key(name): _json.dumps(record)})
         conn.commit()
         try:
             seconds = _add_online(conn, ddl)
@@ -979,7 +987,7 @@ def index_trial(conn, ns: str, table: str, name: str, ddl: str, drop: str, wait_
                 execute(conn, [drop])
             _restore_statistics_rows(conn, ns, table, saved)
             with conn.cursor() as cur:
-                cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (_TRIAL_KEY + name,))
+                cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (_trial_key(name),))
             conn.commit()
     finally:
         _release_lock(conn, lock)
@@ -996,8 +1004,8 @@ def _trial_indexes(conn, ns: str) -> dict[str, str]:
         return {str(i): str(t) for i, t in cur.fetchall()}
 
 
-def _trial_records(conn, ns: str) -> dict[str, str]:
-    return {k[len(_TRIAL_KEY) :]: v for k, v in read_meta(conn, ns).items() if k.startswith(_TRIAL_KEY)}
+def _trial_records(conn, ns: str) -> list[str]:
+    return [v for k, v in read_meta(conn, ns).items() if k.startswith(_TRIAL_KEY)]
 
 
 def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
@@ -1020,7 +1028,7 @@ def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
         conn.rollback()
         for name, table in sorted(found.items()):
             execute(conn, [f"ALTER TABLE {quote(ns)}.{quote(table)} DROP INDEX {quote(name)}"])
-        for text in records.values():
+        for text in records:
             try:
                 record = _json.loads(text)
                 table, saved = str(record["table"]), record["statistics"]

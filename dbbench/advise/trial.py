@@ -1,0 +1,505 @@
+"""The frame every index trial runs in: a candidate index present in the namespace dbbench owns,
+measured there, and gone afterwards (issue 34).
+
+* **PostgreSQL** builds it inside one transaction that is rolled back at the end. A client that
+  dies (Ctrl-C, kill -9) leaves nothing either: the server rolls the transaction back itself. On
+  the connection :func:`present` yields, a caller's ``rollback()`` goes back to just after the
+  build and ``commit()`` does nothing, so measuring code that ends its reads that way keeps the
+  index (:func:`dbbench.dialects.postgresql.trial_connection`).
+* **MySQL** runs a real ``ALTER TABLE … ADD INDEX`` (``ALGORITHM=INPLACE, LOCK=NONE`` where the
+  server allows it) and drops the index in ``finally``. Before the ALTER, the trial is recorded in
+  the namespace's ``dbbench_meta`` with the table's persisted statistics (an ALTER that rebuilds
+  the table throws them away); :func:`recover` undoes a trial whose process died, and runs where
+  every command opens a namespace.
+
+Only a namespace dbbench seeded, only one ``CREATE INDEX`` (MySQL: one ``ADD INDEX``) on one of
+its tables, named ``dbbench_adv_…``: anything else is refused before a connection is opened or
+anything is changed. What a present index costs: :func:`build_seconds`, :func:`size_bytes`
+measured on disk, and :func:`write_cost`, a batch of writes timed with and without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from dbbench import defaults, dialects
+from dbbench.access import isolation, urls
+from dbbench.access.targets import Target
+from dbbench.dialects.contract import Dialect
+from dbbench.errors import ConnectionFailed, DbbenchError, server_message
+from verdict.files import excerpt
+
+PREFIX = "dbbench_adv_"
+NAME_PATTERN = r"dbbench_adv_[a-z0-9_]{1,51}"  # at most 63 characters: PostgreSQL's longest name
+LOCK_WAIT_S = 10.0  # MySQL: another trial in the namespace, or a dead session's lock not yet freed
+DEFAULT_WRITE_ROWS = 1000
+DEFAULT_REPEAT = 3
+
+
+class TrialRefused(DbbenchError):
+    """An index trial dbbench will not run: the namespace is not a seed of dbbench's, or the
+    statement is not one index on one of its tables named ``dbbench_adv_…``."""
+
+
+class TrialFailed(DbbenchError):
+    """The server refused an index trial (no privilege to create indexes, a unique index over
+    duplicate values, …); nothing is left of it."""
+
+
+_LIVE: dict[int, tuple[str, float]] = {}  # id(connection) -> (dialect, seconds the build took)
+
+
+@contextlib.contextmanager
+def present(target: Target, namespace: str, ddl: str, drop: str, name: str) -> Iterator[Any]:
+    """Index ``name``, made by ``ddl``, present in ``namespace`` for the block; yields a DB-API
+    connection of dbbench's own user using ``namespace``, on which EXPLAIN ANALYZE samples
+    (:func:`dbbench.measure.explain.run_shape`) see the index. ``drop`` removes it (MySQL runs
+    it at the end; PostgreSQL's rollback needs none, but it is checked the same).
+
+    Refused (:class:`TrialRefused`, :class:`~dbbench.errors.NotOurs`) before anything is changed:
+    a namespace that is not a complete dbbench seed, a name not ``dbbench_adv_…``, a statement
+    that is not one index on a table of the namespace or names another schema. A server error
+    while building or removing it is :class:`TrialFailed`, one line."""
+    d = dialects.get(target.dialect)
+    statement, undo, table = checked(d, namespace, ddl, drop, name)
+    conn = _open(target)
+    entered = False
+    body_error: BaseException | None = None
+    try:
+        try:
+            _require_table(target, d, conn, namespace, table)
+            d.use(conn, namespace)
+            conn.commit()
+            entered = True
+            with d.index_trial(conn, namespace, table, name, statement, undo, LOCK_WAIT_S) as seconds:
+                _LIVE[id(conn)] = (target.dialect, seconds)
+                try:
+                    yield conn
+                except BaseException as exc:
+                    body_error = exc
+                    raise
+                finally:
+                    _LIVE.pop(id(conn), None)
+        except Exception as exc:
+            if exc is body_error or not d.is_driver_error(exc):
+                raise
+            raise TrialFailed(
+                f"{target.label}: index {name!r} on {namespace}.{table}: {server_message(exc, 300)}"
+            ) from None
+    except BaseException:
+        _close(conn)
+        if entered and not d.TRIAL_IN_TRANSACTION:  # a cleanup the broken session could not finish
+            with contextlib.suppress(Exception):
+                recover(target, namespace, wait_s=LOCK_WAIT_S)
+        raise
+    _close(conn)
+
+
+def build_seconds(conn) -> float:
+    """The seconds the statement that built the index present on ``conn`` took."""
+    try:
+        return _LIVE[id(conn)][1]
+    except KeyError:
+        raise LookupError("not a connection of an index trial (present)") from None
+
+
+def size_bytes(conn, namespace: str, table: str, name: str, *, dialect: str | None = None) -> int:
+    """Bytes on disk of index ``name`` on ``table``, as ``conn`` sees it (a connection
+    :func:`present` yielded; another with ``dialect``): PostgreSQL the index relation's size,
+    MySQL its pages in InnoDB's persisted statistics times the page size."""
+    if dialect is None:
+        if id(conn) not in _LIVE:
+            raise LookupError("not a connection of an index trial (present): pass dialect")
+        dialect = _LIVE[id(conn)][0]
+    return dialects.get(dialect).index_size_bytes(conn, namespace, table, name)
+
+
+def recover(target: Target, namespace: str, *, wait_s: float = 0.0) -> list[str]:
+    """Undo every index trial in ``namespace`` that is no longer running: each ``dbbench_adv_…``
+    index (recorded in flight or not) dropped, MySQL's persisted statistics as the record saved
+    them, the records removed. A live trial (MySQL: its session holds the trial lock, waited for
+    up to ``wait_s``) is left alone; a namespace that is not dbbench's is never touched. The
+    indexes dropped; running it again drops none."""
+    d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:
+        return d.recover_index_trials(conn, namespace, wait_s)
+
+
+@dataclass(frozen=True)
+class WriteCost:
+    """What a batch of writes to ``table`` cost, the best of its rounds, each undone: ``inserted``
+    copies of existing rows under new keys, then ``updated`` rows whose indexed columns took
+    another row's values; their seconds; the bytes the server's log grew by (PostgreSQL's WAL,
+    InnoDB's redo log from MySQL 8.0.30, else None: every session's writes move it, so it is
+    an upper bound); the dialect's row and handler counters; ``notes``: what was not measured
+    and why."""
+
+    table: str
+    rows: int  # the batch asked for, at most the table's rows
+    inserted: int
+    updated: int
+    insert_seconds: float | None
+    update_seconds: float | None
+    log_bytes: int | None
+    counters: tuple[tuple[str, int], ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def seconds(self) -> float:
+        return (self.insert_seconds or 0.0) + (self.update_seconds or 0.0)
+
+
+def write_cost(
+    target: Target,
+    namespace: str,
+    table: str,
+    columns: list[str],
+    *,
+    rows: int = DEFAULT_WRITE_ROWS,
+    repeat: int = DEFAULT_REPEAT,
+    conn=None,
+    timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
+) -> WriteCost:
+    """Time an INSERT of ``rows`` copies of ``table``'s rows (each unique key moved past the
+    column's largest value) and an UPDATE of ``columns`` (an index's) on ``rows`` rows, in a
+    transaction undone after each, ``repeat`` times. With ``conn`` (one :func:`present` yielded)
+    the index under trial is there; without, a connection of its own is opened: the caller
+    measures both and compares. The table's rows and plans are as before afterwards (PostgreSQL
+    writes into a copy made in the transaction: see
+    :func:`dbbench.dialects.postgresql.write_copy`)."""
+    d = dialects.get(target.dialect)
+    with _connection(target, d, namespace, table, conn) as c:
+        batch = _plan(d, c, namespace, table, columns, rows)
+        c.rollback()  # the reads' transaction: the batch's frame starts its own
+        runs: list[tuple[_Run | None, _Run | None]] = []
+        notes = list(batch.notes)
+        with d.write_frame(c, timeout_ms) as (cur, _):
+            where = d.write_copy(c, namespace, table, list(batch.columns))
+            for _ in range(max(1, repeat)):
+                runs.append(
+                    (
+                        _run(d, c, cur, namespace, where, batch.insert_sql(d, where), notes),
+                        _run(d, c, cur, namespace, where, batch.update_sql(d, where), notes),
+                    )
+                )
+        d.restore_statistics(c, namespace)  # MySQL's in-memory row count, moved by the undone writes
+        c.commit()
+    return _best(table, batch.rows, runs, notes)
+
+
+@dataclass(frozen=True)
+class _Run:
+    seconds: float
+    count: int
+    log_bytes: int | None
+    counters: dict[str, int]
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The statements of a write-cost batch on one table (``where``: the relation written)."""
+
+    columns: tuple[str, ...]  # those an INSERT may write (not generated)
+    shifted: tuple[tuple[str, int], ...]  # (column, offset): a new value for each unique key
+    key: tuple[str, ...]  # the primary key (else the first unique one): the rows' order, the UPDATE's join
+    updated: tuple[str, ...]  # the indexed columns the UPDATE sets
+    rotate: bool  # each updated row takes another's values (else its own: no key column can change)
+    rows: int
+    notes: tuple[str, ...]
+    insert: bool
+    update: bool
+
+    def insert_sql(self, d: Dialect, where: str) -> str | None:
+        if not self.insert:
+            return None
+        q, offsets = d.quote, dict(self.shifted)
+        values = [f"{q(c)} + {offsets[c]}" if c in offsets else q(c) for c in self.columns]
+        order = f" ORDER BY {', '.join(map(q, self.key))}" if self.key else ""
+        return (
+            f"INSERT INTO {where} ({', '.join(map(q, self.columns))}) "
+            f"SELECT {', '.join(values)} FROM {where}{order} LIMIT {self.rows}"
+        )
+
+    def update_sql(self, d: Dialect, where: str) -> str | None:
+        if not self.update:
+            return None
+        keys, cols = [d.quote(k) for k in self.key], [d.quote(c) for c in self.updated]
+        order = ", ".join(keys)
+        if self.rotate:  # row i takes the values of row i + rows/2 of the slice (wrapping around)
+            ahead = max(1, self.rows // 2)
+            values = [
+                f"COALESCE(LEAD({c}, {ahead}) OVER w, LAG({c}, {self.rows - ahead}) OVER w) AS {c}"
+                for c in cols
+            ]
+            window = f" WINDOW w AS (ORDER BY {order})"
+        else:
+            values, window = cols, ""
+        source = (
+            f"(SELECT {order}, {', '.join(values)} FROM (SELECT {', '.join(keys + cols)} FROM {where} "
+            f"ORDER BY {order} LIMIT {self.rows}) AS x{window})"
+        )
+        return d.update_from(where, source, keys, cols)
+
+
+_INTEGER = frozenset({"tinyint", "smallint", "mediumint", "int", "integer", "bigint"})
+
+
+def _plan(d: Dialect, conn, namespace: str, table: str, indexed: list[str], rows: int) -> _Batch:
+    """The batch's statements, read from ``table``'s columns and keys: the INSERT writes every
+    column that is not generated, each unique key made new by shifting one of its integer
+    columns that is in no foreign key past that column's largest value; the UPDATE sets the
+    ``indexed`` columns that are in no key, to the values of other rows of the slice."""
+    described = [r for r in d.schema_columns(conn, namespace) if r[0] == table]
+    kinds = {r[1]: r[2] for r in described}
+    generated = {r[1] for r in described if r[7]}
+    keys = [r for r in d.schema_keys(conn, namespace) if r[0] == table]
+    unique = sorted((k for k in keys if k[2] in ("primary", "unique")), key=lambda k: k[2] != "primary")
+    in_foreign = {c for k in keys if k[2] == "foreign" for c in k[3]}
+    columns = tuple(r[1] for r in described if not r[7])
+    notes: list[str] = []
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT COUNT(*) FROM {d.quote(namespace)}.{d.quote(table)}")
+        count = int(cur.fetchone()[0])
+    size = min(rows, count)
+    if not size:
+        notes.append(f"{table} has no rows to copy or update")
+
+    shift: list[str] = []
+    for k in unique:
+        if set(k[3]) & set(shift):
+            continue
+        found = [c for c in k[3] if kinds.get(c) in _INTEGER and c not in in_foreign and c not in generated]
+        if not found:
+            notes.append(
+                f"INSERT skipped: unique key {k[1]} of {table} ({', '.join(k[3])}) has no integer column "
+                "outside a foreign key to give copied rows new values"
+            )
+            shift = []
+            break
+        shift.append(found[0])
+    insert = bool(size) and not any(n.startswith("INSERT skipped") for n in notes)
+    offsets: list[tuple[str, int]] = []
+    if insert and shift:
+        q = d.quote
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT "
+                + ", ".join(f"MIN({q(c)}), MAX({q(c)})" for c in shift)
+                + f" FROM {q(namespace)}.{q(table)}"
+            )
+            bounds = cur.fetchone()
+        offsets = [(c, int(bounds[2 * i + 1]) - int(bounds[2 * i]) + 1) for i, c in enumerate(shift)]
+
+    key = tuple(unique[0][3]) if unique else ()
+    in_keys = {c for k in unique for c in k[3]} | in_foreign
+    present_cols = [c for c in indexed if c in kinds and c not in generated]
+    updated = [c for c in present_cols if c not in in_keys]
+    rotate = bool(updated)
+    if not updated:
+        updated = [c for c in present_cols if c not in key]
+        if updated:
+            notes.append(
+                f"UPDATE sets {', '.join(updated)} to their own values: each is in a key of {table} "
+                "(PostgreSQL writes new row versions; MySQL changes nothing)"
+            )
+    update = bool(size) and bool(key) and bool(updated)
+    if size and not key:
+        notes.append(f"UPDATE skipped: {table} has no primary or unique key to find its rows by")
+    elif size and not updated:
+        notes.append(f"UPDATE skipped: none of {', '.join(indexed)} is a column of {table} it may set")
+    return _Batch(columns, tuple(offsets), key, tuple(updated), rotate, size, tuple(notes), insert, update)
+
+
+def _run(d: Dialect, conn, cur, namespace: str, where: str, sql: str | None, notes: list[str]) -> _Run | None:
+    """``sql`` timed, with the counters before and after, then undone (a savepoint); None when
+    there is no statement or the server refused it (why: in ``notes``, once)."""
+    if sql is None:
+        return None
+    position, before = d.write_counters(conn, namespace, where)
+    cur.execute("SAVEPOINT dbbench_write")
+    try:
+        start = time.perf_counter()
+        cur.execute(sql)
+        seconds = time.perf_counter() - start
+        count = cur.rowcount
+        moved, after = d.write_counters(conn, namespace, where)
+    except Exception as exc:
+        if not (d.is_driver_error(exc) or isinstance(exc, TimeoutError)):
+            raise
+        note = f"{sql.split()[0]} refused: {server_message(exc, 200)}"
+        if note not in notes:
+            notes.append(note)
+        return None
+    finally:
+        cur.execute("ROLLBACK TO SAVEPOINT dbbench_write")
+        cur.execute("RELEASE SAVEPOINT dbbench_write")
+    grown = None if position is None or moved is None else moved - position
+    return _Run(seconds, count, grown, {k: after[k] - before.get(k, 0) for k in after})
+
+
+def _best(table: str, rows: int, runs: list[tuple[_Run | None, _Run | None]], notes: list[str]) -> WriteCost:
+    """The fastest round's seconds per statement, and each counter's and the log's least growth
+    over the rounds (others' writes only ever add to them)."""
+    inserts = [i for i, _ in runs if i is not None]
+    updates = [u for _, u in runs if u is not None]
+    logs = [
+        sum(r.log_bytes for r in pair if r is not None and r.log_bytes is not None)
+        for pair in runs
+        if any(r is not None and r.log_bytes is not None for r in pair)
+    ]
+    totals: dict[str, list[int]] = {}
+    for pair in runs:
+        summed: dict[str, int] = {}
+        for r in pair:
+            for k, v in (r.counters if r is not None else {}).items():
+                summed[k] = summed.get(k, 0) + v
+        for k, v in summed.items():
+            totals.setdefault(k, []).append(v)
+    return WriteCost(
+        table,
+        rows,
+        inserts[0].count if inserts else 0,
+        updates[0].count if updates else 0,
+        min((r.seconds for r in inserts), default=None),
+        min((r.seconds for r in updates), default=None),
+        min(logs, default=None),
+        tuple(sorted((k, min(v)) for k, v in totals.items())),
+        tuple(notes),
+    )
+
+
+# -- what a trial may run ------------------------------------------------------------------------
+
+
+def checked(d: Dialect, namespace: str, ddl: str, drop: str, name: str) -> tuple[str, str, str]:
+    """(the statement, the drop, the table) of a trial, each statement without its final ``;``;
+    :class:`TrialRefused` unless ``name`` is ``dbbench_adv_…``, ``ddl`` is one statement making
+    that index on a table named alone or in ``namespace``, whatever follows its key list is an
+    option the dialect allows, no other schema is named, and ``drop`` drops that index."""
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise TrialRefused(
+            f"index name {excerpt(name, 80)!r}: an index under trial is named {PREFIX}… "
+            "(lower-case letters, digits and _, at most 63 characters)"
+        )
+    statement, plain = _one_statement(d, namespace, ddl, "index statement")
+    made = next((m for p in d.TRIAL_CREATE if (m := p.fullmatch(plain))), None)
+    if made is None:
+        raise TrialRefused(
+            f"index statement {excerpt(ddl)!r} is not one {'CREATE INDEX' if d.TRIAL_IN_TRANSACTION else 'ADD INDEX'} "
+            "on a table"
+        )
+    table = d.identifier(made["table"])
+    _same(d, made, namespace, name, ddl, "index statement")
+    rest = made["rest"]
+    end = _closing(rest)
+    if end is None or not d.TRIAL_TAIL.fullmatch(rest[end + 1 :]):
+        raise TrialRefused(f"index statement {excerpt(ddl)!r}: only index options may follow its key list")
+    undo, plain_drop = _one_statement(d, namespace, drop, "drop statement")
+    dropped = next((m for p in d.TRIAL_DROP if (m := p.fullmatch(plain_drop))), None)
+    if dropped is None:
+        raise TrialRefused(f"drop statement {excerpt(drop)!r} is not one DROP INDEX")
+    _same(d, dropped, namespace, name, drop, "drop statement")
+    if "table" in dropped.groupdict() and d.identifier(dropped["table"]) != table:
+        raise TrialRefused(f"drop statement {excerpt(drop)!r} names another table than {table!r}")
+    return statement, undo, table
+
+
+def _same(d: Dialect, m: re.Match[str], namespace: str, name: str, text: str, what: str) -> None:
+    if d.identifier(m["name"]) != name:
+        raise TrialRefused(f"{what} {excerpt(text)!r} names another index than {name!r}")
+    if m["schema"] is not None and d.identifier(m["schema"]) != namespace:
+        raise TrialRefused(
+            f"{what} {excerpt(text)!r} names {d.NAMESPACE_KIND} {excerpt(d.identifier(m['schema']), 60)!r}: "
+            f"an index is tried only in {namespace!r}"
+        )
+
+
+_QUALIFIER = r'(?<![\w$"`])("(?:[^"]|"")+"|`(?:[^`]|``)+`|[A-Za-z_][\w$]*)\s*\.\s*(?=["`A-Za-z_])'
+
+
+def _one_statement(d: Dialect, namespace: str, text: str, what: str) -> tuple[str, str]:
+    """(``text`` without its final ``;``, the same with every text literal emptied) when it is
+    one statement that qualifies names by ``namespace`` alone; else refused. Literals are read
+    as the server reads them (MySQL: backslash escapes), so none can hide a statement."""
+    statement = text.strip().rstrip(";").rstrip()
+    literal = r"'(?:[^'\\]|\\.|'')*'" if d.SETUP_SYNTAX.backslash_escapes else r"'(?:[^']|'')*'"
+    plain = re.sub(literal, "''", statement, flags=re.S)
+    if re.search(r"[;']|\$\w*\$", re.sub(r"''", "", plain)):
+        raise TrialRefused(f"{what} {excerpt(text)!r} is not one statement")
+    for m in re.finditer(_QUALIFIER, plain):
+        if d.identifier(m.group(1)) != namespace:
+            raise TrialRefused(
+                f"{what} {excerpt(text)!r} names {d.NAMESPACE_KIND} {excerpt(d.identifier(m.group(1)), 60)!r}: "
+                f"an index is tried only in {namespace!r}"
+            )
+    return statement, plain
+
+
+def _closing(text: str) -> int | None:
+    """The index of the parenthesis closing the one ``text`` starts with (None: unbalanced)."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return i
+    return None
+
+
+# -- connections -----------------------------------------------------------------------------------
+
+
+def _open(target: Target):
+    """A connection of its own for one trial (its session ends with the trial)."""
+    d = dialects.get(target.dialect)
+    try:
+        return d.trial_connection(target.url, target.connect_args)
+    except Exception as exc:
+        raise ConnectionFailed(
+            f"cannot open the index trial's connection to {target.label} at {target.safe_url}: "
+            f"{urls.scrub(str(exc), target.url)}"
+        ) from None
+
+
+def _close(conn) -> None:
+    with contextlib.suppress(Exception):
+        conn.close()
+
+
+def _require_table(target: Target, d: Dialect, conn, namespace: str, table: str) -> None:
+    """Refused unless ``namespace`` is a complete dbbench seed holding ``table``."""
+    isolation.refuse_foreign(target, conn, namespace)
+    state = d.namespace_state(conn, namespace)
+    if state != "complete":
+        why = "does not exist" if state == "absent" else "holds an incomplete seed"
+        conn.rollback()
+        raise TrialRefused(
+            f"{target.label} {d.NAMESPACE_KIND} {namespace!r} {why}: an index is tried only where "
+            "`dbbench seed` has loaded data"
+        )
+    tables = d.statistics_frozen(conn, namespace)  # every table of the namespace but dbbench_meta
+    conn.rollback()
+    if table not in tables:
+        raise TrialRefused(
+            f"{target.label} {d.NAMESPACE_KIND} {namespace!r} has no table {excerpt(table, 60)!r} "
+            f"(its tables: {excerpt(', '.join(sorted(tables)), 200) or 'none'})"
+        )
+
+
+@contextlib.contextmanager
+def _connection(target: Target, d: Dialect, namespace: str, table: str, conn) -> Iterator[Any]:
+    """``conn`` itself, else a connection of dbbench's own using ``namespace`` (refused unless a
+    complete dbbench seed holding ``table``), rolled back after."""
+    if conn is not None:
+        yield conn
+        return
+    with target.all_or_nothing() as own:
+        _require_table(target, d, own, namespace, table)
+        d.use(own, namespace)
+        own.commit()
+        yield own
+        own.rollback()
