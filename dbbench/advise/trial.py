@@ -68,6 +68,7 @@ def present(target: Target, namespace: str, ddl: str, drop: str, name: str) -> I
     d = dialects.get(target.dialect)
     statement, undo, table = checked(d, namespace, ddl, drop, name)
     conn = _open(target)
+    session = d.trial_session(conn)
     entered = False
     body_error: BaseException | None = None
     try:
@@ -91,11 +92,19 @@ def present(target: Target, namespace: str, ddl: str, drop: str, name: str) -> I
             raise TrialFailed(
                 f"{target.label}: index {name!r} on {namespace}.{table}: {server_message(exc, 300)}"
             ) from None
-    except BaseException:
+    except BaseException as exc:
         _close(conn)
-        if entered and not d.TRIAL_IN_TRANSACTION:  # a cleanup the broken session could not finish
-            with contextlib.suppress(Exception):
-                recover(target, namespace, wait_s=LOCK_WAIT_S)
+        if entered and exc is not body_error:
+            # the undo failed (a session broken by Ctrl-C mid-statement, which the server may
+            # still be running): the server ends the session, which rolls back PostgreSQL's
+            # transaction and frees MySQL's trial lock; then MySQL's record says what to undo
+            with contextlib.suppress(Exception), target.all_or_nothing() as admin:
+                d.end_trial_session(admin, session)
+            if not d.TRIAL_IN_TRANSACTION:
+                with contextlib.suppress(Exception):
+                    recover(target, namespace, wait_s=LOCK_WAIT_S)
+            if body_error is not None:  # what the block raised (Ctrl-C) comes first
+                raise body_error from None
         raise
     _close(conn)
 

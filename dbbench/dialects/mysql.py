@@ -1123,3 +1123,15 @@ def write_counters(conn, ns: str, relation: str) -> tuple[int | None, dict[str, 
             found.update({str(k): int(v) for k, v in cur.fetchall()})
     position = found.pop("Innodb_redo_log_current_lsn", None)
     return position, {k.lower(): v for k, v in found.items()}
+
+
+def trial_session(conn) -> int:
+    """The server's id of ``conn``'s session (CONNECTION_ID())."""
+    return int(conn.thread_id())
+
+
+def end_trial_session(conn, session: int) -> None:
+    """End session ``session`` (a trial's, whose client is gone or broken) from ``conn``: a
+    statement it still runs stops and its lock is freed now, not when that statement ends."""
+    with contextlib.suppress(pymysql.err.MySQLError), conn.cursor() as cur:  # 1094: already gone
+        cur.execute(f"KILL CONNECTION {int(session)}")

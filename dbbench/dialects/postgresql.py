@@ -898,7 +898,12 @@ def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
             "ORDER BY 1",
             (ns,),
         )
-        for (name,) in cur.fetchall():
+        found = [name for (name,) in cur.fetchall()]
+        cur.execute(f"SELECT 1 FROM {quote(ns)}.{META} WHERE key LIKE %s LIMIT 1", (_TRIAL_KEYS,))
+        if not found and cur.fetchone() is None:  # nothing to undo: nothing written
+            conn.rollback()
+            return []
+        for name in found:
             cur.execute("SAVEPOINT dbbench_recover")
             cur.execute(f"SET LOCAL lock_timeout = {max(1000, int(wait_s * 1000))}")
             try:
@@ -959,7 +964,9 @@ def write_copy(conn, ns: str, table: str, columns: list[str]) -> str:
     cols = ", ".join(quote(c) for c in columns)
     with conn.cursor() as cur:
         cur.execute(f"CREATE TABLE {copy} (LIKE {quote(ns)}.{quote(table)} INCLUDING ALL)")
-        cur.execute(f"INSERT INTO {copy} ({cols}) SELECT {cols} FROM {quote(ns)}.{quote(table)}")
+        cur.execute(  # OVERRIDING: an identity column's values are copied too
+            f"INSERT INTO {copy} ({cols}) OVERRIDING SYSTEM VALUE SELECT {cols} FROM {quote(ns)}.{quote(table)}"
+        )
     return copy
 
 
@@ -978,3 +985,16 @@ def write_counters(conn, ns: str, relation: str) -> tuple[int | None, dict[str, 
         )
         row = cur.fetchone() or (0, 0, 0)
     return position, dict(zip(("rows_inserted", "rows_updated", "rows_updated_hot"), map(int, row)))
+
+
+def trial_session(conn) -> int:
+    """The server's id of ``conn``'s session (its backend's process id)."""
+    return int(conn.info.backend_pid)
+
+
+def end_trial_session(conn, session: int) -> None:
+    """End session ``session`` (a trial's, whose client is gone or broken) from ``conn``: its
+    transaction is rolled back and its locks freed now, not when the server next reads from it."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_terminate_backend(%s)", (session,))
+    conn.rollback()

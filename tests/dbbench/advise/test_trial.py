@@ -21,6 +21,7 @@ from dbbench.access.targets import open_targets
 from dbbench.advise import trial
 from dbbench.dataset import definition, loadfiles, seed
 from dbbench.errors import DbbenchError, NotOurs
+from tests.conftest import default_sigint
 from tests.db import connection, drop_namespaces, execute, sql
 
 pytestmark = pytest.mark.servers
@@ -209,10 +210,17 @@ CHILD = """
 import sys
 from dbbench.access.targets import open_targets
 from dbbench.advise import trial
-dialect, ns, ddl, drop, name = sys.argv[1:6]
+dialect, ns, ddl, drop, name, wait = sys.argv[1:7]
 (target,) = open_targets({}, dialect)
-with trial.present(target, ns, ddl, drop, name):
+with trial.present(target, ns, ddl, drop, name) as conn:
     print("ready", flush=True)
+    if wait == "server":  # a statement the server runs for a minute, as a long sample would
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT pg_sleep(60)" if dialect == "postgresql"
+                # not SLEEP(), which ends when the client goes: work runs on, as a slow plan would
+                else "SELECT /*+ MAX_EXECUTION_TIME(60000) */ BENCHMARK(500000000, SHA2(version, 256)) FROM package LIMIT 1"
+            )
     sys.stdin.read()  # until the test kills this process
 """
 
@@ -237,7 +245,7 @@ def test_a_trial_killed_in_the_middle_is_undone(seeded, seeded_state, dialect):
     target = seeded[dialect]
     ddl, drop, _, _ = TRIALS[(dialect, "expression")]
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, dialect, NS, ddl, drop, NAME],
+        [sys.executable, "-c", CHILD, dialect, NS, ddl, drop, NAME, "client"],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -265,6 +273,34 @@ def test_a_trial_killed_in_the_middle_is_undone(seeded, seeded_state, dialect):
         assert trial.recover(target, NS, wait_s=30) == [NAME]
         assert trial.recover(target, NS) == []
     assert state(target) == seeded_state[dialect]
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_ctrl_c_during_a_statement_of_the_trial_leaves_nothing(seeded, seeded_state, dialect):
+    """SIGINT while the server runs a statement on the trial's connection: the process undoes
+    the trial itself before it exits (MySQL: it ends its broken session, which the server would
+    otherwise run for a minute holding the trial's lock, then recovers)."""
+    target = seeded[dialect]
+    ddl, drop, _, _ = TRIALS[(dialect, "expression")]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, dialect, NS, ddl, drop, NAME, "server"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=default_sigint,
+    )
+    try:
+        ready(proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=40)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert b"KeyboardInterrupt" in err, err.decode()[-2000:]
+    assert state(target) == seeded_state[dialect]
+    assert trial.recover(target, NS) == []
 
 
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
