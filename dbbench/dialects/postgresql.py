@@ -954,19 +954,37 @@ def write_frame(conn, timeout_ms: int):
 _WRITE_COPY = "dbbench_adv_write"
 
 
+_COPY_INDEXES = """
+SELECT pg_get_indexdef(x.indexrelid), format('INDEX %%I ON %%I.%%I USING ', i.relname, n.nspname, t.relname),
+       format('INDEX %%I ON %%I USING ', i.relname, t.relname)
+  FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+  JOIN pg_namespace n ON n.oid = t.relnamespace
+ WHERE x.indrelid = to_regclass(%s) ORDER BY i.relname"""
+
+
 def write_copy(conn, ns: str, table: str, columns: list[str]) -> str:
     """Where a write-cost batch writes: a copy of ``table`` made in the open transaction (its
-    columns, defaults, constraints and every index this transaction sees, an index under trial
-    included; no foreign key, no trigger) holding its ``columns``' rows, undone with the batch.
-    Writes rolled back in ``table`` itself would leave its heap longer (dead rows until a VACUUM,
-    which autovacuum never runs on an owned table) and every later plan would count more rows."""
-    copy = f"{quote(ns)}.{quote(_WRITE_COPY)}"
+    columns, defaults and checks, its ``columns``' rows, then every index this transaction sees
+    on it built again, an index under trial included: sorted builds, as the seed's; no foreign
+    key, no trigger), undone with the batch. Writes rolled back in ``table`` itself would leave
+    its heap longer (dead rows until a VACUUM, which autovacuum never runs on an owned table),
+    and every later plan would count more rows."""
+    from dbbench.errors import DbbenchError
+
+    source, copy = f"{quote(ns)}.{quote(table)}", f"{quote(ns)}.{quote(_WRITE_COPY)}"
     cols = ", ".join(quote(c) for c in columns)
     with conn.cursor() as cur:
-        cur.execute(f"CREATE TABLE {copy} (LIKE {quote(ns)}.{quote(table)} INCLUDING ALL)")
+        cur.execute(f"CREATE TABLE {copy} (LIKE {source} INCLUDING ALL EXCLUDING INDEXES)")
         cur.execute(  # OVERRIDING: an identity column's values are copied too
-            f"INSERT INTO {copy} ({cols}) OVERRIDING SYSTEM VALUE SELECT {cols} FROM {quote(ns)}.{quote(table)}"
+            f"INSERT INTO {copy} ({cols}) OVERRIDING SYSTEM VALUE SELECT {cols} FROM {source}"
         )
+        cur.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        cur.execute(_COPY_INDEXES, (source,))
+        for definition, *forms in cur.fetchall():
+            form = next((f for f in forms if f in definition), None)
+            if form is None:
+                raise DbbenchError(f"cannot build again on a copy of {table}: {definition}")
+            cur.execute(definition.replace(form, f"INDEX ON {copy} USING ", 1))
     return copy
 
 
