@@ -285,7 +285,6 @@ class _Reader:
     holding it), its clause and its boolean region; the tables each scope reads."""
 
     def __init__(self, sql: str, columns: Mapping[str, Sequence[str]]):
-        self.sql = sql
         self.toks = [
             _Tok(k, t, t.lower(), m.start(), m.end())
             for k, t, m in tokens(sql)
