@@ -20,6 +20,8 @@ The hierarchy, one line per class (its module in brackets; exit code 2 unless no
         DocumentError (dbbench.document.check): a document field with a bad value, named
       NotSeeded (dbbench.measure.explain): the namespace holds no complete seed (of the catalog)
       GrowError (dbbench.measure.grow): a ladder that cannot be climbed
+      TrialRefused (dbbench.advise.trial): an index trial dbbench will not run (namespace, table, statement)
+      TrialFailed (dbbench.advise.trial): the server refused an index trial (privileges, duplicate values)
       SpecError (dbbench.volume.spec): data spec problems, one line each
       ExprError (dbbench.volume.expr): a spec number that is not an expression of :scale
       GeneratorError (dbbench.volume.generators): a column a generator cannot make as asked

@@ -80,6 +80,8 @@ def sandbox(
     namespace in the same transaction: a role that cannot be prepared or used leaves the namespace
     as it was, its data and state untouched."""
     d = dialects.get(target.dialect)
+    with target.all_or_nothing() as conn:  # an index trial a killed `dbbench advise` left behind
+        d.recover_index_trials(conn, namespace, 0)
     if not isolate:
         if reload is not None:
             _reload(target, reload)

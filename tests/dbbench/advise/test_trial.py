@@ -21,7 +21,7 @@ from dbbench.access.targets import open_targets
 from dbbench.advise import trial
 from dbbench.dataset import definition, loadfiles, seed
 from dbbench.errors import DbbenchError, NotOurs
-from tests.conftest import default_sigint
+from tests.conftest import default_sigint, run_cli
 from tests.db import connection, drop_namespaces, execute, sql
 
 pytestmark = pytest.mark.servers
@@ -542,3 +542,45 @@ def test_the_statements_a_trial_may_run(dialect):
             trial.checked(d, NS, ddl, drop, name)
         assert why in str(refused.value), (ddl, drop)
         assert "\n" not in str(refused.value)
+
+
+def test_the_next_dbbench_command_undoes_a_killed_mysql_trial(seeded, seeded_state):
+    """What a user sees: `dbbench advise` killed with its index added, then any command that opens
+    the namespace (here `dbbench explain`, through dbbench.access.isolation.sandbox) undoes it."""
+    target = seeded["mysql"]
+    ddl, drop, _, _ = TRIALS[("mysql", "expression")]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, "mysql", NS, ddl, drop, NAME, "client"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        ready(proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+    assert has_index(target) and records(target) == [f"advise.in_flight.{NAME}"]
+    # the server ends the dead session (and frees the trial's lock) on its own time: wait for that
+    [[got]] = sql(target, f"SELECT GET_LOCK('dbbench_adv.{NS}', 30) + RELEASE_LOCK('dbbench_adv.{NS}')")
+    assert got == 2
+    result = run_cli(
+        "explain",
+        "--only",
+        "mysql",
+        "--namespace",
+        NS,
+        "--runs",
+        "1",
+        "--warmups",
+        "0",
+        "--shape",
+        "relation lookup",
+    )
+    assert result.code == 0, result.output
+    assert not has_index(target) and records(target) == []
+    assert state(target) == seeded_state["mysql"]
