@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from dbbench.access.targets import open_targets
-from dbbench.advise import shape as advising
+from dbbench.advise.shape import advise, judge
 from dbbench.catalog.entries import open_catalog
 from dbbench.dataset import seed
 from dbbench.measure.explain import MeasureOptions, dataset_params
@@ -54,7 +54,7 @@ def test_the_lost_index_is_found_again_verified_and_costed(lost_index, dialect):
     shape = next(s for s in open_catalog("alpine").shapes if s.name == "relation lookup")
     before = _indexes(target)
     said: list[str] = []
-    advice = advising.advise(
+    advice = advise(
         target,
         NS,
         shape,
@@ -86,9 +86,9 @@ def test_judge_names_why_a_candidate_is_rejected():
             "s", "postgresql", "t", "i", used, probes, work, (None, None), (None, None), "full_scan"
         )
 
-    assert advising.judge(ev(True)) == ("verified", "")
-    assert advising.judge(ev(False)) == ("rejected", "unused by the planner (it reads t by full_scan)")
-    assert advising.judge(ev(True, ("hottest value x = 1 (9 of 10 rows): full_scan",)))[1].startswith(
+    assert judge(ev(True)) == ("verified", "")
+    assert judge(ev(False)) == ("rejected", "unused by the planner (it reads t by full_scan)")
+    assert judge(ev(True, ("hottest value x = 1 (9 of 10 rows): full_scan",)))[1].startswith(
         "not used on hottest value x = 1"
     )
-    assert advising.judge(ev(True, work=(10.0, 10.0))) == ("rejected", "no less work: 10 → 10 rows examined")
+    assert judge(ev(True, work=(10.0, 10.0))) == ("rejected", "no less work: 10 → 10 rows examined")
