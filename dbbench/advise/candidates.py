@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from dbbench import dialects
+from dbbench.advise.trial import PREFIX  # the names a trial accepts
 
 # The operand readers of the comparisons (:func:`~dbbench.catalog.sqltext.comparisons`) find where
 # each side of an operator starts and ends; reused so that both read SQL alike.
@@ -35,7 +36,6 @@ from dbbench.catalog.sqltext import _operand_left, _operand_right, tokens
 from verdict.files import excerpt
 
 Kind = Literal["btree", "expression", "partial", "covering"]
-PREFIX = "dbbench_adv_"
 NAME_MAX = 63  # PostgreSQL's identifier length (MySQL's is 64)
 MYSQL_KEY_BYTES = 3072  # InnoDB's longest key (DYNAMIC rows): wider text key parts keep a prefix
 MYSQL_KEY_PARTS = 16
