@@ -51,17 +51,43 @@ class ShapeAdvice:
         return tuple(t for t in self.trials if t.verdict == "verified")
 
 
-def judge(evidence: verify.Evidence) -> tuple[str, str]:
-    """verified, or rejected with the first reason: unused by the planner, not used on a probe,
-    no less work."""
+MAX_WRITE_RATIO = 5.0  # a write batch this many times slower with the index: too costly on writes
+
+
+def judge(
+    evidence: verify.Evidence,
+    without: trial.WriteCost | None = None,
+    with_index: trial.WriteCost | None = None,
+    *,
+    max_write_ratio: float = MAX_WRITE_RATIO,
+) -> tuple[str, str]:
+    """verified, or rejected with the first reason: unused by the planner, loses on the hottest
+    value (or not used on another probe), no less work, too costly on writes (the write batch
+    more than ``max_write_ratio`` times slower with the index)."""
     if not evidence.used:
         return "rejected", f"unused by the planner (it reads {evidence.table} by {evidence.plan})"
     if evidence.probes:
+        hottest = [p for p in evidence.probes if p.startswith("hottest ")]
+        if hottest:
+            return "rejected", f"loses on the hottest value: {hottest[0]}"
         return "rejected", f"not used on {evidence.probes[0]}"
     before, after = evidence.work
     if before is not None and after is not None and after >= before:
         return "rejected", f"no less work: {before:,.0f} → {after:,.0f} rows examined"
+    ratio = write_ratio(without, with_index)
+    if ratio is not None and ratio > max_write_ratio:
+        return "rejected", (
+            f"too costly on writes: a {with_index.rows:,}-row write batch is {ratio:.1f}x slower "  # type: ignore[union-attr]
+            f"with it (limit {max_write_ratio:g}x)"
+        )
     return "verified", ""
+
+
+def write_ratio(without: trial.WriteCost | None, with_index: trial.WriteCost | None) -> float | None:
+    """How many times slower the write batch ran with the index (None: not measured)."""
+    if without is None or with_index is None or without.seconds <= 0:
+        return None
+    return with_index.seconds / without.seconds
 
 
 def advise(
@@ -120,7 +146,7 @@ def _try(
         evidence = verify.compare(target, conn, shape, cand.table, cand.name, before, options, base)
         with_index = _cost(target, namespace, cand.table, keyed, write_rows, conn)
     without = _cost(target, namespace, cand.table, keyed, write_rows, None)
-    verdict, reason = judge(evidence)
+    verdict, reason = judge(evidence, without, with_index)
     return Trial(cand, ddl, evidence, built, size, without, with_index, verdict, reason)
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from dbbench.access.targets import open_targets
 from dbbench.advise.shape import advise, judge
+from dbbench.advise.trial import WriteCost
 from dbbench.catalog.entries import open_catalog
 from dbbench.dataset import seed
 from dbbench.measure.explain import MeasureOptions, dataset_params
@@ -89,6 +90,19 @@ def test_judge_names_why_a_candidate_is_rejected():
     assert judge(ev(True)) == ("verified", "")
     assert judge(ev(False)) == ("rejected", "unused by the planner (it reads t by full_scan)")
     assert judge(ev(True, ("hottest value x = 1 (9 of 10 rows): full_scan",)))[1].startswith(
-        "not used on hottest value x = 1"
+        "loses on the hottest value: hottest value x = 1"
     )
+    assert judge(ev(True, ("generic plan: full_scan",))) == (
+        "rejected",
+        "not used on generic plan: full_scan",
+    )
+
+    def cost(seconds):
+        return WriteCost("t", 100, 100, 100, seconds, seconds, None, ())
+
+    assert judge(ev(True), cost(0.01), cost(0.04)) == ("verified", "")
+    verdict, reason = judge(ev(True), cost(0.01), cost(0.06))
+    assert verdict == "rejected"
+    assert reason == "too costly on writes: a 100-row write batch is 6.0x slower with it (limit 5x)"
+    assert judge(ev(True), cost(0.01), cost(0.06), max_write_ratio=10)[0] == "verified"
     assert judge(ev(True, work=(10.0, 10.0))) == ("rejected", "no less work: 10 → 10 rows examined")
