@@ -7,12 +7,14 @@ the rows examined fall; else *rejected*, with the reason.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from dbbench import dialects
 from dbbench.access.targets import Target
-from dbbench.advise import candidates, trial, verify
+from dbbench.advise import candidates, effects, trial, verify
 from dbbench.catalog.entries import Shape
 from dbbench.measure.explain import MeasureOptions
 from dbbench.volume import schema
@@ -33,6 +35,7 @@ class Trial:
     write_with: trial.WriteCost | None
     verdict: str  # verified | rejected
     reason: str  # why rejected ("" when verified)
+    effects: effects.Effects | None = None  # the rest of the catalog with it present (verified only)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class ShapeAdvice:
     trials: tuple[Trial, ...]
     unbounded: tuple[str, ...]
     untried: int  # candidates past ``most``
+    spelling: str = "remediated"  # the spelling advised: natural when it is the slower one
+    existing: tuple[tuple[str, str], ...] = ()  # (candidate, the index of the namespace it already is)
 
     @property
     def verified(self) -> tuple[Trial, ...]:
@@ -90,6 +95,18 @@ def write_ratio(without: trial.WriteCost | None, with_index: trial.WriteCost | N
     return with_index.seconds / without.seconds
 
 
+Within = Callable[[Any, candidates.Candidate], "effects.Effects"]
+
+
+def natural_spelling(shape: Shape, dialect: str) -> Shape:
+    """``shape`` with its natural spelling on ``dialect`` as the one measured (advice for the
+    spelling a team wrote first, where ``explain`` shows it slower)."""
+    v = shape.variants[dialect]
+    if not v.natural:
+        raise ValueError(f"shape {shape.name!r} has no natural spelling on {dialect}")
+    return replace(shape, variants={**shape.variants, dialect: replace(v, sql=v.natural, natural=None)})
+
+
 def advise(
     target: Target,
     namespace: str,
@@ -99,33 +116,97 @@ def advise(
     *,
     most: int = 3,
     write_rows: int = trial.DEFAULT_WRITE_ROWS,
+    max_write_ratio: float = MAX_WRITE_RATIO,
+    spelling: str = "remediated",
+    within: Within | None = None,
     say: Say | None = None,
 ) -> ShapeAdvice:
     """Try the best ``most`` candidates of ``shape`` on ``target`` in ``namespace`` (a complete
-    dbbench seed); nothing is left behind (see :func:`dbbench.advise.trial.present`)."""
+    dbbench seed); nothing is left behind (see :func:`dbbench.advise.trial.present`).
+    ``spelling``: natural advises the shape's natural spelling. A candidate the namespace already
+    has (the same key) is not built again: :attr:`ShapeAdvice.existing` names it. ``within``:
+    called with the connection and the candidate while a verified candidate is present (the rest
+    of the catalog measured again, :mod:`dbbench.advise.effects`); a regression rejects it."""
     d = dialects.get(target.dialect)
-    v = shape.variants[target.dialect]
+    measured = natural_spelling(shape, target.dialect) if spelling == "natural" else shape
+    v = measured.variants[target.dialect]
     report = say or (lambda _: None)
     with target.all_or_nothing() as conn:
         d.use(conn, namespace)
         tables = schema.read(conn, target.dialect, namespace)
+        have = d.index_definitions(conn, namespace)
         conn.rollback()
-        before = verify.measure(target, conn, shape, options, base)
+        before = verify.measure(target, conn, measured, options, base)
         conn.rollback()
     columns = {t.name: [c.name for c in t.columns.values()] for t in tables.values()}
     lengths = {t.name: {c.name: c.max_length for c in t.columns.values()} for t in tables.values()}
     found = candidates.derive(v.sql, columns, target.dialect, params=before.params, lengths=lengths)
+    fresh, existing = [], []
+    for cand in found.candidates:
+        same = _existing(cand, have, target.dialect)
+        if same:
+            existing.append((str(cand), same))
+        else:
+            fresh.append(cand)
     trials = []
-    for cand in found.candidates[:most]:
+    costs: dict[tuple[str, tuple[str, ...]], trial.WriteCost | None] = {}
+    for cand in fresh[:most]:
         report(f"{target.dialect}: {shape.name}: trying {cand}")
-        trials.append(_try(target, namespace, shape, cand, before, options, base, write_rows))
+        trials.append(
+            _try(
+                target,
+                namespace,
+                measured,
+                cand,
+                before,
+                options,
+                base,
+                write_rows,
+                max_write_ratio,
+                within,
+                costs,
+            )
+        )
     return ShapeAdvice(
         shape.name,
         target.dialect,
         tuple(trials),
         tuple(found.unbounded),
-        max(0, len(found.candidates) - most),
+        max(0, len(fresh) - most),
+        spelling,
+        tuple(existing),
     )
+
+
+def key_text(definition: str) -> str:
+    """The key list of an index definition (``CREATE INDEX … (a, b DESC) INCLUDE (…) WHERE …`` or
+    MySQL's ``BTREE (`a`, `b`)``), lower case, unquoted, spaces dropped: ``a,bdesc``."""
+    m = re.search(r"\((.*)\)", definition)
+    if not m:
+        return ""
+    text = m.group(1)
+    depth, end = 0, len(text)
+    for i, ch in enumerate(text):  # the first balanced list only (not INCLUDE's or WHERE's)
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            end = i
+            break
+    return re.sub(r"[\s`\"]", "", text[:end]).lower()
+
+
+def _existing(cand: candidates.Candidate, have: list[tuple[str, str, str]], dialect: str) -> str | None:
+    """The namespace's index with the candidate's key (same parts in the same order, same
+    partial predicate), if it has one."""
+    if cand.include:
+        return None
+    mine = key_text(cand.ddl(dialect, "x"))
+    for table, name, definition in have:
+        if table != cand.table or key_text(definition) != mine:
+            continue
+        if bool(cand.where) == (" where " in definition.lower()):
+            return name
+    return None
 
 
 def _try(
@@ -137,17 +218,28 @@ def _try(
     options: MeasureOptions,
     base: dict | None,
     write_rows: int,
+    max_write_ratio: float,
+    within: Within | None,
+    costs: dict,
 ) -> Trial:
     ddl, drop = cand.ddl(target.dialect), cand.drop_ddl(target.dialect)
     keyed = [p.name for p in cand.columns if not p.expression]
+    found: effects.Effects | None = None
     with trial.present(target, namespace, ddl, drop, cand.name) as conn:
         built = trial.build_seconds(conn)
         size = trial.size_bytes(conn, namespace, cand.table, cand.name)
         evidence = verify.compare(target, conn, shape, cand.table, cand.name, before, options, base)
         with_index = _cost(target, namespace, cand.table, keyed, write_rows, conn)
-    without = _cost(target, namespace, cand.table, keyed, write_rows, None)
-    verdict, reason = judge(evidence, without, with_index)
-    return Trial(cand, ddl, evidence, built, size, without, with_index, verdict, reason)
+        if within is not None and evidence.serves:
+            found = within(conn, cand)
+    key = (cand.table, tuple(keyed))
+    if key not in costs:
+        costs[key] = _cost(target, namespace, cand.table, keyed, write_rows, None)
+    without = costs[key]
+    verdict, reason = judge(evidence, without, with_index, max_write_ratio=max_write_ratio)
+    if verdict == "verified" and found is not None and found.regresses:
+        verdict, reason = "rejected", "regresses " + "; ".join(map(str, found.regresses))
+    return Trial(cand, ddl, evidence, built, size, without, with_index, verdict, reason, found)
 
 
 def _cost(target: Target, namespace: str, table: str, columns: list[str], rows: int, conn):

@@ -11,6 +11,7 @@ The group and what the commands share (the one error handler, the one output wri
 
 from __future__ import annotations
 
+from dbbench.cli.advise import advise_cmd
 from dbbench.cli.app import Cli, _connect, cli, err, say
 from dbbench.cli.baseline import baseline_group, baseline_save, diff_cmd
 from dbbench.cli.bench import bench_group, bench_seed_cmd
@@ -35,6 +36,7 @@ __all__ = [
     "_connect",
     "_print_status",
     "_which",
+    "advise_cmd",
     "baseline_group",
     "baseline_save",
     "bench_group",
@@ -68,6 +70,7 @@ for _command in (
     validate_cmd,
     explain_cmd,
     check_cmd,
+    advise_cmd,
     baseline_group,
     diff_cmd,
     grow_cmd,

@@ -1,0 +1,193 @@
+"""``dbbench advise``'s result document (``dbbench.advise/1``): the shapes in need, each candidate
+index tried with its evidence and cost and verdict, and the whole-catalog set. Built from what
+:func:`dbbench.advise.run.advise_catalog` returns; the terminal, Markdown and HTML views
+(:mod:`dbbench.output.advise`) read only this dict.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dbbench.document.build import envelope
+
+if TYPE_CHECKING:
+    from dbbench.access.targets import Target
+    from dbbench.advise.effects import Effects
+    from dbbench.advise.run import CatalogAdvice, IndexSet
+    from dbbench.advise.shape import ShapeAdvice, Trial
+    from dbbench.advise.trial import WriteCost
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _write(cost: WriteCost | None) -> dict[str, Any] | None:
+    if cost is None:
+        return None
+    return {
+        "rows": cost.rows,
+        "inserted": cost.inserted,
+        "updated": cost.updated,
+        "insert_ms": _ms(cost.insert_seconds),
+        "update_ms": _ms(cost.update_seconds),
+        "ms": _ms(cost.seconds),
+        "log_bytes": cost.log_bytes,
+        "counters": dict(cost.counters),
+        "notes": list(cost.notes),
+    }
+
+
+def _effects(found: Effects | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "helps": [str(e) for e in found.helps],
+        "regresses": [str(e) for e in found.regresses],
+        "measured": len(found.effects),
+    }
+
+
+def _estimate(value: Any) -> dict[str, Any] | None:
+    """The planner's word alone (plain EXPLAIN), where it was asked: whatever the estimate holds."""
+    if value is None:
+        return None
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    return {"said": str(value)}
+
+
+def _trial(rank: int, t: Trial) -> dict[str, Any]:
+    ev, cand = t.evidence, t.candidate
+    without, with_index = t.write_without, t.write_with
+    ratio = None
+    if without is not None and with_index is not None and without.seconds > 0:
+        ratio = round(with_index.seconds / without.seconds, 2)
+    return {
+        "rank": rank,
+        "index": cand.name,
+        "table": cand.table,
+        "kind": cand.kind,
+        "candidate": str(cand),
+        "why": cand.reason,
+        "ddl": t.ddl,
+        "verdict": t.verdict,
+        "reason": t.reason,
+        "used": ev.used,
+        "probes_not_using_it": list(ev.probes),
+        "plan_with_it": ev.plan,
+        "rows_examined": {"before": _round(ev.work[0], 1), "after": _round(ev.work[1], 1)},
+        "buffers": {"before": ev.buffers[0], "after": ev.buffers[1]},
+        "p50_ms": {"before": _round(ev.ms[0], 4), "after": _round(ev.ms[1], 4)},
+        "build_ms": _ms(t.build_seconds),
+        "size_bytes": t.size_bytes,
+        "write": {"without": _write(without), "with": _write(with_index), "ratio": ratio},
+        "side_effects": _effects(t.effects),
+        "estimate": _estimate(getattr(t, "estimate", None)),
+    }
+
+
+def _shape(a: ShapeAdvice) -> dict[str, Any]:
+    return {
+        "shape": a.shape,
+        "dialect": a.dialect,
+        "spelling": a.spelling,
+        "candidates": [_trial(i, t) for i, t in enumerate(a.trials, 1)],
+        "verified": [t.candidate.name for t in a.verified],
+        "unbounded": list(a.unbounded),
+        "existing": [{"candidate": c, "index": name} for c, name in a.existing],
+        "untried": a.untried,
+    }
+
+
+def _set(s: IndexSet) -> dict[str, Any]:
+    return {
+        "dialect": s.dialect,
+        "indexes": [{"index": t.candidate.name, "table": t.candidate.table, "ddl": t.ddl} for t in s.trials],
+        "serves": list(s.serves),
+        "unserved": list(s.unserved),
+        "size_bytes": s.size_bytes,
+        "write_ms": None
+        if s.write_seconds is None
+        else {"without": _ms(s.write_seconds[0]), "with": _ms(s.write_seconds[1])},
+        "side_effects": _effects(s.effects),
+        "verified": s.verified,
+        "problem": s.problem,
+    }
+
+
+def advise_document(targets: list[Target], advice: CatalogAdvice, config: dict[str, Any]) -> dict[str, Any]:
+    """The ``dbbench.advise/1`` document."""
+    doc = envelope("advise", targets)
+    doc["config"] = config
+    doc["seconds"] = round(advice.seconds, 3)
+    doc["needs"] = [
+        {"shape": n.shape, "dialect": n.dialect, "spelling": n.spelling, "why": n.why} for n in advice.needs
+    ]
+    doc["shapes"] = [_shape(a) for a in advice.shapes]
+    doc["sets"] = [_set(s) for s in advice.sets]
+    tried = [t for a in advice.shapes for t in a.trials]
+    doc["summary"] = {
+        "shapes_advised": len(advice.shapes),
+        "candidates_tried": len(tried),
+        "verified": sum(t.verdict == "verified" for t in tried),
+        "rejected": sum(t.verdict != "verified" for t in tried),
+    }
+    return doc
+
+
+def chosen(doc: dict[str, Any], dialect: str) -> list[dict[str, Any]]:
+    """What a migration builds on ``dialect``: the whole-catalog set when it was verified whole,
+    else each shape's best verified index (once each), as ``{index, table, ddl, serves}``."""
+    for s in doc.get("sets", []):
+        if s["dialect"] == dialect and s["verified"] and s["indexes"]:
+            return [{**i, "serves": s["serves"]} for i in s["indexes"]]
+    out: dict[str, dict[str, Any]] = {}
+    for a in doc.get("shapes", []):
+        if a["dialect"] != dialect:
+            continue
+        best = next((c for c in a["candidates"] if c["verdict"] == "verified"), None)
+        if best is not None:
+            entry = out.setdefault(
+                best["index"],
+                {"index": best["index"], "table": best["table"], "ddl": best["ddl"], "serves": []},
+            )
+            entry["serves"].append(a["shape"])
+    return list(out.values())
+
+
+def migrations(doc: dict[str, Any]) -> dict[str, str]:
+    """One migration per dialect with verified advice: the statements, each saying what it serves
+    and what it measured, under a header naming the run."""
+    out = {}
+    dialects = sorted({a["dialect"] for a in doc.get("shapes", [])})
+    by_index = {(a["dialect"], c["index"]): c for a in doc.get("shapes", []) for c in a["candidates"]}
+    for dialect in dialects:
+        picked = chosen(doc, dialect)
+        if not picked:
+            continue
+        lines = [
+            f"-- dbbench advise: {len(picked)} verified index(es) for {dialect}",
+            f"-- catalog {doc['config'].get('catalog')}, measured in namespace {doc['config'].get('namespace')}"
+            f" at {doc.get('generated_at')}",
+            "-- each was built for real and measured there (see the advise JSON); review before applying",
+            "",
+        ]
+        for p in picked:
+            c = by_index.get((dialect, p["index"]), {})
+            rows = c.get("rows_examined", {})
+            lines.append(f"-- serves: {', '.join(p['serves'])}")
+            if rows:
+                lines.append(
+                    f"-- rows examined {rows.get('before')} -> {rows.get('after')}, "
+                    f"{c.get('size_bytes', 0):,} bytes on disk, write batch ratio {c.get('write', {}).get('ratio')}"
+                )
+            lines.append(p["ddl"] + ";")
+            lines.append("")
+        out[dialect] = "\n".join(lines)
+    return out

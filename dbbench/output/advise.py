@@ -1,0 +1,184 @@
+"""``dbbench advise`` for people: per shape and dialect the candidates ranked with their verdict
+and measured numbers (and what the planner's estimate alone would have said), what no index
+bounds, then the whole-catalog set; as terminal tables, Markdown or one HTML page. Read from the
+``dbbench.advise/1`` document only (:mod:`dbbench.document.advise`)."""
+
+from __future__ import annotations
+
+import html as _html
+from typing import Any
+
+from dbbench.defaults import DIALECT_LABEL
+from dbbench.output import HTML_TABLE_CSS, table
+from dbbench.units import fmt_factor, fmt_ms
+
+HEADERS = [
+    "#",
+    "Index",
+    "Verdict",
+    "Rows examined",
+    "p50 ms",
+    "Size",
+    "Build ms",
+    "Write batch",
+    "Estimate alone",
+    "Also helps",
+]
+
+
+def _rows(value: float | None) -> str:
+    return "timeout" if value is None else f"{value:,.0f}"
+
+
+def size(n: int | None) -> str:
+    """Bytes as KiB / MiB."""
+    if n is None:
+        return "—"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MiB"
+    return f"{n / 1024:.0f} KiB"
+
+
+def _write(c: dict[str, Any]) -> str:
+    w = c["write"]
+    if w["without"] is None or w["with"] is None:
+        return "not measured"
+    ratio = f" ({fmt_factor(w['ratio'])})" if w["ratio"] else ""
+    return f"{fmt_ms(w['without']['ms'])} → {fmt_ms(w['with']['ms'])} ms{ratio}"
+
+
+def _estimate(c: dict[str, Any]) -> str:
+    e = c.get("estimate")
+    if not e:
+        return "—"
+    return str(e.get("said") or e)
+
+
+def _verdict(c: dict[str, Any]) -> str:
+    return "verified" if c["verdict"] == "verified" else f"rejected: {c['reason']}"
+
+
+def candidate_rows(a: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for c in a["candidates"]:
+        r, ms = c["rows_examined"], c["p50_ms"]
+        helps = (c.get("side_effects") or {}).get("helps") or []
+        rows.append(
+            [
+                str(c["rank"]),
+                c["candidate"],
+                _verdict(c),
+                f"{_rows(r['before'])} → {_rows(r['after'])}",
+                f"{fmt_ms(ms['before'])} → {fmt_ms(ms['after'])}",
+                size(c["size_bytes"]),
+                fmt_ms(c["build_ms"]),
+                _write(c),
+                _estimate(c),
+                "; ".join(h.split(":")[0] for h in helps) or "—",
+            ]
+        )
+    return rows
+
+
+def _title(a: dict[str, Any]) -> str:
+    spelling = " (natural spelling)" if a["spelling"] == "natural" else ""
+    return f"{DIALECT_LABEL.get(a['dialect'], a['dialect'])} {a['shape']}{spelling}"
+
+
+def _notes(a: dict[str, Any]) -> list[str]:
+    out = [f"no index bounds it: {u}" for u in a["unbounded"]]
+    out += [f"already in the namespace: {e['candidate']} is {e['index']}" for e in a["existing"]]
+    if a["untried"]:
+        out.append(f"{a['untried']} more candidate(s) not built (--most)")
+    if not a["candidates"] and not a["unbounded"] and not a["existing"]:
+        out.append("no candidate index: the statement has no column an index could narrow")
+    return out
+
+
+def set_lines(doc: dict[str, Any]) -> list[str]:
+    out = []
+    for s in doc["sets"]:
+        label = DIALECT_LABEL.get(s["dialect"], s["dialect"])
+        if not s["indexes"]:
+            left = ", ".join(s["unserved"]) or "none"
+            out.append(f"{label}: no verified index; unserved: {left}")
+            continue
+        state = "verified whole" if s["verified"] else f"NOT verified whole: {s['problem']}"
+        write = ""
+        if s["write_ms"]:
+            write = f", write batch {fmt_ms(s['write_ms']['without'])} → {fmt_ms(s['write_ms']['with'])} ms"
+        out.append(
+            f"{label}: {len(s['indexes'])} index(es), {size(s['size_bytes'])}{write}; {state}; "
+            f"serves {', '.join(s['serves']) or 'nothing'}"
+            + (f"; unserved: {', '.join(s['unserved'])}" if s["unserved"] else "")
+        )
+        out += [f"  {i['ddl']};" for i in s["indexes"]]
+    return out
+
+
+def to_text(doc: dict[str, Any], fmt: str = "simple") -> str:
+    """Every advised shape's table and notes, then the whole-catalog set (terminal or Markdown)."""
+    md = fmt == "markdown"
+    parts = []
+    if not doc["shapes"]:
+        parts.append("No shape needs an index: every check passes and no natural spelling is slower.")
+    for a in doc["shapes"]:
+        why = next(
+            (
+                n["why"]
+                for n in doc["needs"]
+                if (n["shape"], n["dialect"], n["spelling"]) == (a["shape"], a["dialect"], a["spelling"])
+            ),
+            "",
+        )
+        parts.append(("### " if md else "") + _title(a) + (f" — {why}" if why else ""))
+        if a["candidates"]:
+            parts.append(table(HEADERS, candidate_rows(a), "rlllrrrrll", fmt))
+        parts += [("- " if md else "  ") + n for n in _notes(a)]
+        best = next((c for c in a["candidates"] if c["verdict"] == "verified"), None)
+        if best is not None:
+            parts.append(f"DDL: `{best['ddl']}`" if md else f"  DDL: {best['ddl']}")
+        parts.append("")
+    if doc["sets"]:
+        parts.append(("## " if md else "") + "The whole catalog: the smallest verified set")
+        parts += [("- " if md and not line.startswith("  ") else "") + line for line in set_lines(doc)]
+    s = doc["summary"]
+    parts.append(
+        f"\n{s['shapes_advised']} shape(s) advised, {s['candidates_tried']} candidate(s) built and measured: "
+        f"{s['verified']} verified, {s['rejected']} rejected ({doc['seconds']:.1f} s)"
+    )
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def page(doc: dict[str, Any], title: str | None = None) -> str:
+    """One self-contained HTML page: the same tables and the set."""
+    esc = _html.escape
+    title = title or "dbbench advise: indexes built and measured"
+    parts = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title>",
+        "<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;color:#222}"
+        "code,pre{background:#f6f8fa;padding:2px 4px;font-size:12px}" + HTML_TABLE_CSS + "</style>",
+        "</head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f"<p>Catalog {esc(str(doc['config'].get('catalog')))}, namespace {esc(str(doc['config'].get('namespace')))}. "
+        "Every candidate was built for real, measured with EXPLAIN ANALYZE and every parameter probe, costed "
+        "(build time, size on disk, a write batch with and without it) and removed again. "
+        "“Estimate alone” is what plain EXPLAIN would have concluded.</p>",
+    ]
+    for a in doc["shapes"]:
+        parts.append(f"<h2>{esc(_title(a))}</h2>")
+        if a["candidates"]:
+            parts.append(table(HEADERS, candidate_rows(a), "rlllrrrrll", "html"))
+        notes = _notes(a)
+        if notes:
+            parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+        best = next((c for c in a["candidates"] if c["verdict"] == "verified"), None)
+        if best is not None:
+            parts.append(f"<p>DDL: <code>{esc(best['ddl'])}</code></p>")
+    if doc["sets"]:
+        parts.append("<h2>The whole catalog: the smallest verified set</h2>")
+        parts.append("<pre>" + esc("\n".join(set_lines(doc))) + "</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

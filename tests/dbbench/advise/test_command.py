@@ -1,0 +1,125 @@
+"""``dbbench advise`` on both real servers: a namespace where the team's DAO change dropped
+ix_relation_lookup gets the lookup's own index back, verified, costed and written as migrations;
+the namespace is exactly as it was afterwards; bad input is one line, exit 2, nothing changed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dbbench.access.targets import open_targets
+from dbbench.dataset import definition, loadfiles, seed
+from tests.conftest import run_cli
+from tests.db import connection, drop_namespaces, execute, sql
+
+pytestmark = pytest.mark.servers
+
+NS = "i34_cmd"
+LOOKUP = ["repository_id", "relation_kind", "token_sha256", "token", "package_id"]
+
+
+@pytest.fixture(scope="module")
+def lost_index(local_servers):
+    targets = open_targets({})
+    try:
+        seed.seed(targets, "alpine-ci", namespace=NS)
+        for t in targets:  # the DAO change: the lookup's index dropped
+            drop = (
+                "DROP INDEX ix_relation_lookup"
+                if t.dialect == "postgresql"
+                else "ALTER TABLE package_relation DROP INDEX ix_relation_lookup"
+            )
+            sql(t, drop, namespace=NS)
+        yield {t.dialect: t for t in targets}
+    finally:
+        for t in targets:
+            t.dispose()
+        drop_namespaces(NS)
+
+
+def snapshot(target) -> dict:
+    """The index definitions, each table's fingerprint and dbbench_meta."""
+    tables, _, _ = loadfiles.prepare(definition.load("alpine-ci"), [target.dialect], seed.default_cache())
+    key = "key" if target.dialect == "postgresql" else "`key`"
+    with connection(target, namespace=NS) as conn:
+        if target.dialect == "postgresql":
+            query = f"SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = '{NS}' ORDER BY 1, 2"
+        else:
+            query = (
+                "SELECT table_name, index_name, seq_in_index, column_name, expression, sub_part, collation "
+                f"FROM information_schema.statistics WHERE table_schema = '{NS}' ORDER BY 1, 2, 3"
+            )
+        found = {
+            "indexes": execute(conn, query),
+            "meta": execute(conn, f"SELECT {key}, value FROM dbbench_meta ORDER BY 1"),
+            "fingerprints": {t.name: seed.fingerprint_table(conn, target.dialect, t) for t in tables},
+        }
+        conn.rollback()
+    return found
+
+
+def errors(stderr: str) -> list[str]:
+    """What a command said on stderr but its warnings (MySQL 9.7 is not the reference 8.0)."""
+    return [line for line in stderr.splitlines() if line and "warning:" not in line and "note:" not in line]
+
+
+def test_advise_finds_the_lost_index_on_both_servers_and_leaves_nothing_behind(lost_index, tmp_path):
+    before = {d: snapshot(t) for d, t in lost_index.items()}
+    out, html, migrations = tmp_path / "advice.json", tmp_path / "advice.html", tmp_path / "migrations"
+    r = run_cli(
+        "advise",
+        "--namespace",
+        NS,
+        "--shape",
+        "relation lookup",
+        "--most",
+        "2",
+        "--write-rows",
+        "200",
+        "--runs",
+        "1",
+        "--output",
+        str(out),
+        "--html",
+        str(html),
+        "--write",
+        str(migrations),
+    )
+    assert r.code == 0, r.stderr
+    assert {d: snapshot(t) for d, t in lost_index.items()} == before  # nothing left behind
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "dbbench.advise/1"
+    for dialect in ("postgresql", "mysql"):
+        (advice,) = [a for a in doc["shapes"] if a["dialect"] == dialect and a["spelling"] == "remediated"]
+        best = advice["candidates"][0]
+        assert best["verdict"] == "verified", best["reason"]
+        assert best["candidate"].startswith("package_relation (" + ", ".join(LOOKUP))
+        assert best["rows_examined"]["after"] < best["rows_examined"]["before"]
+        assert best["size_bytes"] > 0 and best["build_ms"] > 0
+        assert best["write"]["without"]["rows"] == 200 and best["write"]["ratio"] > 0
+        text = (migrations / f"dbbench-advise-{dialect}.sql").read_text()
+        assert best["ddl"] + ";" in text and "serves: relation lookup" in text
+    assert "PostgreSQL relation lookup" in r.stdout and "MySQL relation lookup" in r.stdout
+    assert "verified" in r.stdout
+    assert "relation lookup" in html.read_text()
+    # the migrations are never replaced
+    again = run_cli(
+        "advise", "--namespace", NS, "--shape", "relation lookup", "--no-set", "--write", str(migrations)
+    )
+    assert again.code == 2 and len(errors(again.stderr)) == 1, again.stderr
+    assert "already holds" in again.stderr
+
+
+def test_bad_input_is_one_line_and_changes_nothing(lost_index):
+    before = {d: snapshot(t) for d, t in lost_index.items()}
+    for args, words in (
+        (["--shape", "no such shape"], "no such shape"),
+        (["--namespace", "i34_cmd_absent"], "i34_cmd_absent"),
+        (["--namespace", "mysql", "--only", "mysql"], "mysql"),
+    ):
+        r = run_cli("advise", "--namespace", NS, *args)
+        assert r.code == 2, (args, r.stdout, r.stderr)
+        assert len(errors(r.stderr)) == 1, r.stderr
+        assert words in r.stderr and "Traceback" not in r.stderr
+    assert {d: snapshot(t) for d, t in lost_index.items()} == before
