@@ -10,9 +10,11 @@ objects, so a file renders exactly like the run that wrote it. They take the typ
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from dbbench import defaults
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects import timing
 from dbbench.dialects.plan import PlanNode
@@ -184,8 +186,11 @@ def plan_tree(m: Spelling | None) -> PlanNode | None:
 
 
 def failures(doc: Doc) -> list[str]:
+    """Each failed shape: what it expected and got, its plan, and the ``dbbench advise`` command
+    that builds and measures the indexes that would fix it."""
     lines = []
-    for r in as_document(doc).results:
+    typed = as_document(doc)
+    for r in typed.results:
         if r.ok:
             continue
         v = r.verdict or _NO_VERDICT
@@ -196,7 +201,19 @@ def failures(doc: Doc) -> list[str]:
         tree = plan_tree(r.remediated)
         if tree is not None:
             lines.append(tree.render(1))
+        lines.append(f"  advice: {advise_command(typed, r.shape, r.dialect)}")
     return lines
+
+
+def advise_command(doc: Document, shape: str, dialect: str) -> str:
+    """The command that answers "which index fixes it": candidates built, measured and costed."""
+    cfg = doc.config or RunConfig()
+    words = ["dbbench", "advise", "--only", dialect, "--shape", shape]
+    if cfg.catalog and cfg.catalog != defaults.CATALOG:
+        words += ["--catalog", str(cfg.catalog)]
+    if cfg.namespace and cfg.namespace != defaults.NAMESPACE:
+        words += ["--namespace", cfg.namespace]
+    return shlex.join(words)
 
 
 # -- CI ----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ the namespace is exactly as it was afterwards; bad input is one line, exit 2, no
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 
@@ -123,3 +124,17 @@ def test_bad_input_is_one_line_and_changes_nothing(lost_index):
         assert len(errors(r.stderr)) == 1, r.stderr
         assert words in r.stderr and "Traceback" not in r.stderr
     assert {d: snapshot(t) for d, t in lost_index.items()} == before
+
+
+def test_a_failing_shape_of_explain_points_at_advise_and_the_command_runs(lost_index):
+    r = run_cli("explain", "--namespace", NS, "--shape", "relation lookup", "--runs", "1", "--warmups", "0")
+    assert r.code == 1, r.output
+    said = [line.strip() for line in r.stderr.splitlines() if line.strip().startswith("advice: ")]
+    assert said == [
+        f"advice: dbbench advise --only postgresql --shape 'relation lookup' --namespace {NS}",
+        f"advice: dbbench advise --only mysql --shape 'relation lookup' --namespace {NS}",
+    ]
+    words = shlex.split(said[1].removeprefix("advice: "))[1:]
+    advised = run_cli(*words, "--most", "1", "--write-rows", "0", "--runs", "1", "--no-set")
+    assert advised.code == 0, advised.stderr
+    assert "MySQL relation lookup" in advised.stdout and "verified" in advised.stdout
