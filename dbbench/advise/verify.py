@@ -7,6 +7,11 @@ then every parameter probe (sample, hottest and rarest value, generic plan) held
 index instead of the shape's own expectation. :func:`compare` sets the two measurements side by
 side: whether the plan reads the table through the index, the rows examined and PostgreSQL's
 buffers before and after, and the advisory time.
+
+Beside it, what the planner's estimate alone says (:func:`estimate`: plain ``EXPLAIN``, nothing
+executed) and what an advisor that trusts it would conclude (:func:`estimate_only`: Dexter's rule,
+the planner uses the index and the estimated cost falls by half): the evidence that executing
+matters where the two disagree.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass, replace
 from dbbench import dialects
 from dbbench.access.targets import Target
 from dbbench.catalog.entries import Shape
+from dbbench.catalog.params import to_pyformat
 from dbbench.dialects.plan import PlanNode, accesses
 from dbbench.measure import probes
 from dbbench.measure.explain import MeasureOptions, ShapeMeasurement, resolve_params, run_shape
@@ -102,9 +108,97 @@ def probe_problems(
     index under trial, no feature forbidden."""
     d = dialects.get(target.dialect)
     v = replace(shape.variants[target.dialect], expect_table=table, expect_index=index, forbid=[])
-    params = probes.fill(conn, d, shape, v.sql, resolve_params(conn, d, shape, base))
+    params = _params(conn, d, shape, base)
     trial = replace(shape, probes=ALL_PROBES)
     return probes.run(conn, d, trial, v, params, options.timeout_ms, access_only=False)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What the planner alone says of one spelling of a shape on one dialect (plain ``EXPLAIN``,
+    nothing executed): ``plan``, how it reads ``table`` (as :attr:`Evidence.plan`); ``used``:
+    through ``index``; ``cost``: its estimated total cost in the planner's own units
+    (PostgreSQL's top node's Total Cost, MySQL's query_cost: comparable on one server only),
+    None where it gives none."""
+
+    shape: str
+    dialect: str
+    spelling: str  # remediated | natural
+    table: str
+    index: str
+    used: bool
+    cost: float | None
+    plan: str
+
+
+def estimate(
+    target: Target,
+    conn,
+    shape: Shape,
+    table: str,
+    index: str,
+    base: dict | None = None,
+    *,
+    natural: bool = False,
+    timeout_ms: int = MeasureOptions.timeout_ms,
+) -> Estimate:
+    """The planner's estimate for ``shape``'s remediated spelling (``natural``: its natural one)
+    on ``conn``, with the parameters :func:`measure` binds; an index under trial on ``conn``
+    stays (the EXPLAIN is undone to a savepoint inside its transaction)."""
+    d = dialects.get(target.dialect)
+    v = shape.variants[target.dialect]
+    sql = v.natural if natural else v.sql
+    if sql is None:
+        raise ValueError(f"shape {shape.name!r} has no natural spelling on {target.dialect}")
+    tree, cost = d.estimate_plan(
+        conn, to_pyformat(sql), _params(conn, d, shape, base), timeout_ms, v.settings
+    )
+    return Estimate(
+        shape.name,
+        target.dialect,
+        "natural" if natural else "remediated",
+        table,
+        index,
+        used=_reads_through(tree, table, index),
+        cost=cost,
+        plan=_access(tree, table),
+    )
+
+
+DEXTER_SAVING = 0.5  # Dexter suggests an index its hypothetical plan uses at half the cost or less
+
+
+@dataclass(frozen=True)
+class EstimateOnly:
+    """What an advisor that reads estimates alone concludes of an index: ``verdict`` suggest or
+    skip, ``reason`` in words with the numbers; ``cost`` without → with it; ``saving``: the
+    fraction the cost falls by (negative: it rises; None: a cost is missing)."""
+
+    verdict: str
+    reason: str
+    cost: tuple[float | None, float | None]
+    saving: float | None
+
+
+def estimate_only(without: Estimate, with_index: Estimate, min_saving: float = DEXTER_SAVING) -> EstimateOnly:
+    """Dexter's rule on two estimates of one spelling, without and with the index: suggest it when
+    the planner uses it and the estimated cost falls by ``min_saving`` or more, else skip."""
+    before, after = cost = (without.cost, with_index.cost)
+    saving = None if before is None or after is None or before <= 0 else 1 - after / before
+    if not with_index.used:
+        why = f"the planner does not use it (it reads {with_index.table} by {with_index.plan})"
+        return EstimateOnly("skip", why, cost, saving)
+    if saving is None:
+        return EstimateOnly("skip", "the planner gives no estimated cost to compare", cost, saving)
+    numbers = f"estimated cost {before:,.1f} → {after:,.1f} ({-saving:+.0%})"
+    if saving >= min_saving:
+        return EstimateOnly("suggest", f"the planner uses it: {numbers}", cost, saving)
+    return EstimateOnly("skip", f"{numbers}, less than the {min_saving:.0%} saving asked", cost, saving)
+
+
+def _params(conn, d, shape: Shape, base: dict | None) -> dict:
+    """The shape's parameters as :func:`dbbench.measure.explain.run_shape` binds them."""
+    return probes.fill(conn, d, shape, shape.variants[d.NAME].sql, resolve_params(conn, d, shape, base))
 
 
 def _reads_through(tree: PlanNode | None, table: str, index: str) -> bool:

@@ -224,6 +224,24 @@ class IndexTrials(Protocol):
     ) -> tuple[int | None, dict[str, int]]: ...
 
 
+# -- planner estimates (dbbench.advise) --
+class PlannerEstimates(Protocol):
+    """What the planner alone says of a statement (dbbench.advise.verify.estimate): plain
+    ``EXPLAIN``, nothing executed, in a frame always undone (a savepoint inside the caller's open
+    transaction, which keeps an index under trial)."""
+
+    # (the plan tree, without actuals; the planner's estimated total cost, None when it gives none)
+    def estimate_plan(
+        self,
+        conn: Connection,
+        sql: str,
+        params: dict[str, Any],
+        timeout_ms: int,
+        settings: dict[str, Any] | None = None,
+        /,
+    ) -> tuple[PlanNode, float | None]: ...
+
+
 class Dialect(
     Names,
     NamespaceStore,
@@ -234,6 +252,7 @@ class Dialect(
     RoleKeeper,
     Capture,
     IndexTrials,
+    PlannerEstimates,
     Protocol,
 ):
     """The functions and constants of one dialect module: every part above."""

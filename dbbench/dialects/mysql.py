@@ -1135,3 +1135,17 @@ def end_trial_session(conn, session: int) -> None:
     statement it still runs stops and its lock is freed now, not when that statement ends."""
     with contextlib.suppress(pymysql.err.MySQLError), conn.cursor() as cur:  # 1094: already gone
         cur.execute(f"KILL CONNECTION {int(session)}")
+
+
+# -- planner estimates (dbbench.advise) --
+def estimate_plan(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
+    """What the optimizer alone says of ``sql``, nothing executed: ``EXPLAIN FORMAT=TREE`` read as
+    :func:`run_sample` reads its plans (rows resolved before execution from ``EXPLAIN
+    FORMAT=JSON``), and that document's ``query_block.cost_info.query_cost``. (tree, cost)."""
+    aliases = alias_map(sql)
+    with _explain_frame(conn, timeout_ms) as (cur, _):
+        cur.execute("EXPLAIN FORMAT=TREE " + sql, params)
+        tree, _ = parse_plan(cur.fetchone()[0], aliases)
+        doc = _resolve_consts(cur, sql, params, tree, aliases)
+    cost = (doc.get("query_block") or {}).get("cost_info", {}).get("query_cost")  # "1234.50"
+    return tree, None if cost is None else float(cost)

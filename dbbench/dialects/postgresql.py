@@ -374,7 +374,8 @@ REMOVED_ROWS = ("Rows Removed by Filter", "Rows Removed by Join Filter", "Rows R
 
 
 def parse_plan(doc) -> tuple[PlanNode, float]:
-    """``EXPLAIN (ANALYZE, FORMAT JSON)`` output → (normalized tree, Execution Time in ms)."""
+    """``EXPLAIN (ANALYZE, FORMAT JSON)`` output → (normalized tree, Execution Time in ms); plain
+    ``EXPLAIN (FORMAT JSON)`` reads the same, with no actuals (None) and 0 ms."""
     from dbbench.dialects.plan import MAX_DEPTH, PlanNode, PlanTooDeep, json_depth_exceeds, mark_subqueries
 
     if json_depth_exceeds(doc, 2 * MAX_DEPTH + 4):  # before the recursive walk below
@@ -1016,3 +1017,19 @@ def end_trial_session(conn, session: int) -> None:
     with conn.cursor() as cur:
         cur.execute("SELECT pg_terminate_backend(%s)", (session,))
     conn.rollback()
+
+
+# -- planner estimates (dbbench.advise) --
+def estimate_plan(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):
+    """What the planner alone says of ``sql``: plain ``EXPLAIN (FORMAT JSON)``, nothing executed, in
+    the frame a sample runs in (a savepoint inside the caller's open transaction, which keeps an
+    index under trial) with the shape's planner ``settings``. (tree, the top node's Total Cost)."""
+    with _explain_frame(conn, timeout_ms, settings) as (cur, _):
+        cur.execute(f"EXPLAIN (FORMAT JSON) {sql}", params)
+        row = cur.fetchone()
+    if row is None:
+        raise ValueError("no plan in EXPLAIN output")
+    tree, _ = parse_plan(row[0])
+    top = row[0][0] if isinstance(row[0], list) else row[0]
+    cost = top["Plan"].get("Total Cost")
+    return tree, float(cost) if isinstance(cost, (int, float)) else None
