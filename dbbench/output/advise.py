@@ -85,13 +85,31 @@ def _title(a: dict[str, Any]) -> str:
     return f"{DIALECT_LABEL.get(a['dialect'], a['dialect'])} {a['shape']}{spelling}"
 
 
+def conclusion(a: dict[str, Any]) -> str:
+    """The answer in one line: the index to build, or why none is advised."""
+    best = next((c for c in a["candidates"] if c["verdict"] == "verified"), None)
+    if best is not None:
+        return f"advice: build {best['candidate']} (verified)"
+    if a["spelling"] == "natural":
+        return (
+            "advice: no index makes the natural spelling do less work; the remedy is the rewrite "
+            "(the remediated spelling)"
+        )
+    if a["unbounded"]:
+        return "advice: no index bounds this statement (below); rewrite it"
+    if a["candidates"]:
+        return "advice: no candidate verified (the reasons above); --most builds more"
+    return "advice: no candidate index"
+
+
 def _notes(a: dict[str, Any]) -> list[str]:
-    out = [f"no index bounds it: {u}" for u in a["unbounded"]]
+    out = [conclusion(a)]
+    out += [f"no index bounds it: {u}" for u in a["unbounded"]]
     out += [f"already in the namespace: {e['candidate']} is {e['index']}" for e in a["existing"]]
     if a["untried"]:
         out.append(f"{a['untried']} more candidate(s) not built (--most)")
     if not a["candidates"] and not a["unbounded"] and not a["existing"]:
-        out.append("no candidate index: the statement has no column an index could narrow")
+        out.append("the statement has no column an index could narrow")
     return out
 
 

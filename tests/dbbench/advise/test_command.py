@@ -61,8 +61,9 @@ def snapshot(target) -> dict:
 
 
 def errors(stderr: str) -> list[str]:
-    """What a command said on stderr but its warnings (MySQL 9.7 is not the reference 8.0)."""
-    return [line for line in stderr.splitlines() if line and "warning:" not in line and "note:" not in line]
+    """The errors a command said on stderr (not its warnings or progress); never a traceback."""
+    assert "Traceback" not in stderr
+    return [line for line in stderr.splitlines() if line.startswith("dbbench: error:")]
 
 
 def test_advise_finds_the_lost_index_on_both_servers_and_leaves_nothing_behind(lost_index, tmp_path):
@@ -138,3 +139,42 @@ def test_a_failing_shape_of_explain_points_at_advise_and_the_command_runs(lost_i
     advised = run_cli(*words, "--most", "1", "--write-rows", "0", "--runs", "1", "--no-set")
     assert advised.code == 0, advised.stderr
     assert "MySQL relation lookup" in advised.stdout and "verified" in advised.stdout
+
+
+def test_a_server_without_the_privilege_to_create_indexes_is_one_line_and_changes_nothing(lost_index):
+    """A PostgreSQL login that may read the namespace but does not own its tables (CREATE INDEX
+    needs ownership): the first trial is refused by the server, one line, exit 2."""
+    pg = lost_index["postgresql"]
+    before = snapshot(pg)
+    role = "i34_cmd_reader"
+    sql(
+        pg,
+        [
+            f"DROP ROLE IF EXISTS {role}",
+            f"CREATE ROLE {role} LOGIN PASSWORD 'reader-pw'",
+            f"GRANT USAGE ON SCHEMA {NS} TO {role}",
+            f"GRANT SELECT ON ALL TABLES IN SCHEMA {NS} TO {role}",
+        ],
+    )
+    try:
+        url = pg.url.set(username=role, password="reader-pw").render_as_string(hide_password=False)
+        r = run_cli(
+            "advise",
+            "--pg-url",
+            url,
+            "--only",
+            "postgresql",
+            "--no-isolation",
+            "--namespace",
+            NS,
+            "--shape",
+            "relation lookup",
+        )
+        assert r.code == 2, r.output
+        lines = errors(r.stderr)
+        assert len(lines) == 1, r.stderr
+        line = lines[0]
+        assert "must be owner" in line and "reader-pw" not in r.output
+    finally:
+        sql(pg, [f"DROP OWNED BY {role}", f"DROP ROLE IF EXISTS {role}"])
+    assert snapshot(pg) == before
