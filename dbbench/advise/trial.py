@@ -3,7 +3,7 @@ measured there, and gone afterwards (issue 34).
 
 * **PostgreSQL** builds it inside one transaction that is rolled back at the end. A client that
   dies (Ctrl-C, kill -9) leaves nothing either: the server rolls the transaction back itself. On
-  the connection :func:`present` yields, a caller's ``rollback()`` goes back to just after the
+  the connection :func:`present` (:func:`present_all`) yields, a caller's ``rollback()`` goes back to just after the
   build and ``commit()`` does nothing, so measuring code that ends its reads that way keeps the
   index (:func:`dbbench.dialects.postgresql.trial_connection`).
 * **MySQL** runs a real ``ALTER TABLE … ADD INDEX`` (``ALGORITHM=INPLACE, LOCK=NONE`` where the
@@ -12,10 +12,13 @@ measured there, and gone afterwards (issue 34).
   the table throws them away); :func:`recover` undoes a trial whose process died, and runs where
   every command opens a namespace.
 
-Only a namespace dbbench seeded, only one ``CREATE INDEX`` (MySQL: one ``ADD INDEX``) on one of
-its tables, named ``dbbench_adv_…``: anything else is refused before a connection is opened or
-anything is changed. What a present index costs: :func:`build_seconds`, :func:`size_bytes`
-measured on disk, and :func:`write_cost`, a batch of writes timed with and without it.
+A set of indexes is tried whole (:func:`present_all`): all present at once on one connection,
+each as above (PostgreSQL: the one transaction; MySQL: every one recorded before the first is
+built). Only a namespace dbbench seeded, only ``CREATE INDEX`` (MySQL: ``ADD INDEX``) statements,
+one index each on one of its tables, named ``dbbench_adv_…``: anything else is refused before a
+connection is opened or anything is changed. What a present index costs: :func:`build_seconds`,
+:func:`size_bytes` measured on disk, and :func:`write_cost`, a batch of writes timed with and
+without it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,11 +54,13 @@ class TrialFailed(DbbenchError):
     duplicate values, …); nothing is left of it."""
 
 
-_LIVE: dict[int, tuple[str, float]] = {}  # id(connection) -> (dialect, seconds the build took)
+# id(connection) -> (dialect, index name -> seconds its build took)
+_LIVE: dict[int, tuple[str, dict[str, float]]] = {}
 
 
-@contextlib.contextmanager
-def present(target: Target, namespace: str, ddl: str, drop: str, name: str) -> Iterator[Any]:
+def present(
+    target: Target, namespace: str, ddl: str, drop: str, name: str
+) -> contextlib.AbstractContextManager[Any]:
     """Index ``name``, made by ``ddl``, present in ``namespace`` for the block; yields a DB-API
     connection of dbbench's own user using ``namespace``, on which EXPLAIN ANALYZE samples
     (:func:`dbbench.measure.explain.run_shape`) see the index. ``drop`` removes it (MySQL runs
@@ -65,20 +70,38 @@ def present(target: Target, namespace: str, ddl: str, drop: str, name: str) -> I
     a namespace that is not a complete dbbench seed, a name not ``dbbench_adv_…``, a statement
     that is not one index on a table of the namespace or names another schema. A server error
     while building or removing it is :class:`TrialFailed`, one line."""
+    return present_all(target, namespace, [(ddl, drop, name)])
+
+
+@contextlib.contextmanager
+def present_all(target: Target, namespace: str, indexes: Sequence[tuple[str, str, str]]) -> Iterator[Any]:
+    """Every index of ``indexes`` ((ddl, drop, name) each, as :func:`present` takes them) present
+    at once in ``namespace`` for the block, built in that order, on the one connection yielded;
+    all gone afterwards, as :func:`present` leaves one. Refused before anything is changed when
+    any of them would be, when there is none, or when two share a name."""
     d = dialects.get(target.dialect)
-    statement, undo, table = checked(d, namespace, ddl, drop, name)
+    built = []  # (table, name, statement, undo) each, as the dialect's index_trial takes them
+    for ddl, drop, name in indexes:
+        statement, undo, table = checked(d, namespace, ddl, drop, name)
+        built.append((table, name, statement, undo))
+    names = [name for _, name, _, _ in built]
+    if not names or len(set(names)) < len(names):
+        raise TrialRefused(
+            f"a set of indexes under trial names each once: {excerpt(', '.join(names), 200) or 'none given'}"
+        )
+    tables = list(dict.fromkeys(table for table, _, _, _ in built))
     conn = _open(target)
     session = d.trial_session(conn)
     entered = False
     body_error: BaseException | None = None
     try:
         try:
-            _require_table(target, d, conn, namespace, table)
+            _require_tables(target, d, conn, namespace, tables)
             d.use(conn, namespace)
             conn.commit()
             entered = True
-            with d.index_trial(conn, namespace, table, name, statement, undo, LOCK_WAIT_S) as seconds:
-                _LIVE[id(conn)] = (target.dialect, seconds)
+            with d.index_trial(conn, namespace, built, LOCK_WAIT_S) as seconds:
+                _LIVE[id(conn)] = (target.dialect, dict(zip(names, seconds)))
                 try:
                     yield conn
                 except BaseException as exc:
@@ -89,8 +112,10 @@ def present(target: Target, namespace: str, ddl: str, drop: str, name: str) -> I
         except Exception as exc:
             if exc is body_error or not d.is_driver_error(exc):
                 raise
+            what = "index" if len(names) == 1 else "indexes"
             raise TrialFailed(
-                f"{target.label}: index {name!r} on {namespace}.{table}: {server_message(exc, 300)}"
+                f"{target.label}: {what} {excerpt(', '.join(map(repr, names)), 200)} on "
+                f"{namespace}.{excerpt(', '.join(tables), 120)}: {server_message(exc, 300)}"
             ) from None
     except BaseException as exc:
         _close(conn)
@@ -109,12 +134,14 @@ def present(target: Target, namespace: str, ddl: str, drop: str, name: str) -> I
     _close(conn)
 
 
-def build_seconds(conn) -> float:
-    """The seconds the statement that built the index present on ``conn`` took."""
+def build_seconds(conn, name: str | None = None) -> float:
+    """The seconds the statement that built index ``name``, present on ``conn``, took; without
+    ``name``, those of every index present there, summed."""
     try:
-        return _LIVE[id(conn)][1]
+        built = _LIVE[id(conn)][1]
+        return sum(built.values()) if name is None else built[name]
     except KeyError:
-        raise LookupError("not a connection of an index trial (present)") from None
+        raise LookupError(f"no index {name!r} under trial on this connection (present)") from None
 
 
 def size_bytes(conn, namespace: str, table: str, name: str, *, dialect: str | None = None) -> int:
@@ -479,8 +506,8 @@ def _close(conn) -> None:
         conn.close()
 
 
-def _require_table(target: Target, d: Dialect, conn, namespace: str, table: str) -> None:
-    """Refused unless ``namespace`` is a complete dbbench seed holding ``table``."""
+def _require_tables(target: Target, d: Dialect, conn, namespace: str, tables: list[str]) -> None:
+    """Refused unless ``namespace`` is a complete dbbench seed holding each of ``tables``."""
     isolation.refuse_foreign(target, conn, namespace)
     state = d.namespace_state(conn, namespace)
     if state != "complete":
@@ -490,13 +517,14 @@ def _require_table(target: Target, d: Dialect, conn, namespace: str, table: str)
             f"{target.label} {d.NAMESPACE_KIND} {namespace!r} {why}: an index is tried only where "
             "`dbbench seed` has loaded data"
         )
-    tables = d.statistics_frozen(conn, namespace)  # every table of the namespace but dbbench_meta
+    held = d.statistics_frozen(conn, namespace)  # every table of the namespace but dbbench_meta
     conn.rollback()
-    if table not in tables:
-        raise TrialRefused(
-            f"{target.label} {d.NAMESPACE_KIND} {namespace!r} has no table {excerpt(table, 60)!r} "
-            f"(its tables: {excerpt(', '.join(sorted(tables)), 200) or 'none'})"
-        )
+    for table in tables:
+        if table not in held:
+            raise TrialRefused(
+                f"{target.label} {d.NAMESPACE_KIND} {namespace!r} has no table {excerpt(table, 60)!r} "
+                f"(its tables: {excerpt(', '.join(sorted(held)), 200) or 'none'})"
+            )
 
 
 @contextlib.contextmanager
@@ -507,7 +535,7 @@ def _connection(target: Target, d: Dialect, namespace: str, table: str, conn) ->
         yield conn
         return
     with target.all_or_nothing() as own:
-        _require_table(target, d, own, namespace, table)
+        _require_tables(target, d, own, namespace, [table])
         d.use(own, namespace)
         own.commit()
         yield own

@@ -10,7 +10,7 @@ Every function takes a raw DB-API connection of its driver (psycopg or PyMySQL) 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,10 +206,11 @@ class IndexTrials(Protocol):
 
     def identifier(self, text: str, /) -> str: ...
     def trial_connection(self, url: Any, connect_args: dict[str, Any], /) -> Connection: ...
-    # the index present for the block; yields the seconds its statement took
+    # every index of ``indexes`` ((table, name, ddl, drop)) present for the block, built in that
+    # order; yields the seconds each statement took
     def index_trial(
-        self, conn: Connection, ns: str, table: str, name: str, ddl: str, drop: str, wait_s: float, /
-    ) -> AbstractContextManager[float]: ...
+        self, conn: Connection, ns: str, indexes: Sequence[tuple[str, str, str, str]], wait_s: float, /
+    ) -> AbstractContextManager[list[float]]: ...
     def trial_session(self, conn: Connection, /) -> int: ...
     def end_trial_session(self, conn: Connection, session: int, /) -> None: ...
     def recover_index_trials(self, conn: Connection, ns: str, wait_s: float, /) -> list[str]: ...

@@ -8,7 +8,7 @@ import hashlib
 import json as _json
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import pymysql
@@ -895,18 +895,21 @@ def _statistics_rows(conn, ns: str, table: str) -> dict[str, list]:
     return saved
 
 
-def _restore_statistics_rows(conn, ns: str, table: str, saved: dict[str, list], keep: str = "") -> None:
-    """``table``'s persisted statistics back to ``saved`` (the rows of index ``keep`` stay as they
-    are), reloaded by closing the table (FLUSH TABLES, as :func:`restore_statistics`)."""
+def _restore_statistics_rows(
+    conn, ns: str, table: str, saved: dict[str, list], keep: Sequence[str] = ()
+) -> None:
+    """``table``'s persisted statistics back to ``saved`` (the rows of the indexes ``keep`` stay as
+    they are), reloaded by closing the table (FLUSH TABLES, as :func:`restore_statistics`)."""
     with conn.cursor() as cur:
         for key, source, columns in (
             ("index", "innodb_index_stats", _INDEX_STATS),
             ("table", "innodb_table_stats", _TABLE_STATS),
         ):
-            keeping = " AND index_name <> %s" if key == "index" else ""
+            kept = list(keep) if key == "index" else []
+            keeping = f" AND index_name NOT IN ({', '.join(['%s'] * len(kept))})" if kept else ""
             cur.execute(
                 f"DELETE FROM mysql.{source} WHERE database_name = %s AND table_name = %s{keeping}",
-                (ns, table, keep) if keeping else (ns, table),
+                (ns, table, *kept),
             )
             if saved[key]:
                 cur.executemany(
@@ -937,9 +940,12 @@ def _add_online(conn, ddl: str) -> float:
     raise AssertionError("unreachable")
 
 
-def _statistics_of_new_index(conn, ns: str, table: str, name: str, saved: dict[str, list]) -> None:
+def _statistics_of_new_index(
+    conn, ns: str, table: str, name: str, saved: dict[str, list], built: Sequence[str]
+) -> None:
     """Persisted statistics for index ``name`` (an ALTER that rebuilds the table writes none, and
-    removes the others': ANALYZE TABLE then), every other index's and the table's as ``saved``."""
+    removes the others': ANALYZE TABLE then) and those ``built`` before it in the trial, every
+    other index's and the table's as ``saved``."""
     with conn.cursor() as cur:
         cur.execute(
             "SELECT 1 FROM mysql.innodb_index_stats WHERE database_name = %s AND table_name = %s "
@@ -949,17 +955,20 @@ def _statistics_of_new_index(conn, ns: str, table: str, name: str, saved: dict[s
         if cur.fetchone() is None:
             cur.execute(f"ANALYZE TABLE {quote(ns)}.{quote(table)}")
             cur.fetchall()
-    _restore_statistics_rows(conn, ns, table, saved, keep=name)
+    _restore_statistics_rows(conn, ns, table, saved, keep=[*built, name])
 
 
 @contextlib.contextmanager
-def index_trial(conn, ns: str, table: str, name: str, ddl: str, drop: str, wait_s: float) -> Iterator[float]:
-    """``ddl`` (index ``name`` on ``table`` of ``ns``) added for real on ``conn`` (a
-    :func:`trial_connection` using ``ns``), ``drop`` run at the end; yields the seconds the ALTER
-    took. Before it: the trial's named lock (waited for up to ``wait_s``: one trial at a time in a
-    database) and the meta row recording it, committed. While present, the table's persisted
-    statistics are as before and the new index has its own (its size on disk); at the end they
-    are exactly as before, and the record is removed."""
+def index_trial(
+    conn, ns: str, indexes: Sequence[tuple[str, str, str, str]], wait_s: float
+) -> Iterator[list[float]]:
+    """Each of ``indexes`` ((table, name, ddl, drop): index ``name`` on ``table`` of ``ns``, made by
+    ``ddl``) added for real on ``conn`` (a :func:`trial_connection` using ``ns``) in turn, each
+    ``drop`` run at the end (in reverse); yields the seconds each ALTER took. Before them: the
+    trial's named lock (waited for up to ``wait_s``: one trial at a time in a database) and a
+    meta row recording each, committed. While present, the tables' persisted statistics are as
+    before and each new index has its own (its size on disk); at the end they are exactly as
+    before, and the records are removed."""
     from dbbench.errors import DbbenchError
 
     lock = _trial_lock(ns)
@@ -972,22 +981,35 @@ def index_trial(conn, ns: str, table: str, name: str, ddl: str, drop: str, wait_
             f"another index trial holds database {ns!r} (a dbbench advise still running); try again when it has finished"
         )
     try:
-        saved = _statistics_rows(conn, ns, table)
-        record = {"index": name, "table": table, "statistics": saved}
-        write_meta(conn, ns, {_trial_key(name): _json.dumps(record)})
+        saved = {
+            table: _statistics_rows(conn, ns, table) for table in dict.fromkeys(t for t, _, _, _ in indexes)
+        }
+        records = {
+            _trial_key(name): _json.dumps({"index": name, "table": table, "statistics": saved[table]})
+            for table, name, _, _ in indexes
+        }
+        write_meta(conn, ns, records)
         conn.commit()
         try:
-            seconds = _add_online(conn, ddl)
-            if not _has_index(conn, ns, table, name):
-                raise DbbenchError(f"{ddl!r} made no index {name!r} on {ns}.{table}")
-            _statistics_of_new_index(conn, ns, table, name, saved)
+            seconds: list[float] = []
+            for table, name, ddl, _ in indexes:
+                seconds.append(_add_online(conn, ddl))
+                if not _has_index(conn, ns, table, name):
+                    raise DbbenchError(f"{ddl!r} made no index {name!r} on {ns}.{table}")
+                built = [n for t, n, _, _ in indexes[: len(seconds) - 1] if t == table]
+                _statistics_of_new_index(conn, ns, table, name, saved[table], built)
             yield seconds
         finally:
-            if _has_index(conn, ns, table, name):
-                execute(conn, [drop])
-            _restore_statistics_rows(conn, ns, table, saved)
+            for table, name, _, drop in reversed(indexes):
+                if _has_index(conn, ns, table, name):
+                    execute(conn, [drop])
+            for table, statistics in saved.items():
+                _restore_statistics_rows(conn, ns, table, statistics)
             with conn.cursor() as cur:
-                cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (_trial_key(name),))
+                cur.execute(
+                    f"DELETE FROM {quote(ns)}.{META} WHERE `key` IN ({', '.join(['%s'] * len(records))})",
+                    list(records),
+                )
             conn.commit()
     finally:
         _release_lock(conn, lock)

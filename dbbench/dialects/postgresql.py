@@ -14,7 +14,7 @@ from dbbench.dialects.contract import SqlSyntax
 from dbbench.dialects.encode import tsv
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from dbbench.dialects.plan import PlanNode
 
@@ -829,35 +829,41 @@ def _index_row(cur, ns: str, name: str):
 
 
 @contextlib.contextmanager
-def index_trial(conn, ns: str, table: str, name: str, ddl: str, drop: str, wait_s: float) -> Iterator[float]:
-    """``ddl`` (index ``name`` on ``table`` of ``ns``) run on ``conn`` (a :func:`trial_connection`
-    using ``ns``) inside one transaction, rolled back at the end whatever happens; yields the
-    seconds the statement took. Refused (DbbenchError) when it touched a relation outside
-    ``ns`` or made no such index, and when the index cannot be used inside its own transaction
-    (``indcheckxmin``: the table holds row versions older snapshots may see). ``drop`` is not
-    run: the rollback removes the index. A trial whose transaction was ended inside the block
-    (a raw COMMIT) has its committed index dropped and is refused."""
+def index_trial(
+    conn, ns: str, indexes: Sequence[tuple[str, str, str, str]], wait_s: float
+) -> Iterator[list[float]]:
+    """Each of ``indexes`` ((table, name, ddl, drop): index ``name`` on ``table`` of ``ns``, made by
+    ``ddl``) built in turn on ``conn`` (a :func:`trial_connection` using ``ns``) inside one
+    transaction, rolled back at the end whatever happens; yields the seconds each statement took.
+    Refused (DbbenchError) when they touched a relation outside ``ns`` or one made no such
+    index, and when an index cannot be used inside its own transaction (``indcheckxmin``: the
+    table holds row versions older snapshots may see). No ``drop`` is run: the rollback removes
+    them. A trial whose transaction was ended inside the block (a raw COMMIT) has its committed
+    indexes dropped and is refused."""
     from dbbench.errors import DbbenchError
 
     before = outside_relations(conn, ns)
     try:
+        seconds = []
         with conn.cursor() as cur:
-            start = time.perf_counter()
-            cur.execute(ddl)
-            seconds = time.perf_counter() - start
+            for _, _, ddl, _ in indexes:
+                start = time.perf_counter()
+                cur.execute(ddl)
+                seconds.append(time.perf_counter() - start)
             touched = outside_changes(conn, ns, before)
             if touched:
                 raise DbbenchError(
                     f"the index trial changed relations outside schema {ns!r}: {', '.join(touched[:3])}"
                 )
-            row = _index_row(cur, ns, name)
-            if row is None or row[1] != table:
-                raise DbbenchError(f"{ddl!r} made no index {name!r} on {ns}.{table}")
-            if row[0]:
-                raise DbbenchError(
-                    f"index {name!r} cannot be used inside the transaction that builds it: {ns}.{table} "
-                    "holds row versions older transactions may still see; VACUUM it and try again"
-                )
+            for table, name, ddl, _ in indexes:
+                row = _index_row(cur, ns, name)
+                if row is None or row[1] != table:
+                    raise DbbenchError(f"{ddl!r} made no index {name!r} on {ns}.{table}")
+                if row[0]:
+                    raise DbbenchError(
+                        f"index {name!r} cannot be used inside the transaction that builds it: {ns}.{table} "
+                        "holds row versions older transactions may still see; VACUUM it and try again"
+                    )
             cur.execute(f"SAVEPOINT {_TRIAL_SAVEPOINT}")
         conn.holding = True
         yield seconds
@@ -865,17 +871,23 @@ def index_trial(conn, ns: str, table: str, name: str, ddl: str, drop: str, wait_
         conn.holding = False
         ended = conn.info.transaction_status == _idle()
         conn.rollback()
-        if ended:  # the block ended the trial's transaction itself: it may have committed the index
+        if ended:  # the block ended the trial's transaction itself: it may have committed the indexes
             with conn.cursor() as cur:
-                left = _index_row(cur, ns, name) is not None
-                if left:
+                left = [name for _, name, _, _ in indexes if _index_row(cur, ns, name) is not None]
+                for name in left:
                     cur.execute(f"DROP INDEX {quote(ns)}.{quote(name)}")
             conn.commit()
-            raise DbbenchError(
-                f"the index trial's transaction was ended inside it (a COMMIT or ROLLBACK run as SQL); "
-                f"what was measured after that ran without index {name!r}"
-                + (", which was committed and is dropped again" if left else "")
+            names = ", ".join(repr(name) for _, name, _, _ in indexes)
+            said = (
+                "the index trial's transaction was ended inside it (a COMMIT or ROLLBACK run as SQL); "
+                f"what was measured after that ran without {'index' if len(indexes) == 1 else 'indexes'} {names}"
             )
+            if left:
+                one = len(left) == 1
+                said += (
+                    f", which {'was' if one else 'were'} committed and {'is' if one else 'are'} dropped again"
+                )
+            raise DbbenchError(said)
 
 
 def _idle():

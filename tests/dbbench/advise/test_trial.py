@@ -7,11 +7,14 @@ What a trial may run is checked before anything is touched."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import selectors
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -207,12 +210,12 @@ def test_a_commit_run_as_sql_inside_a_postgresql_trial_is_refused_and_undone(see
 
 
 CHILD = """
-import sys
+import json, sys
 from dbbench.access.targets import open_targets
 from dbbench.advise import trial
-dialect, ns, ddl, drop, name, wait = sys.argv[1:7]
+dialect, ns, indexes, wait = sys.argv[1:5]
 (target,) = open_targets({}, dialect)
-with trial.present(target, ns, ddl, drop, name) as conn:
+with trial.present_all(target, ns, json.loads(indexes)) as conn:
     print("ready", flush=True)
     if wait == "server":  # a statement the server runs for a minute, as a long sample would
         with conn.cursor() as cur:
@@ -223,6 +226,33 @@ with trial.present(target, ns, ddl, drop, name) as conn:
             )
     sys.stdin.read()  # until the test kills this process
 """
+
+
+def child(dialect: str, indexes: list[tuple[str, str, str]], wait: str, **popen) -> subprocess.Popen:
+    """A process holding ``indexes`` ((ddl, drop, name) each) present in NS; ``wait``: "client"
+    (reading its stdin) or "server" (a statement the server runs for a minute)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, dialect, NS, json.dumps(indexes), wait],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **popen,
+    )
+
+
+@contextlib.contextmanager
+def killed(proc: subprocess.Popen) -> Iterator[None]:
+    """The block runs once ``proc`` is ready; then ``proc`` is killed (SIGKILL)."""
+    try:
+        ready(proc)
+        yield
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
 
 
 def ready(proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -244,22 +274,8 @@ def ready(proc: subprocess.Popen, timeout: float = 60) -> None:
 def test_a_trial_killed_in_the_middle_is_undone(seeded, seeded_state, dialect):
     target = seeded[dialect]
     ddl, drop, _, _ = TRIALS[(dialect, "expression")]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, dialect, NS, ddl, drop, NAME, "client"],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        ready(proc)
+    with killed(child(dialect, [(ddl, drop, NAME)], "client")):
         assert has_index(target) == (dialect == "mysql")
-        os.kill(proc.pid, signal.SIGKILL)
-        assert proc.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
     if dialect == "postgresql":
         # waits until the server has ended the dead session's transaction (its lock on the table)
         with connection(target) as conn:
@@ -282,14 +298,7 @@ def test_ctrl_c_during_a_statement_of_the_trial_leaves_nothing(seeded, seeded_st
     otherwise run for a minute holding the trial's lock, then recovers)."""
     target = seeded[dialect]
     ddl, drop, _, _ = TRIALS[(dialect, "expression")]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, dialect, NS, ddl, drop, NAME, "server"],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=default_sigint,
-    )
+    proc = child(dialect, [(ddl, drop, NAME)], "server", preexec_fn=default_sigint)
     try:
         ready(proc)
         proc.send_signal(signal.SIGINT)
@@ -549,21 +558,8 @@ def test_the_next_dbbench_command_undoes_a_killed_mysql_trial(seeded, seeded_sta
     the namespace (here `dbbench explain`, through dbbench.access.isolation.sandbox) undoes it."""
     target = seeded["mysql"]
     ddl, drop, _, _ = TRIALS[("mysql", "expression")]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, "mysql", NS, ddl, drop, NAME, "client"],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        ready(proc)
-        os.kill(proc.pid, signal.SIGKILL)
-        assert proc.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
+    with killed(child("mysql", [(ddl, drop, NAME)], "client")):
+        assert has_index(target)
     assert has_index(target) and records(target) == [f"advise.in_flight.{NAME}"]
     # the server ends the dead session (and frees the trial's lock) on its own time: wait for that
     [[got]] = sql(target, f"SELECT GET_LOCK('dbbench_adv.{NS}', 30) + RELEASE_LOCK('dbbench_adv.{NS}')")
@@ -583,4 +579,117 @@ def test_the_next_dbbench_command_undoes_a_killed_mysql_trial(seeded, seeded_sta
     )
     assert result.code == 0, result.output
     assert not has_index(target) and records(target) == []
+    assert state(target) == seeded_state["mysql"]
+
+
+# -- several indexes at once (present_all) ----------------------------------------------------------
+SET = ("dbbench_adv_set_version", "dbbench_adv_set_name", "dbbench_adv_set_token")
+
+
+def index_set(dialect: str) -> list[tuple[str, str, str]]:
+    """Two indexes on package (a column; an expression, which rebuilds the table on MySQL) and one
+    on package_relation, as (ddl, drop, name)."""
+    made = [
+        ("package", SET[0], "version"),
+        ("package", SET[1], "(lower(package_name))"),
+        ("package_relation", SET[2], "token"),
+    ]
+    if dialect == "postgresql":
+        return [(f"CREATE INDEX {n} ON {t} ({c})", f"DROP INDEX {n}", n) for t, n, c in made]
+    return [
+        (f"ALTER TABLE {t} ADD INDEX {n} ({c})", f"ALTER TABLE {t} DROP INDEX {n}", n) for t, n, c in made
+    ]
+
+
+def set_queries(target) -> list[tuple[str, dict]]:
+    """A query each index of :func:`index_set` serves, in its order (the token: one of the rarest)."""
+    [[token]] = sql(
+        target,
+        "SELECT token FROM package_relation GROUP BY token ORDER BY COUNT(*), token LIMIT 1",
+        namespace=NS,
+    )
+    return [
+        ("SELECT id FROM package WHERE version = %(v)s", {"v": "1.0"}),
+        ("SELECT id FROM package WHERE lower(package_name) = %(n)s", {"n": "musl"}),
+        ("SELECT id FROM package_relation WHERE token = %(t)s", {"t": token}),
+    ]
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_a_set_of_indexes_is_present_at_once_and_gone_after(seeded, seeded_state, dialect):
+    target = seeded[dialect]
+    queries = set_queries(target)
+    for name, (query, params) in zip(SET, queries):
+        assert name not in reads_outside(target, query, params)
+    with trial.present_all(target, NS, index_set(dialect)) as conn:
+        for name, (query, params) in zip(SET, queries):
+            assert name in reads(conn, dialect, query, params), name
+        conn.rollback()  # measuring code's rollback keeps them all
+        assert all(name in reads(conn, dialect, q, p) for name, (q, p) in zip(SET, queries))
+        each = [trial.build_seconds(conn, name) for name in SET]
+        assert all(s > 0 for s in each) and trial.build_seconds(conn) == pytest.approx(sum(each))
+        sizes = [
+            trial.size_bytes(conn, NS, t, n) for t, n in zip(("package", "package", "package_relation"), SET)
+        ]
+        assert all(size > 0 for size in sizes), sizes
+        if dialect == "postgresql":
+            assert not any(has_index(target, name) for name in SET) and records(target) == []
+        else:
+            assert all(has_index(target, name) for name in SET)
+            assert sorted(records(target)) == sorted(f"advise.in_flight.{name}" for name in SET)
+            # the other indexes' statistics as before, though the expression rebuilt package
+            before = seeded_state[dialect]["statistics"][0]
+            assert [r for r in state(target)["statistics"][0] if r[2] not in SET] == before
+            assert trial.recover(target, NS) == []  # a live trial is left alone
+    with pytest.raises(LookupError):
+        trial.build_seconds(conn)
+    assert state(target) == seeded_state[dialect]
+    for name, (query, params) in zip(SET, queries):
+        assert name not in reads_outside(target, query, params)
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_a_set_with_a_statement_not_ours_changes_nothing(seeded, seeded_state, dialect):
+    target = seeded[dialect]
+    good = index_set(dialect)
+    bad = REFUSED[dialect][0][:3]
+    for indexes, why in (
+        ([*good[:2], bad], REFUSED[dialect][0][3]),
+        ([good[0], (good[1][0], good[1][1], good[0][2])], "names another index"),
+        ([good[0], good[0]], "names each once"),
+        ([], "none given"),
+    ):
+        with pytest.raises(trial.TrialRefused, match=why), trial.present_all(target, NS, indexes):
+            pytest.fail("the block ran")
+        assert state(target) == seeded_state[dialect]
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_a_set_whose_last_index_the_server_refuses_leaves_nothing(seeded, seeded_state, dialect):
+    """The first two are built, the third (unique over duplicate values) fails: all are undone."""
+    target = seeded[dialect]
+    indexes = index_set(dialect)
+    ddl, drop, name = indexes[0]
+    unique = ddl.replace("CREATE INDEX", "CREATE UNIQUE INDEX").replace("ADD INDEX", "ADD UNIQUE INDEX")
+    broken = [
+        *indexes[1:],
+        (
+            unique.replace(name, "dbbench_adv_set_unique"),
+            drop.replace(name, "dbbench_adv_set_unique"),
+            "dbbench_adv_set_unique",
+        ),
+    ]
+    with pytest.raises(trial.TrialFailed) as failed, trial.present_all(target, NS, broken):
+        pytest.fail("the block ran")
+    assert "\n" not in str(failed.value) and "indexes 'dbbench_adv_set_name'" in str(failed.value)
+    assert state(target) == seeded_state[dialect]
+
+
+def test_a_killed_mysql_set_is_undone_whole(seeded, seeded_state):
+    """Each index of the set is recorded before the first is built: recover drops them all."""
+    target = seeded["mysql"]
+    with killed(child("mysql", index_set("mysql"), "client")):
+        assert all(has_index(target, name) for name in SET)
+    assert sorted(records(target)) == sorted(f"advise.in_flight.{name}" for name in SET)
+    assert trial.recover(target, NS, wait_s=30) == sorted(SET)
     assert state(target) == seeded_state["mysql"]
