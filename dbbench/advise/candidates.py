@@ -580,7 +580,7 @@ def derive(
     _stars(r, found)
     for k, t in enumerate(r.toks):
         if t.low in _OPS and t.kind in ("op", "word") and r.clause[k] in _FILTERS:
-            _comparison(r, k, at, say, params or {})
+            _comparison(r, k, at, say, params or {}, dialect)
         elif t.kind in ("word", "ident") and r.clause[k] in _FILTERS:
             _bare_boolean(r, k, at)
     limits = _limits(r, say)
@@ -633,15 +633,31 @@ def _stars(r: _Reader, found: dict[tuple[int, str], _Found]) -> None:
                         ).reads_all = True
 
 
-def _part(r: _Reader, side: _Side, f: _Found) -> KeyPart:
-    if side.plain:
+def _part(r: _Reader, side: _Side, f: _Found, collation: str | None = None) -> KeyPart:
+    """The key part of a compared side: its column, or its expression as written; ``collation``:
+    the one the value imposes on the comparison, which the key must be in to serve it."""
+    if side.plain and collation is None:
         return KeyPart(side.refs[0][1].column)
-    text = r.text(side.start, side.end)
+    text = r.text(side.start, side.end) + (f" COLLATE {collation}" if collation else "")
     f.exprs[text] = tuple(ref.column for _, ref in side.refs)
     return KeyPart(text, expression=True)
 
 
-def _comparison(r: _Reader, k: int, at: _At, say: _Say, params: Mapping[str, Any]) -> None:
+def _collation(r: _Reader, side: _Side, value: _Side | None) -> str | None:
+    """The collation the value side names (``lower(:x) COLLATE "C"``, ``lower(:x COLLATE c)``),
+    which the comparison then takes; None when it names none, or the column side names its own
+    (then it is part of the column side's expression already)."""
+    if value is None or value.subquery or any(r.low(j) == "collate" for j in range(side.start, side.end)):
+        return None
+    for j in range(value.start, value.end - 1):
+        if r.low(j) == "collate":
+            return r.toks[j + 1].text
+    return None
+
+
+def _comparison(
+    r: _Reader, k: int, at: _At, say: _Say, params: Mapping[str, Any], dialect: str = "postgresql"
+) -> None:
     op = r.low(k)
     if r.low(k - 1) == "not" and op in ("in", "like", "ilike", "between"):
         return
@@ -705,7 +721,18 @@ def _comparison(r: _Reader, k: int, at: _At, say: _Say, params: Mapping[str, Any
         elif op in _RANGE:
             f.ranges.append(parts[0])
         return
-    part = _part(r, side, f)
+    collation = _collation(r, side, value)
+    if collation is not None and dialect == "mysql":
+        # MySQL uses a functional key part only where the query writes its very expression, and
+        # the comparison is in the value's collation, not the key's (the column's): no key serves it
+        column = r.text(side.start, side.end)
+        say(
+            f"{text}: the value's COLLATE {collation} sets the comparison's collation, which no key on "
+            f"{column} is in (MySQL matches a functional key part by the expression the query writes): "
+            f"write {column} COLLATE {collation} on the column's side and index that expression"
+        )
+        return
+    part = _part(r, side, f, collation)
     if op in _EQ:
         f.equal.append((part, constant and op == "="))
     elif op in _RANGE:

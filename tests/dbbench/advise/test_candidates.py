@@ -357,6 +357,41 @@ def test_an_expression_index_is_built_as_each_server_writes_it():
     assert "lower(title) indexed as written" in pg.reason
 
 
+def test_a_collation_the_value_sets_is_the_keys_on_postgresql_and_no_key_on_mysql():
+    # the comparison takes the value's explicit collation: PostgreSQL's key must be in it, and
+    # MySQL uses a functional key part only for the expression the query writes (shown on MySQL 9.7:
+    # neither ((lower(title))) nor ((lower(title) COLLATE c)) serves `lower(title) = lower(:t) COLLATE c`)
+    for sql in (
+        'SELECT id FROM orders WHERE lower(title) = lower(:t) COLLATE "C" AND customer_id = :c',
+        'SELECT id FROM orders WHERE lower(title) = lower(:t COLLATE "C") AND customer_id = :c',
+    ):
+        pg = first(sql, "postgresql")
+        assert (str(pg), pg.kind) == ('orders (lower(title) COLLATE "C", customer_id)', "expression")
+        assert (
+            pg.ddl("postgresql", "ix")
+            == 'CREATE INDEX "ix" ON "orders" ((lower(title) COLLATE "C"), "customer_id")'
+        )
+        my = derive(sql, ORDERS, "mysql")
+        assert [str(c) for c in my.candidates if c.kind != "covering"] == ["orders (customer_id)"]
+        assert any(
+            'COLLATE "C" sets the comparison\'s collation' in r
+            and 'write lower(title) COLLATE "C" on the column' in r
+            for r in my.unbounded
+        ), my.unbounded
+    assert str(first('SELECT id FROM orders WHERE title = :t COLLATE "C"', "postgresql")) == (
+        'orders (title COLLATE "C")'
+    )
+    # written on the column's side, the expression is the key on both servers
+    sql = "SELECT id FROM orders WHERE lower(title) COLLATE utf8mb4_bin = lower(:t)"
+    for dialect in DIALECTS:
+        c = first(sql, dialect)
+        assert (str(c), c.kind) == ("orders (lower(title) COLLATE utf8mb4_bin)", "expression")
+        assert not derive(sql, ORDERS, dialect).unbounded
+    assert first(sql, "mysql").ddl("mysql", "ix") == (
+        "ALTER TABLE `orders` ADD INDEX `ix` ((lower(title) COLLATE utf8mb4_bin))"
+    )
+
+
 def test_a_partial_index_only_on_postgresql():
     sql = "SELECT id FROM orders WHERE pending AND state = 'open' ORDER BY placed_at DESC LIMIT 10"
     pg = derive(sql, ORDERS, "postgresql").candidates
@@ -587,12 +622,14 @@ def _present(conn, dialect: str, table: str, name: str) -> bool:
 
 
 # and the kinds the built-in shapes do not ask for: an expression, a partial index of a literal and
-# of one row's columns, a prefix of a text column too long for a MySQL key
+# of one row's columns, a prefix of a text column too long for a MySQL key, a collation
 LIVE = [
     "SELECT id, version FROM package WHERE lower(package_name) = lower(:name) AND repository_id = :repository_id",
     "SELECT id FROM package WHERE architecture = 'x86_64' AND repository_id = :r ORDER BY created_at DESC LIMIT 10",
     "SELECT s.repository_id FROM suite_state s WHERE s.desired_revision > s.published_revision ORDER BY s.desired_at LIMIT 5",
     "SELECT id FROM package WHERE asset_path = :path AND version = :v",
+    # a collation the value sets: PostgreSQL's key in it (MySQL: no candidate, said unbounded)
+    'SELECT id FROM package WHERE lower(package_name) = lower(:name) COLLATE "C" AND repository_id = :r',
 ]
 
 
