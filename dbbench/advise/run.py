@@ -243,12 +243,7 @@ def verify_set(
         )
         for table in tables
     }
-    whole = (
-        trial.present(target, ns, *statements[0])
-        if len(statements) == 1
-        else trial.present_all(target, ns, statements)
-    )  # type: ignore[attr-defined]
-    with whole as conn:
+    with trial.present_all(target, ns, statements) as conn:
         size = sum(trial.size_bytes(conn, ns, t.candidate.table, t.candidate.name) for t in chosen.trials)
         found = effects.rerun(target, conn, shapes, before, options, base)
         with_set = _batch(target, ns, keyed, write_rows, conn)

@@ -36,6 +36,7 @@ class Trial:
     verdict: str  # verified | rejected
     reason: str  # why rejected ("" when verified)
     effects: effects.Effects | None = None  # the rest of the catalog with it present (verified only)
+    estimate: verify.EstimateOnly | None = None  # what plain EXPLAIN alone would have concluded
 
 
 @dataclass(frozen=True)
@@ -225,9 +226,19 @@ def _try(
     ddl, drop = cand.ddl(target.dialect), cand.drop_ddl(target.dialect)
     keyed = [p.name for p in cand.columns if not p.expression]
     found: effects.Effects | None = None
+    with target.all_or_nothing() as plain:
+        dialects.get(target.dialect).use(plain, namespace)
+        guessed = verify.estimate(
+            target, plain, shape, cand.table, cand.name, base, timeout_ms=options.timeout_ms
+        )
+        plain.rollback()
     with trial.present(target, namespace, ddl, drop, cand.name) as conn:
         built = trial.build_seconds(conn)
         size = trial.size_bytes(conn, namespace, cand.table, cand.name)
+        estimated = verify.estimate_only(
+            guessed,
+            verify.estimate(target, conn, shape, cand.table, cand.name, base, timeout_ms=options.timeout_ms),
+        )
         evidence = verify.compare(target, conn, shape, cand.table, cand.name, before, options, base)
         with_index = _cost(target, namespace, cand.table, keyed, write_rows, conn)
         if within is not None and evidence.serves:
@@ -239,7 +250,7 @@ def _try(
     verdict, reason = judge(evidence, without, with_index, max_write_ratio=max_write_ratio)
     if verdict == "verified" and found is not None and found.regresses:
         verdict, reason = "rejected", "regresses " + "; ".join(map(str, found.regresses))
-    return Trial(cand, ddl, evidence, built, size, without, with_index, verdict, reason, found)
+    return Trial(cand, ddl, evidence, built, size, without, with_index, verdict, reason, found, estimated)
 
 
 def _cost(target: Target, namespace: str, table: str, columns: list[str], rows: int, conn):

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from dbbench.advise.run import CatalogAdvice, IndexSet
     from dbbench.advise.shape import ShapeAdvice, Trial
     from dbbench.advise.trial import WriteCost
+    from dbbench.advise.verify import EstimateOnly
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -52,14 +53,16 @@ def _effects(found: Effects | None) -> dict[str, Any] | None:
     }
 
 
-def _estimate(value: Any) -> dict[str, Any] | None:
-    """The planner's word alone (plain EXPLAIN), where it was asked: whatever the estimate holds."""
+def _estimate(value: EstimateOnly | None) -> dict[str, Any] | None:
+    """What an advisor reading plain EXPLAIN alone would conclude (Dexter's rule)."""
     if value is None:
         return None
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    return {"said": str(value)}
+    return {
+        "verdict": value.verdict,
+        "reason": value.reason,
+        "cost": {"without": _round(value.cost[0]), "with": _round(value.cost[1])},
+        "saving": _round(value.saving),
+    }
 
 
 def _trial(rank: int, t: Trial) -> dict[str, Any]:
@@ -88,7 +91,9 @@ def _trial(rank: int, t: Trial) -> dict[str, Any]:
         "size_bytes": t.size_bytes,
         "write": {"without": _write(without), "with": _write(with_index), "ratio": ratio},
         "side_effects": _effects(t.effects),
-        "estimate": _estimate(getattr(t, "estimate", None)),
+        "estimate": _estimate(t.estimate),
+        "estimate_disagrees": t.estimate is not None
+        and (t.estimate.verdict == "suggest") != (t.verdict == "verified"),
     }
 
 
@@ -137,6 +142,10 @@ def advise_document(targets: list[Target], advice: CatalogAdvice, config: dict[s
         "candidates_tried": len(tried),
         "verified": sum(t.verdict == "verified" for t in tried),
         "rejected": sum(t.verdict != "verified" for t in tried),
+        "estimate_disagrees": sum(
+            t.estimate is not None and (t.estimate.verdict == "suggest") != (t.verdict == "verified")
+            for t in tried
+        ),
     }
     return doc
 

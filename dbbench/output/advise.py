@@ -48,10 +48,14 @@ def _write(c: dict[str, Any]) -> str:
 
 
 def _estimate(c: dict[str, Any]) -> str:
+    """What plain EXPLAIN alone would have concluded: suggest / skip, the estimated saving."""
     e = c.get("estimate")
     if not e:
         return "—"
-    return str(e.get("said") or e)
+    saving = f" ({-e['saving']:+.0%} cost)" if e["saving"] is not None else ""
+    unused = " (unused)" if e["verdict"] == "skip" and "does not use" in e["reason"] else ""
+    mark = " ≠" if c.get("estimate_disagrees") else ""
+    return f"{e['verdict']}{unused or saving}{mark}"
 
 
 def _verdict(c: dict[str, Any]) -> str:
@@ -163,7 +167,8 @@ def to_text(doc: dict[str, Any], fmt: str = "simple") -> str:
     s = doc["summary"]
     parts.append(
         f"\n{s['shapes_advised']} shape(s) advised, {s['candidates_tried']} candidate(s) built and measured: "
-        f"{s['verified']} verified, {s['rejected']} rejected ({doc['seconds']:.1f} s)"
+        f"{s['verified']} verified, {s['rejected']} rejected ({doc['seconds']:.1f} s); the estimate alone "
+        f"(plain EXPLAIN, Dexter's rule) disagrees on {s['estimate_disagrees']} (marked ≠)"
     )
     return "\n".join(parts).rstrip() + "\n"
 

@@ -39,17 +39,17 @@ def lost_index(local_servers):
         drop_namespaces(NS)
 
 
-def snapshot(target) -> dict:
-    """The index definitions, each table's fingerprint and dbbench_meta."""
+def snapshot(target, ns: str = NS) -> dict:
+    """The index definitions, each table's fingerprint and dbbench_meta of namespace ``ns``."""
     tables, _, _ = loadfiles.prepare(definition.load("alpine-ci"), [target.dialect], seed.default_cache())
     key = "key" if target.dialect == "postgresql" else "`key`"
-    with connection(target, namespace=NS) as conn:
+    with connection(target, namespace=ns) as conn:
         if target.dialect == "postgresql":
-            query = f"SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = '{NS}' ORDER BY 1, 2"
+            query = f"SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = '{ns}' ORDER BY 1, 2"
         else:
             query = (
                 "SELECT table_name, index_name, seq_in_index, column_name, expression, sub_part, collation "
-                f"FROM information_schema.statistics WHERE table_schema = '{NS}' ORDER BY 1, 2, 3"
+                f"FROM information_schema.statistics WHERE table_schema = '{ns}' ORDER BY 1, 2, 3"
             )
         found = {
             "indexes": execute(conn, query),
