@@ -210,3 +210,51 @@ def test_what_an_estimate_only_advisor_concludes():
         verify.estimate_only(_estimate(False, 100.0), _estimate(True, 60.0), min_saving=0.3).verdict
         == "suggest"
     )
+
+
+EST_100K = "i34_est_100k"
+
+
+@pytest.fixture(scope="module")
+def postgresql_100k(local_servers):
+    (target,) = open_targets({}, "postgresql")
+    try:
+        seed.seed([target], "alpine-100k", namespace=EST_100K)
+        yield target
+    finally:
+        target.dispose()
+        drop_namespaces(EST_100K)
+
+
+def test_an_index_the_estimate_suggests_and_execution_rejects(postgresql_100k):
+    """At 100k rows the lookup's index with ``token`` added to its key: the planner estimates the
+    lookup 95% cheaper with it (743.3 → 38.1) and uses it, so an estimate-only advisor suggests
+    it; executed, it examines the rows ix_relation_lookup does (400 → 400): rejected."""
+    from dbbench.advise.shape import judge
+
+    target = postgresql_100k
+    shape = next(s for s in open_catalog("alpine").shapes if s.name == "relation lookup")
+    base = dataset_params("alpine-100k")
+    options = MeasureOptions(namespace=EST_100K, warmups=1, runs=3)
+    name = "dbbench_adv_lookup_token"
+    statements = _statements(
+        "postgresql", name, "repository_id, relation_kind, token_sha256, token, package_id"
+    )
+    before_indexes = _indexes("postgresql", EST_100K)
+    with connection(target, namespace=EST_100K) as conn:
+        without = verify.estimate(target, conn, shape, TABLE, name, base)
+        before = verify.measure(target, conn, shape, options, base)
+    with trial.present(target, EST_100K, *statements) as conn:
+        with_index = verify.estimate(target, conn, shape, TABLE, name, base)
+        evidence = verify.compare(target, conn, shape, TABLE, name, before, options, base)
+    assert _indexes("postgresql", EST_100K) == before_indexes
+    assert without.plan == f"index_range {INDEX}" and with_index.plan == f"index_range {name}"
+    concluded = verify.estimate_only(without, with_index)
+    assert concluded.verdict == "suggest" and concluded.saving is not None and concluded.saving > 0.9, (
+        concluded
+    )
+    assert evidence.used and evidence.work[0] == evidence.work[1], evidence
+    assert judge(evidence) == (
+        "rejected",
+        f"no less work: {evidence.work[0]:,.0f} → {evidence.work[1]:,.0f} rows examined",
+    )
