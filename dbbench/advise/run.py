@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from dbbench import dialects
 from dbbench.access.targets import Target
 from dbbench.advise import effects, trial
 from dbbench.advise.shape import MAX_WRITE_RATIO, ShapeAdvice, Trial, advise
@@ -136,6 +137,8 @@ def advise_catalog(
         before: dict[str, ShapeMeasurement] = {}
         if advice.side_effects or advice.whole_set:
             with target.all_or_nothing() as conn:
+                dialects.get(target.dialect).use(conn, options.namespace)
+                conn.commit()  # PostgreSQL's search_path is transactional
                 before = effects.baseline(target, conn, cat.shapes, options, base)
         for need in mine:
             shape = by_name[need.shape]

@@ -134,6 +134,7 @@ def advise(
     report = say or (lambda _: None)
     with target.all_or_nothing() as conn:
         d.use(conn, namespace)
+        conn.commit()  # PostgreSQL's search_path is transactional: a rollback would undo it
         tables = schema.read(conn, target.dialect, namespace)
         have = d.index_definitions(conn, namespace)
         conn.rollback()
@@ -228,6 +229,7 @@ def _try(
     found: effects.Effects | None = None
     with target.all_or_nothing() as plain:
         dialects.get(target.dialect).use(plain, namespace)
+        plain.commit()
         guessed = verify.estimate(
             target, plain, shape, cand.table, cand.name, base, timeout_ms=options.timeout_ms
         )
