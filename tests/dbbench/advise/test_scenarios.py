@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from dbbench import dialects
 from dbbench.access.targets import open_targets
 from dbbench.advise.shape import ShapeAdvice, advise
 from dbbench.catalog.entries import open_catalog
@@ -66,11 +65,6 @@ def _indexes(target) -> list[tuple]:
 def _advise(target, name: str, most: int = 3) -> ShapeAdvice:
     """``name`` of the fixture catalog advised on ``target``; the namespace's indexes unchanged."""
     shape = next(s for s in open_catalog(CATALOG).shapes if s.name == name)
-    # shape.advise sets the namespace on its connection and rolls back before measuring, which on
-    # PostgreSQL undoes the SET search_path: a pooled session already using NS keeps it
-    with target.all_or_nothing() as conn:
-        dialects.get(target.dialect).use(conn, NS)
-        conn.commit()
     before = _indexes(target)
     advice = advise(
         target,
