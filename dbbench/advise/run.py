@@ -15,11 +15,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from dbbench import dialects
 from dbbench.access.targets import Target
-from dbbench.advise import effects, trial
-from dbbench.advise.shape import MAX_WRITE_RATIO, ShapeAdvice, Trial, advise
+from dbbench.advise import effects, growth, trial
+from dbbench.advise.shape import MAX_WRITE_RATIO, ShapeAdvice, Trial, advise, natural_spelling
 from dbbench.catalog.entries import Catalog, Shape
 from dbbench.measure import explain
 from dbbench.measure.explain import MeasureOptions, ShapeMeasurement
@@ -40,6 +41,7 @@ class AdviseOptions:
     slower: float = 1.5
     side_effects: bool = True
     whole_set: bool = True
+    growth_size: int | None = None  # a second, smaller size of the ladder: each verified index's growth
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,7 @@ def advise_catalog(
     only: list[str] | None = None,
     base: dict | None = None,
     say: Say | None = None,
+    cache_dir: Path | None = None,
 ) -> CatalogAdvice:
     """Advise ``cat`` on every target in ``options.namespace`` (a complete dbbench seed); nothing is
     left behind (:mod:`dbbench.advise.trial`)."""
@@ -130,6 +133,9 @@ def advise_catalog(
     out.baseline = results
     out.needs = needs(results, slower=advice.slower, only=only)
     by_name = {s.name: s for s in cat.shapes}
+    small: tuple[str, dict | None] | None = None
+    if advice.growth_size and out.needs:
+        small = _smaller(targets, cat, advice.growth_size, options, cache_dir, report)
     for target in targets:
         mine = [n for n in out.needs if n.dialect == target.dialect]
         if not mine:
@@ -145,21 +151,22 @@ def advise_catalog(
             within = None
             if advice.side_effects:
                 within = _within(target, cat.shapes, before, options, base, need.shape)
-            out.shapes.append(
-                advise(
-                    target,
-                    options.namespace,
-                    shape,
-                    options,
-                    base,
-                    most=advice.most,
-                    write_rows=advice.write_rows,
-                    max_write_ratio=advice.max_write_ratio,
-                    spelling=need.spelling,
-                    within=within,
-                    say=report,
-                )
+            found = advise(
+                target,
+                options.namespace,
+                shape,
+                options,
+                base,
+                most=advice.most,
+                write_rows=advice.write_rows,
+                max_write_ratio=advice.max_write_ratio,
+                spelling=need.spelling,
+                within=within,
+                say=report,
             )
+            if small is not None:
+                found = _grown(target, shape, found, options, small, report)
+            out.shapes.append(found)
         if advice.whole_set:
             mine_advice = [a for a in out.shapes if a.dialect == target.dialect]
             chosen = smallest_set(target.dialect, mine, mine_advice)
@@ -174,6 +181,52 @@ def advise_catalog(
             out.sets.append(chosen)
     out.seconds = time.perf_counter() - start
     return out
+
+
+def _smaller(
+    targets: list[Target], cat: Catalog, size: int, options: MeasureOptions, cache_dir: Path | None, say: Say
+) -> tuple[str, dict | None]:
+    """The namespace holding ``size`` (``dbbench grow``'s, loaded or reused) and its dataset's values."""
+    from dbbench import defaults
+    from dbbench.measure.grow import load_size, namespace_for
+
+    ns = namespace_for(defaults.GROW_NAMESPACE, size)
+    say(f"loading {ns} for the growth of each verified index")
+    load_size(targets, cat, size, ns, cache_dir=cache_dir, isolate=options.isolate)
+    metas = explain.seeded_metas(targets, cat, ns)
+    names = {m.get("dataset") for m in metas.values()}
+    return ns, explain.dataset_params(names.pop()) if len(names) == 1 else None
+
+
+def _grown(
+    target: Target,
+    shape: Shape,
+    found: ShapeAdvice,
+    options: MeasureOptions,
+    small: tuple[str, dict | None],
+    say: Say,
+) -> ShapeAdvice:
+    """Each verified trial's growth between the smaller size and this one; one that grows worse
+    than the shape claims is rejected as not bounded."""
+    measured = natural_spelling(shape, target.dialect) if found.spelling == "natural" else shape
+    trials = []
+    for t in found.trials:
+        if t.verdict == "verified":
+            say(f"{target.dialect}: {shape.name}: {t.candidate} at a second size")
+            g = growth.measure(
+                target,
+                measured,
+                t.candidate,
+                (options.namespace, t.evidence.work[1]),
+                small[0],
+                options,
+                small[1],
+            )
+            t = replace(t, growth=g)
+            if not g.bounded:
+                t = replace(t, verdict="rejected", reason=f"not bounded: {g}, the shape claims {g.declared}")
+        trials.append(t)
+    return replace(found, trials=tuple(trials))
 
 
 def _within(

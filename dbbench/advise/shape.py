@@ -37,6 +37,7 @@ class Trial:
     reason: str  # why rejected ("" when verified)
     effects: effects.Effects | None = None  # the rest of the catalog with it present (verified only)
     estimate: verify.EstimateOnly | None = None  # what plain EXPLAIN alone would have concluded
+    growth: Any = None  # dbbench.advise.growth.Growth: its work at a second size (verified only)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dbbench.cli.options import (
 )
 from dbbench.workflow.advise import advise, options, refuse_migrations_over, write_migrations
 from dbbench.workflow.local import Home
-from dbbench.workflow.runs import Run
+from dbbench.workflow.runs import Run, parse_sizes
 from verdict.cli import Float
 
 
@@ -67,6 +67,14 @@ from verdict.cli import Float
     is_flag=True,
     help="Do not measure the rest of the catalog with each verified candidate present.",
 )
+@click.option(
+    "--growth",
+    "growth_size",
+    default=None,
+    metavar="SIZE",
+    help="Also build each verified index at this smaller size of the ladder (10k: dbbench grow's "
+    "namespace, loaded or reused) and reject one whose work grows worse than the shape claims.",
+)
 @click.option("--no-set", is_flag=True, help="Do not propose and verify the whole-catalog set.")
 @click.option(
     "--write",
@@ -85,7 +93,9 @@ def advise_cmd(home: Home, **given: Any) -> None:
     from dbbench.output import table_format
     from dbbench.output.advise import page, to_text
 
+    growth_size = _size(given.pop("growth_size"))
     chosen = options(
+        growth_size=growth_size,
         most=given.pop("most"),
         write_rows=given.pop("write_rows"),
         max_write_ratio=given.pop("max_write_ratio"),
@@ -100,7 +110,7 @@ def advise_cmd(home: Home, **given: Any) -> None:
     output, summary, fmt = given.pop("output"), given.pop("github_summary"), given.pop("fmt")
     targets = Targets.take(given)
     run = Run(**given, natural=True, command="advise", isolate=isolate())
-    doc = advise(targets.connect(home), run, chosen, say=err)
+    doc = advise(targets.connect(home), run, chosen, say=err, cache_dir=home.root / "datasets")
     click.echo(to_text(doc, table_format(fmt)))
     if output:
         write_json(output, doc, tell=click.echo)
@@ -111,3 +121,13 @@ def advise_cmd(home: Home, **given: Any) -> None:
     if write_dir is not None:
         for path in write_migrations(doc, write_dir):
             click.echo(f"wrote {path}")
+
+
+def _size(text: str | None) -> int | None:
+    """--growth: one size of the ladder (10k, 100000 …)."""
+    if text is None:
+        return None
+    sizes = parse_sizes(text, option="--growth", at_least=1)
+    if len(sizes) != 1:
+        raise click.BadParameter(f"{text!r}: one size (10k, 100k …)", param_hint="--growth")
+    return sizes[0]

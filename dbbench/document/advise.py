@@ -91,6 +91,18 @@ def _trial(rank: int, t: Trial) -> dict[str, Any]:
         "size_bytes": t.size_bytes,
         "write": {"without": _write(without), "with": _write(with_index), "ratio": ratio},
         "side_effects": _effects(t.effects),
+        "growth": None
+        if t.growth is None
+        else {
+            "rows_examined": {
+                str(t.growth.small[0]): t.growth.small[1],
+                str(t.growth.large[0]): t.growth.large[1],
+            },
+            "k": _round(t.growth.k),
+            "verdict": t.growth.verdict,
+            "declared": t.growth.declared,
+            "said": str(t.growth),
+        },
         "estimate": _estimate(t.estimate),
         "estimate_disagrees": t.estimate is not None
         and (t.estimate.verdict == "suggest") != (t.verdict == "verified"),

@@ -64,9 +64,9 @@ class GrowError(DbbenchError):
 MAX_SIZES = 12  # sizes of one ladder: each is seeded and measured
 
 
-def parse_sizes(text: str) -> list[int]:
+def parse_sizes(text: str, *, option: str = "--sizes", at_least: int = 2) -> list[int]:
     """``"10k,100k,1m"`` -> [10000, 100000, 1000000] (k = 1,000, m = 1,000,000), ascending; each
-    at most :data:`dbbench.volume.limits.MAX_SCALE`, at most :data:`MAX_SIZES` of them."""
+    at most :data:`dbbench.volume.limits.MAX_SCALE`, at most :data:`MAX_SIZES` of them, at least ``at_least``; ``option`` names them in an error."""
     from decimal import Decimal
 
     from dbbench.volume.limits import MAX_SCALE
@@ -74,22 +74,22 @@ def parse_sizes(text: str) -> list[int]:
     sizes = []
     parts = text.split(",")
     if len(parts) > MAX_SIZES:
-        raise GrowError(f"--sizes: {len(parts):,} sizes; a ladder has at most {MAX_SIZES}")
+        raise GrowError(f"{option}: {len(parts):,} sizes; a ladder has at most {MAX_SIZES}")
     for part in parts:
         shown = excerpt(repr(part.strip()), 40)
         m = re.fullmatch(r"\s*(\d+)(\.\d+)?\s*([kKmM]?)\s*", part)
         if not m:
-            raise GrowError(f"--sizes: {shown} is not a size like 10k, 100k or 1m")
+            raise GrowError(f"{option}: {shown} is not a size like 10k, 100k or 1m")
         whole, fraction, unit = m.groups()
         n = Decimal(whole.lstrip("0")[:20] or "0") if len(whole.lstrip("0")) <= 20 else Decimal(10**20)
         n = (n + Decimal(f"0{(fraction or '')[:20]}")) * {"": 1, "k": 1_000, "m": 1_000_000}[unit.lower()]
         if n > MAX_SCALE:  # compared before any conversion: 400 nines are a number, not an overflow
-            raise GrowError(f"--sizes: {shown} is above the largest size, {MAX_SCALE:,}")
+            raise GrowError(f"{option}: {shown} is above the largest size, {MAX_SCALE:,}")
         if n < 1 or n != int(n):
-            raise GrowError(f"--sizes: {shown} is not a whole number of rows")
+            raise GrowError(f"{option}: {shown} is not a whole number of rows")
         sizes.append(int(n))
-    if len(set(sizes)) < 2:
-        raise GrowError("--sizes: give at least two different sizes (growth is a slope)")
+    if len(set(sizes)) < at_least:
+        raise GrowError(f"{option}: give at least two different sizes (growth is a slope)")
     return sorted(set(sizes))
 
 
@@ -228,7 +228,7 @@ def _holds(target: Target, namespace: str, dataset: str) -> bool:
     return state == "complete" and meta.get("dataset") == dataset
 
 
-def _load(
+def load_size(
     targets: list[Target], cat: Catalog, size: int, namespace: str, *, cache_dir: Path | None, isolate: bool
 ) -> bool:
     """Make ``namespace`` hold size ``size``; False when it already did."""
@@ -367,7 +367,7 @@ def _at_size(
     ns, label = namespace_for(options.namespace, size), size_label(size)
     start = time.perf_counter()
     say(f"{label}: loading {ns}")
-    seeded = _load(targets, cat, size, ns, cache_dir=cache_dir, isolate=options.isolate)
+    seeded = load_size(targets, cat, size, ns, cache_dir=cache_dir, isolate=options.isolate)
     seconds[f"{label} {'load' if seeded else 'reused'}"] = time.perf_counter() - start
     start = time.perf_counter()
     say(f"{label}: measuring {len(_picked(cat, only))} shapes")

@@ -109,6 +109,7 @@ def conclusion(a: dict[str, Any]) -> str:
 def _notes(a: dict[str, Any]) -> list[str]:
     out = [conclusion(a)]
     out += [f"no index bounds it: {u}" for u in a["unbounded"]]
+    out += [f"growth of #{c['rank']}: {c['growth']['said']}" for c in a["candidates"] if c.get("growth")]
     out += [f"already in the namespace: {e['candidate']} is {e['index']}" for e in a["existing"]]
     if a["untried"]:
         out.append(f"{a['untried']} more candidate(s) not built (--most)")

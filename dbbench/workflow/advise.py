@@ -18,6 +18,7 @@ def advise(
     options: Any = None,
     *,
     say: Warn | None = None,
+    cache_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Advise ``run``'s catalog (its ``shapes``: these, whatever their state) on every target;
     ``options``: :class:`dbbench.advise.run.AdviseOptions`. Nothing is left in the namespace."""
@@ -39,6 +40,7 @@ def advise(
             only=run.only,
             base=base,
             say=say,
+            cache_dir=cache_dir,
         )
         config = run.config() | {"command": "advise"}
         return advise_document(targets, found, config)

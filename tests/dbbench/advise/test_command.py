@@ -178,3 +178,26 @@ def test_a_server_without_the_privilege_to_create_indexes_is_one_line_and_change
     finally:
         sql(pg, [f"DROP OWNED BY {role}", f"DROP ROLE IF EXISTS {role}"])
     assert snapshot(pg) == before
+
+
+def test_growth_builds_the_verified_index_at_a_second_size_of_the_ladder(lost_index, tmp_path):
+    """--growth 10k: the lookup's index built again in dbbench grow's 10k namespace (loaded or
+    reused), its work there beside the work here, classed as grow classes it; the lookup claims
+    logarithmic growth and its index keeps it bounded."""
+    out = tmp_path / "advice.json"
+    r = run_cli(
+        "advise", "--namespace", NS, "--shape", "relation lookup", "--growth", "10k", "--most", "1",
+        "--no-set", "--no-side-effects", "--write-rows", "0", "--runs", "1", "--output", str(out),
+    )  # fmt: skip
+    assert r.code == 0, r.stderr
+    doc = json.loads(out.read_text())
+    for a in doc["shapes"]:
+        best = a["candidates"][0]
+        assert best["verdict"] == "verified", best["reason"]
+        g = best["growth"]
+        assert g["declared"] == "logarithmic" and g["verdict"] == "bounded", g
+        small, large = (int(n) for n in g["rows_examined"])
+        assert large > small > 0  # the 10k namespace holds more rows than alpine-ci
+    assert "growth of #1: work grows bounded" in r.stdout
+    bad = run_cli("advise", "--namespace", NS, "--growth", "10k,100k")
+    assert bad.code == 2 and len(errors(bad.stderr)) == 1 and "--growth: '10k,100k': one size" in bad.stderr
