@@ -152,6 +152,22 @@ class Candidate:
         table = re.sub(r"[^a-z0-9_]", "_", self.table.lower())[:room]  # what a trial's name may hold
         return f"{PREFIX}{table}_{digest}"
 
+    @property
+    def migration_name(self) -> str:
+        """The name a migration gives it: ``ix_<table>_<key words>`` (``ix_tickets_lower_subject``),
+        never the trial prefix (every dbbench command undoes an index named that), the digest of
+        :attr:`name` added when the words do not fit."""
+        words = "_".join(re.findall(r"[a-z0-9]+", " ".join(p.name for p in self.columns).lower()))
+        text = f"ix_{re.sub(r'[^a-z0-9_]', '_', self.table.lower())}_{words}" + (
+            "_partial" if self.where else ""
+        )
+        if self.include:
+            text += "_covering"
+        if len(text) <= NAME_MAX:
+            return text
+        digest = self.name.rsplit("_", 1)[1]
+        return f"{text[: NAME_MAX - len(digest) - 1]}_{digest}"
+
     def _table(self, dialect: str, namespace: str | None) -> str:
         q = dialects.get(dialect).quote
         return f"{q(namespace)}.{q(self.table)}" if namespace else q(self.table)

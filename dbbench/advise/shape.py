@@ -168,6 +168,7 @@ def advise(
                 max_write_ratio,
                 within,
                 costs,
+                columns.get(cand.table, []),
             )
         )
     return ShapeAdvice(
@@ -224,9 +225,15 @@ def _try(
     max_write_ratio: float,
     within: Within | None,
     costs: dict,
+    table_columns: list[str],
 ) -> Trial:
     ddl, drop = cand.ddl(target.dialect), cand.drop_ddl(target.dialect)
     keyed = [p.name for p in cand.columns if not p.expression]
+    for p in cand.columns:  # an expression's columns: the writes that change its value
+        if p.expression:
+            keyed += [
+                c for c in table_columns if c not in keyed and re.search(rf"\b{re.escape(c)}\b", p.name)
+            ]
     found: effects.Effects | None = None
     with target.all_or_nothing() as plain:
         dialects.get(target.dialect).use(plain, namespace)

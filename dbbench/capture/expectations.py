@@ -67,6 +67,30 @@ def proposals(
     return todo
 
 
+def from_advice(catalog: str | Path, verified: dict[tuple[str, str], tuple[str, str]]) -> list[Proposed]:
+    """Each block without an expectation (on some dialect) that ``dbbench advise`` verified an
+    index for (``verified``: (shape, dialect) -> (table, index)): that index as its expectation,
+    with no full scan of its table. Nothing is measured: the advice was."""
+    path = resolve(catalog)
+    if not sqlfiles.is_sql_catalog(path):
+        raise CatalogError(f"{path}: not a catalog of annotated .sql files (-- name: blocks)")
+    blocks, problems = sqlfiles.read(path)
+    if problems:
+        raise CatalogError(problems)
+    found = []
+    for b in blocks:
+        p = Proposed(b)
+        for d in b.only:
+            if b.expected(d) is None and (b.name, d) in verified:
+                table, index = verified[(b.name, d)]
+                p.proposals[d] = Proposal(
+                    table, index, ("full_scan",), f"{table} using {index} (dbbench advise)"
+                )
+        if p.proposals:
+            found.append(p)
+    return found
+
+
 def write(found: list[Proposed]) -> list[Proposed]:
     """Write every proposal that names an index into its file; the ones written.
 

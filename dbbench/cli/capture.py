@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from dbbench.cli.app import Targets
-from dbbench.cli.options import CATALOG, OutputPath, isolate, namespace_option, target_options
+from dbbench.cli.options import CATALOG, INPUT_FILE, OutputPath, isolate, namespace_option, target_options
 from dbbench.workflow.local import Home
 
 if TYPE_CHECKING:
@@ -117,11 +117,25 @@ def catalog_propose(home: Home, catalog: str, namespace: str, **given) -> None:
 @target_options
 @SQL_CATALOG
 @namespace_option("The seeded namespace the plans are observed in.")
+@click.option(
+    "--advice",
+    type=INPUT_FILE,
+    default=None,
+    help="Take each block's expectation from this dbbench advise --output file (its verified index) "
+    "instead of the plan on the loaded data.",
+)
 @click.pass_obj
-def catalog_accept(home: Home, catalog: str, namespace: str, **given) -> None:
+def catalog_accept(home: Home, catalog: str, namespace: str, advice: Path | None, **given) -> None:
     """Write the proposed expectations into the .sql files (after each block's name line)."""
     from dbbench.output.capture import written
     from dbbench.workflow.capture import accept
 
-    found = accept(Targets.take(given).connect(home), catalog, namespace, isolate=isolate(), proposed=_show)
+    found = accept(
+        Targets.take(given).connect(home),
+        catalog,
+        namespace,
+        isolate=isolate(),
+        proposed=_show,
+        advice=advice,
+    )
     click.echo(written(found))

@@ -6,6 +6,8 @@ index tried with its evidence and cost and verdict, and the whole-catalog set. B
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbbench.document.build import envelope
@@ -79,6 +81,8 @@ def _trial(rank: int, t: Trial) -> dict[str, Any]:
         "candidate": str(cand),
         "why": cand.reason,
         "ddl": t.ddl,
+        "migration_name": cand.migration_name,
+        "migration_ddl": cand.ddl(t.evidence.dialect, cand.migration_name),
         "verdict": t.verdict,
         "reason": t.reason,
         "used": ev.used,
@@ -125,7 +129,16 @@ def _shape(a: ShapeAdvice) -> dict[str, Any]:
 def _set(s: IndexSet) -> dict[str, Any]:
     return {
         "dialect": s.dialect,
-        "indexes": [{"index": t.candidate.name, "table": t.candidate.table, "ddl": t.ddl} for t in s.trials],
+        "indexes": [
+            {
+                "index": t.candidate.name,
+                "table": t.candidate.table,
+                "ddl": t.ddl,
+                "migration_name": t.candidate.migration_name,
+                "migration_ddl": t.candidate.ddl(s.dialect, t.candidate.migration_name),
+            }
+            for t in s.trials
+        ],
         "serves": list(s.serves),
         "unserved": list(s.unserved),
         "size_bytes": s.size_bytes,
@@ -176,7 +189,14 @@ def chosen(doc: dict[str, Any], dialect: str) -> list[dict[str, Any]]:
         if best is not None:
             entry = out.setdefault(
                 best["index"],
-                {"index": best["index"], "table": best["table"], "ddl": best["ddl"], "serves": []},
+                {
+                    "index": best["index"],
+                    "table": best["table"],
+                    "ddl": best["ddl"],
+                    "migration_name": best["migration_name"],
+                    "migration_ddl": best["migration_ddl"],
+                    "serves": [],
+                },
             )
             entry["serves"].append(a["shape"])
     return list(out.values())
@@ -196,7 +216,7 @@ def migrations(doc: dict[str, Any]) -> dict[str, str]:
             f"-- dbbench advise: {len(picked)} verified index(es) for {dialect}",
             f"-- catalog {doc['config'].get('catalog')}, measured in namespace {doc['config'].get('namespace')}"
             f" at {doc.get('generated_at')}",
-            "-- each was built for real and measured there (see the advise JSON); review before applying",
+            "-- each was built for real and measured there (see the advise JSON), review before applying",
             "",
         ]
         for p in picked:
@@ -208,7 +228,50 @@ def migrations(doc: dict[str, Any]) -> dict[str, str]:
                     f"-- rows examined {rows.get('before')} -> {rows.get('after')}, "
                     f"{c.get('size_bytes', 0):,} bytes on disk, write batch ratio {c.get('write', {}).get('ratio')}"
                 )
-            lines.append(p["ddl"] + ";")
+            lines.append(p["migration_ddl"] + ";")
             lines.append("")
         out[dialect] = "\n".join(lines)
+    return out
+
+
+def load_advice(path: Path) -> dict[str, Any]:
+    """A ``dbbench advise --output`` file, read within bounds and checked where ``catalog accept
+    --advice`` relies on it; a bad one is one :class:`~dbbench.document.model.ResultFileError`."""
+    from dbbench.document.model import ResultFileError
+    from dbbench.document.store import RESULT_LIMIT
+    from verdict.files import read_text_bounded
+
+    try:
+        doc = json.loads(read_text_bounded(path, limit=RESULT_LIMIT, what="dbbench advice"))
+    except FileNotFoundError:
+        raise ResultFileError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ResultFileError(f"{path}: not JSON ({str(exc)[:120]})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != "dbbench.advise/1":
+        raise ResultFileError(
+            f"{path}: not a dbbench advice (schema dbbench.advise/1, from dbbench advise --output)"
+        )
+    shapes = doc.get("shapes")
+    if not isinstance(shapes, list) or not all(
+        isinstance(a, dict) and isinstance(a.get("candidates"), list) for a in shapes
+    ):
+        raise ResultFileError(f"{path}: shapes: not a list of advised shapes")
+    return doc
+
+
+def verified_indexes(doc: dict[str, Any]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(shape, dialect) -> (table, the name its migration gives it) of its best verified candidate
+    (remediated spelling)."""
+    out = {}
+    for a in doc["shapes"]:
+        if a.get("spelling") != "remediated":
+            continue
+        best = next(
+            (c for c in a["candidates"] if isinstance(c, dict) and c.get("verdict") == "verified"), None
+        )
+        name = best.get("migration_name") if best is not None else None
+        if best is not None and isinstance(best.get("table"), str) and isinstance(name, str):
+            out[(str(a.get("shape")), str(a.get("dialect")))] = (best["table"], name)
     return out

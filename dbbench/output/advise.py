@@ -135,7 +135,7 @@ def set_lines(doc: dict[str, Any]) -> list[str]:
             f"serves {', '.join(s['serves']) or 'nothing'}"
             + (f"; unserved: {', '.join(s['unserved'])}" if s["unserved"] else "")
         )
-        out += [f"  {i['ddl']};" for i in s["indexes"]]
+        out += [f"  {i['migration_ddl']};" for i in s["indexes"]]
     return out
 
 
@@ -160,7 +160,7 @@ def to_text(doc: dict[str, Any], fmt: str = "simple") -> str:
         parts += [("- " if md else "  ") + n for n in _notes(a)]
         best = next((c for c in a["candidates"] if c["verdict"] == "verified"), None)
         if best is not None:
-            parts.append(f"DDL: `{best['ddl']}`" if md else f"  DDL: {best['ddl']}")
+            parts.append(f"DDL: `{best['migration_ddl']}`" if md else f"  DDL: {best['migration_ddl']}")
         parts.append("")
     if doc["sets"]:
         parts.append(("## " if md else "") + "The whole catalog: the smallest verified set")
@@ -200,7 +200,7 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
             parts.append("<ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
         best = next((c for c in a["candidates"] if c["verdict"] == "verified"), None)
         if best is not None:
-            parts.append(f"<p>DDL: <code>{esc(best['ddl'])}</code></p>")
+            parts.append(f"<p>DDL: <code>{esc(best['migration_ddl'])}</code></p>")
     if doc["sets"]:
         parts.append("<h2>The whole catalog: the smallest verified set</h2>")
         parts.append("<pre>" + esc("\n".join(set_lines(doc))) + "</pre>")

@@ -92,14 +92,21 @@ def accept(
     *,
     isolate: bool = True,
     proposed: Callable[[Proposals], None] | None = None,
+    advice: Path | None = None,
 ) -> Proposals:
     """``dbbench catalog accept``: the proposals (given to ``proposed`` before any file is
     touched), then written into the files (:func:`dbbench.capture.expectations.write`); ``written``
-    counts the blocks that got an expectation."""
+    counts the blocks that got an expectation. ``advice``: a ``dbbench advise --output`` file,
+    whose verified indexes are the proposals (nothing is measured, no server is opened)."""
     from dbbench.capture import expectations
 
-    with connect() as opened:
-        found = expectations.proposals(opened, catalog, namespace, isolate=isolate)
+    if advice is not None:
+        from dbbench.document.advise import load_advice, verified_indexes
+
+        found = expectations.from_advice(catalog, verified_indexes(load_advice(advice)))
+    else:
+        with connect() as opened:
+            found = expectations.proposals(opened, catalog, namespace, isolate=isolate)
     if proposed is not None:
         proposed(proposals(found))
     return proposals(found, len(expectations.write(found)))

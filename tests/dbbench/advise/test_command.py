@@ -101,7 +101,8 @@ def test_advise_finds_the_lost_index_on_both_servers_and_leaves_nothing_behind(l
         assert best["size_bytes"] > 0 and best["build_ms"] > 0
         assert best["write"]["without"]["rows"] == 200 and best["write"]["ratio"] > 0
         text = (migrations / f"dbbench-advise-{dialect}.sql").read_text()
-        assert best["ddl"] + ";" in text and "serves: relation lookup" in text
+        assert best["migration_ddl"] + ";" in text and "serves: relation lookup" in text
+        assert "dbbench_adv_" not in text  # every command undoes an index of the trial prefix
     assert "PostgreSQL relation lookup" in r.stdout and "MySQL relation lookup" in r.stdout
     assert "verified" in r.stdout
     assert "relation lookup" in html.read_text()
