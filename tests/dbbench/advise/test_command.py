@@ -5,7 +5,13 @@ the namespace is exactly as it was afterwards; bad input is one line, exit 2, no
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -202,3 +208,33 @@ def test_growth_builds_the_verified_index_at_a_second_size_of_the_ladder(lost_in
     assert "growth of #1: work grows bounded" in r.stdout
     bad = run_cli("advise", "--namespace", NS, "--growth", "10k,100k")
     assert bad.code == 2 and len(errors(bad.stderr)) == 1 and "--growth: '10k,100k': one size" in bad.stderr
+
+
+@pytest.mark.parametrize("after_s", [0.5, 1.5])
+def test_a_killed_advise_leaves_nothing_after_the_next_command(lost_index, after_s):
+    """``dbbench advise`` killed with SIGKILL while it builds and measures (``after_s`` seconds
+    after its first trial began), then any dbbench command: the namespace is as it was."""
+    before = {d: snapshot(t) for d, t in lost_index.items()}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dbbench", "advise", "--namespace", NS, "--most", "3", "--write-rows", "2000"],
+        cwd=Path(__file__).resolve().parents[3],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 120
+        for line in proc.stderr:  # wait for the first trial
+            if ": trying " in line or time.monotonic() > deadline:
+                break
+        time.sleep(after_s)
+        os.kill(proc.pid, signal.SIGKILL)
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+    r = run_cli("explain", "--namespace", NS, "--shape", "exact asset path", "--runs", "1", "--warmups", "0")
+    assert r.code in (0, 1), r.output
+    assert {d: snapshot(t) for d, t in lost_index.items()} == before
