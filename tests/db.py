@@ -106,3 +106,57 @@ def drop_namespaces(*namespaces: str, only: Sequence[Dialect] = DIALECTS) -> Non
         with local_target(dialect) as target:
             for ns in namespaces:
                 isolation.drop_namespace(target, ns)
+
+
+# the built-in catalog's secondary indexes a test may lose, and their tables
+TABLE_OF = {
+    "ix_relation_lookup": "package_relation",
+    "ix_suite_pending": "suite_state",
+    "ix_stage_cleanup": "group_snapshot_stage",
+    "ix_package_namespace": "package",
+}
+
+
+def drop_index(dialect: str, index: str, table: str | None = None) -> str:
+    """The statement that drops ``index`` (of ``table``, else :data:`TABLE_OF`'s)."""
+    if dialect == "postgresql":
+        return f"DROP INDEX {index}"
+    return f"ALTER TABLE {table or TABLE_OF[index]} DROP INDEX {index}"
+
+
+@contextlib.contextmanager
+def seeded_without(
+    namespace: str, *lost: str, dataset: str = "alpine-ci", only: Sequence[Dialect] = DIALECTS
+) -> Iterator[dict[str, Target]]:
+    """``dataset`` seeded into ``namespace`` on each server, the indexes ``lost`` dropped there (the
+    DAO change that lost them); the targets by dialect, disposed and the namespace dropped after."""
+    from dbbench.dataset import seed
+
+    targets = [t for t in open_targets({}) if t.dialect in only]
+    try:
+        _, results, _ = seed.seed(targets, dataset, namespace=namespace)
+        assert all(r.ok for r in results), [c for r in results for c in r.checks if not c.ok]
+        for t in targets:
+            for index in lost:
+                sql(t, drop_index(t.dialect, index), namespace=namespace)
+        yield {t.dialect: t for t in targets}
+    finally:
+        for t in targets:
+            t.dispose()
+        drop_namespaces(namespace, only=only)
+
+
+def indexes(where: Dialect | Target, namespace: str) -> list[tuple]:
+    """Every index of ``namespace`` as the server's catalog shows it, in a fixed order: PostgreSQL
+    (name, definition); MySQL one row per key part (table, name, column, expression, position,
+    prefix, direction, visibility)."""
+    dialect = where if isinstance(where, str) else where.dialect
+    if dialect == "postgresql":
+        return sql(
+            where, f"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = '{namespace}' ORDER BY 1"
+        )
+    return sql(
+        where,
+        "SELECT table_name, index_name, column_name, expression, seq_in_index, sub_part, collation, is_visible "
+        f"FROM information_schema.statistics WHERE table_schema = '{namespace}' ORDER BY 1, 2, 5",
+    )

@@ -10,10 +10,8 @@ import json
 
 import pytest
 
-from dbbench.access.targets import open_targets
-from dbbench.dataset import seed
 from tests.conftest import run_cli
-from tests.db import drop_namespaces, sql
+from tests.db import seeded_without
 from tests.dbbench.advise.test_command import snapshot
 
 pytestmark = pytest.mark.servers
@@ -28,22 +26,8 @@ LOST = {
 
 @pytest.fixture(scope="module")
 def lost_indexes(local_servers):
-    targets = open_targets({})
-    try:
-        seed.seed(targets, "alpine-ci", namespace=NS)
-        for t in targets:
-            for index, (table, _) in LOST.items():
-                drop = (
-                    f"DROP INDEX {index}"
-                    if t.dialect == "postgresql"
-                    else f"ALTER TABLE {table} DROP INDEX {index}"
-                )
-                sql(t, drop, namespace=NS)
-        yield {t.dialect: t for t in targets}
-    finally:
-        for t in targets:
-            t.dispose()
-        drop_namespaces(NS)
+    with seeded_without(NS, *LOST) as targets:
+        yield targets
 
 
 def test_the_whole_catalog_gets_its_lost_indexes_back_as_one_verified_set(lost_indexes, tmp_path):

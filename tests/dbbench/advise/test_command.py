@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from dbbench.access.targets import open_targets
 from dbbench.dataset import definition, loadfiles, seed
 from tests.conftest import run_cli
-from tests.db import connection, drop_namespaces, execute, sql
+from tests.db import connection, execute, seeded_without, sql
 
 pytestmark = pytest.mark.servers
 
@@ -28,21 +27,8 @@ LOOKUP = ["repository_id", "relation_kind", "token_sha256", "token", "package_id
 
 @pytest.fixture(scope="module")
 def lost_index(local_servers):
-    targets = open_targets({})
-    try:
-        seed.seed(targets, "alpine-ci", namespace=NS)
-        for t in targets:  # the DAO change: the lookup's index dropped
-            drop = (
-                "DROP INDEX ix_relation_lookup"
-                if t.dialect == "postgresql"
-                else "ALTER TABLE package_relation DROP INDEX ix_relation_lookup"
-            )
-            sql(t, drop, namespace=NS)
-        yield {t.dialect: t for t in targets}
-    finally:
-        for t in targets:
-            t.dispose()
-        drop_namespaces(NS)
+    with seeded_without(NS, "ix_relation_lookup") as targets:  # the DAO change: the lookup's index dropped
+        yield targets
 
 
 def snapshot(target, ns: str = NS) -> dict:

@@ -20,12 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from dbbench.access.targets import open_targets
 from dbbench.advise.shape import ShapeAdvice, advise
 from dbbench.catalog.entries import open_catalog
-from dbbench.dataset import seed
 from dbbench.measure.explain import MeasureOptions, dataset_params
-from tests.db import drop_namespaces, sql
+from tests.db import indexes, seeded_without
 
 pytestmark = pytest.mark.servers
 
@@ -36,36 +34,14 @@ DIALECTS = ("postgresql", "mysql")
 
 @pytest.fixture(scope="module")
 def scratch(local_servers):
-    targets = open_targets({})
-    try:
-        _, results, _ = seed.seed(targets, "alpine-ci", namespace=NS)
-        assert all(r.ok for r in results)
-        for t in targets:  # the pending worker's index lost
-            drop = "DROP INDEX ix_suite_pending"
-            if t.dialect == "mysql":
-                drop = "ALTER TABLE suite_state DROP INDEX ix_suite_pending"
-            sql(t, drop, namespace=NS)
-        yield {t.dialect: t for t in targets}
-    finally:
-        for t in targets:
-            t.dispose()
-        drop_namespaces(NS)
-
-
-def _indexes(target) -> list[tuple]:
-    if target.dialect == "postgresql":
-        return sql(target, f"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = '{NS}' ORDER BY 1")
-    return sql(
-        target,
-        "SELECT table_name, index_name, column_name, expression, seq_in_index "
-        f"FROM information_schema.statistics WHERE table_schema = '{NS}' ORDER BY 1, 2, 5",
-    )
+    with seeded_without(NS, "ix_suite_pending") as targets:  # the pending worker's index lost
+        yield targets
 
 
 def _advise(target, name: str, most: int = 3) -> ShapeAdvice:
     """``name`` of the fixture catalog advised on ``target``; the namespace's indexes unchanged."""
     shape = next(s for s in open_catalog(CATALOG).shapes if s.name == name)
-    before = _indexes(target)
+    before = indexes(target, NS)
     advice = advise(
         target,
         NS,
@@ -75,7 +51,7 @@ def _advise(target, name: str, most: int = 3) -> ShapeAdvice:
         most=most,
         write_rows=200,
     )
-    assert _indexes(target) == before  # nothing left behind
+    assert indexes(target, NS) == before  # nothing left behind
     return advice
 
 

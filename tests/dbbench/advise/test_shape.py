@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from dbbench.access.targets import open_targets
 from dbbench.advise.shape import advise, judge
 from dbbench.advise.trial import WriteCost
 from dbbench.catalog.entries import open_catalog
-from dbbench.dataset import seed
 from dbbench.measure.explain import MeasureOptions, dataset_params
-from tests.db import drop_namespaces, sql
+from tests.db import indexes, seeded_without
 
 pytestmark = pytest.mark.servers
 
@@ -22,38 +20,15 @@ NS = "i34_shape"
 
 @pytest.fixture(scope="module")
 def lost_index(local_servers):
-    targets = open_targets({})
-    try:
-        seed.seed(targets, "alpine-ci", namespace=NS)
-        for t in targets:  # the DAO change: the lookup's index dropped
-            drop = (
-                "DROP INDEX ix_relation_lookup"
-                if t.dialect == "postgresql"
-                else ("ALTER TABLE package_relation DROP INDEX ix_relation_lookup")
-            )
-            sql(t, drop, namespace=NS)
-        yield {t.dialect: t for t in targets}
-    finally:
-        for t in targets:
-            t.dispose()
-        drop_namespaces(NS)
-
-
-def _indexes(target) -> list[tuple]:
-    if target.dialect == "postgresql":
-        return sql(target, f"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = '{NS}' ORDER BY 1")
-    return sql(
-        target,
-        "SELECT table_name, index_name, column_name, seq_in_index FROM information_schema.statistics "
-        f"WHERE table_schema = '{NS}' ORDER BY 1, 2, 4",
-    )
+    with seeded_without(NS, "ix_relation_lookup") as targets:  # the DAO change: the lookup's index dropped
+        yield targets
 
 
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
 def test_the_lost_index_is_found_again_verified_and_costed(lost_index, dialect):
     target = lost_index[dialect]
     shape = next(s for s in open_catalog("alpine").shapes if s.name == "relation lookup")
-    before = _indexes(target)
+    before = indexes(target, NS)
     said: list[str] = []
     advice = advise(
         target,
@@ -65,7 +40,7 @@ def test_the_lost_index_is_found_again_verified_and_costed(lost_index, dialect):
         write_rows=200,
         say=said.append,
     )
-    assert _indexes(target) == before  # nothing left behind
+    assert indexes(target, NS) == before  # nothing left behind
     assert len(advice.trials) == 2 and len(said) == 2
     best = advice.trials[0]
     assert best.candidate.table == "package_relation"

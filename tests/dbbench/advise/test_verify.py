@@ -14,7 +14,7 @@ from dbbench.advise import trial, verify
 from dbbench.catalog.entries import open_catalog
 from dbbench.dataset import seed
 from dbbench.measure.explain import MeasureOptions, dataset_params
-from tests.db import connection, drop_namespaces, execute, sql
+from tests.db import connection, drop_namespaces, execute, indexes, seeded_without, sql
 
 pytestmark = pytest.mark.servers
 
@@ -33,25 +33,13 @@ def seeded(local_servers):
     drop_namespaces(NS)
 
 
-def _indexes(dialect: str, ns: str = NS) -> list[tuple]:
-    if dialect == "postgresql":
-        return sql(
-            dialect, f"SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = '{ns}' ORDER BY 1"
-        )
-    return sql(
-        dialect,
-        "SELECT table_name, index_name, column_name, seq_in_index, is_visible "
-        f"FROM information_schema.statistics WHERE table_schema = '{ns}' ORDER BY 1, 2, 4",
-    )
-
-
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
 def test_an_index_under_trial_serves_the_shape_and_every_probe(seeded, dialect):
     target = seeded[dialect]
     shape = next(s for s in open_catalog("alpine").shapes if s.name == "relation lookup")
     options = MeasureOptions(namespace=NS, warmups=0, runs=1)
     base = dataset_params("alpine-ci")
-    before_indexes = _indexes(dialect)
+    before_indexes = indexes(dialect, NS)
     if dialect == "postgresql":  # dropped and re-created for real: the scratch namespace is the test's
         (indexdef,) = [d for n, d in before_indexes if n == INDEX]
         try:
@@ -86,7 +74,7 @@ def test_an_index_under_trial_serves_the_shape_and_every_probe(seeded, dialect):
     # PostgreSQL's buffers, reported both ways (at 2,048 rows the package probes dominate them:
     # 328 before, 333 with the index; the rows examined are the evidence); MySQL has none
     assert all((b is not None) == (dialect == "postgresql") for b in evidence.buffers), evidence.buffers
-    assert _indexes(dialect) == before_indexes  # nothing left changed
+    assert indexes(dialect, NS) == before_indexes  # nothing left changed
 
 
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
@@ -112,21 +100,8 @@ LOOKUP = "repository_id, relation_kind, token_sha256, package_id"  # ix_relation
 @pytest.fixture(scope="module")
 def lost_lookup(local_servers):
     """A scratch namespace where the lookup's index is gone (dropped for real)."""
-    targets = open_targets({})
-    try:
-        seed.seed(targets, "alpine-ci", namespace=EST)
-        for t in targets:
-            drop = (
-                f"DROP INDEX {INDEX}"
-                if t.dialect == "postgresql"
-                else f"ALTER TABLE {TABLE} DROP INDEX {INDEX}"
-            )
-            sql(t, drop, namespace=EST)
-        yield {t.dialect: t for t in targets}
-    finally:
-        for t in targets:
-            t.dispose()
-        drop_namespaces(EST)
+    with seeded_without(EST, INDEX) as targets:
+        yield targets
 
 
 def _statements(dialect: str, name: str, columns: str) -> tuple[str, str, str]:
@@ -140,7 +115,7 @@ def test_the_planner_estimate_without_and_with_an_index_under_trial(lost_lookup,
     target = lost_lookup[dialect]
     shape = next(s for s in open_catalog("alpine").shapes if s.name == "relation lookup")
     base = dataset_params("alpine-ci")
-    before_indexes = _indexes(dialect, EST)
+    before_indexes = indexes(dialect, EST)
     with connection(target, namespace=EST) as conn:
         without = verify.estimate(target, conn, shape, TABLE, TRIAL, base)
     with trial.present(target, EST, *_statements(dialect, TRIAL, LOOKUP)) as conn:
@@ -149,7 +124,7 @@ def test_the_planner_estimate_without_and_with_an_index_under_trial(lost_lookup,
         assert verify.estimate(target, conn, shape, TABLE, TRIAL, base) == with_index
         tree = verify.measure(target, conn, shape, MeasureOptions(namespace=EST, warmups=0, runs=1), base)
         assert TRIAL in verify._access(tree.remediated._tree, TABLE)
-    assert _indexes(dialect, EST) == before_indexes
+    assert indexes(dialect, EST) == before_indexes
     assert (without.shape, without.dialect, without.spelling) == ("relation lookup", dialect, "remediated")
     assert not without.used and TRIAL not in without.plan, without
     assert with_index.used and with_index.plan.endswith(TRIAL), with_index
@@ -240,14 +215,14 @@ def test_an_index_the_estimate_suggests_and_execution_rejects(postgresql_100k):
     statements = _statements(
         "postgresql", name, "repository_id, relation_kind, token_sha256, token, package_id"
     )
-    before_indexes = _indexes("postgresql", EST_100K)
+    before_indexes = indexes("postgresql", EST_100K)
     with connection(target, namespace=EST_100K) as conn:
         without = verify.estimate(target, conn, shape, TABLE, name, base)
         before = verify.measure(target, conn, shape, options, base)
     with trial.present(target, EST_100K, *statements) as conn:
         with_index = verify.estimate(target, conn, shape, TABLE, name, base)
         evidence = verify.compare(target, conn, shape, TABLE, name, before, options, base)
-    assert _indexes("postgresql", EST_100K) == before_indexes
+    assert indexes("postgresql", EST_100K) == before_indexes
     assert without.plan == f"index_range {INDEX}" and with_index.plan == f"index_range {name}"
     concluded = verify.estimate_only(without, with_index)
     assert concluded.verdict == "suggest" and concluded.saving is not None and concluded.saving > 0.9, (
