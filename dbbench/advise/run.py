@@ -63,6 +63,7 @@ class IndexSet:
     trials: tuple[Trial, ...]
     serves: tuple[str, ...]  # shapes a member was verified for, or helps
     unserved: tuple[str, ...]  # shapes in need no verified index serves
+    serves_each: tuple[tuple[str, ...], ...] = ()  # per member, in the order of trials
     size_bytes: int = 0  # measured with the whole set present
     write_seconds: tuple[float, float] | None = None  # one write batch per table: without → with the set
     effects: effects.Effects | None = None  # every shape with the set present
@@ -268,7 +269,8 @@ def smallest_set(dialect: str, needs_: list[Need], advice: list[ShapeAdvice]) ->
         chosen.append(best[name])
         left -= serves[name]
     served = sorted(set().union(*(serves[t.candidate.name] for t in chosen)) & wanted) if chosen else []
-    return IndexSet(dialect, tuple(chosen), tuple(served), tuple(sorted(left)))
+    each = tuple(tuple(sorted(serves[t.candidate.name] & wanted)) for t in chosen)
+    return IndexSet(dialect, tuple(chosen), tuple(served), tuple(sorted(left)), each)
 
 
 def verify_set(

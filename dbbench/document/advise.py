@@ -136,8 +136,9 @@ def _set(s: IndexSet) -> dict[str, Any]:
                 "ddl": t.ddl,
                 "migration_name": t.candidate.migration_name,
                 "migration_ddl": t.candidate.ddl(s.dialect, t.candidate.migration_name),
+                "serves": list(serves),
             }
-            for t in s.trials
+            for t, serves in zip(s.trials, s.serves_each or [s.serves] * len(s.trials), strict=True)
         ],
         "serves": list(s.serves),
         "unserved": list(s.unserved),
@@ -180,7 +181,7 @@ def chosen(doc: dict[str, Any], dialect: str) -> list[dict[str, Any]]:
     else each shape's best verified index (once each), as ``{index, table, ddl, serves}``."""
     for s in doc.get("sets", []):
         if s["dialect"] == dialect and s["verified"] and s["indexes"]:
-            return [{**i, "serves": s["serves"]} for i in s["indexes"]]
+            return [{**i, "serves": i.get("serves", s["serves"])} for i in s["indexes"]]
     out: dict[str, dict[str, Any]] = {}
     for a in doc.get("shapes", []):
         if a["dialect"] != dialect:
@@ -225,7 +226,7 @@ def migrations(doc: dict[str, Any]) -> dict[str, str]:
             lines.append(f"-- serves: {', '.join(p['serves'])}")
             if rows:
                 lines.append(
-                    f"-- rows examined {rows.get('before')} -> {rows.get('after')}, "
+                    f"-- rows examined {rows.get('before') or 0:,.0f} -> {rows.get('after') or 0:,.0f}, "
                     f"{c.get('size_bytes', 0):,} bytes on disk, write batch ratio {c.get('write', {}).get('ratio')}"
                 )
             lines.append(p["migration_ddl"] + ";")

@@ -146,15 +146,8 @@ def to_text(doc: dict[str, Any], fmt: str = "simple") -> str:
     if not doc["shapes"]:
         parts.append("No shape needs an index: every check passes and no natural spelling is slower.")
     for a in doc["shapes"]:
-        why = next(
-            (
-                n["why"]
-                for n in doc["needs"]
-                if (n["shape"], n["dialect"], n["spelling"]) == (a["shape"], a["dialect"], a["spelling"])
-            ),
-            "",
-        )
-        parts.append(("### " if md else "") + _title(a) + (f" — {why}" if why else ""))
+        reason = why(doc, a)
+        parts.append(("### " if md else "") + _title(a) + (f" — {reason}" if reason else ""))
         if a["candidates"]:
             parts.append(table(HEADERS, candidate_rows(a), "rlllrrrrll", fmt))
         parts += [("- " if md else "  ") + n for n in _notes(a)]
@@ -165,13 +158,24 @@ def to_text(doc: dict[str, Any], fmt: str = "simple") -> str:
     if doc["sets"]:
         parts.append(("## " if md else "") + "The whole catalog: the smallest verified set")
         parts += [("- " if md and not line.startswith("  ") else "") + line for line in set_lines(doc)]
+    parts.append("\n" + summary_line(doc))
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def summary_line(doc: dict[str, Any]) -> str:
+    """How many shapes, candidates, verdicts; where the estimate alone would have said otherwise."""
     s = doc["summary"]
-    parts.append(
-        f"\n{s['shapes_advised']} shape(s) advised, {s['candidates_tried']} candidate(s) built and measured: "
+    return (
+        f"{s['shapes_advised']} shape(s) advised, {s['candidates_tried']} candidate(s) built and measured: "
         f"{s['verified']} verified, {s['rejected']} rejected ({doc['seconds']:.1f} s); the estimate alone "
         f"(plain EXPLAIN, Dexter's rule) disagrees on {s['estimate_disagrees']} (marked ≠)"
     )
-    return "\n".join(parts).rstrip() + "\n"
+
+
+def why(doc: dict[str, Any], a: dict[str, Any]) -> str:
+    """Why the shape was advised (its failed check, or its slower natural spelling)."""
+    key = (a["shape"], a["dialect"], a["spelling"])
+    return next((n["why"] for n in doc["needs"] if (n["shape"], n["dialect"], n["spelling"]) == key), "")
 
 
 def page(doc: dict[str, Any], title: str | None = None) -> str:
@@ -183,7 +187,7 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{esc(title)}</title>",
         "<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;color:#222}"
-        "code,pre{background:#f6f8fa;padding:2px 4px;font-size:12px}" + HTML_TABLE_CSS + "</style>",
+        "code,pre{background:#f6f8fa;padding:2px 4px;font-size:12px}pre{white-space:pre-wrap;overflow-wrap:anywhere}" + HTML_TABLE_CSS + "</style>",
         "</head><body>",
         f"<h1>{esc(title)}</h1>",
         f"<p>Catalog {esc(str(doc['config'].get('catalog')))}, namespace {esc(str(doc['config'].get('namespace')))}. "
@@ -193,6 +197,8 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
     ]
     for a in doc["shapes"]:
         parts.append(f"<h2>{esc(_title(a))}</h2>")
+        if reason := why(doc, a):
+            parts.append(f"<p>Advised because: {esc(reason)}</p>")
         if a["candidates"]:
             parts.append(table(HEADERS, candidate_rows(a), "rlllrrrrll", "html"))
         notes = _notes(a)
@@ -204,5 +210,6 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
     if doc["sets"]:
         parts.append("<h2>The whole catalog: the smallest verified set</h2>")
         parts.append("<pre>" + esc("\n".join(set_lines(doc))) + "</pre>")
+    parts.append(f"<p>{esc(summary_line(doc))}</p>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -53,5 +53,8 @@ def test_the_whole_catalog_gets_its_lost_indexes_back_as_one_verified_set(lost_i
         assert s["indexes"], s
         assert s["verified"], s["problem"]
         assert "relation lookup" in s["serves"]
+        for i in s["indexes"]:  # each member names what it serves, a part of what the set serves
+            assert i["serves"] and set(i["serves"]) <= set(s["serves"]), i
+            assert not i["migration_name"].startswith("dbbench_adv_")
         assert s["size_bytes"] > 0 and s["write_ms"]["with"] > 0
     assert "The whole catalog: the smallest verified set" in r.stdout
