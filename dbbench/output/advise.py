@@ -187,7 +187,9 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{esc(title)}</title>",
         "<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;color:#222}"
-        "code,pre{background:#f6f8fa;padding:2px 4px;font-size:12px}pre{white-space:pre-wrap;overflow-wrap:anywhere}" + HTML_TABLE_CSS + "</style>",
+        "code,pre{background:#f6f8fa;padding:2px 4px;font-size:12px}pre{white-space:pre-wrap;overflow-wrap:anywhere}"
+        + HTML_TABLE_CSS
+        + "</style>",
         "</head><body>",
         f"<h1>{esc(title)}</h1>",
         f"<p>Catalog {esc(str(doc['config'].get('catalog')))}, namespace {esc(str(doc['config'].get('namespace')))}. "
