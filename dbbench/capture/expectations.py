@@ -37,6 +37,18 @@ class Proposed:
         return out
 
 
+def _blocks(catalog: str | Path) -> tuple[Path, list[sqlfiles.Block]]:
+    """The annotated .sql catalog's path and blocks; a catalog of another kind, or a malformed
+    block, is a :class:`CatalogError`."""
+    path = resolve(catalog)
+    if not sqlfiles.is_sql_catalog(path):
+        raise CatalogError(f"{path}: not a catalog of annotated .sql files (-- name: blocks)")
+    blocks, problems = sqlfiles.read(path)
+    if problems:
+        raise CatalogError(problems)
+    return path, blocks
+
+
 def proposals(
     targets: list[Target],
     catalog: str | Path,
@@ -46,12 +58,7 @@ def proposals(
     timeout_ms: int = 30_000,
 ) -> list[Proposed]:
     """Each block without an expectation (on some dialect), measured once in ``namespace``."""
-    path = resolve(catalog)
-    if not sqlfiles.is_sql_catalog(path):
-        raise CatalogError(f"{path}: not a catalog of annotated .sql files (-- name: blocks)")
-    blocks, problems = sqlfiles.read(path)
-    if problems:
-        raise CatalogError(problems)
+    path, blocks = _blocks(catalog)
     explain.seeded_metas(targets, open_catalog(path), namespace)
     todo = [Proposed(b) for b in blocks if any(b.expected(d) is None for d in b.only)]
     for target in targets:
@@ -71,12 +78,7 @@ def from_advice(catalog: str | Path, verified: dict[tuple[str, str], tuple[str, 
     """Each block without an expectation (on some dialect) that ``dbbench advise`` verified an
     index for (``verified``: (shape, dialect) -> (table, index)): that index as its expectation,
     with no full scan of its table. Nothing is measured: the advice was."""
-    path = resolve(catalog)
-    if not sqlfiles.is_sql_catalog(path):
-        raise CatalogError(f"{path}: not a catalog of annotated .sql files (-- name: blocks)")
-    blocks, problems = sqlfiles.read(path)
-    if problems:
-        raise CatalogError(problems)
+    _, blocks = _blocks(catalog)
     found = []
     for b in blocks:
         p = Proposed(b)

@@ -17,6 +17,7 @@ from dbbench.cli.options import (
     namespace_option,
     output_file,
     target_options,
+    timeout_option,
 )
 from dbbench.workflow.advise import advise, options, refuse_migrations_over, write_migrations
 from dbbench.workflow.local import Home
@@ -29,14 +30,7 @@ from verdict.cli import Float
 @catalog_option()
 @click.option("--shape", "shapes", multiple=True, help="Advise this shape whatever its state (repeatable).")
 @namespace_option("The seeded PostgreSQL schema / MySQL database the candidates are built in.")
-@click.option(
-    "--timeout",
-    "timeout_s",
-    default=defaults.TIMEOUT_S,
-    show_default=True,
-    type=Float(*defaults.TIMEOUT_RANGE_S),
-    help="Per-statement timeout in seconds.",
-)
+@timeout_option("Per-statement timeout in seconds.")
 @output_file("--output", help="Write the JSON result (dbbench.advise/1) here.")
 @github_summary_option("Append the advice as Markdown here (default: $GITHUB_STEP_SUMMARY when set).")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)

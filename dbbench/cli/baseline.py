@@ -22,6 +22,7 @@ from dbbench.cli.options import (
     namespace_option,
     output_file,
     target_options,
+    timeout_option,
 )
 from dbbench.workflow import Comparison, Run
 from dbbench.workflow.local import Home
@@ -49,13 +50,7 @@ def baseline_group() -> None:
 @catalog_option("Catalog directory, entry file or name.")
 @click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")
 @namespace_option("The seeded schema / database.")
-@click.option(
-    "--timeout",
-    "timeout_s",
-    default=defaults.TIMEOUT_S,
-    show_default=True,
-    type=Float(*defaults.TIMEOUT_RANGE_S),
-)
+@timeout_option()
 @click.option(
     "--warmups", default=defaults.WARMUPS, show_default=True, type=click.IntRange(*defaults.WARMUPS_RANGE)
 )

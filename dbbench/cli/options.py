@@ -111,18 +111,23 @@ def github_summary_option(help: str):
     return output_file("--github-summary", envvar="GITHUB_STEP_SUMMARY", metavar="FILE", help=help)
 
 
-def explain_options(fn):
-    fn = catalog_option()(fn)
-    fn = click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")(fn)
-    fn = namespace_option("The seeded PostgreSQL schema / MySQL database.")(fn)
-    fn = click.option(
+def timeout_option(help: str | None = None):
+    """--timeout SECONDS: each statement's timeout (``timeout_s``)."""
+    return click.option(
         "--timeout",
         "timeout_s",
         default=defaults.TIMEOUT_S,
         show_default=True,
         type=Float(*defaults.TIMEOUT_RANGE_S),
-        help="Per-statement timeout in seconds (a pathological plan is reported as timeout).",
-    )(fn)
+        help=help,
+    )
+
+
+def explain_options(fn):
+    fn = catalog_option()(fn)
+    fn = click.option("--shape", "shapes", multiple=True, help="Run only this shape (repeatable).")(fn)
+    fn = namespace_option("The seeded PostgreSQL schema / MySQL database.")(fn)
+    fn = timeout_option("Per-statement timeout in seconds (a pathological plan is reported as timeout).")(fn)
     fn = report_options(fn)
     return fn
 
