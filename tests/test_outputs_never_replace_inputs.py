@@ -123,6 +123,7 @@ NOT_FILES = {
     ("demo alpine", "directory"),  # likewise, kept for the user
     ("fixture huggingface", "models"),  # models the fixture serves, checked against their pins
     ("apk-client", "keys_dir"),  # trusted keys read, in a command that writes no file
+    ("advise", "write_dir"),  # new migration files only: one already there is refused before any work
 }
 
 

@@ -100,7 +100,7 @@ def advise_cmd(home: Home, **given: Any) -> None:
     if write_dir is not None and write_dir.exists() and not write_dir.is_dir():
         raise click.UsageError(f"--write {write_dir}: not a directory")
     if write_dir is not None:
-        refuse_migrations_over(write_dir)
+        refuse_migrations_over(write_dir, catalog=given["catalog"])
     output, summary, fmt = given.pop("output"), given.pop("github_summary"), given.pop("fmt")
     targets = Targets.take(given)
     run = Run(**given, natural=True, command="advise", isolate=isolate())

@@ -56,9 +56,19 @@ def options(**given: Any) -> Any:
 MIGRATION = "dbbench-advise-{dialect}.sql"
 
 
-def refuse_migrations_over(directory: Path, dialects: tuple[str, ...] = ("postgresql", "mysql")) -> None:
-    """Refuse (before any work) a ``--write`` directory that already holds a migration of ours:
-    an output never replaces a file."""
+def refuse_migrations_over(
+    directory: Path, dialects: tuple[str, ...] = ("postgresql", "mysql"), *, catalog: str | None = None
+) -> None:
+    """Refuse (before any work) a ``--write`` directory that already holds a migration of ours (an
+    output never replaces a file), or that lies in ``catalog``'s directory (a migration there would
+    be read as one of its files)."""
+    if catalog is not None:
+        from dbbench.catalog.entries import resolve
+
+        home = resolve(catalog).resolve()
+        home = home if home.is_dir() else home.parent
+        if directory.resolve() == home or home in directory.resolve().parents:
+            raise DbbenchError(f"--write {directory}: inside the catalog {home}; give a directory outside it")
     for dialect in dialects:
         path = directory / MIGRATION.format(dialect=dialect)
         if path.exists():

@@ -62,5 +62,11 @@ def test_advise_then_accept_the_verified_index_and_check_passes(catalog, tmp_pat
         "explain", "--catalog", str(catalog), "--namespace", NS, "--runs", "1", "--warmups", "0"
     )
     assert checked.code == 0, checked.output
+    inside = run_cli(
+        "advise", "--catalog", str(catalog), "--namespace", NS, "--write", str(catalog / "migrations")
+    )
+    assert (
+        inside.code == 2 and "inside the catalog" in inside.stderr and not (catalog / "migrations").exists()
+    )
     bad = run_cli("catalog", "accept", "--catalog", str(catalog), "--advice", str(catalog / "queries.sql"))
     assert bad.code == 2 and "not JSON" in bad.stderr and "Traceback" not in bad.stderr
