@@ -90,6 +90,50 @@ def present_all(target: Target, namespace: str, indexes: Sequence[tuple[str, str
             f"a set of indexes under trial names each once: {excerpt(', '.join(names), 200) or 'none given'}"
         )
     tables = list(dict.fromkeys(table for table, _, _, _ in built))
+
+    def enter(conn):
+        return d.index_trial(conn, namespace, built, LOCK_WAIT_S)
+
+    what = f"{'index' if len(names) == 1 else 'indexes'} {excerpt(', '.join(map(repr, names)), 200)}"
+    with _framed(target, namespace, tables, enter, what) as (conn, seconds):
+        _LIVE[id(conn)] = (target.dialect, dict(zip(names, seconds)))
+        try:
+            yield conn
+        finally:
+            _LIVE.pop(id(conn), None)
+
+
+@contextlib.contextmanager
+def hidden(target: Target, namespace: str, table: str, name: str) -> Iterator[Any]:
+    """Index ``name`` of ``table`` hidden from the planner in ``namespace`` for the block; yields a
+    connection of dbbench's own user using ``namespace`` on which plans are made without it, as
+    :func:`present` yields one with an index (the same frame: a refusal before anything changes,
+    one line for a server error, undone after an exception, Ctrl-C or kill -9).
+
+    * **PostgreSQL** drops it inside one transaction that is rolled back at the end (a constraint
+      it backs is dropped with it, and the foreign keys that need that constraint); nobody else
+      sees a change, but the table is locked against every other session meanwhile.
+    * **MySQL** makes it INVISIBLE (``ALTER INDEX``, metadata only), recorded in ``dbbench_meta``
+      first, visible again in ``finally``; :func:`recover` makes visible what a killed run hid.
+      A primary key cannot be made invisible (:class:`TrialRefused`)."""
+    d = dialects.get(target.dialect)
+    if not name or not table:
+        raise TrialRefused("an index to hide is named with its table")
+
+    def enter(conn):
+        return d.index_hidden(conn, namespace, table, name, LOCK_WAIT_S)
+
+    with _framed(target, namespace, [table], enter, f"index {excerpt(name, 80)!r} hidden") as (conn, _):
+        yield conn
+
+
+@contextlib.contextmanager
+def _framed(target: Target, namespace: str, tables: list[str], enter, what: str) -> Iterator[tuple[Any, Any]]:
+    """The frame of a trial: a connection of its own, the namespace and ``tables`` checked, then
+    the dialect's context ``enter(conn)`` held for the block; yields (the connection, what the
+    context yields). A server error is :class:`TrialFailed` naming ``what``; when undoing fails
+    (a session broken by Ctrl-C), the session is ended and the namespace recovered."""
+    d = dialects.get(target.dialect)
     conn = _open(target)
     session = d.trial_session(conn)
     entered = False
@@ -100,22 +144,18 @@ def present_all(target: Target, namespace: str, indexes: Sequence[tuple[str, str
             d.use(conn, namespace)
             conn.commit()
             entered = True
-            with d.index_trial(conn, namespace, built, LOCK_WAIT_S) as seconds:
-                _LIVE[id(conn)] = (target.dialect, dict(zip(names, seconds)))
+            with enter(conn) as held:
                 try:
-                    yield conn
+                    yield conn, held
                 except BaseException as exc:
                     body_error = exc
                     raise
-                finally:
-                    _LIVE.pop(id(conn), None)
         except Exception as exc:
             if exc is body_error or not d.is_driver_error(exc):
                 raise
-            what = "index" if len(names) == 1 else "indexes"
             raise TrialFailed(
-                f"{target.label}: {what} {excerpt(', '.join(map(repr, names)), 200)} on "
-                f"{namespace}.{excerpt(', '.join(tables), 120)}: {server_message(exc, 300)}"
+                f"{target.label}: {what} on {namespace}.{excerpt(', '.join(tables), 120)}: "
+                f"{server_message(exc, 300)}"
             ) from None
     except BaseException as exc:
         _close(conn)

@@ -1015,6 +1015,115 @@ def index_trial(
         _release_lock(conn, lock)
 
 
+_HIDDEN_KEY = "advise.hidden."  # + a digest of table and index: the meta row of an index hidden
+_HIDDEN_KEYS = "advise.hidden.%"
+_CANNOT_BE_INVISIBLE = 3522  # a primary key (or the unique key InnoDB uses as one) cannot be invisible
+
+
+def _hidden_key(table: str, name: str) -> str:
+    return _HIDDEN_KEY + hashlib.sha256(f"{table}\0{name}".encode()).hexdigest()[:40]
+
+
+def _visible(conn, ns: str, table: str, name: str) -> bool | None:
+    """Whether index ``name`` of ``table`` is visible to the optimizer (None: no such index)."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT MIN(is_visible) FROM information_schema.statistics WHERE table_schema = %s "
+            "AND table_name = %s AND index_name = %s",
+            (ns, table, name),
+        )
+        (found,) = cur.fetchone()
+    conn.rollback()
+    return None if found is None else found == "YES"
+
+
+def _set_visible(conn, ns: str, table: str, name: str) -> None:
+    execute(conn, [f"ALTER TABLE {quote(ns)}.{quote(table)} ALTER INDEX {quote(name)} VISIBLE"])
+
+
+@contextlib.contextmanager
+def index_hidden(conn, ns: str, table: str, name: str, wait_s: float) -> Iterator[str]:
+    """Index ``name`` of ``table`` in ``ns`` made INVISIBLE on ``conn`` (a :func:`trial_connection`
+    using ``ns``; metadata only, instant) for the block, VISIBLE again at the end; yields "".
+    Before it: the trial's named lock (waited for up to ``wait_s``) and a meta row recording the
+    index and the table's persisted statistics, committed; at the end the statistics are as
+    before and the record is removed. Refused (DbbenchError) for an index already invisible and
+    for one the server cannot hide (a primary key, or the unique key InnoDB clusters by)."""
+    from dbbench.errors import DbbenchError
+
+    visible = _visible(conn, ns, table, name)
+    if visible is None:
+        raise DbbenchError(f"no index {name!r} on {ns}.{table}")
+    if not visible:
+        raise DbbenchError(
+            f"index {name!r} on {ns}.{table} is invisible already: the optimizer never uses it"
+        )
+    if name == "PRIMARY":
+        raise DbbenchError(f"MySQL cannot make a primary key invisible ({ns}.{table})")
+    lock = _trial_lock(ns)
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION lock_wait_timeout = 120")
+    if not _get_lock(conn, lock, wait_s):
+        raise DbbenchError(
+            f"another index trial holds database {ns!r} (a dbbench advise or indexes still running); "
+            "try again when it has finished"
+        )
+    try:
+        saved = _statistics_rows(conn, ns, table)
+        key = _hidden_key(table, name)
+        write_meta(conn, ns, {key: _json.dumps({"index": name, "table": table, "statistics": saved})})
+        conn.commit()
+        try:
+            try:
+                execute(conn, [f"ALTER TABLE {quote(ns)}.{quote(table)} ALTER INDEX {quote(name)} INVISIBLE"])
+            except pymysql.err.MySQLError as exc:
+                if exc.args[0] == _CANNOT_BE_INVISIBLE:
+                    raise DbbenchError(
+                        f"MySQL cannot make index {name!r} invisible: InnoDB uses it as {ns}.{table}'s primary key"
+                    ) from None
+                raise
+            yield ""
+        finally:
+            if _visible(conn, ns, table, name) is False:
+                _set_visible(conn, ns, table, name)
+            if _statistics_rows(conn, ns, table) != saved:
+                _restore_statistics_rows(conn, ns, table, saved)
+            with conn.cursor() as cur:
+                cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (key,))
+            conn.commit()
+    finally:
+        _release_lock(conn, lock)
+
+
+def _hidden_records(conn, ns: str) -> list[str]:
+    return [v for k, v in read_meta(conn, ns).items() if k.startswith(_HIDDEN_KEY)]
+
+
+def index_keys(conn, ns: str) -> list[tuple[str, str, str, tuple[str, ...], str]]:
+    """(table, index, primary|unique|index, key parts (a column's name, else the expression), definition)
+    of every index of ``ns``'s tables, in that order."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT table_name, index_name, column_name, expression FROM information_schema.statistics "
+            "WHERE table_schema = %s ORDER BY table_name, index_name, seq_in_index",
+            (ns,),
+        )
+        rows = cur.fetchall()
+    conn.rollback()
+    parts: dict[tuple[str, str], list[str]] = {}
+    for table, index, column, expression in rows:
+        parts.setdefault((str(table), str(index)), []).append(
+            str(column if column is not None else expression)
+        )
+    definitions = {(t, i): d for t, i, d in index_definitions(conn, ns)}
+    out = []
+    for (table, index), columns in parts.items():
+        definition = definitions[(table, index)]
+        kind = "primary" if index == "PRIMARY" else "unique" if definition.startswith("UNIQUE") else "index"
+        out.append((table, index, kind, tuple(columns), definition))
+    return out
+
+
 def _trial_indexes(conn, ns: str) -> dict[str, str]:
     """Index -> table of every ``dbbench_adv_…`` index in ``ns``."""
     with conn.cursor() as cur:
@@ -1033,12 +1142,13 @@ def _trial_records(conn, ns: str) -> list[str]:
 def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
     """Undo every trial in flight in ``ns`` whose session is gone: drop each ``dbbench_adv_…``
     index (recorded or not), put back the persisted statistics its record saved, remove the
-    records; committed. Only in a database that is dbbench's, and only once the trials' lock is
-    free (waited for up to ``wait_s``): a live trial is left alone. The names dropped."""
+    records; make visible again each index a killed run hid (:func:`index_hidden`); committed.
+    Only in a database that is dbbench's, and only once the trials' lock is free (waited for up
+    to ``wait_s``): a live trial is left alone. The names dropped, then those made visible."""
     if namespace_state(conn, ns) not in ("complete", "incomplete"):
         conn.rollback()
         return []
-    if not _trial_records(conn, ns) and not _trial_indexes(conn, ns):
+    if not _trial_records(conn, ns) and not _trial_indexes(conn, ns) and not _hidden_records(conn, ns):
         conn.rollback()
         return []
     conn.rollback()
@@ -1058,12 +1168,36 @@ def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
                 continue  # not a record dbbench wrote: removed below
             if _table_exists(conn, ns, table):
                 _restore_statistics_rows(conn, ns, table, saved)
+        shown = _restore_hidden(conn, ns)
         with conn.cursor() as cur:
             cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` LIKE %s", (_TRIAL_KEYS,))
         conn.commit()
     finally:
         _release_lock(conn, lock)
-    return sorted(found)
+    return sorted(found) + shown
+
+
+def _restore_hidden(conn, ns: str) -> list[str]:
+    """Each index a record says was hidden made visible again, its table's persisted statistics
+    as the record saved them, the records removed (committed); the indexes made visible."""
+    shown = []
+    for text in _hidden_records(conn, ns):
+        try:
+            record = _json.loads(text)
+            table, name, saved = str(record["table"]), str(record["index"]), record["statistics"]
+        except (ValueError, KeyError, TypeError):
+            continue  # not a record dbbench wrote: removed below
+        if not _table_exists(conn, ns, table):
+            continue
+        if _visible(conn, ns, table, name) is False:
+            _set_visible(conn, ns, table, name)
+            shown.append(name)
+        if _statistics_rows(conn, ns, table) != saved:
+            _restore_statistics_rows(conn, ns, table, saved)
+    with conn.cursor() as cur:
+        cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` LIKE %s", (_HIDDEN_KEYS,))
+    conn.commit()
+    return shown
 
 
 def _table_exists(conn, ns: str, table: str) -> bool:

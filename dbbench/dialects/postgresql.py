@@ -933,6 +933,95 @@ def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
     return dropped
 
 
+_BACKED = """
+SELECT con.conname, con.contype::text, pg_get_constraintdef(con.oid),
+       ARRAY(SELECT format('ALTER TABLE %%I.%%I ADD CONSTRAINT %%I %%s', fn.nspname, fc.relname, f.conname,
+                           pg_get_constraintdef(f.oid))
+               FROM pg_constraint f JOIN pg_class fc ON fc.oid = f.conrelid
+               JOIN pg_namespace fn ON fn.oid = fc.relnamespace
+              WHERE f.contype = 'f' AND f.conindid = i.oid)
+  FROM pg_class i JOIN pg_namespace n ON n.oid = i.relnamespace
+  JOIN pg_index x ON x.indexrelid = i.oid JOIN pg_class t ON t.oid = x.indrelid
+  LEFT JOIN pg_constraint con ON con.conindid = i.oid AND con.conrelid = t.oid AND con.contype IN ('p', 'u', 'x')
+ WHERE n.nspname = %s AND t.relname = %s AND i.relname = %s"""
+
+
+@contextlib.contextmanager
+def index_hidden(conn, ns: str, table: str, name: str, wait_s: float) -> Iterator[str]:
+    """Index ``name`` of ``table`` in ``ns`` dropped inside the open transaction of ``conn`` (a
+    :func:`trial_connection` using ``ns``), rolled back at the end whatever happens: the primary
+    key or unique constraint it backs is dropped with it, and the foreign keys that need it
+    (CASCADE); yields what went with it ("" when nothing did). Waits at most ``wait_s`` (at least
+    1 s) for another session's lock on the table. Nobody else sees the change; the table is
+    locked against every other session until the end. A block that ends the transaction itself
+    (a raw COMMIT) has what it committed built again and is refused."""
+    from dbbench.errors import DbbenchError
+
+    with conn.cursor() as cur:
+        cur.execute(f"SET LOCAL lock_timeout = {max(1000, int(wait_s * 1000))}")
+        cur.execute("SELECT pg_get_indexdef(to_regclass(%s))", (f"{quote(ns)}.{quote(name)}",))
+        (definition,) = cur.fetchone()
+        cur.execute(_BACKED, (ns, table, name))
+        row = cur.fetchone()
+        if row is None or definition is None:
+            raise DbbenchError(f"no index {name!r} on {ns}.{table}")
+        constraint, kind, constraint_def, foreign = row
+        if constraint is None:
+            undo = [definition]
+            cur.execute(f"DROP INDEX {quote(ns)}.{quote(name)} CASCADE")
+            went = ""
+        else:
+            undo = [
+                f"ALTER TABLE {quote(ns)}.{quote(table)} ADD CONSTRAINT {quote(constraint)} {constraint_def}"
+            ]
+            cur.execute(f"ALTER TABLE {quote(ns)}.{quote(table)} DROP CONSTRAINT {quote(constraint)} CASCADE")
+            went = f"{_CONSTRAINT_KINDS.get(kind, 'constraint')} {constraint}"
+        if foreign:
+            went += f"{' and ' if went else ''}{len(foreign)} foreign key{'s' if len(foreign) > 1 else ''}"
+        cur.execute(f"SAVEPOINT {_TRIAL_SAVEPOINT}")
+    conn.holding = True
+    try:
+        yield went
+    finally:
+        conn.holding = False
+        ended = conn.info.transaction_status == _idle()
+        conn.rollback()
+        if ended:  # the block committed the drop: build it again, as it was
+            with conn.cursor() as cur:
+                if _index_row(cur, ns, name) is None:
+                    for statement in [*undo, *foreign]:
+                        cur.execute(statement)
+            conn.commit()
+            raise DbbenchError(
+                "the transaction hiding an index was ended inside it (a COMMIT or ROLLBACK run as SQL); "
+                f"index {name!r} is built again and what was measured after that is not evidence"
+            )
+
+
+_CONSTRAINT_KINDS = {"p": "primary key", "u": "unique constraint", "x": "exclusion constraint"}
+
+
+_INDEX_KEYS = """
+SELECT t.relname, i.relname, CASE WHEN x.indisprimary THEN 'primary' WHEN x.indisunique THEN 'unique'
+       ELSE 'index' END,
+       ARRAY(SELECT CASE WHEN k.n = 0 THEN pg_get_indexdef(x.indexrelid, k.i::int, true) ELSE a.attname::text END
+               FROM unnest(x.indkey::int2[]) WITH ORDINALITY k(n, i)
+               LEFT JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.n
+              WHERE k.i <= x.indnkeyatts ORDER BY k.i),
+       pg_get_indexdef(x.indexrelid), x.indpred IS NOT NULL
+  FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+  JOIN pg_namespace n ON n.oid = t.relnamespace
+ WHERE n.nspname = %s ORDER BY 1, 2"""
+
+
+def index_keys(conn, ns: str) -> list[tuple[str, str, str, tuple[str, ...], str]]:
+    """(table, index, primary|unique|index, key parts (a column's name, else the expression), definition)
+    of every index of ``ns``'s tables, in that order (a partial index's definition holds its WHERE)."""
+    with conn.cursor() as cur:
+        cur.execute(_INDEX_KEYS, (ns,))
+        return [(str(t), str(i), k, tuple(parts), str(d)) for t, i, k, parts, d, _ in cur.fetchall()]
+
+
 def index_definitions(conn, ns: str) -> list[tuple[str, str, str]]:
     """(table, index, definition) of every index of ``ns``'s tables, in that order."""
     with conn.cursor() as cur:

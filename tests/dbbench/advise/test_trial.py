@@ -228,11 +228,21 @@ with trial.present_all(target, ns, json.loads(indexes)) as conn:
 """
 
 
-def child(dialect: str, indexes: list[tuple[str, str, str]], wait: str, **popen) -> subprocess.Popen:
+def child(
+    dialect: str,
+    indexes: list[tuple[str, str, str]],
+    wait: str,
+    *,
+    script: str = CHILD,
+    argv: list[str] | None = None,
+    **popen,
+) -> subprocess.Popen:
     """A process holding ``indexes`` ((ddl, drop, name) each) present in NS; ``wait``: "client"
-    (reading its stdin) or "server" (a statement the server runs for a minute)."""
+    (reading its stdin) or "server" (a statement the server runs for a minute). ``script`` and
+    ``argv``: another child's, run with the dialect and NS first."""
+    args = [json.dumps(indexes), wait] if argv is None else argv
     return subprocess.Popen(
-        [sys.executable, "-c", CHILD, dialect, NS, json.dumps(indexes), wait],
+        [sys.executable, "-c", script, dialect, NS, *args],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
