@@ -7,7 +7,7 @@
 * dbbench's layers, each importing only from the layers below it (or its own):
   ``cli`` (and the pytest plugin, the package's public facade) → ``output`` → ``workflow`` (and the
   ``bench`` commands) → the stages, each a layer of its own in the order data flows through them:
-  ``diff`` → ``document`` → ``capture`` → ``advise`` → ``measure`` → ``volume`` → ``dataset`` → ``setup`` →
+  ``indexmap`` → ``diff`` → ``document`` → ``capture`` → ``advise`` → ``measure`` → ``volume`` → ``dataset`` → ``setup`` →
   ``catalog`` → ``access`` → ``servers`` → ``dialects`` → the base (``errors``, ``defaults``,
   ``units``). Two stages that import each other (a "tie") cannot pass: one of them imports upward.
 * ``workflow`` is the only door: the command line, the renderers and the pytest plugin import
@@ -42,6 +42,7 @@ STAGES = (
     "capture",
     "document",
     "diff",
+    "indexmap",
 )
 LAYERS = ("base", "dialects", *STAGES, "workflow", "output", "cli")
 

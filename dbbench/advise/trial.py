@@ -56,6 +56,7 @@ class TrialFailed(DbbenchError):
 
 # id(connection) -> (dialect, index name -> seconds its build took)
 _LIVE: dict[int, tuple[str, dict[str, float]]] = {}
+_HIDDEN: dict[int, str] = {}  # id(connection) -> what went with the index hidden on it
 
 
 def present(
@@ -123,8 +124,21 @@ def hidden(target: Target, namespace: str, table: str, name: str) -> Iterator[An
     def enter(conn):
         return d.index_hidden(conn, namespace, table, name, LOCK_WAIT_S)
 
-    with _framed(target, namespace, [table], enter, f"index {excerpt(name, 80)!r} hidden") as (conn, _):
-        yield conn
+    with _framed(target, namespace, [table], enter, f"index {excerpt(name, 80)!r} hidden") as (conn, went):
+        _HIDDEN[id(conn)] = went
+        try:
+            yield conn
+        finally:
+            _HIDDEN.pop(id(conn), None)
+
+
+def hidden_with(conn) -> str:
+    """What went with the index :func:`hidden` hides on ``conn`` (PostgreSQL: the constraint it
+    backs and the foreign keys that need it; "" when nothing did)."""
+    try:
+        return _HIDDEN[id(conn)]
+    except KeyError:
+        raise LookupError("no index hidden on this connection (hidden)") from None
 
 
 @contextlib.contextmanager
