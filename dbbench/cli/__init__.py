@@ -18,6 +18,7 @@ from dbbench.cli.bench import bench_group, bench_seed_cmd
 from dbbench.cli.capture import capture_cmd, catalog_group
 from dbbench.cli.commands import info, report_cmd, seed_cmd, validate_cmd
 from dbbench.cli.grow import grow_cmd
+from dbbench.cli.indexes import indexes_cmd
 from dbbench.cli.local_servers import (
     _print_status,
     _which,
@@ -50,6 +51,7 @@ __all__ = [
     "explain_cmd",
     "fill_cmd",
     "grow_cmd",
+    "indexes_cmd",
     "info",
     "init_cmd",
     "main",
@@ -71,6 +73,7 @@ for _command in (
     explain_cmd,
     check_cmd,
     advise_cmd,
+    indexes_cmd,
     baseline_group,
     diff_cmd,
     grow_cmd,

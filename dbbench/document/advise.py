@@ -29,7 +29,7 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _write(cost: WriteCost | None) -> dict[str, Any] | None:
+def write_cost(cost: WriteCost | None) -> dict[str, Any] | None:
     if cost is None:
         return None
     return {
@@ -93,7 +93,7 @@ def _trial(rank: int, t: Trial) -> dict[str, Any]:
         "p50_ms": {"before": _round(ev.ms[0], 4), "after": _round(ev.ms[1], 4)},
         "build_ms": _ms(t.build_seconds),
         "size_bytes": t.size_bytes,
-        "write": {"without": _write(without), "with": _write(with_index), "ratio": ratio},
+        "write": {"without": write_cost(without), "with": write_cost(with_index), "ratio": ratio},
         "side_effects": _effects(t.effects),
         "growth": None
         if t.growth is None

@@ -135,7 +135,7 @@ def constraint_binding(
             continue
         for t, index, _, parts, _ in keys:
             if t == table and set(parts[: len(columns)]) == set(columns):
-                said = f"foreign key {name} ({', '.join(columns)})"
+                said = f"foreign key {name}"
                 bound[(t, index)] = f"{bound[(t, index)]}; {said}" if (t, index) in bound else said
     return bound
 
