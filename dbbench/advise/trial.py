@@ -254,22 +254,29 @@ def write_cost(
     repeat: int = DEFAULT_REPEAT,
     conn=None,
     timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
+    without: str | None = None,
 ) -> WriteCost:
     """Time an INSERT of ``rows`` copies of ``table``'s rows (each unique key moved past the
     column's largest value) and an UPDATE of ``columns`` (an index's) on ``rows`` rows, in a
     transaction undone after each, ``repeat`` times. With ``conn`` (one :func:`present` yielded)
     the index under trial is there; without, a connection of its own is opened: the caller
-    measures both and compares. The table's rows and plans are as before afterwards (PostgreSQL
-    writes into a copy made in the transaction: see
-    :func:`dbbench.dialects.postgresql.write_copy`)."""
+    measures both and compares. With ``without`` (an index of ``table``, or "" for none), the
+    batch writes a copy of the table holding every index but that one, the same statements
+    either way (what an index costs, measured with it and without it: ``dbbench indexes``). The
+    table's rows and plans are as before afterwards (PostgreSQL writes into a copy made in the
+    transaction: see :func:`dbbench.dialects.postgresql.write_copy`; MySQL's copy without an
+    index is recorded before it is made: :func:`dbbench.dialects.mysql.write_outside`)."""
     d = dialects.get(target.dialect)
     with _connection(target, d, namespace, table, conn) as c:
         batch = _plan(d, c, namespace, table, columns, rows)
         c.rollback()  # the reads' transaction: the batch's frame starts its own
         runs: list[tuple[_Run | None, _Run | None]] = []
         notes = list(batch.notes)
-        with d.write_frame(c, timeout_ms) as (cur, _):
-            where = d.write_copy(c, namespace, table, list(batch.columns))
+        with (
+            d.write_outside(c, namespace, table, list(batch.columns), without) as outside,
+            d.write_frame(c, timeout_ms) as (cur, _),
+        ):
+            where = outside or d.write_copy(c, namespace, table, list(batch.columns), without)
             for _ in range(max(1, repeat)):
                 runs.append(
                     (

@@ -1158,6 +1158,8 @@ def recover_index_trials(conn, ns: str, wait_s: float) -> list[str]:
     try:
         records, found = _trial_records(conn, ns), _trial_indexes(conn, ns)
         conn.rollback()
+        if _table_exists(conn, ns, _WRITE_COPY):
+            execute(conn, [f"DROP TABLE {quote(ns)}.{quote(_WRITE_COPY)}"])
         for name, table in sorted(found.items()):
             execute(conn, [f"ALTER TABLE {quote(ns)}.{quote(table)} DROP INDEX {quote(name)}"])
         for text in records:
@@ -1254,11 +1256,56 @@ def write_frame(conn, timeout_ms: int):
     return _explain_frame(conn, timeout_ms)
 
 
-def write_copy(conn, ns: str, table: str, columns: list[str]) -> str:
+def write_copy(conn, ns: str, table: str, columns: list[str], without: str | None = None) -> str:
     """Where a write-cost batch writes: ``table`` itself. InnoDB plans from its persisted
     statistics, which rolled-back writes leave alone (the in-memory row count they move is put
-    back by :func:`restore_statistics`); a copy would be DDL, which commits."""
+    back by :func:`restore_statistics`); a copy is DDL, which commits: one ``without`` an index
+    is made before the batch's frame (:func:`write_outside`)."""
     return f"{quote(ns)}.{quote(table)}"
+
+
+_WRITE_COPY = "dbbench_adv_write"
+
+
+@contextlib.contextmanager
+def write_outside(conn, ns: str, table: str, columns: list[str], without: str | None) -> Iterator[str | None]:
+    """With ``without`` (an index name, or "" for none): a copy of ``table`` in ``ns`` (CREATE
+    TABLE … LIKE: its columns and indexes, no foreign key) lacking that index, holding
+    ``columns`` of every row, for a write batch to write to; dropped at the end. Recorded in
+    ``dbbench_meta`` before it is made, under the trials' lock: :func:`recover_index_trials`
+    drops a copy a killed run left. Without ``without``: nothing (the batch writes ``table``)."""
+    from dbbench.errors import DbbenchError
+
+    if without is None:
+        yield None
+        return
+    lock, copy = _trial_lock(ns), f"{quote(ns)}.{quote(_WRITE_COPY)}"
+    if not _get_lock(conn, lock, 10):
+        raise DbbenchError(f"another index trial holds database {ns!r}; try again when it has finished")
+    key = _trial_key(_WRITE_COPY)
+    try:
+        write_meta(conn, ns, {key: _json.dumps({"copy": _WRITE_COPY, "table": table})})
+        conn.commit()
+        try:
+            cols = ", ".join(quote(c) for c in columns)
+            statements = [
+                f"DROP TABLE IF EXISTS {copy}",
+                f"CREATE TABLE {copy} LIKE {quote(ns)}.{quote(table)}",
+            ]
+            if without:
+                statements.append(f"ALTER TABLE {copy} DROP INDEX {quote(without)}")
+            statements.append(f"INSERT INTO {copy} ({cols}) SELECT {cols} FROM {quote(ns)}.{quote(table)}")
+            execute(conn, statements)
+            conn.commit()
+            yield copy
+        finally:
+            conn.rollback()
+            with conn.cursor() as cur:
+                cur.execute(f"DROP TABLE IF EXISTS {copy}")
+                cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (key,))
+            conn.commit()
+    finally:
+        _release_lock(conn, lock)
 
 
 _SESSION_COUNTERS = ("Handler_write", "Handler_update", "Handler_delete")

@@ -1057,18 +1057,18 @@ _WRITE_COPY = "dbbench_adv_write"
 
 
 _COPY_INDEXES = """
-SELECT pg_get_indexdef(x.indexrelid), format('INDEX %%I ON %%I.%%I USING ', i.relname, n.nspname, t.relname),
+SELECT i.relname, pg_get_indexdef(x.indexrelid), format('INDEX %%I ON %%I.%%I USING ', i.relname, n.nspname, t.relname),
        format('INDEX %%I ON %%I USING ', i.relname, t.relname)
   FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
   JOIN pg_namespace n ON n.oid = t.relnamespace
  WHERE x.indrelid = to_regclass(%s) ORDER BY i.relname"""
 
 
-def write_copy(conn, ns: str, table: str, columns: list[str]) -> str:
+def write_copy(conn, ns: str, table: str, columns: list[str], without: str | None = None) -> str:
     """Where a write-cost batch writes: a copy of ``table`` made in the open transaction (its
     columns, defaults and checks, its ``columns``' rows, then every index this transaction sees
     on it built again, an index under trial included: sorted builds, as the seed's; no foreign
-    key, no trigger), undone with the batch. Writes rolled back in ``table`` itself would leave
+    key, no trigger; ``without``: every index but that one), undone with the batch. Writes rolled back in ``table`` itself would leave
     its heap longer (dead rows until a VACUUM, which autovacuum never runs on an owned table),
     and every later plan would count more rows."""
     from dbbench.errors import DbbenchError
@@ -1082,12 +1082,20 @@ def write_copy(conn, ns: str, table: str, columns: list[str]) -> str:
         )
         cur.execute("SET LOCAL maintenance_work_mem = '256MB'")
         cur.execute(_COPY_INDEXES, (source,))
-        for definition, *forms in cur.fetchall():
+        for name, definition, *forms in cur.fetchall():
+            if name == without:
+                continue
             form = next((f for f in forms if f in definition), None)
             if form is None:
                 raise DbbenchError(f"cannot build again on a copy of {table}: {definition}")
             cur.execute(definition.replace(form, f"INDEX ON {copy} USING ", 1))
     return copy
+
+
+@contextlib.contextmanager
+def write_outside(conn, ns: str, table: str, columns: list[str], without: str | None) -> Iterator[None]:
+    """Nothing: the copy a write batch writes is made inside its frame (:func:`write_copy`)."""
+    yield None
 
 
 def write_counters(conn, ns: str, relation: str) -> tuple[int | None, dict[str, int]]:

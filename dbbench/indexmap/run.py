@@ -211,12 +211,15 @@ def _hide(
     columns = [p for p in entry.parts if p.isidentifier()]
     write_with = write_without = None
     note = ""
-    if mapping.write_rows > 0 and columns and target.dialect == "postgresql":
-        write_with = trial.write_cost(
-            target, ns, table, columns, rows=mapping.write_rows, repeat=mapping.write_repeat
-        )
-    elif mapping.write_rows > 0 and target.dialect == "mysql":
-        note = "not measured on MySQL: an invisible index is still written to, and dropping it would rebuild the table's definition"
+    if mapping.write_rows > 0 and entry.kind == "primary":
+        note = "not measured: a primary key (no table goes without one)"
+    elif mapping.write_rows > 0 and columns:
+        # the same batch on a copy of the table with every index, then on one without this one
+        write = {"rows": mapping.write_rows, "repeat": mapping.write_repeat}
+        write_with = trial.write_cost(target, ns, table, columns, **write, without="")
+        write_without = trial.write_cost(target, ns, table, columns, **write, without=index)
+    elif mapping.write_rows > 0:
+        note = "not measured: the index has no column a batch could update (an expression)"
     effects: list[Effect] = []
     try:
         with trial.hidden(target, ns, table, index) as conn:
@@ -237,22 +240,18 @@ def _hide(
                     )
                     continue
                 effects.append(effect(before, after, table, index, mapping.thresholds))
-            if write_with is not None:
-                write_without = trial.write_cost(
-                    target,
-                    ns,
-                    table,
-                    columns,
-                    rows=mapping.write_rows,
-                    repeat=mapping.write_repeat,
-                    conn=conn,
-                )
     except DbbenchError as exc:
         # the server would not hide it (MySQL: a primary key) or failed to: the map goes on
         if isinstance(exc, trial.TrialFailed) or "cannot make" in str(exc) or "invisible already" in str(exc):
             read = tuple(p.shape for p in readers if (table, index) in p.reads())
             return replace(
-                entry, not_hidden=str(exc), read_unhidden=read, seconds=time.perf_counter() - start
+                entry,
+                not_hidden=str(exc),
+                read_unhidden=read,
+                write_with=write_with,
+                write_without=write_without,
+                write_note=note,
+                seconds=time.perf_counter() - start,
             )
         raise
     return replace(
