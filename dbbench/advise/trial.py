@@ -104,8 +104,7 @@ def present_all(target: Target, namespace: str, indexes: Sequence[tuple[str, str
             _LIVE.pop(id(conn), None)
 
 
-@contextlib.contextmanager
-def hidden(target: Target, namespace: str, table: str, name: str) -> Iterator[Any]:
+def hidden(target: Target, namespace: str, table: str, name: str) -> contextlib.AbstractContextManager[Any]:
     """Index ``name`` of ``table`` hidden from the planner in ``namespace`` for the block; yields a
     connection of dbbench's own user using ``namespace`` on which plans are made without it, as
     :func:`present` yields one with an index (the same frame: a refusal before anything changes,
@@ -116,16 +115,26 @@ def hidden(target: Target, namespace: str, table: str, name: str) -> Iterator[An
       sees a change, but the table is locked against every other session meanwhile.
     * **MySQL** makes it INVISIBLE (``ALTER INDEX``, metadata only), recorded in ``dbbench_meta``
       first, visible again in ``finally``; :func:`recover` makes visible what a killed run hid.
-      A primary key cannot be made invisible (:class:`TrialRefused`)."""
+      A primary key cannot be made invisible (one line, nothing changed)."""
+    return hidden_all(target, namespace, [(table, name)])
+
+
+@contextlib.contextmanager
+def hidden_all(target: Target, namespace: str, indexes: Sequence[tuple[str, str]]) -> Iterator[Any]:
+    """Every index of ``indexes`` ((table, name) each) hidden at once for the block, as
+    :func:`hidden` hides one (refused when there is none, or one is named twice)."""
     d = dialects.get(target.dialect)
-    if not name or not table:
-        raise TrialRefused("an index to hide is named with its table")
+    pairs = [(str(t), str(n)) for t, n in indexes]
+    if not pairs or any(not t or not n for t, n in pairs) or len(set(pairs)) < len(pairs):
+        raise TrialRefused("indexes to hide are named once each, with their tables")
+    tables = list(dict.fromkeys(t for t, _ in pairs))
+    names = excerpt(", ".join(repr(n) for _, n in pairs), 200)
 
     def enter(conn):
-        return d.index_hidden(conn, namespace, table, name, LOCK_WAIT_S)
+        return d.index_hidden(conn, namespace, pairs, LOCK_WAIT_S)
 
-    with _framed(target, namespace, [table], enter, f"index {excerpt(name, 80)!r} hidden") as (conn, went):
-        _HIDDEN[id(conn)] = went
+    with _framed(target, namespace, tables, enter, f"{names} hidden") as (conn, went):
+        _HIDDEN[id(conn)] = "; ".join(w for w in went if w)
         try:
             yield conn
         finally:

@@ -220,10 +220,11 @@ class IndexTrials(Protocol):
     def index_keys(
         self, conn: Connection, ns: str, /
     ) -> list[tuple[str, str, str, tuple[str, ...], str]]: ...
-    # one index hidden from the planner for the block (dbbench indexes); yields what went with it
+    # indexes ((table, name) each) hidden from the planner for the block (dbbench indexes);
+    # yields what went with each
     def index_hidden(
-        self, conn: Connection, ns: str, table: str, name: str, wait_s: float, /
-    ) -> AbstractContextManager[str]: ...
+        self, conn: Connection, ns: str, indexes: Sequence[tuple[str, str]], wait_s: float, /
+    ) -> AbstractContextManager[list[str]]: ...
     def write_frame(
         self, conn: Connection, timeout_ms: int, /
     ) -> AbstractContextManager[tuple[Any, Any]]: ...

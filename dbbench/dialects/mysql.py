@@ -1042,24 +1042,26 @@ def _set_visible(conn, ns: str, table: str, name: str) -> None:
 
 
 @contextlib.contextmanager
-def index_hidden(conn, ns: str, table: str, name: str, wait_s: float) -> Iterator[str]:
-    """Index ``name`` of ``table`` in ``ns`` made INVISIBLE on ``conn`` (a :func:`trial_connection`
-    using ``ns``; metadata only, instant) for the block, VISIBLE again at the end; yields "".
-    Before it: the trial's named lock (waited for up to ``wait_s``) and a meta row recording the
-    index and the table's persisted statistics, committed; at the end the statistics are as
-    before and the record is removed. Refused (DbbenchError) for an index already invisible and
-    for one the server cannot hide (a primary key, or the unique key InnoDB clusters by)."""
+def index_hidden(conn, ns: str, indexes: Sequence[tuple[str, str]], wait_s: float) -> Iterator[list[str]]:
+    """Each of ``indexes`` ((table, name) of ``ns``) made INVISIBLE on ``conn`` (a
+    :func:`trial_connection` using ``ns``; metadata only, instant) for the block, VISIBLE again at
+    the end; yields "" for each (nothing goes with an invisible index). Before it: the trial's
+    named lock (waited for up to ``wait_s``) and a meta row per index recording it and its
+    table's persisted statistics, committed; at the end the statistics are as before and the
+    records are removed. Refused (DbbenchError) for an index already invisible and for one the
+    server cannot hide (a primary key, or the unique key InnoDB clusters by)."""
     from dbbench.errors import DbbenchError
 
-    visible = _visible(conn, ns, table, name)
-    if visible is None:
-        raise DbbenchError(f"no index {name!r} on {ns}.{table}")
-    if not visible:
-        raise DbbenchError(
-            f"index {name!r} on {ns}.{table} is invisible already: the optimizer never uses it"
-        )
-    if name == "PRIMARY":
-        raise DbbenchError(f"MySQL cannot make a primary key invisible ({ns}.{table})")
+    for table, name in indexes:
+        visible = _visible(conn, ns, table, name)
+        if visible is None:
+            raise DbbenchError(f"no index {name!r} on {ns}.{table}")
+        if not visible:
+            raise DbbenchError(
+                f"index {name!r} on {ns}.{table} is invisible already: the optimizer never uses it"
+            )
+        if name == "PRIMARY":
+            raise DbbenchError(f"MySQL cannot make a primary key invisible ({ns}.{table})")
     lock = _trial_lock(ns)
     with conn.cursor() as cur:
         cur.execute("SET SESSION lock_wait_timeout = 120")
@@ -1069,27 +1071,38 @@ def index_hidden(conn, ns: str, table: str, name: str, wait_s: float) -> Iterato
             "try again when it has finished"
         )
     try:
-        saved = _statistics_rows(conn, ns, table)
-        key = _hidden_key(table, name)
-        write_meta(conn, ns, {key: _json.dumps({"index": name, "table": table, "statistics": saved})})
+        saved = {table: _statistics_rows(conn, ns, table) for table in dict.fromkeys(t for t, _ in indexes)}
+        keys = {
+            _hidden_key(table, name): _json.dumps({"index": name, "table": table, "statistics": saved[table]})
+            for table, name in indexes
+        }
+        write_meta(conn, ns, keys)
         conn.commit()
         try:
-            try:
-                execute(conn, [f"ALTER TABLE {quote(ns)}.{quote(table)} ALTER INDEX {quote(name)} INVISIBLE"])
-            except pymysql.err.MySQLError as exc:
-                if exc.args[0] == _CANNOT_BE_INVISIBLE:
-                    raise DbbenchError(
-                        f"MySQL cannot make index {name!r} invisible: InnoDB uses it as {ns}.{table}'s primary key"
-                    ) from None
-                raise
-            yield ""
+            for table, name in indexes:
+                try:
+                    execute(
+                        conn, [f"ALTER TABLE {quote(ns)}.{quote(table)} ALTER INDEX {quote(name)} INVISIBLE"]
+                    )
+                except pymysql.err.MySQLError as exc:
+                    if exc.args[0] == _CANNOT_BE_INVISIBLE:
+                        raise DbbenchError(
+                            f"MySQL cannot make index {name!r} invisible: InnoDB uses it as {ns}.{table}'s primary key"
+                        ) from None
+                    raise
+            yield [""] * len(indexes)
         finally:
-            if _visible(conn, ns, table, name) is False:
-                _set_visible(conn, ns, table, name)
-            if _statistics_rows(conn, ns, table) != saved:
-                _restore_statistics_rows(conn, ns, table, saved)
+            for table, name in indexes:
+                if _visible(conn, ns, table, name) is False:
+                    _set_visible(conn, ns, table, name)
+            for table, statistics in saved.items():
+                if _statistics_rows(conn, ns, table) != statistics:
+                    _restore_statistics_rows(conn, ns, table, statistics)
             with conn.cursor() as cur:
-                cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (key,))
+                cur.execute(
+                    f"DELETE FROM {quote(ns)}.{META} WHERE `key` IN ({', '.join(['%s'] * len(keys))})",
+                    list(keys),
+                )
             conn.commit()
     finally:
         _release_lock(conn, lock)

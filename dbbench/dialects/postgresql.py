@@ -947,37 +947,43 @@ SELECT con.conname, con.contype::text, pg_get_constraintdef(con.oid),
 
 
 @contextlib.contextmanager
-def index_hidden(conn, ns: str, table: str, name: str, wait_s: float) -> Iterator[str]:
-    """Index ``name`` of ``table`` in ``ns`` dropped inside the open transaction of ``conn`` (a
-    :func:`trial_connection` using ``ns``), rolled back at the end whatever happens: the primary
-    key or unique constraint it backs is dropped with it, and the foreign keys that need it
-    (CASCADE); yields what went with it ("" when nothing did). Waits at most ``wait_s`` (at least
-    1 s) for another session's lock on the table. Nobody else sees the change; the table is
-    locked against every other session until the end. A block that ends the transaction itself
-    (a raw COMMIT) has what it committed built again and is refused."""
+def index_hidden(conn, ns: str, indexes: Sequence[tuple[str, str]], wait_s: float) -> Iterator[list[str]]:
+    """Each of ``indexes`` ((table, name) of ``ns``) dropped inside the open transaction of
+    ``conn`` (a :func:`trial_connection` using ``ns``), rolled back at the end whatever happens:
+    the primary key or unique constraint one backs is dropped with it, and the foreign keys that
+    need it (CASCADE); yields what went with each ("" when nothing did). Waits at most ``wait_s``
+    (at least 1 s) for another session's lock on a table. Nobody else sees the change; the tables
+    are locked against every other session until the end. A block that ends the transaction
+    itself (a raw COMMIT) has what it committed built again and is refused."""
     from dbbench.errors import DbbenchError
 
+    undo: list[tuple[str, list[str]]] = []  # (index, the statements that build it again) each
+    went: list[str] = []
     with conn.cursor() as cur:
         cur.execute(f"SET LOCAL lock_timeout = {max(1000, int(wait_s * 1000))}")
-        cur.execute("SELECT pg_get_indexdef(to_regclass(%s))", (f"{quote(ns)}.{quote(name)}",))
-        (definition,) = cur.fetchone()
-        cur.execute(_BACKED, (ns, table, name))
-        row = cur.fetchone()
-        if row is None or definition is None:
-            raise DbbenchError(f"no index {name!r} on {ns}.{table}")
-        constraint, kind, constraint_def, foreign = row
-        if constraint is None:
-            undo = [definition]
-            cur.execute(f"DROP INDEX {quote(ns)}.{quote(name)} CASCADE")
-            went = ""
-        else:
-            undo = [
-                f"ALTER TABLE {quote(ns)}.{quote(table)} ADD CONSTRAINT {quote(constraint)} {constraint_def}"
-            ]
-            cur.execute(f"ALTER TABLE {quote(ns)}.{quote(table)} DROP CONSTRAINT {quote(constraint)} CASCADE")
-            went = f"{_CONSTRAINT_KINDS.get(kind, 'constraint')} {constraint}"
-        if foreign:
-            went += f"{' and ' if went else ''}{len(foreign)} foreign key{'s' if len(foreign) > 1 else ''}"
+        for table, name in indexes:
+            cur.execute("SELECT pg_get_indexdef(to_regclass(%s))", (f"{quote(ns)}.{quote(name)}",))
+            (definition,) = cur.fetchone()
+            cur.execute(_BACKED, (ns, table, name))
+            row = cur.fetchone()
+            if row is None or definition is None:
+                raise DbbenchError(f"no index {name!r} on {ns}.{table}")
+            constraint, kind, constraint_def, foreign = row
+            if constraint is None:
+                again = [definition]
+                cur.execute(f"DROP INDEX {quote(ns)}.{quote(name)} CASCADE")
+                said = ""
+            else:
+                where = f"{quote(ns)}.{quote(table)}"
+                again = [f"ALTER TABLE {where} ADD CONSTRAINT {quote(constraint)} {constraint_def}"]
+                cur.execute(f"ALTER TABLE {where} DROP CONSTRAINT {quote(constraint)} CASCADE")
+                said = f"{_CONSTRAINT_KINDS.get(kind, 'constraint')} {constraint}"
+            if foreign:
+                said += (
+                    f"{' and ' if said else ''}{len(foreign)} foreign key{'s' if len(foreign) > 1 else ''}"
+                )
+            undo.append((name, again + list(foreign)))
+            went.append(said)
         cur.execute(f"SAVEPOINT {_TRIAL_SAVEPOINT}")
     conn.holding = True
     try:
@@ -986,15 +992,16 @@ def index_hidden(conn, ns: str, table: str, name: str, wait_s: float) -> Iterato
         conn.holding = False
         ended = conn.info.transaction_status == _idle()
         conn.rollback()
-        if ended:  # the block committed the drop: build it again, as it was
+        if ended:  # the block committed the drops: build each again, as it was
             with conn.cursor() as cur:
-                if _index_row(cur, ns, name) is None:
-                    for statement in [*undo, *foreign]:
-                        cur.execute(statement)
+                for name, statements in undo:
+                    if _index_row(cur, ns, name) is None:
+                        for statement in statements:
+                            cur.execute(statement)
             conn.commit()
             raise DbbenchError(
-                "the transaction hiding an index was ended inside it (a COMMIT or ROLLBACK run as SQL); "
-                f"index {name!r} is built again and what was measured after that is not evidence"
+                "the transaction hiding indexes was ended inside it (a COMMIT or ROLLBACK run as SQL); "
+                f"{', '.join(repr(n) for n, _ in undo)} built again, and what was measured after that is not evidence"
             )
 
 

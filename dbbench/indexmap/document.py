@@ -40,6 +40,7 @@ def _index(i: IndexEntry) -> dict[str, Any]:
         "parts": list(i.parts),
         "definition": i.definition,
         "constraint": i.bound or None,
+        "shares": None if i.shares is None else {"foreign_key": i.shares[0], "with": list(i.shares[1])},
         "size_bytes": i.size_bytes,
         "verdict": i.verdict,
         "needed_by": [_effect(e) for e in i.needed_by],
@@ -78,6 +79,16 @@ def _target(t: TargetMap) -> dict[str, Any]:
         "tables": t.tables,
         "indexes": [_index(i) for i in t.indexes],
         "shapes": [_shape(s) for s in t.shapes],
+        "drop_set": None
+        if t.drop is None
+        else {
+            "indexes": [{"table": tb, "index": i} for tb, i in t.drop.indexes],
+            "size_bytes": t.drop.size_bytes,
+            "verified": t.drop.verified,
+            "problems": list(t.drop.problems),
+            "shapes_measured": t.drop.shapes_measured,
+            "kept": [{"table": tb, "index": i, "why": why} for tb, i, why in t.drop.kept],
+        },
     }
 
 

@@ -64,6 +64,7 @@ class IndexEntry:
     write_without: WriteCost | None = None
     write_note: str = ""
     seconds: float = 0.0
+    shares: tuple[str, tuple[str, ...]] | None = None  # (a foreign key, the other indexes serving it)
 
     @property
     def needed_by(self) -> tuple[Effect, ...]:
@@ -116,15 +117,19 @@ class TargetMap:
     indexes: list[IndexEntry] = field(default_factory=list)
     shapes: list[ShapeNeeds] = field(default_factory=list)
     profiles: list[Profile] = field(default_factory=list)
+    drop: DropSet | None = None
     seconds: float = 0.0
 
 
 def constraint_binding(
     keys: list[tuple[str, str, str, tuple[str, ...], str]], schema_keys: list[tuple]
-) -> dict[tuple[str, str], str]:
-    """(table, index) -> the constraint that needs it: its table's primary key, a unique key, or
-    the index of a foreign key (whose columns lead its key parts, in any order)."""
+) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], tuple[str, tuple[str, ...]]]]:
+    """(bound, shared): ``bound`` maps (table, index) to the constraint that needs it (its table's
+    primary key, a unique key, or the one index a foreign key's columns lead, in any order);
+    ``shared`` maps each of several indexes serving one foreign key to (that key, the others
+    serving it): the key needs one of them, none in particular."""
     bound: dict[tuple[str, str], str] = {}
+    shared: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
     for table, index, kind, _, _ in keys:
         if kind == "primary":
             bound[(table, index)] = "primary key"
@@ -133,11 +138,16 @@ def constraint_binding(
     for table, name, kind, columns, *_ in schema_keys:
         if kind != "foreign" or not columns:
             continue
-        for t, index, _, parts, _ in keys:
-            if t == table and set(parts[: len(columns)]) == set(columns):
-                said = f"foreign key {name}"
-                bound[(t, index)] = f"{bound[(t, index)]}; {said}" if (t, index) in bound else said
-    return bound
+        serving = [
+            i for t, i, _, parts, _ in keys if t == table and set(parts[: len(columns)]) == set(columns)
+        ]
+        for index in serving:
+            if len(serving) > 1 and (table, index) not in bound:
+                shared[(table, index)] = (name, tuple(i for i in serving if i != index))
+                continue
+            said = f"foreign key {name}"
+            bound[(table, index)] = f"{bound[(table, index)]}; {said}" if (table, index) in bound else said
+    return bound, shared
 
 
 def map_target(
@@ -166,7 +176,7 @@ def map_target(
         out.profiles = [profile(target, conn, s, measure, base) for s in mine]
         touched = sorted(set().union(*(p.tables() for p in out.profiles)) if out.profiles else set())
         keys = [k for k in d.index_keys(conn, ns) if k[0] in touched]
-        bound = constraint_binding(keys, d.schema_keys(conn, ns))
+        bound, shared = constraint_binding(keys, d.schema_keys(conn, ns))
         sizes: dict[tuple[str, str], int | None] = {}
         for table, index, *_ in keys:
             try:
@@ -188,9 +198,11 @@ def map_target(
             definition,
             bound.get((table, index), ""),
             sizes[(table, index)],
+            shares=shared.get((table, index)),
         )
         out.indexes.append(_hide(target, entry, readers, by_name, measure, mapping, base))
     out.shapes = reverse(out)
+    out.drop = drop_set(target, out, by_name, measure, mapping, base, report)
     out.seconds = time.perf_counter() - start
     return out
 
@@ -262,6 +274,91 @@ def _hide(
         write_without=write_without,
         write_note=note,
         seconds=time.perf_counter() - start,
+    )
+
+
+@dataclass(frozen=True)
+class DropSet:
+    """What this catalog can do without on one dialect: the indexes no shape needs and no
+    constraint binds, chosen so that none is dropped with the index that takes over for it (nor a
+    foreign key left without an index), then hidden all at once with every shape reading their
+    tables measured again: ``verified`` when no shape needs any of them together; ``problems``
+    otherwise. ``kept``: candidates left out, and why."""
+
+    indexes: tuple[tuple[str, str], ...]
+    kept: tuple[tuple[str, str, str], ...]
+    size_bytes: int
+    verified: bool
+    problems: tuple[str, ...] = ()
+    shapes_measured: int = 0
+
+
+def _takers(e: IndexEntry) -> set[str]:
+    """The indexes of its table that read it when ``e`` was hidden."""
+    found = set()
+    for how in e.taken_over_by:
+        for part in how.split("; "):
+            if " using " in part:
+                found.add(part.rsplit(" using ", 1)[1])
+    return found
+
+
+def drop_set(
+    target: Target,
+    found: TargetMap,
+    shapes: dict[str, Shape],
+    measure: MeasureOptions,
+    mapping: MapOptions,
+    base: dict | None,
+    say: Say,
+) -> DropSet | None:
+    """Redundant before unused, the largest first: each such index no constraint binds joins the set unless
+    it takes over for one already in it, one already in it takes over for it, or it is the last
+    index of a foreign key; then the set is verified whole (:func:`dbbench.advise.trial.hidden_all`)."""
+    candidates = sorted(
+        (e for e in found.indexes if e.verdict in ("unused", "redundant") and not e.bound),
+        # a redundant index before an unused one: the index that takes over for it may be unused
+        # only because the plans read the redundant one (a prefix of it); then the largest first
+        key=lambda e: (e.verdict != "redundant", -(e.size_bytes or 0), e.table, e.index),
+    )
+    if not candidates:
+        return None
+    chosen: list[IndexEntry] = []
+    kept: list[tuple[str, str, str]] = []
+    for e in candidates:
+        mine = {(x.table, x.index) for x in chosen}
+        over = [x for x in chosen if x.table == e.table and (e.index in _takers(x) or x.index in _takers(e))]
+        if over:
+            kept.append((e.table, e.index, f"it and {over[0].index} take over for each other: one stays"))
+            continue
+        if e.shares is not None and all((e.table, other) in mine for other in e.shares[1]):
+            kept.append((e.table, e.index, f"the last index of foreign key {e.shares[0]}"))
+            continue
+        chosen.append(e)
+    pairs = [(e.table, e.index) for e in chosen]
+    tables = {t for t, _ in pairs}
+    readers = [p for p in found.profiles if p.tables() & tables]
+    say(f"{target.dialect}: {len(pairs)} index(es) hidden together: {len(readers)} shapes again")
+    problems: list[str] = []
+    with trial.hidden_all(target, measure.namespace, pairs) as conn:
+        for before in readers:
+            try:
+                after = profile(target, conn, shapes[before.shape], measure, base)
+            except Exception as exc:
+                if not dialects.get(target.dialect).is_driver_error(exc):
+                    raise
+                conn.rollback()
+                problems.append(f"{before.shape}: fails without them: {server_message(exc, 200)}")
+                continue
+            reasons = [r for t, i in pairs for r in effect(before, after, t, i, mapping.thresholds).reasons]
+            problems += [f"{before.shape}: {r}" for r in dict.fromkeys(reasons)]
+    return DropSet(
+        tuple(pairs),
+        tuple(kept),
+        sum(e.size_bytes or 0 for e in chosen),
+        not problems,
+        tuple(problems),
+        len(readers),
     )
 
 

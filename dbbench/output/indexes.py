@@ -46,10 +46,17 @@ def evidence(i: dict[str, Any]) -> list[str]:
     if i["not_hidden"]:
         return [f"read by {s}" for s in i["read_by_unhidden"]] or ["no plan reads it"]
     if i["verdict"] == "needed":
-        return [f"{e['shape']}: {_work(e)}" for e in i["needed_by"]]
+        return [_needed(e) for e in i["needed_by"]]
     if i["verdict"] == "redundant":
         return [f"{e['shape']}: {_work(e)}, by {_instead(e)}" for e in i["taken_over"]]
     return [f"no plan reads it ({i['shapes_measured']} shapes read {i['table']})"]
+
+
+def _needed(e: dict[str, Any]) -> str:
+    """The sample's work when it rose, else the first reason (a probe's, a failed check)."""
+    r = e["rows_examined"]
+    rose = e.get("error") or r["before"] is None or r["after"] is None or r["after"] > r["before"]
+    return f"{e['shape']}: {_work(e)}" if rose else f"{e['shape']}: {_cut(e['reasons'][0], 90)}"
 
 
 def _instead(e: dict[str, Any]) -> str:
@@ -82,9 +89,18 @@ def details(t: dict[str, Any]) -> list[str]:
 def _write(i: dict[str, Any]) -> str:
     w = i["write"]
     if w["with"] is None or w["without"] is None:
-        return "not measured" + (" (MySQL)" if w.get("note") and "MySQL" in w["note"] else "")
+        return "not measured"
+    if all(w[k]["insert_ms"] is None and w[k]["update_ms"] is None for k in ("with", "without")):
+        return "not measured (no row to write)"
     ratio = f" ({fmt_factor(w['ratio'])})" if w["ratio"] else ""
     return f"{fmt_ms(w['without']['ms'])} → {fmt_ms(w['with']['ms'])} ms{ratio}"
+
+
+def _shares(i: dict[str, Any]) -> str:
+    shares = i.get("shares")
+    if not shares:
+        return ""
+    return f"foreign key {shares['foreign_key']} (or {', '.join(shares['with'])})"
 
 
 def _verdict(i: dict[str, Any]) -> str:
@@ -104,7 +120,7 @@ def index_rows(t: dict[str, Any], sep: str = "\n") -> list[list[str]]:
                 sep.join(evidence(i)),
                 size(i["size_bytes"]),
                 _write(i),
-                i["constraint"] or "—",
+                i["constraint"] or _shares(i) or "—",
             ]
         )
     return rows
@@ -134,27 +150,35 @@ def heading(t: dict[str, Any]) -> str:
 
 
 def droppable(t: dict[str, Any]) -> list[str]:
-    """The answer in lines: the indexes this catalog does not need and no constraint binds (what
-    dropping them would save), and those a constraint keeps."""
+    """The answer in lines: the set of indexes this catalog can do without, verified by hiding them
+    together (what dropping them would save), those left out of it and why, and the ones a
+    constraint keeps."""
     out = []
-    free = [i for i in t["indexes"] if i["verdict"] in ("unused", "redundant") and not i["constraint"]]
-    bound = [i for i in t["indexes"] if i["verdict"] in ("unused", "redundant") and i["constraint"]]
-    for i in free:
-        write = f", write batch {fmt_factor(i['write']['ratio'])} with it" if i["write"]["ratio"] else ""
-        out.append(
-            f"{_label(t)}: {i['table']}.{i['index']} is {i['verdict']} by this catalog ({size(i['size_bytes'])}{write}): "
-            "a candidate to drop, once no other query needs it"
-        )
-    for i in bound:
-        out.append(
-            f"{_label(t)}: {i['table']}.{i['index']} is {i['verdict']} by this catalog but backs {i['constraint']}: keep it"
-        )
-    if not free and not bound:
+    label = _label(t)
+    ds = t.get("drop_set")
+    if ds:
+        names = ", ".join(f"{i['table']}.{i['index']}" for i in ds["indexes"])
+        if ds["verified"]:
+            out.append(
+                f"{label}: this catalog can do without {names} ({size(ds['size_bytes'])}): hidden together, none "
+                f"of the {ds['shapes_measured']} shapes reading their tables needs them; candidates to drop, "
+                "once no other query needs them"
+            )
+        else:
+            more = f" (+{len(ds['problems']) - 1} more)" if len(ds["problems"]) > 1 else ""
+            out.append(
+                f"{label}: {names}, each unneeded alone, are needed together: {_cut(ds['problems'][0])}{more}"
+            )
+        out += [f"{label}: {k['table']}.{k['index']} stays: {k['why']}" for k in ds["kept"]]
+    for i in t["indexes"]:
+        if i["verdict"] in ("unused", "redundant") and i["constraint"]:
+            out.append(
+                f"{label}: {i['table']}.{i['index']} is {i['verdict']} by this catalog but backs {i['constraint']}: keep it"
+            )
+    if not out:
         needed = sum(i["verdict"] == "needed" for i in t["indexes"])
-        out.append(
-            f"{_label(t)}: every index is needed: {needed} of {len(t['indexes'])} "
-            f"(the rest not hidden: {sum(i['verdict'] == 'not hidden' for i in t['indexes'])})"
-        )
+        hidden = sum(i["verdict"] != "not hidden" for i in t["indexes"])
+        out.append(f"{label}: every index hidden is needed ({needed} of {hidden})")
     return out
 
 

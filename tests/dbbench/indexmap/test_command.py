@@ -268,3 +268,46 @@ def test_bad_input_is_one_line_and_changes_nothing(seeded):
         assert len(errors(r.stderr)) == 1, r.stderr
         assert words in r.stderr
     assert {d: state(t) for d, t in seeded.items()} == before
+
+
+@pytest.fixture(scope="module")
+def duplicated(local_servers):
+    """A namespace where the relation lookup's index was made twice under other names (an
+    upstream mistake, as in MediaWiki's user_newtalk): hiding either, the other one serves."""
+    with seeded_without("i35_dup", "ix_relation_lookup") as targets:
+        for t in targets.values():
+            for name in ("ix_relation_a", "ix_relation_b"):
+                sql(
+                    t,
+                    f"CREATE INDEX {name} ON package_relation (repository_id, relation_kind, token_sha256, package_id)",
+                    namespace="i35_dup",
+                )
+        yield targets
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_of_two_twin_indexes_one_may_go_and_the_set_is_verified_by_hiding_it(duplicated, dialect, tmp_path):
+    out = tmp_path / "map.json"
+    r = run_cli(
+        "indexes", "--namespace", "i35_dup", "--only", dialect, "--shape", "relation lookup",
+        "--write-rows", "0", "--output", str(out),
+    )  # fmt: skip
+    assert r.code == 0, r.stderr
+    (t,) = json.loads(out.read_text())["targets"]
+    found = {i["index"]: i for i in t["indexes"] if i["table"] == "package_relation"}
+    a, b = found["ix_relation_a"], found["ix_relation_b"]
+    # the one the plan reads is redundant (its twin takes over, the same rows examined); the
+    # other is unused or redundant too: each alone is a candidate
+    (read,) = [i for i in (a, b) if i["taken_over"]]
+    twin = b if read is a else a
+    assert read["verdict"] == "redundant" and twin["verdict"] in ("unused", "redundant"), (a, b)
+    (over,) = read["taken_over"]
+    assert over["rows_examined"]["before"] == over["rows_examined"]["after"]
+    assert any(twin["index"] in how for how in over["instead"])
+    # but only one of them may go: the set keeps the other, and hiding the set proves it
+    ds = t["drop_set"]
+    names = {("package_relation", "ix_relation_a"), ("package_relation", "ix_relation_b")}
+    assert len({(i["table"], i["index"]) for i in ds["indexes"]} & names) == 1 and ds["verified"], ds
+    (stays,) = [k for k in ds["kept"] if (k["table"], k["index"]) in names]
+    assert "take over for each other" in stays["why"]
+    assert f"{stays['table']}.{stays['index']} stays: " in r.stdout

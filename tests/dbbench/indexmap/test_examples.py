@@ -170,9 +170,17 @@ def assert_redundant_by_work(
 def test_a_prefix_a_plan_reads_is_redundant_by_work(shop, dialect):
     table, prefix, longer, name = READ_PREFIX[dialect]
     found = assert_redundant_by_work(shop["doc"], dialect, table, prefix, longer, name)
-    # both prefixes back a foreign key on order_items (the longer index would serve it too)
-    assert found["constraint"] and "foreign key" in found["constraint"], found
-    assert f"{table}.{prefix} is redundant by this catalog but backs foreign key" in shop["stdout"]
+    # the prefix serves a foreign key of order_items, and so does the longer index: the key needs
+    # one of them, none in particular, so no constraint binds the prefix
+    assert found["constraint"] is None and found["shares"]["with"] == [longer], found
+    # the set this catalog can do without takes the prefix and keeps the longer index
+    ds = target(shop["doc"], dialect)["drop_set"]
+    assert {"table": table, "index": prefix} in ds["indexes"] and ds["verified"], ds
+    assert {"table": table, "index": longer} not in ds["indexes"]
+    assert (
+        f"{table}.{prefix}"
+        in section(shop["stdout"], LABEL[dialect]).split("can do without ", 1)[1].split("\n")[0]
+    )
 
 
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
@@ -215,8 +223,9 @@ def test_a_prefix_no_constraint_binds_is_a_candidate_to_drop(tickets):
     )
     assert found["constraint"] is None
     assert not shape(doc, "postgresql", "ticket_comments")["ok"]  # with the prefix the sort is back
-    assert "PostgreSQL: comments.ix_comments_ticket is redundant by this catalog (" in stdout
-    assert "a candidate to drop" in stdout
+    ds = target(doc, "postgresql")["drop_set"]
+    assert {"table": "comments", "index": "ix_comments_ticket"} in ds["indexes"] and ds["verified"], ds
+    assert "PostgreSQL: this catalog can do without " in stdout and "candidates to drop" in stdout
     # MySQL keeps (ticket_id, created_at): its order saves the sort; the prefix is never read
     mysql = entry(doc, "mysql", "comments", "ix_comments_ticket")
     assert mysql["verdict"] == "unused" and mysql["taken_over"] == []
