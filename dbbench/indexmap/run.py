@@ -176,7 +176,14 @@ def map_target(
         out.profiles = [profile(target, conn, s, measure, base) for s in mine]
         touched = sorted(set().union(*(p.tables() for p in out.profiles)) if out.profiles else set())
         keys = [k for k in d.index_keys(conn, ns) if k[0] in touched]
-        bound, shared = constraint_binding(keys, d.schema_keys(conn, ns))
+        described = d.schema_keys(conn, ns)
+        bound, shared = constraint_binding(keys, described)
+        # the key a write batch finds its rows by (trial.write_cost: the primary key, else the first unique one)
+        batch_keys: dict[str, set[str]] = {}
+        for t, _, _kind, cols, *_ in sorted(
+            (k for k in described if k[2] in ("primary", "unique")), key=lambda k: k[2] != "primary"
+        ):
+            batch_keys.setdefault(t, set(cols))
         sizes: dict[tuple[str, str], int | None] = {}
         for table, index, *_ in keys:
             try:
@@ -200,7 +207,8 @@ def map_target(
             sizes[(table, index)],
             shares=shared.get((table, index)),
         )
-        out.indexes.append(_hide(target, entry, readers, by_name, measure, mapping, base))
+        key = batch_keys.get(table, set())
+        out.indexes.append(_hide(target, entry, readers, by_name, measure, mapping, base, key))
     out.shapes = reverse(out)
     out.drop = drop_set(target, out, by_name, measure, mapping, base, report)
     out.seconds = time.perf_counter() - start
@@ -215,8 +223,10 @@ def _hide(
     measure: MeasureOptions,
     mapping: MapOptions,
     base: dict | None,
+    batch_key: set[str],
 ) -> IndexEntry:
-    """``entry`` with what hiding it did to each of ``readers`` and its write cost."""
+    """``entry`` with what hiding it did to each of ``readers`` and its write cost (``batch_key``:
+    the columns a write batch on its table finds its rows by)."""
     start = time.perf_counter()
     d = dialects.get(target.dialect)
     ns, table, index = measure.namespace, entry.table, entry.index
@@ -225,6 +235,8 @@ def _hide(
     note = ""
     if mapping.write_rows > 0 and entry.kind == "primary":
         note = "not measured: a primary key (no table goes without one)"
+    elif mapping.write_rows > 0 and entry.kind == "unique" and set(entry.parts) == batch_key:
+        note = "not measured: the write batch finds its rows by this key (the table has no primary key)"
     elif mapping.write_rows > 0 and columns:
         # the same batch on a copy of the table with every index, then on one without this one
         write = {"rows": mapping.write_rows, "repeat": mapping.write_repeat}
