@@ -83,6 +83,7 @@ ELSEWHERE: dict[str, str] = {
     "dbbench diff": "tests/dbbench/diff/test_diff.py",
     "dbbench report": "tests/dbbench/cli/test_bad_input.py::test_report_output_to_dev_stdout_and_a_fifo_writes_through",
     "dbbench advise": "tests/dbbench/advise/test_command.py::test_advise_finds_the_lost_index_on_both_servers_and_leaves_nothing_behind",
+    "dbbench indexes": "tests/dbbench/indexmap/test_command.py::test_markdown_for_a_pull_request_comment",
     "dbbench grow": "tests/dbbench/measure/test_grow.py::test_a_bounded_shape_passes_and_loses_its_bound_when_its_index_is_removed",
     "dbbench init": "tests/dbbench/volume/test_fill.py::test_init_writes_a_spec_that_fills_the_schema_and_the_shapes_hold",
     "dbbench fill": "tests/dbbench/volume/test_fill.py::test_init_writes_a_spec_that_fills_the_schema_and_the_shapes_hold",
