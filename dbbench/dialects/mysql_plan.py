@@ -14,6 +14,8 @@ _ACCESS = [
     (re.compile(r"^Single-row (?:covering )?index lookup on (\S+) using (\S+)"), "unique_lookup"),
     (re.compile(r"^(?:Covering )?[Ii]ndex lookup on (\S+) using (\S+)"), "index_lookup"),
     (re.compile(r"^(?:Covering )?[Ii]ndex scan on (\S+) using (\S+)"), "index_scan"),
+    # a MATCH … AGAINST through a FULLTEXT index
+    (re.compile(r"^Full-text index search on (\S+) using (\S+)"), "index_lookup"),
     (re.compile(r"^Table scan on (\S+)"), "full_scan"),
 ]
 _OPS = [
