@@ -64,6 +64,11 @@ class NotOurs(DbbenchError):
     """A namespace, role or user of that name exists and is not dbbench's: it is never touched."""
 
 
+class CannotHide(DbbenchError):
+    """The server cannot hide this index from its planner (MySQL: a primary key, or an index
+    invisible already); nothing was changed."""
+
+
 def server_message(exc: BaseException, limit: int | None = None) -> str:
     """What the database server (through its driver) said, as one line of at most ``limit``
     characters: PyMySQL's ``(code, message)`` as ``message (MySQL error code)``, psycopg's first line."""

@@ -34,7 +34,7 @@ from dbbench import defaults, dialects
 from dbbench.access import isolation, urls
 from dbbench.access.targets import Target
 from dbbench.dialects.contract import Dialect
-from dbbench.errors import ConnectionFailed, DbbenchError, server_message
+from dbbench.errors import CannotHide, ConnectionFailed, DbbenchError, server_message
 from verdict.files import excerpt
 
 PREFIX = "dbbench_adv_"
@@ -182,7 +182,7 @@ def _framed(target: Target, namespace: str, tables: list[str], enter, what: str)
             ) from None
     except BaseException as exc:
         _close(conn)
-        if entered and exc is not body_error:
+        if entered and exc is not body_error and not isinstance(exc, CannotHide):  # refused: nothing changed
             # the undo failed (a session broken by Ctrl-C mid-statement, which the server may
             # still be running): the server ends the session, which rolls back PostgreSQL's
             # transaction and frees MySQL's trial lock; then MySQL's record says what to undo

@@ -1050,18 +1050,18 @@ def index_hidden(conn, ns: str, indexes: Sequence[tuple[str, str]], wait_s: floa
     table's persisted statistics, committed; at the end the statistics are as before and the
     records are removed. Refused (DbbenchError) for an index already invisible and for one the
     server cannot hide (a primary key, or the unique key InnoDB clusters by)."""
-    from dbbench.errors import DbbenchError
+    from dbbench.errors import CannotHide, DbbenchError
 
     for table, name in indexes:
         visible = _visible(conn, ns, table, name)
         if visible is None:
             raise DbbenchError(f"no index {name!r} on {ns}.{table}")
         if not visible:
-            raise DbbenchError(
+            raise CannotHide(
                 f"index {name!r} on {ns}.{table} is invisible already: the optimizer never uses it"
             )
         if name == "PRIMARY":
-            raise DbbenchError(f"MySQL cannot make a primary key invisible ({ns}.{table})")
+            raise CannotHide(f"MySQL cannot make a primary key invisible ({ns}.{table})")
     lock = _trial_lock(ns)
     with conn.cursor() as cur:
         cur.execute("SET SESSION lock_wait_timeout = 120")
@@ -1086,7 +1086,7 @@ def index_hidden(conn, ns: str, indexes: Sequence[tuple[str, str]], wait_s: floa
                     )
                 except pymysql.err.MySQLError as exc:
                     if exc.args[0] == _CANNOT_BE_INVISIBLE:
-                        raise DbbenchError(
+                        raise CannotHide(
                             f"MySQL cannot make index {name!r} invisible: InnoDB uses it as {ns}.{table}'s primary key"
                         ) from None
                     raise

@@ -25,7 +25,7 @@ from dbbench.advise import trial
 from dbbench.advise.trial import WriteCost
 from dbbench.catalog.entries import Catalog, Shape
 from dbbench.document.diff import Thresholds
-from dbbench.errors import DbbenchError, server_message
+from dbbench.errors import CannotHide, server_message
 from dbbench.indexmap.profile import Effect, Profile, effect, profile
 from dbbench.measure.explain import MeasureOptions
 
@@ -228,7 +228,6 @@ def _hide(
     """``entry`` with what hiding it did to each of ``readers`` and its write cost (``batch_key``:
     the columns a write batch on its table finds its rows by)."""
     start = time.perf_counter()
-    d = dialects.get(target.dialect)
     ns, table, index = measure.namespace, entry.table, entry.index
     columns = [p for p in entry.parts if p.isidentifier()]
     write_with = write_without = None
@@ -244,49 +243,35 @@ def _hide(
         write_without = trial.write_cost(target, ns, table, columns, **write, without=index)
     elif mapping.write_rows > 0:
         note = "not measured: the index has no column a batch could update (an expression)"
+    entry = replace(entry, write_with=write_with, write_without=write_without, write_note=note)
     effects: list[Effect] = []
     try:
         with trial.hidden(target, ns, table, index) as conn:
             went = trial.hidden_with(conn)
             for before in readers:
-                try:
-                    after = profile(target, conn, shapes[before.shape], measure, base)
-                except Exception as exc:
-                    if not d.is_driver_error(exc):
-                        raise
-                    conn.rollback()
-                    # an index hint naming it (MySQL's FORCE INDEX): the statement fails without it
-                    why = server_message(exc, 200)
-                    effects.append(
-                        Effect(
-                            before.shape, True, (f"fails without it: {why}",), (before.work, None), (), why
-                        )
-                    )
-                    continue
-                effects.append(effect(before, after, table, index, mapping.thresholds))
-    except DbbenchError as exc:
+                after = _again(target, conn, shapes[before.shape], measure, base)
+                if isinstance(after, str):  # an index hint naming it (MySQL's FORCE INDEX)
+                    why = (f"fails without it: {after}",)
+                    effects.append(Effect(before.shape, True, why, (before.work, None), (), after))
+                else:
+                    effects.append(effect(before, after, table, index, mapping.thresholds))
+    except (CannotHide, trial.TrialFailed) as exc:
         # the server would not hide it (MySQL: a primary key) or failed to: the map goes on
-        if isinstance(exc, trial.TrialFailed) or "cannot make" in str(exc) or "invisible already" in str(exc):
-            read = tuple(p.shape for p in readers if (table, index) in p.reads())
-            return replace(
-                entry,
-                not_hidden=str(exc),
-                read_unhidden=read,
-                write_with=write_with,
-                write_without=write_without,
-                write_note=note,
-                seconds=time.perf_counter() - start,
-            )
-        raise
-    return replace(
-        entry,
-        effects=tuple(effects),
-        hidden_with=went,
-        write_with=write_with,
-        write_without=write_without,
-        write_note=note,
-        seconds=time.perf_counter() - start,
-    )
+        read = tuple(p.shape for p in readers if (table, index) in p.reads())
+        return replace(entry, not_hidden=str(exc), read_unhidden=read, seconds=time.perf_counter() - start)
+    return replace(entry, effects=tuple(effects), hidden_with=went, seconds=time.perf_counter() - start)
+
+
+def _again(target: Target, conn, shape: Shape, measure: MeasureOptions, base: dict | None) -> Profile | str:
+    """``shape`` profiled again on ``conn``; the server's one-line error when its statement fails
+    there (an index hint naming an index hidden)."""
+    try:
+        return profile(target, conn, shape, measure, base)
+    except Exception as exc:
+        if not dialects.get(target.dialect).is_driver_error(exc):
+            raise
+        conn.rollback()
+        return server_message(exc, 200)
 
 
 @dataclass(frozen=True)
@@ -354,13 +339,9 @@ def drop_set(
     problems: list[str] = []
     with trial.hidden_all(target, measure.namespace, pairs) as conn:
         for before in readers:
-            try:
-                after = profile(target, conn, shapes[before.shape], measure, base)
-            except Exception as exc:
-                if not dialects.get(target.dialect).is_driver_error(exc):
-                    raise
-                conn.rollback()
-                problems.append(f"{before.shape}: fails without them: {server_message(exc, 200)}")
+            after = _again(target, conn, shapes[before.shape], measure, base)
+            if isinstance(after, str):
+                problems.append(f"{before.shape}: fails without them: {after}")
                 continue
             reasons = [r for t, i in pairs for r in effect(before, after, t, i, mapping.thresholds).reasons]
             problems += [f"{before.shape}: {r}" for r in dict.fromkeys(reasons)]

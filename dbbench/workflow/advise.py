@@ -25,13 +25,10 @@ def advise(
     from dbbench.advise.run import AdviseOptions, advise_catalog
     from dbbench.catalog import entries
     from dbbench.document.advise import advise_document
-    from dbbench.measure.explain import dataset_params, seeded_metas
 
     cat = entries.open_catalog(run.catalog, run.only)  # an unknown shape: refused before connecting
     with connect() as targets:
-        metas = seeded_metas(targets, cat, run.namespace)
-        datasets = {m.get("dataset") for m in metas.values()}
-        base = dataset_params(datasets.pop()) if len(datasets) == 1 else None
+        base = seeded_values(targets, cat, run.namespace)
         found = advise_catalog(
             targets,
             cat,
@@ -44,6 +41,16 @@ def advise(
         )
         config = run.config() | {"command": "advise"}
         return advise_document(targets, found, config)
+
+
+def seeded_values(targets: list[Any], cat: Any, namespace: str) -> dict | None:
+    """The seeded dataset's values the shapes' parameters are filled from (None: the targets
+    hold different datasets, or a catalog's own data); refused unless every target holds a
+    complete seed of ``cat`` in ``namespace``."""
+    from dbbench.measure.explain import dataset_params, seeded_metas
+
+    datasets = {m.get("dataset") for m in seeded_metas(targets, cat, namespace).values()}
+    return dataset_params(datasets.pop()) if len(datasets) == 1 else None
 
 
 def options(**given: Any) -> Any:

@@ -15,13 +15,11 @@ def index_map(connect: Connect, run: Run, options: Any = None, *, say: Warn | No
     from dbbench.catalog import entries
     from dbbench.indexmap.document import indexes_document
     from dbbench.indexmap.run import MapOptions, map_catalog
-    from dbbench.measure.explain import dataset_params, seeded_metas
+    from dbbench.workflow.advise import seeded_values
 
     cat = entries.open_catalog(run.catalog, run.only)  # an unknown shape: refused before connecting
     with connect() as targets:
-        metas = seeded_metas(targets, cat, run.namespace)
-        datasets = {m.get("dataset") for m in metas.values()}
-        base = dataset_params(datasets.pop()) if len(datasets) == 1 else None
+        base = seeded_values(targets, cat, run.namespace)
         found = map_catalog(
             targets, cat, run.measure_options(), options or MapOptions(), only=run.only, base=base, say=say
         )
