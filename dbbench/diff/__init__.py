@@ -30,6 +30,12 @@ of appearance). Findings (docs/diff.md explains each with real output):
   interval lies past ``1 + slower``, *inconclusive* when it straddles it.
 * ``assertion`` (regression): the catalog assertion fails now and held in the baseline.
 * ``timeout`` (regression), ``missing`` (regression when its dialect ran), ``new`` (information).
+* ``index_dropped`` (regression when the shape needed it): the schema dropped (or redefined) an
+  index the baseline plan read, known from the indexes both documents record
+  (:mod:`dbbench.diff.indexes`). Needed when the shape regressed on more than the access the index
+  served (check, full scan, sort, work, ...); else another index took over with no more work, the
+  access findings are equivalent and the finding names what took over. An index added that no
+  result plan reads is a note.
 
 Improvements (a better access kind, a sort gone, work down) are reported and never fail.
 """
@@ -37,6 +43,7 @@ Improvements (a better access kind, a sort gone, work down) are reported and nev
 from __future__ import annotations
 
 from dbbench.defaults import DIALECT_LABEL
+from dbbench.diff.indexes import changes as index_changes
 from dbbench.diff.judge import (
     KIND_RANK,
     _features,
@@ -94,6 +101,7 @@ __all__ = [
     "entry_access",
     "entry_p50",
     "entry_tree",
+    "index_changes",
     "keyed_nodes",
     "misestimate",
     "q_error",
@@ -197,7 +205,8 @@ def compare(
     order = {name: i for i, name in enumerate(dict.fromkeys([k[0] for k in b_by] + [k[0] for k in n_by]))}
     dialect_rank = {"mysql": 0, "postgresql": 1}
     shapes.sort(key=lambda s: (order[s.shape], dialect_rank.get(s.dialect, 9)))
-    notes = _notes(base, new)
+    index_notes = index_changes(base, new, shapes)
+    notes = _notes(base, new) + index_notes
     if not set(b_by) & set(n_by):
         notes.insert(0, "nothing in common: the result measured none of the baseline's shapes")
     return DiffReport(baseline_name, result_name, t, shapes, notes, dict(stability or {}), {}, base, new)

@@ -76,3 +76,15 @@ def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
             ):
                 f.regression, f.inconclusive = False, True
                 f.message += f" (inconclusive: the A/A self-control of this shape is not a pass: {aa_shape.describe()})"
+        _follow_index_dropped(s)
+
+
+def _follow_index_dropped(s: ShapeDiff) -> None:
+    """An ``index_dropped`` regression says the shape needed the index because it regressed
+    otherwise (:mod:`dbbench.diff.indexes`): when the self-control left no other regression, it
+    is inconclusive with them."""
+    dropped = [f for f in s.findings if f.kind == "index_dropped" and f.regression]
+    if dropped and not any(f.regression for f in s.findings if f.kind != "index_dropped"):
+        for f in dropped:
+            f.regression, f.inconclusive = False, True
+            f.message += " (inconclusive: the shape's other regressions are)"

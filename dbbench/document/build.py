@@ -5,6 +5,7 @@ and ``grow``. :mod:`dbbench.document.store` writes and reads them."""
 
 from __future__ import annotations
 
+import json
 import platform
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from dbbench.access.targets import Target
     from dbbench.dataset.definition import Dataset
     from dbbench.dataset.seed import SeedResult
-    from dbbench.document.model import ShapeResult
+    from dbbench.document.model import IndexDefinition, ShapeResult
     from dbbench.measure.explain import Measurement, ShapeMeasurement
     from dbbench.measure.grow import Ladder
     from dbbench.volume.load import FillResult
@@ -92,6 +93,7 @@ def explain_document(
     """The result document of a live run (``dbbench explain`` / ``check`` / ``baseline save`` / ``diff``):
     the typed :class:`dbbench.document.model.Document` of the run, as the dict dbbench writes."""
     from dbbench.document.model import DatasetInfo, Document, RemediationRow, RunConfig, Server
+    from dbbench.measure.explain import INDEXES_META
 
     env = envelope("explain", targets)
     entries = tuple(_entry(r) for r in results)
@@ -108,6 +110,7 @@ def explain_document(
                 seed=m.get("seed"),
                 setup_sha256=m.get("setup_sha256"),
                 fingerprints={k.split(".", 1)[1]: v for k, v in m.items() if k.startswith("fingerprint.")},
+                indexes=_indexes(m.get(INDEXES_META)),
             )
             for d, m in metas.items()
         },
@@ -116,6 +119,16 @@ def explain_document(
         failures=tuple(f"{r.shape} [{r.dialect}]" for r in entries if not r.ok),
     )
     return doc.to_json()
+
+
+def _indexes(recorded: str | None) -> tuple[IndexDefinition, ...] | None:
+    """The namespace's indexes a run recorded in its meta (JSON, :data:`dbbench.measure.explain.INDEXES_META`);
+    None when it recorded none."""
+    from dbbench.document.model import IndexDefinition
+
+    if recorded is None:
+        return None
+    return tuple(IndexDefinition(**i) for i in json.loads(recorded))
 
 
 # the fields an entry of the document takes over from the measured result as they are

@@ -39,6 +39,7 @@ __all__ = [
     "DatasetInfo",
     "Document",
     "DocumentError",
+    "IndexDefinition",
     "RemediationRow",
     "ResultFileError",
     "RunConfig",
@@ -111,30 +112,69 @@ class RunConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class IndexDefinition:
+    """One index of the namespace when the run measured it: its table, its name and its
+    definition as the server states it (the namespace's own name left out, so that runs in two
+    namespaces compare: PostgreSQL ``CREATE INDEX ix ON t USING btree (a)``, MySQL ``BTREE (`a`)``)."""
+
+    table: str
+    index: str
+    definition: str
+
+    @classmethod
+    def from_json(cls, obj: object, at: str) -> IndexDefinition:
+        m = as_object(obj, at, "must be an object with table, index and definition")
+        return cls(
+            table=text(m, "table", at), index=text(m, "index", at), definition=text(m, "definition", at)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"table": self.table, "index": self.index, "definition": self.definition}
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(table, index), lower-cased: how two runs' indexes are matched (MySQL's names are
+        case-insensitive; PostgreSQL's unquoted ones are lower case already)."""
+        return self.table.lower(), self.index.lower()
+
+
+@dataclass(frozen=True, kw_only=True)
 class DatasetInfo:
-    """What one dialect's namespace held: dataset name, seed, setup SQL digest, table fingerprints."""
+    """What one dialect's namespace held: dataset name, seed, setup SQL digest, table fingerprints
+    and, in documents written since issue 35, its indexes when the run measured it (``indexes``;
+    None in older files, whose index changes are then unknown: ``dbbench diff`` names none)."""
 
     name: str | None = None
     seed: int | None = None
     setup_sha256: str | None = None
     fingerprints: dict[str, str] = field(default_factory=dict)
+    indexes: tuple[IndexDefinition, ...] | None = None
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> DatasetInfo:
+    def from_json(cls, obj: Mapping[str, Any], at: str = "datasets") -> DatasetInfo:
+        indexes = obj.get("indexes")
+        if indexes is not None and not isinstance(indexes, list):
+            raise DocumentError(f"{at}.indexes", "must be a list of indexes or null")
         return cls(
             name=obj.get("name"),
             seed=obj.get("seed"),
             setup_sha256=obj.get("setup_sha256"),
             fingerprints=dict(obj.get("fingerprints") or {}),
+            indexes=None
+            if indexes is None
+            else tuple(IndexDefinition.from_json(x, f"{at}.indexes[{k}]") for k, x in enumerate(indexes)),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "seed": self.seed,
             "setup_sha256": self.setup_sha256,
             "fingerprints": dict(self.fingerprints),
         }
+        if self.indexes is not None:  # absent in older files, which round-trip as they were
+            out["indexes"] = [i.to_json() for i in self.indexes]
+        return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -432,7 +472,8 @@ class Document:
         datasets = doc.get("datasets")
         if datasets is not None:
             datasets = {
-                d: DatasetInfo.from_json(as_object(meta, f"datasets.{d}")) for d, meta in datasets.items()
+                d: DatasetInfo.from_json(as_object(meta, f"datasets.{d}"), f"datasets.{d}")
+                for d, meta in datasets.items()
             }
         servers = doc.get("servers", [])
         if not isinstance(servers, list) or not all(

@@ -12,6 +12,7 @@ expected table, no forbidden feature.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -387,7 +388,8 @@ def run(
     only: list[str] | None = None,
     progress: Progress | None = None,
 ) -> tuple[list[Shape], list[ShapeMeasurement], dict[Any, dict[str, str]]]:
-    """Run the catalog on every target. Returns shapes, results, and each target's dataset meta.
+    """Run the catalog on every target. Returns shapes, results, and each target's dataset meta
+    (with the namespace's indexes at run time under :data:`INDEXES_META`).
 
     ``catalog`` is a name under ``sql/catalog/``, a directory or entry file, or a loaded
     :class:`~dbbench.catalog.entries.Catalog`; ``only``: these shapes of it. A catalog that carries
@@ -433,6 +435,26 @@ def seeded_metas(targets: list[Target], cat: Catalog, namespace: str) -> dict[An
     return metas
 
 
+# the key of a run's meta (what :func:`run` returns per target) that holds the namespace's indexes
+# when the run measured it, as JSON: the result document's ``datasets.<dialect>.indexes``
+INDEXES_META = "run.indexes"
+
+
+def index_definitions(conn, d, namespace: str) -> list[dict[str, str]]:
+    """Every index of ``namespace``'s tables (dbbench's own ``dbbench_meta`` left out) as
+    ``{table, index, definition}``, the definition as the dialect states it
+    (``index_definitions``) with the namespace's name taken out of it: PostgreSQL qualifies the
+    table (``ON ns.t``), and a baseline saved in one namespace is compared with a run in another."""
+    out = []
+    for table, index, definition in d.index_definitions(conn, namespace):
+        if table == "dbbench_meta":
+            continue
+        for qualified in (f" ON {namespace}.", f' ON "{namespace}".'):
+            definition = definition.replace(qualified, " ON ")
+        out.append({"table": table, "index": index, "definition": definition})
+    return out
+
+
 def _run_target(
     target: Target,
     shapes: list[Shape],
@@ -440,10 +462,13 @@ def _run_target(
     meta: dict[str, str],
     progress: Progress | None,
 ) -> list[ShapeMeasurement]:
-    """The shapes that have a variant for ``target``, measured there (from the persisted statistics)."""
+    """The shapes that have a variant for ``target``, measured there (from the persisted
+    statistics); the namespace's indexes as they are now go into ``meta`` (:data:`INDEXES_META`)."""
     d = dialects.get(target.dialect)
     base = dataset_params(meta.get("dataset"))
     with _connections(target, options.namespace, options.isolate) as (admin, conn):
+        meta[INDEXES_META] = json.dumps(index_definitions(admin, d, options.namespace))
+        admin.rollback()
         d.restore_statistics(admin, options.namespace)  # start from the persisted statistics
         admin.commit()
         return [
