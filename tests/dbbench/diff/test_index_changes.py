@@ -323,3 +323,32 @@ def test_bad_index_definitions_are_one_line_errors_naming_the_field():
         ResultFileError, match=r"datasets\.postgresql\.indexes: must be a list of indexes or null"
     ):
         Document.from_json(_doc(A, {"ix_a": "x"}), "f.json")  # type: ignore[arg-type]
+
+
+def test_a_needed_dropped_index_is_inconclusive_when_the_self_control_leaves_no_other_regression():
+    """The shape needed the index because it regressed otherwise; an A/A of two runs now whose
+    plans and work both differ makes those regressions inconclusive, and the index_dropped one
+    follows them (it cannot stay the only failure of a shape nothing else fails)."""
+    scan = _node("full_scan", "Seq Scan on orders", table="orders", rows=5000.0)
+    report = diff.compare(_doc(A, [_ix("ix_a", "customer_id")]), _doc(scan, []))
+    findings = report.shapes[0].findings
+    assert [(f.kind, f.regression) for f in findings] == [
+        ("index_dropped", True),
+        ("index_lost", True),
+        ("scan_kind", True),
+        ("work", True),
+    ]
+    assert findings[0].message == (
+        "index dropped that this shape needed: orders.ix_a (the baseline read it; now full_scan on orders)"
+    )
+    aa = diff.compare(
+        _doc(B, None), _doc(_node("full_scan", "Seq Scan on orders", table="orders", rows=9000.0), None)
+    )
+    diff.apply_self_control(report, aa)
+    assert [(f.kind, f.regression, f.inconclusive) for f in findings] == [
+        ("index_dropped", False, True),
+        ("index_lost", False, True),
+        ("scan_kind", False, True),
+        ("work", False, True),
+    ]
+    assert report.shapes[0].verdict == "inconclusive"
