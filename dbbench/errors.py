@@ -12,6 +12,7 @@ The hierarchy, one line per class (its module in brackets; exit code 2 unless no
       ConnectionFailed (dbbench.errors): a target cannot be reached or refused the credentials
       UnsupportedServer (dbbench.errors): the server cannot run what dbbench needs (MySQL < 8.0.18)
       NotOurs (dbbench.errors): a namespace, role or user of that name is not dbbench's
+      CannotHide (dbbench.errors): the server cannot hide this index from its planner (a MySQL primary key)
       IsolationUnavailable (dbbench.access.isolation): the namespace role cannot be created or used
       CatalogError (dbbench.catalog.entries): catalog problems, one line each
       SetupError (dbbench.setup.split): a catalog's setup SQL that dbbench refuses to run

@@ -27,6 +27,7 @@ from dbbench.catalog.entries import Catalog, Shape
 from dbbench.document.diff import Thresholds
 from dbbench.errors import CannotHide, server_message
 from dbbench.indexmap.profile import Effect, Profile, effect, profile
+from dbbench.measure import probes
 from dbbench.measure.explain import MeasureOptions
 
 Say = Callable[[str], None]
@@ -174,6 +175,7 @@ def map_target(
         conn.commit()  # PostgreSQL's search_path is transactional
         report(f"{target.dialect}: profiling {len(mine)} shapes with every index present")
         out.profiles = [profile(target, conn, s, measure, base) for s in mine]
+        values = probes.values_read(conn)  # the probes' values: no index hidden changes them
         touched = sorted(set().union(*(p.tables() for p in out.profiles)) if out.profiles else set())
         keys = [k for k in d.index_keys(conn, ns) if k[0] in touched]
         described = d.schema_keys(conn, ns)
@@ -208,9 +210,9 @@ def map_target(
             shares=shared.get((table, index)),
         )
         key = batch_keys.get(table, set())
-        out.indexes.append(_hide(target, entry, readers, by_name, measure, mapping, base, key))
+        out.indexes.append(_hide(target, entry, readers, by_name, measure, mapping, base, key, values))
     out.shapes = reverse(out)
-    out.drop = drop_set(target, out, by_name, measure, mapping, base, report)
+    out.drop = drop_set(target, out, by_name, measure, mapping, base, report, values)
     out.seconds = time.perf_counter() - start
     return out
 
@@ -224,6 +226,7 @@ def _hide(
     mapping: MapOptions,
     base: dict | None,
     batch_key: set[str],
+    values: dict,
 ) -> IndexEntry:
     """``entry`` with what hiding it did to each of ``readers`` and its write cost (``batch_key``:
     the columns a write batch on its table finds its rows by)."""
@@ -248,6 +251,7 @@ def _hide(
     try:
         with trial.hidden(target, ns, table, index) as conn:
             went = trial.hidden_with(conn)
+            probes.assume_values(conn, values)
             for before in readers:
                 after = _again(target, conn, shapes[before.shape], measure, base)
                 if isinstance(after, str):  # an index hint naming it (MySQL's FORCE INDEX)
@@ -308,6 +312,7 @@ def drop_set(
     mapping: MapOptions,
     base: dict | None,
     say: Say,
+    values: dict,
 ) -> DropSet | None:
     """Redundant before unused, the largest first: each such index no constraint binds joins the set unless
     it takes over for one already in it, one already in it takes over for it, or it is the last
@@ -338,6 +343,7 @@ def drop_set(
     say(f"{target.dialect}: {len(pairs)} index(es) hidden together: {len(readers)} shapes again")
     problems: list[str] = []
     with trial.hidden_all(target, measure.namespace, pairs) as conn:
+        probes.assume_values(conn, values)
         for before in readers:
             after = _again(target, conn, shapes[before.shape], measure, base)
             if isinstance(after, str):

@@ -12,6 +12,7 @@ and is tagged ``/* dbbench */`` so that ``dbbench capture`` leaves it out.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -124,6 +125,22 @@ def extremes(conn, d: Dialect, col: Column) -> Extremes | None:
             else ((row["hv"], int(row["hn"])), (row["rv"], int(row["rn"])), int(row["total"]))
         )
     return known[key]
+
+
+def values_read(conn) -> dict[tuple[str, str], Extremes | None]:
+    """The columns' extremes ``conn`` has read (:func:`extremes`), to hand to another connection
+    that reads the same data (:func:`assume_values`)."""
+    try:
+        return dict(_EXTREMES.get(conn, {}))
+    except TypeError:
+        return {}
+
+
+def assume_values(conn, values: dict[tuple[str, str], Extremes | None]) -> None:
+    """``conn`` takes the extremes another connection read of the same data, unchanged since (an
+    index hidden or added changes no value): they are not read again."""
+    with contextlib.suppress(TypeError):  # a connection that takes no weak reference: read every time
+        _EXTREMES.setdefault(conn, {}).update(values)
 
 
 def _count(conn, d: Dialect, col: Column, distinct: bool) -> int:

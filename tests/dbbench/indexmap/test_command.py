@@ -311,3 +311,24 @@ def test_of_two_twin_indexes_one_may_go_and_the_set_is_verified_by_hiding_it(dup
     (stays,) = [k for k in ds["kept"] if (k["table"], k["index"]) in names]
     assert "take over for each other" in stays["why"]
     assert f"{stays['table']}.{stays['index']} stays: " in r.stdout
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_the_values_probes_read_are_handed_to_the_connection_that_hides_an_index(seeded, dialect):
+    """An index hidden changes no value: the hottest and rarest values the first connection read
+    are taken by the next (probes.assume_values), not read again there."""
+    from dbbench import dialects
+    from dbbench.measure import probes
+
+    col = probes.Column("package", "version", "eq")
+    d = dialects.get(dialect)
+    with (
+        connection(seeded[dialect], namespace=NS) as first,
+        connection(seeded[dialect], namespace=NS) as second,
+    ):
+        read = probes.extremes(first, d, col)
+        assert read is not None and read[2] == 4096
+        assumed = {("package", "version"): (("assumed", 1), ("assumed", 1), 1)}
+        probes.assume_values(second, {**probes.values_read(first), **assumed})
+        assert probes.extremes(second, d, col) == (("assumed", 1), ("assumed", 1), 1)  # not read again
+        assert probes.values_read(second)[("package", "version")] != read
