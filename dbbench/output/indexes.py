@@ -127,10 +127,17 @@ def index_rows(t: dict[str, Any], sep: str = "\n") -> list[list[str]]:
 
 
 def shape_rows(t: dict[str, Any]) -> list[list[str]]:
+    def needs(s: dict[str, Any]) -> str:
+        """The indexes it needs, and those it reads that could not be hidden (unknown)."""
+        unknown = [
+            f"{i['index']} (read; not hidden)" for i in t["indexes"] if s["shape"] in i["read_by_unhidden"]
+        ]
+        return ", ".join([*s["needs"], *unknown]) or "—"
+
     return [
         [
             s["shape"] + ("" if s["ok"] else " (its check fails)"),
-            ", ".join(s["needs"]) or "—",
+            needs(s),
             "; ".join(f"{e['index']} (or {_instead(e)})" for e in s["either"]) or "—",
             _rows(s["rows_examined"]),
         ]
