@@ -40,9 +40,16 @@ def size(n: int | None) -> str:
 
 
 def _write(c: dict[str, Any]) -> str:
-    w = c["write"]
+    return write_batch(c["write"])
+
+
+def write_batch(w: dict[str, Any]) -> str:
+    """A write batch without → with an index (``{without, with, ratio}``, each a dbbench write
+    cost), its ratio; "not measured" when either is missing or neither wrote a row."""
     if w["without"] is None or w["with"] is None:
         return "not measured"
+    if all(w[k]["insert_ms"] is None and w[k]["update_ms"] is None for k in ("with", "without")):
+        return "not measured (no row to write)"
     ratio = f" ({fmt_factor(w['ratio'])})" if w["ratio"] else ""
     return f"{fmt_ms(w['without']['ms'])} → {fmt_ms(w['with']['ms'])} ms{ratio}"
 

@@ -11,8 +11,7 @@ from typing import Any
 
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.output import HTML_TABLE_CSS, table
-from dbbench.output.advise import size
-from dbbench.units import fmt_factor, fmt_ms
+from dbbench.output.advise import size, write_batch
 
 HEADERS = [
     "Index",
@@ -86,16 +85,6 @@ def details(t: dict[str, Any]) -> list[str]:
     return out
 
 
-def _write(i: dict[str, Any]) -> str:
-    w = i["write"]
-    if w["with"] is None or w["without"] is None:
-        return "not measured"
-    if all(w[k]["insert_ms"] is None and w[k]["update_ms"] is None for k in ("with", "without")):
-        return "not measured (no row to write)"
-    ratio = f" ({fmt_factor(w['ratio'])})" if w["ratio"] else ""
-    return f"{fmt_ms(w['without']['ms'])} → {fmt_ms(w['with']['ms'])} ms{ratio}"
-
-
 def _shares(i: dict[str, Any]) -> str:
     shares = i.get("shares")
     if not shares:
@@ -119,7 +108,7 @@ def index_rows(t: dict[str, Any], sep: str = "\n") -> list[list[str]]:
                 _verdict(i),
                 sep.join(evidence(i)),
                 size(i["size_bytes"]),
-                _write(i),
+                write_batch(i["write"]),
                 i["constraint"] or _shares(i) or "—",
             ]
         )
