@@ -861,6 +861,27 @@ def _release_lock(conn, name: str) -> None:
         cur.execute("SELECT RELEASE_LOCK(%s)", (name,))
 
 
+@contextlib.contextmanager
+def _trials_locked(conn, ns: str, wait_s: float) -> Iterator[None]:
+    """The block holding ``ns``'s trial lock (waited for up to ``wait_s``: one trial, hidden index
+    or write copy at a time in a database), with DDL waiting at most 120 s for another session's
+    table lock (an error, not a hang); refused (DbbenchError) when another holds it."""
+    from dbbench.errors import DbbenchError
+
+    lock = _trial_lock(ns)
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION lock_wait_timeout = 120")
+    if not _get_lock(conn, lock, wait_s):
+        raise DbbenchError(
+            f"another index trial holds database {ns!r} (a dbbench advise or indexes still running); "
+            "try again when it has finished"
+        )
+    try:
+        yield
+    finally:
+        _release_lock(conn, lock)
+
+
 def _has_index(conn, ns: str, table: str, name: str) -> bool:
     with conn.cursor() as cur:
         cur.execute(
@@ -971,16 +992,7 @@ def index_trial(
     before, and the records are removed."""
     from dbbench.errors import DbbenchError
 
-    lock = _trial_lock(ns)
-    with conn.cursor() as cur:
-        cur.execute(
-            "SET SESSION lock_wait_timeout = 120"
-        )  # another session's long lock: an error, not a hang
-    if not _get_lock(conn, lock, wait_s):
-        raise DbbenchError(
-            f"another index trial holds database {ns!r} (a dbbench advise still running); try again when it has finished"
-        )
-    try:
+    with _trials_locked(conn, ns, wait_s):
         saved = {
             table: _statistics_rows(conn, ns, table) for table in dict.fromkeys(t for t, _, _, _ in indexes)
         }
@@ -1011,8 +1023,6 @@ def index_trial(
                     list(records),
                 )
             conn.commit()
-    finally:
-        _release_lock(conn, lock)
 
 
 _HIDDEN_KEY = "advise.hidden."  # + a digest of table and index: the meta row of an index hidden
@@ -1062,15 +1072,7 @@ def index_hidden(conn, ns: str, indexes: Sequence[tuple[str, str]], wait_s: floa
             )
         if name == "PRIMARY":
             raise CannotHide(f"MySQL cannot make a primary key invisible ({ns}.{table})")
-    lock = _trial_lock(ns)
-    with conn.cursor() as cur:
-        cur.execute("SET SESSION lock_wait_timeout = 120")
-    if not _get_lock(conn, lock, wait_s):
-        raise DbbenchError(
-            f"another index trial holds database {ns!r} (a dbbench advise or indexes still running); "
-            "try again when it has finished"
-        )
-    try:
+    with _trials_locked(conn, ns, wait_s):
         saved = {table: _statistics_rows(conn, ns, table) for table in dict.fromkeys(t for t, _ in indexes)}
         keys = {
             _hidden_key(table, name): _json.dumps({"index": name, "table": table, "statistics": saved[table]})
@@ -1104,8 +1106,6 @@ def index_hidden(conn, ns: str, indexes: Sequence[tuple[str, str]], wait_s: floa
                     list(keys),
                 )
             conn.commit()
-    finally:
-        _release_lock(conn, lock)
 
 
 def _hidden_records(conn, ns: str) -> list[str]:
@@ -1287,16 +1287,12 @@ def write_outside(conn, ns: str, table: str, columns: list[str], without: str | 
     ``columns`` of every row, for a write batch to write to; dropped at the end. Recorded in
     ``dbbench_meta`` before it is made, under the trials' lock: :func:`recover_index_trials`
     drops a copy a killed run left. Without ``without``: nothing (the batch writes ``table``)."""
-    from dbbench.errors import DbbenchError
 
     if without is None:
         yield None
         return
-    lock, copy = _trial_lock(ns), f"{quote(ns)}.{quote(_WRITE_COPY)}"
-    if not _get_lock(conn, lock, 10):
-        raise DbbenchError(f"another index trial holds database {ns!r}; try again when it has finished")
-    key = _trial_key(_WRITE_COPY)
-    try:
+    copy, key = f"{quote(ns)}.{quote(_WRITE_COPY)}", _trial_key(_WRITE_COPY)
+    with _trials_locked(conn, ns, 10):
         write_meta(conn, ns, {key: _json.dumps({"copy": _WRITE_COPY, "table": table})})
         conn.commit()
         try:
@@ -1317,8 +1313,6 @@ def write_outside(conn, ns: str, table: str, columns: list[str], without: str | 
                 cur.execute(f"DROP TABLE IF EXISTS {copy}")
                 cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (key,))
             conn.commit()
-    finally:
-        _release_lock(conn, lock)
 
 
 _SESSION_COUNTERS = ("Handler_write", "Handler_update", "Handler_delete")
