@@ -55,6 +55,23 @@ HTML_TABLE_CSS = (
 )
 
 
+def html_start(title: str, width: int, css: str = "") -> list[str]:
+    """The lines an HTML page of dbbench's starts with, through its ``<h1>`` title: the body at
+    most ``width`` pixels wide, the tables' style, and ``css``."""
+    esc = _html.escape
+    return [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title>",
+        f"<style>body{{font-family:sans-serif;max-width:{width}px;margin:2em auto;color:#222}}"
+        + css
+        + HTML_TABLE_CSS
+        + "</style>",
+        "</head><body>",
+        f"<h1>{esc(title)}</h1>",
+    ]
+
+
 def table(headers: list[str], rows: list[list[Any]], align: str, fmt: str) -> str:
     """A table as Markdown (``fmt == "markdown"``), HTML (``"html"``) or as a tabulate terminal
     table of that format."""

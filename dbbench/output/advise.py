@@ -9,7 +9,7 @@ import html as _html
 from typing import Any
 
 from dbbench.defaults import DIALECT_LABEL
-from dbbench.output import HTML_TABLE_CSS, table
+from dbbench.output import html_start, table
 from dbbench.units import fmt_factor, fmt_ms
 
 HEADERS = [
@@ -190,15 +190,11 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
     esc = _html.escape
     title = title or "dbbench advise: indexes built and measured"
     parts = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{esc(title)}</title>",
-        "<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;color:#222}"
-        "code,pre{background:#f6f8fa;padding:2px 4px;font-size:12px}pre{white-space:pre-wrap;overflow-wrap:anywhere}"
-        + HTML_TABLE_CSS
-        + "</style>",
-        "</head><body>",
-        f"<h1>{esc(title)}</h1>",
+        *html_start(
+            title,
+            1300,
+            "code,pre{background:#f6f8fa;padding:2px 4px;font-size:12px}pre{white-space:pre-wrap;overflow-wrap:anywhere}",
+        ),
         f"<p>Catalog {esc(str(doc['config'].get('catalog')))}, namespace {esc(str(doc['config'].get('namespace')))}. "
         "Every candidate was built for real, measured with EXPLAIN ANALYZE and every parameter probe, costed "
         "(build time, size on disk, a write batch with and without it) and removed again. "

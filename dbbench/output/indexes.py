@@ -10,7 +10,7 @@ import html as _html
 from typing import Any
 
 from dbbench.defaults import DIALECT_LABEL
-from dbbench.output import HTML_TABLE_CSS, table
+from dbbench.output import html_start, table
 from dbbench.output.advise import size, write_batch
 
 HEADERS = [
@@ -212,15 +212,7 @@ def page(doc: dict[str, Any], title: str | None = None) -> str:
     esc = _html.escape
     title = title or "dbbench indexes: which index serves which query"
     parts = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{esc(title)}</title>",
-        "<style>body{font-family:sans-serif;max-width:1400px;margin:2em auto;color:#222}"
-        "td{vertical-align:top;white-space:pre-line}.needed{color:#1a7f37}.redundant{color:#9a6700}.unused{color:#cf222e}"
-        + HTML_TABLE_CSS
-        + "</style>",
-        "</head><body>",
-        f"<h1>{esc(title)}</h1>",
+        *html_start(title, 1400, "td{vertical-align:top;white-space:pre-line}"),
         f"<p>Catalog {esc(str(doc['config'].get('catalog')))}, namespace {esc(str(doc['config'].get('namespace')))}. "
         "Each index was hidden in turn (PostgreSQL: dropped in a transaction rolled back; MySQL: made "
         "invisible, then visible again) and every shape reading its table measured again with every "
