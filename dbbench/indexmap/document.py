@@ -27,6 +27,7 @@ def _effect(e: Effect) -> dict[str, Any]:
         "rows_examined": {"before": _rows(e.work[0]), "after": _rows(e.work[1])},
         "reasons": list(e.reasons),
         "instead": list(e.instead),
+        "by": list(e.by),
         "error": e.error or None,
     }
 
@@ -66,7 +67,7 @@ def _shape(s: ShapeNeeds) -> dict[str, Any]:
         "ok": s.ok,
         "rows_examined": _rows(s.work),
         "needs": list(s.needs),
-        "either": [{"index": i, "instead": list(instead)} for i, instead in s.either],
+        "either": [{"index": i, "instead": list(instead), "by": list(by)} for i, instead, by in s.either],
         "reads": list(s.reads),
     }
 

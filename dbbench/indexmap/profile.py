@@ -121,6 +121,7 @@ class Effect:
     work: tuple[float | None, float | None]
     instead: tuple[str, ...]
     error: str = ""  # the statement failed without the index (an index hint naming it)
+    by: tuple[str, ...] = ()  # the indexes of the table those plans read instead
 
     @property
     def needs(self) -> bool:
@@ -145,12 +146,14 @@ def effect(
     if before.ok and not after.ok:
         reasons.append("its check fails: " + (after.problems[0] if after.problems else "check failed"))
     instead: list[str] = []
+    by: list[str] = []
     for b in before.plans:
         a = after.plan(b.label)
         if a is None or b.tree is None:
             continue
         if (table, index) in b.reads():
             instead.append(a.access(table))
+            by += [i for t, i in sorted(a.reads()) if t == table]
         where = "" if b.label == SAMPLE else f"{b.label}: "
         if a.tree is None:
             reasons.append(f"{where}times out ({a.timeout})")
@@ -166,4 +169,5 @@ def effect(
         reasons=tuple(dict.fromkeys(reasons)),
         work=(before.work, after.work),
         instead=tuple(dict.fromkeys(instead)),
+        by=tuple(dict.fromkeys(by)),
     )

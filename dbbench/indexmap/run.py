@@ -104,7 +104,7 @@ class ShapeNeeds:
     shape: str
     dialect: str
     needs: tuple[str, ...]
-    either: tuple[tuple[str, tuple[str, ...]], ...]
+    either: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]  # (index, how read without it, by which)
     reads: tuple[str, ...]
     ok: bool
     work: float | None
@@ -296,12 +296,7 @@ class DropSet:
 
 def _takers(e: IndexEntry) -> set[str]:
     """The indexes of its table that read it when ``e`` was hidden."""
-    found = set()
-    for how in e.taken_over_by:
-        for part in how.split("; "):
-            if " using " in part:
-                found.add(part.rsplit(" using ", 1)[1])
-    return found
+    return {i for x in e.read_by for i in x.by}
 
 
 def drop_set(
@@ -373,7 +368,7 @@ def reverse(found: TargetMap) -> list[ShapeNeeds]:
             if mine.needs:
                 needs.append(e.index)
             elif mine.read:
-                either.append((e.index, mine.instead))
+                either.append((e.index, mine.instead, mine.by))
         reads = sorted({i for _, i in p.reads()})
         out.append(ShapeNeeds(p.shape, p.dialect, tuple(needs), tuple(either), tuple(reads), p.ok, p.work))
     return out

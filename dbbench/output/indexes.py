@@ -60,10 +60,7 @@ def _needed(e: dict[str, Any]) -> str:
 
 def _instead(e: dict[str, Any]) -> str:
     """What read the table without the index: the index names, else the plan's words."""
-    found = [
-        part.rsplit(" using ", 1)[1] for part in "; ".join(e["instead"]).split("; ") if " using " in part
-    ]
-    return ", ".join(dict.fromkeys(found)) or "; ".join(e["instead"]) or "another path"
+    return ", ".join(e["by"]) or "; ".join(e["instead"]) or "another path"
 
 
 def details(t: dict[str, Any]) -> list[str]:
