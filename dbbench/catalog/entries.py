@@ -42,6 +42,8 @@ ENTRY_FIELDS = {
     "access_path",
     "expect_rows",
     "locks",
+    "max_locked_rows",
+    "race",
     "params",
     "setup",
     "query",
@@ -53,7 +55,7 @@ ENTRY_FIELDS = {
 MAX_NAME = sqlfiles.MAX_NAME  # characters of a shape's name, in either format
 # How a shape's work may grow with the data (`dbbench grow`), from best to worst.
 GROWTH_CLASSES = ("bounded", "logarithmic", "linear")
-DIALECT_FIELDS = {"sql", "natural", "natural_label", "expect", "forbid", "settings"}
+DIALECT_FIELDS = {"sql", "natural", "natural_label", "expect", "forbid", "settings", "max_locked_rows"}
 
 
 class CatalogError(DbbenchError):
@@ -75,6 +77,8 @@ class Variant:
     natural: str | None = None
     natural_label: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    # the most rows the statement may lock on this dialect (the shape's bound when not given here)
+    max_locked_rows: int | None = None
 
 
 @dataclass
@@ -99,6 +103,19 @@ class Shape:
     # per dialect, the values a baseline measured the shape with (``dbbench diff``): a parameter
     # with no value takes its baseline value before one drawn from the data
     samples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the most rows a write or a locking read may lock (its lock footprint, every table counted)
+    max_locked_rows: int | None = None
+    # a two-session check (:mod:`dbbench.measure.race`): {"holder": shape name, "params": {holder
+    # parameter: value or ":this shape's parameter"}, "wait_ms": how long waiting is "at once"}
+    race: dict[str, Any] | None = None
+    race_holder: Shape | None = field(default=None, repr=False)  # the shape ``race`` names, loaded
+
+    def locked_rows_bound(self, dialect: str) -> int | None:
+        """The ``max_locked_rows`` that holds on ``dialect``: its section's, else the shape's."""
+        v = self.variants.get(dialect)
+        if v is not None and v.max_locked_rows is not None:
+            return v.max_locked_rows
+        return self.max_locked_rows
 
 
 @dataclass
@@ -231,6 +248,14 @@ def open_catalog(
                 "(shape names must be unique)"
             )
         seen.setdefault(name, f)
+    for s in shapes:
+        if s.race and s.race["holder"] not in seen:
+            problems.append(
+                f"{s.path}: entry {excerpt(s.name)!r}: race.holder: no shape named "
+                f"{excerpt(s.race['holder'])!r} in this catalog"
+            )
+        elif s.race and s.race["holder"] == s.name:
+            problems.append(f"{s.path}: entry {excerpt(s.name)!r}: race.holder: names the shape itself")
     for dialect, files in setup.items():
         if not any(dialect in s.variants for s in shapes):
             continue
@@ -243,6 +268,10 @@ def open_catalog(
     if problems:
         raise CatalogError(problems)
     names = [s.name for s in shapes]
+    by_name = {s.name: s for s in shapes}
+    for s in shapes:
+        if s.race:
+            s.race_holder = by_name[s.race["holder"]]
     if only:
         unknown = [o for o in only if o not in names]
         if unknown:
@@ -319,6 +348,7 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = 
         fail("growth", f"must be one of {', '.join(GROWTH_CLASSES)}")
         growth = None
     probes = _probes(raw.get("probe"), fail)
+    max_locked = _count("max_locked_rows", raw.get("max_locked_rows"), fail)
     shape = Shape(
         name or path.stem,
         path,
@@ -331,6 +361,7 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = 
         access_path=(raw.get("access_path") or "").strip() or None,
         growth=growth,
         probes=probes,
+        max_locked_rows=max_locked,
     )
     available = set(params) | set(offered_params)
     for s in setup:
@@ -339,6 +370,7 @@ def load_entry(path: Path, offered_params=DATASET_PARAMS, *, text: str | None = 
     if shape.cascade is not None:
         check_sql("cascade.delete", shape.cascade["delete"], on, WRITE_KINDS, fail)
         check_sql("cascade.count", shape.cascade["count"], on, ROW_KINDS, fail)
+    shape.race = _race(raw.get("race"), available, fail)
     shared = _shared_query(raw, fail)
     using = [d for d in on if "sql" not in raw.get(d, {})]  # the dialects [query] sql is run on
     if isinstance(shared.get("sql"), str) and shared["sql"].strip() and using:
@@ -418,6 +450,49 @@ def _probes(value: Any, fail: Fail) -> tuple[str, ...]:
         fail("probe", f"{excerpt(repr(value), 60)} is not {sqlfiles.PROBE_CHOICES}")
         return sqlfiles.PROBES
     return chosen
+
+
+def _count(where: str, value: Any, fail: Fail) -> int | None:
+    """A non-negative whole number, or None (reported when it is something else)."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        fail(where, "must be a non-negative integer")
+        return None
+    return value
+
+
+RACE_FIELDS = {"holder", "params", "wait_ms"}
+
+
+def _race(race: Any, available: set[str], fail: Fail) -> dict[str, Any] | None:
+    """``[race]``: the shape whose statement holds its locks in another session (``holder``, a
+    shape of the same catalog), the values it runs with (``params``: text starting with ``:``
+    names this shape's parameter), and how long this shape may wait (``wait_ms``, default 1000)."""
+    if race is None:
+        return None
+    if not isinstance(race, dict) or not isinstance(race.get("holder"), str) or not race["holder"].strip():
+        fail("race", 'needs holder = "NAME OF THE SHAPE THAT HOLDS THE LOCKS"')
+        return None
+    for key in race:
+        if key not in RACE_FIELDS:
+            fail(
+                f"race.{excerpt(key, 40)}",
+                f"unknown field (expected one of {', '.join(sorted(RACE_FIELDS))})",
+            )
+    params = race.get("params", {})
+    if not isinstance(params, dict):
+        fail("race.params", "must be a table of name = value")
+        params = {}
+    for key, value in params.items():
+        if not _is_param_value(value):
+            fail(f"race.params.{excerpt(key, 40)}", "must be text, a number, a boolean or a date/time")
+        elif isinstance(value, str) and value.startswith(":") and value[1:].lower() not in available:
+            fail(f"race.params.{excerpt(key, 40)}", f"{excerpt(value)} is not in [params] or a setup query")
+    wait = _count("race.wait_ms", race.get("wait_ms", 1000), fail)
+    if wait == 0:
+        fail("race.wait_ms", "must be at least 1")
+    return {"holder": race["holder"].strip(), "params": dict(params), "wait_ms": wait or 1000}
 
 
 def _expect_rows(raw: dict[str, Any], fail: Fail) -> int | None:
@@ -510,10 +585,13 @@ def _variant(
         if text and field_name in section:  # [query] sql is checked once, as [query] sql
             check_sql(f"{where} {field_name}", text, [dialect], QUERY_KINDS, fail)
     settings = _settings(where, dialect, section.get("settings", {}), fail)
+    max_locked = _count(f"{where} max_locked_rows", section.get("max_locked_rows"), fail)
     if not (sql and expect):
         return None
     natural_sql = natural.strip() if natural else None
-    return Variant(sql.strip(), expect["table"], expect["index"], forbid, natural_sql, label, settings)
+    return Variant(
+        sql.strip(), expect["table"], expect["index"], forbid, natural_sql, label, settings, max_locked
+    )
 
 
 def _expect(where: str, expect: Any, fail: Fail) -> dict[str, str] | None:

@@ -174,3 +174,62 @@ def positional(sql: str, params: dict, numbered: bool) -> tuple[str, list]:
 
     text = _NAMED.sub(one, sql).replace("%%", "%")
     return text, [params[n] for n in order]
+
+
+# -- lock footprint (what a write or a locking read locks and changes, read before the rollback) --
+_LOCKING_READ = re.compile(
+    r"\bFOR\s+(?:NO\s+KEY\s+)?UPDATE\b|\bFOR\s+(?:KEY\s+)?SHARE\b|\bLOCK\s+IN\s+SHARE\s+MODE\b", re.I
+)
+_WRITE_VERB = re.compile(r"\b(?:INSERT|UPDATE|DELETE|MERGE|REPLACE)\b", re.I)
+_FIRST_WORD = re.compile(r"^(?:\s|\(|/\*.*?\*/|--[^\n]*\n)*([A-Za-z]+)", re.S)
+WRITE_VERBS = ("insert", "update", "delete", "merge", "replace")
+
+
+def verb(sql: str) -> str:
+    """The statement's first keyword, lower case ("" when there is none)."""
+    m = _FIRST_WORD.match(sql)
+    return m.group(1).lower() if m else ""
+
+
+def writes(sql: str) -> bool:
+    """Whether ``sql`` changes rows: INSERT / UPDATE / DELETE / MERGE / REPLACE, or a WITH whose
+    statement (or one of its parts) is one."""
+    first = verb(sql)
+    return first in WRITE_VERBS or (first == "with" and bool(_WRITE_VERB.search(sql)))
+
+
+def locks_rows(sql: str) -> bool:
+    """Whether ``sql`` writes or reads with row locks (``FOR UPDATE``, ``FOR SHARE``, …): its lock
+    footprint is worth reading."""
+    return writes(sql) or bool(_LOCKING_READ.search(sql))
+
+
+def footprint(
+    tables: dict[str, dict[str, Any]], cascades: list[dict[str, Any]], affected: int | None
+) -> dict:
+    """The lock footprint as the result document holds it (``locks`` of a spelling): per table the
+    rows locked (``rows``), the gaps (MySQL's next-key and gap locks), the rows changed
+    (``changed``: inserted / updated / deleted) and the lock modes; the totals; the cascades a
+    write on a parent caused; ``affected``: the rows the statement itself changed."""
+    listed: list[dict[str, Any]] = []
+    for name in sorted(tables):
+        t = tables[name]
+        changed = {k: int(v) for k, v in (t.get("changed") or {}).items() if v}
+        listed.append(
+            {
+                "table": name,
+                "rows": int(t.get("rows") or 0),
+                "gaps": int(t.get("gaps") or 0),
+                "changed": changed,
+                "modes": sorted(set(t.get("modes") or ())),
+                "indexes": sorted(set(t.get("indexes") or ())),
+            }
+        )
+    return {
+        "rows": sum(t["rows"] for t in listed),
+        "gaps": sum(t["gaps"] for t in listed),
+        "changed": sum(sum(t["changed"].values()) for t in listed),
+        "affected": affected,
+        "tables": listed,
+        "cascades": cascades,
+    }

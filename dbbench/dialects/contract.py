@@ -155,6 +155,7 @@ class Explainer(Protocol):
         timeout_ms: int,
         settings: dict[str, Any] | None = None,
         observer: Connection | None = None,
+        footprint: bool = False,
         /,
     ) -> Sample: ...
     # ``sql`` in the drivers' ``%(name)s`` form, as for :meth:`run_explain`

@@ -518,7 +518,15 @@ def run_explain(conn, sql: str, params: dict, timeout_ms: int, settings: dict | 
     return sample.raw, sample.tree, sample.executor_ms
 
 
-def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None, observer=None):
+def run_sample(
+    conn,
+    sql: str,
+    params: dict,
+    timeout_ms: int,
+    settings: dict | None = None,
+    observer=None,
+    footprint: bool = False,
+):
     """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back, as a
     :class:`~dbbench.dialects.timing.Sample`. Point lookups that MySQL resolves before execution
     (no index in the tree) are resolved with ``EXPLAIN FORMAT=JSON`` (access type const/eq_ref +
@@ -526,40 +534,198 @@ def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | N
     ``performance_schema.events_statements_history``, read on ``observer`` (a connection that
     may read performance_schema: dbbench's own; ``conn`` itself when not given); None when the
     server does not record it or ``observer`` may not read it. Raises TimeoutError past
-    ``timeout_ms``."""
+    ``timeout_ms``.
+
+    A single-table ``UPDATE`` / ``DELETE``, which MySQL cannot ``EXPLAIN ANALYZE``, is planned
+    with ``EXPLAIN FORMAT=JSON`` and then executed in the same rolled-back transaction, its time
+    and rows examined read from performance_schema (:func:`_run_write`). ``footprint``: for a
+    write or a locking read, the locks the transaction holds (``performance_schema.data_locks``)
+    before the rollback (:func:`_footprint`)."""
     import secrets
 
     from dbbench.dialects.timing import Sample
 
     aliases = alias_map(sql)
-    marker = f"/* dbbench sample {secrets.token_hex(8)} */"  # finds this statement's event
+    token = secrets.token_hex(8)
+    marker = f"/* dbbench sample {token} */"  # finds this statement's event
+    watch = observer if observer is not None else conn
+    found = None
     with _explain_frame(conn, timeout_ms) as (cur, thread):
-        text = _explain_analyze(cur, sql, params, marker)
-        tree, ms = parse_plan(text, aliases)
-        if thread is not None and observer is not None and observer is not conn:
-            # the server records a statement's event after the client has its result: one
-            # more round trip on this connection, and the event is in the history
-            cur.execute("DO 0")
-        statement = _statement_ms(observer if observer is not None else conn, thread, marker)
-        raw: dict[str, object] = {"tree": text}
-        if any(n.kind == "const" for n in tree.walk()):
-            raw["json"] = _resolve_consts(cur, sql, params, tree, aliases)
-    return Sample(raw, tree, ms, statement)
+        cur.execute(f"EXPLAIN ANALYZE {marker} " + sql, params)
+        text = cur.fetchone()[0]
+        if _NOT_EXECUTABLE in text:
+            tree, ms, statement, raw = _run_write(cur, sql, params, aliases, marker, watch, thread)
+        else:
+            tree, ms = parse_plan(text, aliases)
+            raw = {"tree": text}
+            if any(n.kind == "const" for n in tree.walk()):
+                raw["json"] = _resolve_consts(cur, sql, params, tree, aliases)
+            if common.locks_rows(sql):
+                # EXPLAIN ANALYZE reads a write's rows but changes none and locks none of a
+                # locking read's: the statement itself runs too, and its time is the sample's
+                lock = f"/* dbbench lock {token} */"
+                statement, _, _, affected = _execute_marked(cur, sql, params, lock, watch, thread)
+                if tree.kind == "modify":
+                    tree.actual_rows, tree.loops = float(affected), 1.0
+            else:
+                _flush_history(cur, thread, watch, conn)
+                event = _statement_event(watch, thread, f"EXPLAIN ANALYZE {marker}%")
+                statement = None if event is None else event[0]
+        if footprint and thread is not None and common.locks_rows(sql):
+            found = _footprint(watch, thread, tree, conn)
+    return Sample(raw, tree, ms, statement, None, found)
 
 
-# The statement's own time: the EXPLAIN ANALYZE that carries the sample's marker, among the last
+_NOT_EXECUTABLE = "not executable by iterator executor"
+
+
+def _flush_history(cur, thread: int | None, watch, conn) -> None:
+    """The server records a statement's event after the client has its result: one more round
+    trip on this connection, and the event is in the history another connection reads."""
+    if thread is not None and watch is not conn:
+        cur.execute("DO 0")
+
+
+def _run_write(cur, sql: str, params: dict, aliases: dict[str, str], marker: str, watch, thread: int | None):
+    """A single-table ``UPDATE`` / ``DELETE``: its plan from ``EXPLAIN FORMAT=JSON`` (version 1,
+    which names the key), then the statement itself executed (the caller's frame rolls it back);
+    its time and rows examined / changed from performance_schema, else the client's clock and the
+    driver's row count. (tree, executor ms, statement ms, raw)."""
+    from dbbench.dialects.mysql_plan import write_tree
+    from dbbench.dialects.plan import MAX_DEPTH, PlanTooDeep
+    from verdict.files import text_depth_exceeds
+
+    _json_version_1(cur)
+    cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
+    text_json = cur.fetchone()[0]
+    if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
+        raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
+    doc = _json.loads(text_json)
+    statement, wall, examined, affected = _execute_marked(cur, sql, params, marker, watch, thread)
+    tree = write_tree(doc, aliases, common.verb(sql), examined, affected)
+    return tree, (wall if statement is None else statement), statement, {"json": doc, "executed": True}
+
+
+def _execute_marked(
+    cur, sql: str, params: dict, marker: str, watch, thread: int | None
+) -> tuple[float | None, float, int | None, int]:
+    """Execute ``sql`` itself (in the caller's rolled-back frame), marked with ``marker``: (its
+    time in ms, performance_schema's ``TIMER_WAIT``, None when not recorded; the client's clock
+    in ms; the rows it examined, None when not recorded; the rows it changed or returned)."""
+    started = time.perf_counter()
+    cur.execute(f"{marker} " + sql, params)
+    if cur.description:
+        while cur.fetchmany(10_000):  # a locking read's rows, drained
+            pass
+    wall = round((time.perf_counter() - started) * 1000, 6)
+    affected = max(int(cur.rowcount or 0), 0)
+    _flush_history(cur, thread, watch, cur.connection)
+    event = _statement_event(watch, thread, f"{marker}%")
+    if event is None:
+        return None, wall, None, affected
+    ms, examined, changed = event
+    return ms, wall, examined, (affected if cur.description else changed)
+
+
+def _footprint(watch, thread: int, tree, conn) -> dict:
+    """What the transaction holds locked, from ``performance_schema.data_locks`` (read on
+    ``watch``): per table, the rows locked (the most records any one of its indexes has locked,
+    the supremum left out), the gaps (next-key, gap and supremum locks), the table lock modes and
+    the indexes locked through; the rows the statement changed (its root's rows, for a write); the
+    foreign-key cascades into child tables whose rows it locked (InnoDB does not time them)."""
+    was_in_tx = bool((watch.server_status or 0) & 1)
+    try:
+        with watch.cursor() as cur:
+            cur.execute(_DATA_LOCKS, (thread,))
+            locks = cur.fetchall()
+            target = tree.table if tree.kind == "modify" else None
+            children = []
+            if target and common.verb(tree.label) in ("delete", "update"):
+                cur.execute(_CHILD_KEYS, (target,))
+                children = cur.fetchall()
+    finally:
+        if not was_in_tx and watch is not conn:
+            watch.rollback()
+    tables: dict[str, dict] = {}
+    per_index: dict[tuple[str, str], int] = {}
+    for table, index, kind, mode, supremum, count in locks:
+        t = tables.setdefault(str(table), {"rows": 0, "gaps": 0, "modes": [], "indexes": []})
+        if kind == "TABLE":
+            t["modes"].append(str(mode))
+            continue
+        t["indexes"].append(str(index))
+        if "REC_NOT_GAP" not in mode and "INSERT_INTENTION" not in mode:
+            t["gaps"] += int(count)
+        if "GAP" in mode.replace("REC_NOT_GAP", "") or supremum:
+            continue
+        key = (str(table), str(index))
+        per_index[key] = per_index.get(key, 0) + int(count)
+    for (table, _), count in per_index.items():
+        tables[table]["rows"] = max(tables[table]["rows"], count)
+    affected = None
+    if tree.kind == "modify" and tree.actual_rows is not None:
+        affected = int(tree.actual_rows)
+        if target:
+            tables.setdefault(target, {"rows": 0, "gaps": 0, "modes": [], "indexes": []})["changed"] = {
+                _CHANGED.get(common.verb(tree.label), "changed"): affected
+            }
+    cascades = []
+    by_constraint: dict[str, dict] = {}
+    for constraint, child, column, delete_rule, update_rule in children:
+        c = by_constraint.setdefault(
+            str(constraint),
+            {"constraint": str(constraint), "parent": target, "child": str(child), "columns": [], "rule": ""},
+        )
+        c["columns"].append(str(column))
+        c["rule"] = str(delete_rule if common.verb(tree.label) == "delete" else update_rule)
+    for c in by_constraint.values():
+        locked = tables.get(c["child"])
+        if not locked or not locked["rows"]:
+            continue
+        secondary = [i for i in dict.fromkeys(locked["indexes"]) if i != "PRIMARY"]
+        cascades.append(
+            c
+            | {
+                "index": secondary[0] if secondary else "PRIMARY",
+                "rows": locked["rows"],
+                "ms": None,
+                "calls": None,
+            }
+        )
+    return common.footprint(tables, cascades, affected)
+
+
+_CHANGED = {"delete": "deleted", "update": "updated", "insert": "inserted", "replace": "inserted"}
+# the locks a thread holds, per table, index, kind and mode, the supremum pseudo-records apart
+_DATA_LOCKS = (
+    "/* dbbench */ SELECT OBJECT_NAME, INDEX_NAME, LOCK_TYPE, LOCK_MODE, "
+    "LOCK_DATA = 'supremum pseudo-record', COUNT(*) FROM performance_schema.data_locks "
+    "WHERE THREAD_ID = %s GROUP BY 1, 2, 3, 4, 5"
+)
+# the foreign keys of the namespace that reference a table: constraint, child table, column
+_CHILD_KEYS = (
+    "/* dbbench */ SELECT rc.CONSTRAINT_NAME, rc.TABLE_NAME, k.COLUMN_NAME, rc.DELETE_RULE, rc.UPDATE_RULE "
+    "FROM information_schema.REFERENTIAL_CONSTRAINTS rc JOIN information_schema.KEY_COLUMN_USAGE k "
+    "ON k.CONSTRAINT_SCHEMA = rc.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = rc.CONSTRAINT_NAME "
+    "AND k.TABLE_NAME = rc.TABLE_NAME WHERE rc.CONSTRAINT_SCHEMA = DATABASE() "
+    "AND rc.REFERENCED_TABLE_NAME = %s ORDER BY rc.CONSTRAINT_NAME, k.ORDINAL_POSITION"
+)
+
+
+# The statement's own time: the statement that carries the sample's marker, among the last
 # statements its thread ended (performance_schema_events_statements_history_size, 10 by default).
-_STATEMENT_TIME = (
-    "/* dbbench */ SELECT TIMER_WAIT FROM performance_schema.events_statements_history "
+_STATEMENT_EVENT = (
+    "/* dbbench */ SELECT TIMER_WAIT, ROWS_EXAMINED, ROWS_AFFECTED FROM "
+    "performance_schema.events_statements_history "
     "WHERE THREAD_ID = %s AND SQL_TEXT LIKE %s ORDER BY EVENT_ID DESC LIMIT 1"
 )
 
 
-def _statement_ms(observer, thread: int | None, marker: str) -> float | None:
-    """The ``TIMER_WAIT`` (picoseconds) of the ``EXPLAIN ANALYZE`` marked ``marker`` that thread
-    ``thread`` ran, in ms; None when performance_schema is off (no ``thread``), did not record it
-    (the consumer or the instrument off, the user not instrumented, the row already pushed out of
-    the history) or ``observer`` may not read it."""
+def _statement_event(observer, thread: int | None, like: str) -> tuple[float | None, int, int] | None:
+    """(``TIMER_WAIT`` in ms, rows examined, rows affected) of the statement thread ``thread``
+    ran whose text is ``like``; None when performance_schema is off (no ``thread``), did not
+    record it (the consumer or the instrument off, the user not instrumented, the row already
+    pushed out of the history) or ``observer`` may not read it."""
     import pymysql
 
     if thread is None:
@@ -567,7 +733,7 @@ def _statement_ms(observer, thread: int | None, marker: str) -> float | None:
     was_in_tx = bool((observer.server_status or 0) & 1)
     try:
         with observer.cursor() as cur:
-            cur.execute(_STATEMENT_TIME, (thread, f"EXPLAIN ANALYZE {marker}%"))
+            cur.execute(_STATEMENT_EVENT, (thread, like))
             row = cur.fetchone()
     except pymysql.err.MySQLError:  # 1142: SELECT denied on performance_schema
         return None
@@ -576,24 +742,7 @@ def _statement_ms(observer, thread: int | None, marker: str) -> float | None:
             observer.rollback()
     if row is None or row[0] is None:
         return None
-    return round(int(row[0]) / 1e9, 6)
-
-
-def _explain_analyze(cur, sql: str, params: dict, marker: str = "") -> str:
-    """The tree-format ``EXPLAIN ANALYZE`` text of ``sql`` (``marker``: a comment after the
-    keywords, which finds the statement in performance_schema); a single-table write MySQL cannot
-    analyze is refused."""
-    cur.execute(f"EXPLAIN ANALYZE {marker} " + sql if marker else "EXPLAIN ANALYZE " + sql, params)
-    text = cur.fetchone()[0]
-    if "not executable by iterator executor" in text:
-        from dbbench.errors import DbbenchError
-
-        raise DbbenchError(
-            "MySQL cannot EXPLAIN ANALYZE a single-table UPDATE/DELETE "
-            "(<not executable by iterator executor>); time the selecting statement "
-            "and prove the write separately"
-        )
-    return text
+    return round(int(row[0]) / 1e9, 6), int(row[1] or 0), int(row[2] or 0)
 
 
 def _resolve_consts(cur, sql: str, params: dict, tree, aliases: dict[str, str]) -> dict:

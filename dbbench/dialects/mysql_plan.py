@@ -36,6 +36,9 @@ _OPS = [
     ("Aggregate", "aggregate"),
     ("Group aggregate", "aggregate"),
     ("Stream results", "stream"),
+    ("Delete from", "modify"),
+    ("Update ", "modify"),
+    ("Insert into", "modify"),
 ]
 _ACTUAL = re.compile(r"\(actual time=([-\d.e+]+)\.\.([-\d.e+]+) rows=([-\d.e+]+) loops=([\d.e+]+)\)")
 _TABLE_REF = re.compile(
@@ -124,7 +127,15 @@ def _node(body: str, aliases: dict[str, str]):
         node.est_rows = float(est.group(1))
     if label.startswith("Select #") and "subquery" in label:
         node.kind = "subquery"
+    if node.kind == "modify":  # "Delete from g (buffered)", "Update t, u", "Insert into t"
+        m = _MODIFIED.match(label)
+        if m:
+            node.alias = m.group(1)
+            node.table = aliases.get(m.group(1), m.group(1))
     return node
+
+
+_MODIFIED = re.compile(r"^(?:Delete from|Update|Insert into)\s+`?([A-Za-z_]\w*)`?")
 
 
 def json_accesses(doc: dict, aliases: dict[str, str]) -> list[tuple[str, str | None, str]]:
@@ -141,3 +152,76 @@ def json_accesses(doc: dict, aliases: dict[str, str]) -> list[tuple[str, str | N
         elif isinstance(x, list):
             stack.extend(reversed(x))
     return found
+
+
+# EXPLAIN FORMAT=JSON's access types as the normalized tree's access kinds
+_JSON_ACCESS = {
+    "ALL": "full_scan",
+    "index": "index_scan",
+    "range": "index_range",
+    "ref": "index_lookup",
+    "ref_or_null": "index_lookup",
+    "fulltext": "index_lookup",
+    "index_merge": "index_range",
+    "eq_ref": "unique_lookup",
+    "const": "unique_lookup",
+    "system": "unique_lookup",
+}
+
+
+def write_tree(doc: dict, aliases: dict[str, str], verb: str, examined: float | None, affected: float | None):
+    """The normalized tree of a single-table ``UPDATE`` / ``DELETE``, which MySQL's iterator
+    executor cannot ``EXPLAIN ANALYZE`` (``<not executable by iterator executor>``): a ``modify``
+    root over the access ``EXPLAIN FORMAT=JSON`` (version 1) names for each table, a ``sort``
+    where it sorts (``using_filesort``) and a ``temp_table`` where it buffers the rows to change.
+    The rows the statement examined and changed (performance_schema's ``ROWS_EXAMINED`` and
+    ``ROWS_AFFECTED``, when read) are the target access's and the root's actual rows."""
+    from dbbench.dialects.plan import PlanNode, mark_subqueries
+
+    found: list[tuple[dict, bool, bool]] = []  # (table object, sorted, buffered)
+    stack: list[tuple[object, bool, bool]] = [(doc, False, False)]
+    while stack:  # iterative: a hostile server's nesting cannot exhaust the stack
+        x, sorted_, temp = stack.pop()
+        if isinstance(x, dict):
+            sorted_ = sorted_ or bool(x.get("using_filesort"))
+            temp = temp or bool(x.get("using_temporary_table"))
+            if "access_type" in x and "table_name" in x:
+                found.append((x, sorted_, temp))
+            stack.extend((v, sorted_, temp) for v in reversed(list(x.values())))
+        elif isinstance(x, list):
+            stack.extend((v, sorted_, temp) for v in reversed(x))
+    target = next((t for t, _, _ in found if t.get(verb) is True), found[0][0] if found else None)
+    name = None if target is None else aliases.get(target["table_name"], target["table_name"])
+    root = PlanNode(
+        kind="modify", label=f"{verb.capitalize()} {name or '?'}", table=name, actual_rows=affected
+    )
+    root.loops = 1.0
+    parent = root
+    if any(s for _, s, _ in found):
+        parent = PlanNode(kind="sort", label="Sort (filesort)")
+        root.children.append(parent)
+    if any(t for _, _, t in found):
+        buffered = PlanNode(kind="temp_table", label="Temporary table (rows to change)")
+        parent.children.append(buffered)
+        parent = buffered
+    for t, _, _ in found:
+        table = aliases.get(t["table_name"], t["table_name"])
+        kind = _JSON_ACCESS.get(str(t["access_type"]), "operator")
+        key = t.get("key")
+        label = {"full_scan": f"Table scan on {table}"}.get(kind) or (
+            f"{t['access_type']} access on {table}" + (f" using {key}" if key else "")
+        )
+        est = t.get("rows_examined_per_scan")
+        node = PlanNode(
+            kind=kind,
+            label=label,
+            table=table,
+            alias=t["table_name"],
+            index=key,
+            est_rows=float(est) if isinstance(est, (int, float)) else None,
+            actual_rows=examined if t is target else None,
+            loops=1.0 if t is target and examined is not None else None,
+        )
+        parent.children.append(node)
+    mark_subqueries(root)
+    return root

@@ -365,6 +365,7 @@ _KINDS = {
     "Hash Join": "join",
     "Merge Join": "join",
     "Result": "result",
+    "ModifyTable": "modify",
 }
 
 
@@ -394,6 +395,8 @@ def parse_plan(doc) -> tuple[PlanNode, float]:
         else:
             kind = _KINDS.get(ntype, ntype.lower().replace(" ", "_"))
         shown = ntype + (" Backward" if p.get("Scan Direction") == "Backward" else "")
+        if ntype == "ModifyTable":  # as the text format says it: "Delete on t"
+            shown = str(p.get("Operation") or "Modify")
         own = None if combiner else table
         label = (
             shown
@@ -482,24 +485,123 @@ def _explain_frame(conn, timeout_ms: int, settings: dict | None):
     )
 
 
-def run_sample(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None, observer=None):
+def run_sample(
+    conn,
+    sql: str,
+    params: dict,
+    timeout_ms: int,
+    settings: dict | None = None,
+    observer=None,
+    footprint: bool = False,
+):
     """One ``EXPLAIN ANALYZE`` inside a transaction that is always rolled back, with the shape's
     planner ``settings`` (``SET LOCAL``) if it declares any, as a
     :class:`~dbbench.dialects.timing.Sample`: the statement's time is ``Planning Time`` +
     ``Execution Time`` (``observer`` is MySQL's; PostgreSQL reports both itself). Raises
     TimeoutError past ``timeout_ms``. Inside the caller's open transaction (a test's
-    uncommitted rows) it runs under a savepoint and rolls back to it, keeping the caller's work."""
+    uncommitted rows) it runs under a savepoint and rolls back to it, keeping the caller's work.
+    ``footprint``: for a write or a locking read, what it locked and changed, read inside the
+    transaction before the rollback (:func:`_footprint`)."""
     from dbbench.dialects.timing import Sample
 
+    found = None
     with _explain_frame(conn, timeout_ms, settings) as (cur, _):
+        before = _table_counters(cur) if footprint and common.locks_rows(sql) else None
         cur.execute(explain_sql(sql), params)
         row = cur.fetchone()
         if row is None:
             raise ValueError("no plan in EXPLAIN ANALYZE output")
         raw = row[0]
         tree, ms = parse_plan(raw)
+        if before is not None:
+            found = _footprint(cur, raw, tree, before)
     planned = planning_ms(raw)
-    return Sample(raw, tree, ms, None if planned is None else round(planned + ms, 6), planned)
+    return Sample(raw, tree, ms, None if planned is None else round(planned + ms, 6), planned, found)
+
+
+# this transaction's own reads and writes per table of the namespace (the search path's schema)
+_XACT_COUNTERS = """/* dbbench */ SELECT relname, seq_scan, coalesce(idx_scan, 0), n_tup_ins, n_tup_upd,
+ n_tup_del FROM pg_stat_xact_user_tables WHERE schemaname = current_schema()"""
+# the relation locks this session holds on the namespace's tables
+_RELATION_LOCKS = """/* dbbench */ SELECT c.relname, l.mode FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND l.granted
+   AND c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')"""
+# a foreign key of the namespace by name: the child, the parent, the child's key columns, and an
+# index of the child whose leading columns are those columns (in any order), if there is one
+_FOREIGN_KEY = """/* dbbench */ SELECT child.relname, parent.relname,
+   ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, o)
+          JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.o),
+   (SELECT ic.relname FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+     WHERE i.indrelid = con.conrelid AND i.indisvalid AND i.indpred IS NULL
+       AND ARRAY(SELECT x FROM unnest((i.indkey::int2[])[0:cardinality(con.conkey) - 1]) x ORDER BY x)
+         = ARRAY(SELECT x FROM unnest(con.conkey) x ORDER BY x)
+     ORDER BY ic.relname LIMIT 1)
+ FROM pg_constraint con JOIN pg_class child ON child.oid = con.conrelid
+ JOIN pg_class parent ON parent.oid = con.confrelid
+ WHERE con.contype = 'f' AND con.conname = %s AND child.relnamespace = current_schema()::regnamespace"""
+
+
+def _table_counters(cur) -> dict[str, tuple[int, ...]]:
+    cur.execute(_XACT_COUNTERS)
+    return {str(r[0]): tuple(int(x or 0) for x in r[1:]) for r in cur.fetchall()}
+
+
+def _footprint(cur, raw, tree: PlanNode, before: dict[str, tuple[int, ...]]) -> dict:
+    """What the statement locked and changed: per table, the rows it changed (inserted, updated,
+    deleted: a changed row is locked until the transaction ends; cascades included) and the rows
+    a ``LockRows`` node locked (``FOR UPDATE`` / ``FOR SHARE``), the relation lock modes held;
+    each foreign-key trigger's time and calls, and whether the child table it scans has an index
+    on the key (PostgreSQL keeps row locks in the rows themselves: ``pg_locks`` shows relations)."""
+    after = _table_counters(cur)
+    tables: dict[str, dict] = {}
+    zero = (0, 0, 0, 0, 0)
+    for name, now in after.items():
+        _, _, ins, upd, dele = (a - b for a, b in zip(now, before.get(name, zero), strict=True))
+        if ins or upd or dele:
+            t = tables.setdefault(name, {})
+            t["changed"] = {"inserted": ins, "updated": upd, "deleted": dele}
+            t["rows"] = upd + dele
+    for node in tree.walk():
+        if node.kind == "lock":
+            under = next((n.table for n in node.walk() if n.table), None)
+            if under:
+                t = tables.setdefault(under, {})
+                t["rows"] = int(t.get("rows") or 0) + int((node.actual_rows or 0) * (node.loops or 1))
+    cur.execute(_RELATION_LOCKS)
+    for name, mode in cur.fetchall():
+        tables.setdefault(str(name), {}).setdefault("modes", []).append(str(mode))
+    cascades = []
+    top = raw[0] if isinstance(raw, list) else raw
+    for trig in top.get("Triggers") or []:
+        name = str(trig.get("Trigger Name") or "")
+        if not name.startswith(
+            "RI_ConstraintTrigger_a_"
+        ):  # a check on the child's side reads the parent's key
+            continue
+        cur.execute(_FOREIGN_KEY, (trig.get("Constraint Name"),))
+        row = cur.fetchone()
+        if row is None:
+            continue
+        child, parent, columns, index = row
+        scans = after.get(child, zero)[0] - before.get(child, zero)[0]
+        cascades.append(
+            {
+                "constraint": trig.get("Constraint Name"),
+                "parent": parent,
+                "child": child,
+                "columns": list(columns),
+                "index": index,
+                "calls": trig.get("Calls"),
+                "ms": trig.get("Time"),
+                "child_full_scans": scans,
+            }
+        )
+    root = tree
+    affected = None
+    if root.kind == "modify" and root.table:
+        changed = (tables.get(root.table) or {}).get("changed") or {}
+        affected = int(sum(changed.values()))
+    return common.footprint(tables, cascades, affected)
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:

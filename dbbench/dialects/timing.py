@@ -46,13 +46,16 @@ MARK = {STATEMENT: "", EXECUTOR: "‡", RESOLVED: "†"}
 class Sample:
     """One timed ``EXPLAIN ANALYZE``: the server's output, the normalized tree, the executor's
     time, and the statement's time (None where it could not be read) and planning time
-    (PostgreSQL)."""
+    (PostgreSQL), and the lock footprint when it was asked for."""
 
     raw: Any
     tree: Any  # dbbench.dialects.plan.PlanNode
     executor_ms: float
     statement_ms: float | None = None
     planning_ms: float | None = None
+    # what a write or a locking read locked and changed, read before the rollback (asked for:
+    # :func:`dbbench.dialects.common.footprint`), else None
+    footprint: dict | None = None
 
 
 def resolved_while_planning(tree: Any) -> bool:

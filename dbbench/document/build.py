@@ -142,6 +142,8 @@ _KEPT = (
     "ok",
     "cascade",
     "natural_label",
+    "unchanged",
+    "race",
 )
 
 
@@ -162,6 +164,7 @@ def _entry(r: ShapeMeasurement) -> ShapeResult:
             timing=m.timing,
             executor_samples_ms=tuple(m.executor_ms) if m.timing is not None else None,
             planning_samples_ms=None if m.planning_ms is None else tuple(m.planning_ms),
+            locks=m.locks,
         )
 
     v = r.verdict

@@ -215,6 +215,16 @@ class Spelling:
     timing: str | None = None
     executor_samples_ms: tuple[float, ...] | None = None
     planning_samples_ms: tuple[float, ...] | None = None
+    # a write's or a locking read's lock footprint (dbbench.dialects.common.footprint); None for a
+    # plain read and in files written before it was recorded
+    locks: dict[str, Any] | None = None
+
+    @property
+    def locked_rows(self) -> int | None:
+        """The rows the statement locked, every table counted; None when not recorded."""
+        if not isinstance(self.locks, dict) or not isinstance(self.locks.get("rows"), int):
+            return None
+        return int(self.locks["rows"])
 
     @classmethod
     def from_json(cls, obj: object, at: str) -> Spelling:
@@ -231,6 +241,9 @@ class Spelling:
             key: None if m.get(key) is None else check_samples(m[key], f"{at}.{key}")
             for key in ("executor_samples_ms", "planning_samples_ms")
         }
+        locks = m.get("locks")
+        if locks is not None and not (isinstance(locks, dict) and isinstance(locks.get("rows", 0), int)):
+            raise DocumentError(f"{at}.locks", "must be an object with a whole number of rows")
         return cls(
             sql=m.get("sql", ""),
             samples_ms=samples,
@@ -241,6 +254,7 @@ class Spelling:
             plan=None if plan is None else check_plan(plan, f"{at}.plan"),
             raw_plan=m.get("raw_plan", ABSENT),
             timing=timing,
+            locks=locks,
             **extra,
         )
 
@@ -264,6 +278,8 @@ class Spelling:
             out["planning_samples_ms"] = (
                 None if self.planning_samples_ms is None else list(self.planning_samples_ms)
             )
+        if self.locks is not None:  # absent for reads and in older files
+            out["locks"] = self.locks
         return out
 
     @property
@@ -306,6 +322,10 @@ class ShapeResult:
     cascade: dict[str, Any] | None = None  # rows counted before / after a delete / after rollback
     natural_label: str | None = None
     verdict: Verdict | None = None
+    # a write's tables' fingerprints before the first and after the last run ({"tables", "equal"})
+    unchanged: dict[str, Any] | None = None
+    # the two-session check of a shape with [race] (dbbench.measure.race)
+    race: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys this dbbench does not know, kept
 
     @property
@@ -339,6 +359,8 @@ class ShapeResult:
             cascade=r.get("cascade"),
             natural_label=r.get("natural_label"),
             verdict=verdict,
+            unchanged=r.get("unchanged") if isinstance(r.get("unchanged"), dict) else None,
+            race=r.get("race") if isinstance(r.get("race"), dict) else None,
             extra={k: v for k, v in r.items() if k not in known(cls)},
         )
 
@@ -356,6 +378,9 @@ class ShapeResult:
             "verdict": None if self.verdict is None else self.verdict.to_json(),
             "remediated": self.remediated.to_json(),
         }
+        for key in ("unchanged", "race"):  # absent for reads and in older files
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         if self.natural is not None:
             out["natural"] = self.natural.to_json()
         return out | self.extra

@@ -23,8 +23,10 @@ from dbbench.access.targets import Target
 from dbbench.catalog import entries
 from dbbench.catalog.entries import Catalog, Shape
 from dbbench.catalog.params import to_pyformat
+from dbbench.dialects import common
 from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
+from dbbench.measure import writes
 from dbbench.measure.expect import PlanCheck, check
 from verdict.files import excerpt
 from verdict.stats import nearest_rank
@@ -65,6 +67,8 @@ class Measurement:
     executor_ms: list[float] = field(default_factory=list)  # the executor's time of every sample
     planning_ms: list[float] | None = None  # PostgreSQL's Planning Time of every sample
     timing: str | None = None  # statement | executor | resolved-while-planning (None: no sample)
+    # what a write or a locking read locked and changed in its last timed sample (None: a read)
+    locks: dict | None = None
     _tree: PlanNode | None = field(default=None, repr=False)
 
     @property
@@ -92,6 +96,8 @@ class ShapeMeasurement:
     verdict: PlanCheck | None = None
     cascade: dict | None = None  # rows counted before / after the delete / after the rollback
     access_path: str | None = None  # the catalog's words for the expected path (reports)
+    unchanged: dict | None = None  # a write's tables' fingerprints compared (dbbench.measure.writes)
+    race: dict | None = None  # the two-session check of a shape with [race] (dbbench.measure.race)
 
     @property
     def ok(self) -> bool:
@@ -162,8 +168,9 @@ def measure(
     try:
         for _ in range(options.warmups):
             d.run_sample(conn, stmt, params, options.timeout_ms, settings, observer)
-        for _ in range(options.runs):
-            sample = d.run_sample(conn, stmt, params, options.timeout_ms, settings, observer)
+        for run in range(options.runs):
+            last = run == options.runs - 1  # its lock footprint is the spelling's
+            sample = d.run_sample(conn, stmt, params, options.timeout_ms, settings, observer, last)
             m.executor_ms.append(sample.executor_ms)
             statements.append(sample.statement_ms)
             planning.append(sample.planning_ms)
@@ -171,6 +178,9 @@ def measure(
         m.raw_plan, m._tree = sample.raw, tree
         m.plan = tree.to_dict()
         m.rows = tree.actual_rows
+        m.locks = sample.footprint
+        if tree.kind == "modify" and m.locks and m.locks.get("affected") is not None:
+            m.rows = float(m.locks["affected"])  # a write's rows are the rows it changed
     except TimeoutError as exc:
         m.timeout = str(exc)
     if m.executor_ms:
@@ -202,44 +212,56 @@ def run_shape(
     params = probes.fill(conn, d, shape, v.sql, resolve_params(conn, d, shape, base_params))
     report = progress or (lambda *_: None)
     report(target.dialect, shape.name, "remediated")
-    observer = admin if admin is not None else conn  # may read MySQL's performance_schema
-    rem = measure(conn, d, "remediated", v.sql, params, options, v.settings, observer)
-    if rem._tree is not None:
-        require_expected_table(
-            admin if admin is not None else conn, d, shape, target.dialect, options, rem._tree
+    own = admin if admin is not None else conn  # dbbench's own: performance_schema, fingerprints
+    with writes.guard(own, d, options.namespace, v.sql) as unchanged:
+        rem = measure(conn, d, "remediated", v.sql, params, options, v.settings, own)
+        if rem._tree is not None:
+            require_expected_table(own, d, shape, target.dialect, options, rem._tree)
+        verdict = plan_check(shape, target.dialect, rem, access_only=options.access_only)
+        if shape.probes and rem._tree is not None:
+            report(target.dialect, shape.name, "every parameter")
+            found = probes.run(conn, d, shape, v, params, options.timeout_ms, options.access_only)
+            verdict.ok = verdict.ok and not found
+            verdict.problems += found
+        result = ShapeMeasurement(
+            shape.name,
+            target.dialect,
+            shape.cardinality,
+            shape.expect_rows,
+            {k: _jsonable(val) for k, val in params.items()},
+            rem,
+            natural_label=v.natural_label,
+            verdict=verdict,
+            access_path=shape.access_path,
         )
-    verdict = plan_check(shape, target.dialect, rem, access_only=options.access_only)
-    if shape.probes and rem._tree is not None:
-        report(target.dialect, shape.name, "every parameter")
-        found = probes.run(conn, d, shape, v, params, options.timeout_ms, options.access_only)
-        verdict.ok = verdict.ok and not found
-        verdict.problems += found
+        if shape.cascade and rem._tree is not None:
+            result.cascade = prove_cascade(conn, shape.cascade, params)
+            if problem := cascade_problem(result.cascade):
+                verdict.ok = False
+                verdict.problems.append(problem)
+        if options.natural and v.natural:
+            report(target.dialect, shape.name, "natural")
+            result.natural = measure(conn, d, "natural", v.natural, params, options, v.settings, own)
+        if shape.race and shape.race_holder is not None and rem._tree is not None:
+            from dbbench.measure import race
+
+            report(target.dialect, shape.name, "race")
+            result.race = race.check(target, own, conn, shape, params, options)
+            if not result.race.get("ok"):
+                verdict.ok = False
+                verdict.problems.append(str(result.race.get("problem")))
+    if common.locks_rows(v.sql) or shape.cascade:
+        # rolled-back writes must not leak into later plans (MySQL's in-memory row counts)
+        d.restore_statistics(own, options.namespace)
+        own.commit()
+    if unchanged:
+        result.unchanged = unchanged
+        if problem := writes.unchanged_problem(unchanged):
+            verdict.ok = False
+            verdict.problems.append(problem)
     if not verdict.ok and shape.line and v.expect_index:  # an annotated SQL block: say where it is
         captured = f", captured from {shape.source}" if shape.source else ""
         verdict.problems.append(f"shape at {shape.path}:{shape.line}{captured}")
-    result = ShapeMeasurement(
-        shape.name,
-        target.dialect,
-        shape.cardinality,
-        shape.expect_rows,
-        {k: _jsonable(val) for k, val in params.items()},
-        rem,
-        natural_label=v.natural_label,
-        verdict=verdict,
-        access_path=shape.access_path,
-    )
-    if shape.cascade and rem._tree is not None:
-        result.cascade = prove_cascade(conn, shape.cascade, params)
-        # the rolled-back delete must not leak into later plans
-        d.restore_statistics(admin if admin is not None else conn, options.namespace)
-        if admin is not None:
-            admin.commit()
-        if problem := cascade_problem(result.cascade):
-            verdict.ok = False
-            verdict.problems.append(problem)
-    if options.natural and v.natural:
-        report(target.dialect, shape.name, "natural")
-        result.natural = measure(conn, d, "natural", v.natural, params, options, v.settings, observer)
     return result
 
 
@@ -291,6 +313,9 @@ def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: boo
         )
     forbid = [f for f in v.forbid if f.startswith("full_scan")] if access_only else v.forbid
     verdict = check(rem._tree, v.expect_table, v.expect_index, forbid)
+    if found := writes.lock_problems(rem.locks, shape.locked_rows_bound(dialect), common.verb(rem.sql)):
+        verdict.ok = False
+        verdict.problems += found
     if (
         not access_only
         and shape.expect_rows is not None

@@ -114,7 +114,9 @@ def _describe(conn, dialect: str, ns: str, table: str):
         return cur.fetchall()
 
 
-def _fingerprint(conn, dialect: str, ns: str, table: str) -> str:
+def table_fingerprint(conn, dialect: str, ns: str, table: str) -> str:
+    """The content digest of table ``table`` of namespace ``ns`` (its columns as the server
+    describes them), :func:`dbbench.setup.fingerprint.fingerprint`."""
     d = dialects.get(dialect)
     names, kinds = _kinds(_describe(conn, dialect, ns, table))
     return fingerprint(conn, dialect, d.quote(table), [d.quote(c) for c in names], kinds)
@@ -364,7 +366,7 @@ def _finish(
     d.analyze(conn, [d.quote(t) for t in tables])
     result.seconds["analyze"] = clock() - start
     start = clock()
-    result.fingerprints = {t: _fingerprint(conn, target.dialect, namespace, t) for t in tables}
+    result.fingerprints = {t: table_fingerprint(conn, target.dialect, namespace, t) for t in tables}
     result.rows = {t: int(fp.split(":")[0]) for t, fp in result.fingerprints.items()}
     result.seconds["fingerprint"] = clock() - start
     if cancel is not None:

@@ -69,7 +69,7 @@ def test_every_problem_is_reported_with_file_entry_and_field(tmp_path):
     entry = "entry 'orders of a customer'"
     assert f"{a}: {entry}: cardinality: required text is missing" in problems
     assert (
-        f"{a}: {entry}: [postgresql] expct: unknown field (expected one of expect, forbid, natural, natural_label, settings, sql)"
+        f"{a}: {entry}: [postgresql] expct: unknown field (expected one of expect, forbid, max_locked_rows, natural, natural_label, settings, sql)"
         in problems
     )
     assert any(

@@ -1,0 +1,127 @@
+"""Writes and locking reads measured without changing anything: what they lock, what they cascade
+into, and proof that the data is as it was.
+
+Every sample of an ``UPDATE`` / ``DELETE`` / ``INSERT … SELECT`` / ``SELECT … FOR UPDATE`` runs in
+a transaction that is rolled back (:func:`dbbench.dialects.common.explain_frame`); its last timed
+sample reads the lock footprint before the rollback (``locks`` of a spelling,
+:func:`dbbench.dialects.common.footprint`). Here: which tables a write can change (its own, and
+every table a foreign key cascades it into), their fingerprints before the first and after the
+last run (:func:`guard`), and what is wrong with a footprint (:func:`lock_problems`): more rows
+locked than the shape allows, a child table scanned in full for a foreign key it has no index on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from dbbench.dialects import common
+from dbbench.setup.loader import table_fingerprint
+
+_NAMES = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+def tables_written(conn, d, namespace: str, sql: str) -> list[str]:
+    """The namespace's tables a write may change: the tables its text names, and every table a
+    foreign key of one of those reaches (a cascade's child, its children, …), sorted."""
+    keys = d.schema_keys(conn, namespace)
+    conn.rollback()
+    tables = {row[0] for row in keys} | {row[4] for row in keys if row[4]}
+    words = {w.lower() for w in _NAMES.findall(sql)}
+    found = {t for t in tables if t.lower() in words and t != "dbbench_meta"}
+    children: dict[str, set[str]] = {}
+    for table, _, kind, _, parent, _, _ in keys:
+        if kind == "foreign" and parent:
+            children.setdefault(parent, set()).add(table)
+    todo = list(found)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return sorted(found)
+
+
+def fingerprints(conn, dialect: str, namespace: str, tables: list[str]) -> dict[str, str]:
+    """Each table's content digest (:func:`dbbench.setup.loader.table_fingerprint`)."""
+    try:
+        return {t: table_fingerprint(conn, dialect, namespace, t) for t in tables}
+    finally:
+        conn.rollback()
+
+
+@contextlib.contextmanager
+def guard(conn, d, namespace: str, sql: str) -> Iterator[dict[str, Any]]:
+    """Around every run of a write: the fingerprints of the tables it may change (on ``conn``,
+    dbbench's own connection) before and after. Yields the record the result keeps
+    (``unchanged``: the tables and whether every fingerprint is equal), filled in at the end;
+    nothing for a statement that does not write."""
+    record: dict[str, Any] = {}
+    if not common.writes(sql):
+        yield record
+        return
+    tables = tables_written(conn, d, namespace, sql)
+    before = fingerprints(conn, d.NAME, namespace, tables)
+    yield record
+    after = fingerprints(conn, d.NAME, namespace, tables)
+    record.update(
+        tables=tables,
+        equal=before == after,
+        changed=[t for t in tables if before.get(t) != after.get(t)],
+    )
+
+
+def unchanged_problem(record: dict[str, Any]) -> str | None:
+    """What :func:`guard` found wrong, if anything."""
+    if not record or record.get("equal", True):
+        return None
+    return (
+        "the data changed: table(s) "
+        + ", ".join(record.get("changed") or [])
+        + " hold other rows after the runs than before (every sample should have been rolled back)"
+    )
+
+
+def lock_problems(locks: dict | None, bound: int | None, verb: str) -> list[str]:
+    """What is wrong with a lock footprint: more rows locked than ``bound`` (``max_locked_rows``),
+    naming the tables and the indexes they were locked through; a cascade into a child table
+    whose foreign key has no index to use (it is read in full for every parent row changed)."""
+    if not locks:
+        return []
+    found = []
+    rows = int(locks.get("rows") or 0)
+    if bound is not None and rows > bound:
+        where = "; ".join(
+            f"{t['table']}: {t['rows']:,}"
+            + (f" through {', '.join(t['indexes'])}" if t.get("indexes") else "")
+            for t in sorted(locks.get("tables") or [], key=lambda t: -int(t.get("rows") or 0))
+            if t.get("rows")
+        )
+        found.append(f"{verb.upper()} locks {rows:,} rows, more than max_locked_rows {bound:,} ({where})")
+    for c in locks.get("cascades") or []:
+        if c.get("index"):
+            continue
+        scans = c.get("child_full_scans")
+        found.append(
+            f"{verb.upper()} on {c.get('parent')} scans child table {c.get('child')} in full for foreign key "
+            f"{c.get('constraint')} ({', '.join(c.get('columns') or [])}): the child has no index on "
+            "those columns"
+            + (
+                f" ({scans:,} full scan{'s' if scans != 1 else ''})"
+                if isinstance(scans, int) and scans
+                else ""
+            )
+        )
+    return found
+
+
+def summary(locks: dict | None) -> str:
+    """The footprint in a few words: ``2,002 rows (group_binding 2,000, group_snapshot_stage 2)``."""
+    if not locks:
+        return ""
+    parts = [f"{t['table']} {t['rows']:,}" for t in locks.get("tables") or [] if t.get("rows")]
+    gaps = int(locks.get("gaps") or 0)
+    text = f"{int(locks.get('rows') or 0):,} rows" + (f" ({', '.join(parts)})" if parts else "")
+    return text + (f", {gaps:,} gaps" if gaps else "")
