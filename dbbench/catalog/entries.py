@@ -567,7 +567,12 @@ def _variant(
     if not isinstance(sql, str) or not sql.strip():
         fail(f"{where} sql", "missing (give it here or in [query])")
         sql = None
-    expect = _expect(where, section.get("expect"), fail)
+    expect: dict[str, str] | None
+    if isinstance(sql, str) and inserts_values(sql) and "expect" not in section:
+        # no access path: the indexes it writes are reported
+        expect = {"table": _insert_target(sql), "index": ""}
+    else:
+        expect = _expect(where, section.get("expect"), fail)
     forbid = _forbid(where, section.get("forbid", []), fail)
     natural = section.get("natural")
     if natural is not None and (not isinstance(natural, str) or not natural.strip()):
@@ -592,6 +597,23 @@ def _variant(
     return Variant(
         sql.strip(), expect["table"], expect["index"], forbid, natural_sql, label, settings, max_locked
     )
+
+
+_INSERT_TARGET = re.compile(
+    r"^\s*INSERT\s+(?:(?:LOW_PRIORITY|HIGH_PRIORITY|DELAYED|IGNORE)\s+)*(?:INTO\s+)?[`\"]?([A-Za-z_][\w$]*)",
+    re.I,
+)
+
+
+def inserts_values(sql: str) -> bool:
+    """Whether ``sql`` is a plain ``INSERT … VALUES`` (no ``SELECT``): a statement with no access
+    path, whose cost is the indexes it writes; its shape needs no ``expect``."""
+    return bool(_INSERT_TARGET.match(sql)) and not re.search(r"\bSELECT\b", sql, re.I)
+
+
+def _insert_target(sql: str) -> str:
+    m = _INSERT_TARGET.match(sql)
+    return m.group(1) if m else ""
 
 
 def _expect(where: str, expect: Any, fail: Fail) -> dict[str, str] | None:

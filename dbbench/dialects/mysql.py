@@ -592,15 +592,10 @@ def _run_write(cur, sql: str, params: dict, aliases: dict[str, str], marker: str
     its time and rows examined / changed from performance_schema, else the client's clock and the
     driver's row count. (tree, executor ms, statement ms, raw)."""
     from dbbench.dialects.mysql_plan import write_tree
-    from dbbench.dialects.plan import MAX_DEPTH, PlanTooDeep
-    from verdict.files import text_depth_exceeds
 
     _json_version_1(cur)
     cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
-    text_json = cur.fetchone()[0]
-    if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
-        raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
-    doc = _json.loads(text_json)
+    doc = _json_plan(cur.fetchone()[0])
     statement, wall, examined, affected = _execute_marked(cur, sql, params, marker, watch, thread)
     tree = write_tree(doc, aliases, common.verb(sql), examined, affected)
     return tree, (wall if statement is None else statement), statement, {"json": doc, "executed": True}
@@ -748,15 +743,11 @@ def _statement_event(observer, thread: int | None, like: str) -> tuple[float | N
 def _resolve_consts(cur, sql: str, params: dict, tree, aliases: dict[str, str]) -> dict:
     """Under each ``const`` node of ``tree`` (rows MySQL fetched before execution), the tables
     ``EXPLAIN FORMAT=JSON`` reads by const/eq_ref/system access and their keys; the JSON document."""
-    from dbbench.dialects.plan import MAX_DEPTH, PlanNode, PlanTooDeep
-    from verdict.files import text_depth_exceeds
+    from dbbench.dialects.plan import PlanNode
 
     _json_version_1(cur)
     cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
-    text_json = cur.fetchone()[0]
-    if text_depth_exceeds(text_json, 4 * MAX_DEPTH):
-        raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
-    doc = _json.loads(text_json)
+    doc = _json_plan(cur.fetchone()[0])
     for n in [n for n in tree.walk() if n.kind == "const"]:
         n.children += [
             PlanNode(
@@ -769,6 +760,16 @@ def _resolve_consts(cur, sql: str, params: dict, tree, aliases: dict[str, str]) 
             if access in ("const", "eq_ref", "system")
         ]
     return doc
+
+
+def _json_plan(text: str) -> dict:
+    """An ``EXPLAIN FORMAT=JSON`` document, refused (one line) when nested past what dbbench reads."""
+    from dbbench.dialects.plan import MAX_DEPTH, PlanTooDeep
+    from verdict.files import text_depth_exceeds
+
+    if text_depth_exceeds(text, 4 * MAX_DEPTH):
+        raise PlanTooDeep("the EXPLAIN FORMAT=JSON document")
+    return _json.loads(text)
 
 
 def query_row(conn, sql: str, params: dict) -> dict | None:
@@ -894,6 +895,15 @@ def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int, settings:
             using = " USING " + ", ".join(f"@dbbench_p{i}" for i in range(len(values))) if values else ""
             cur.execute("EXECUTE dbbench_prepared" + using)
             raw = cur.fetchone()[0]
+            if _NOT_EXECUTABLE in raw:  # a single-table UPDATE / DELETE: its prepared plan as JSON
+                from dbbench.dialects.mysql_plan import write_tree
+
+                execute(conn, ["DEALLOCATE PREPARE dbbench_prepared"])
+                _json_version_1(cur)
+                cur.execute("PREPARE dbbench_prepared FROM %s", ("EXPLAIN FORMAT=JSON " + text,))
+                cur.execute("EXECUTE dbbench_prepared" + using)
+                doc = _json_plan(cur.fetchone()[0])
+                return {"json": doc}, write_tree(doc, aliases, common.verb(sql), None, None), 0.0
             tree, ms = parse_plan(raw, aliases)
             if any(n.kind == "const" for n in tree.walk()):
                 _resolve_consts(cur, sql, params, tree, aliases)

@@ -218,6 +218,14 @@ def run_shape(
         if rem._tree is not None:
             require_expected_table(own, d, shape, target.dialect, options, rem._tree)
         verdict = plan_check(shape, target.dialect, rem, access_only=options.access_only)
+        if not v.expect_index and entries.inserts_values(v.sql):
+            written = [
+                i["index"]
+                for i in index_definitions(own, d, options.namespace)
+                if i["table"] == v.expect_table
+            ]
+            own.rollback()
+            verdict.actual = f"inserts into {v.expect_table}, writing {len(written)} index{'es' if len(written) != 1 else ''}: {', '.join(written)}"
         if shape.probes and rem._tree is not None:
             report(target.dialect, shape.name, "every parameter")
             found = probes.run(conn, d, shape, v, params, options.timeout_ms, options.access_only)
@@ -295,6 +303,8 @@ def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: boo
         return PlanCheck(
             False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"]
         )
+    if not v.expect_index and entries.inserts_values(v.sql):  # no access path to assert
+        return PlanCheck(True, "no access path (INSERT … VALUES)", f"inserts into {v.expect_table}", [])
     if not v.expect_index:  # an annotated SQL block without an expectation yet
         from dbbench.measure.propose import propose
 
@@ -316,6 +326,8 @@ def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: boo
     if found := writes.lock_problems(rem.locks, shape.locked_rows_bound(dialect), common.verb(rem.sql)):
         verdict.ok = False
         verdict.problems += found
+    elif not verdict.ok and rem.locks:  # a failed write names what it locked
+        verdict.problems.append(f"{writes.verb_of(rem._tree, rem.sql)} locked {writes.summary(rem.locks)}")
     if (
         not access_only
         and shape.expect_rows is not None

@@ -117,6 +117,14 @@ def lock_problems(locks: dict | None, bound: int | None, verb: str) -> list[str]
     return found
 
 
+def verb_of(tree, sql: str) -> str:
+    """``UPDATE package_relation`` / ``SELECT … FOR UPDATE``: the statement in two words."""
+    first = common.verb(sql).upper()
+    if tree is not None and tree.kind == "modify" and tree.table:
+        return f"{first} {tree.table}"
+    return f"{first} … FOR UPDATE" if first in ("SELECT", "WITH") else first
+
+
 def summary(locks: dict | None) -> str:
     """The footprint in a few words: ``2,002 rows (group_binding 2,000, group_snapshot_stage 2)``."""
     if not locks:
