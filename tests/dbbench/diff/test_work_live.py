@@ -45,9 +45,9 @@ def test_unchanged_data_passes_with_the_work_of_every_shape_equal(baseline, tmp_
     out = tmp_path / "diff.json"
     run = run_cli("diff", str(baseline), "--namespace", NS, "--output", str(out))
     assert run.code == 0, run.output
-    assert "dbbench diff: pass: no regressions; 18 of 18 unchanged" in run.stdout
+    assert "dbbench diff: pass: no regressions; 24 of 24 unchanged" in run.stdout
     shapes = json.loads(out.read_text())["shapes"]
-    assert len(shapes) == 18
+    assert len(shapes) == 24
     assert all(s["work"]["rows_before"] == s["work"]["rows_after"] for s in shapes), shapes
 
 

@@ -110,9 +110,9 @@ def test_diff_with_stability_and_self_control_on_unchanged_data(seeded, tmp_path
     assert "A/A time ratio [95% interval]" in run.stdout
     doc = json.loads(out.read_text())
     assert doc["verdict"] == "pass"
-    assert len(doc["stability"]) == 18 and all(s["rounds"] == 2 for s in doc["stability"])
+    assert len(doc["stability"]) == 24 and all(s["rounds"] == 2 for s in doc["stability"])
     assert all(s["stable"] for s in doc["stability"]), [s for s in doc["stability"] if not s["stable"]]
-    assert len(doc["self_control"]) == 18 and all(s["plans_agree"] for s in doc["self_control"])
+    assert len(doc["self_control"]) == 24 and all(s["plans_agree"] for s in doc["self_control"])
     assert all(s["ratio"]["n"] == 7 for s in doc["self_control"])
     run = run_cli("diff", str(base), str(base), "--stability", "2")
     assert run.code == 2 and "give no RESULT file" in run.stderr
