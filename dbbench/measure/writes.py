@@ -86,8 +86,8 @@ def unchanged_problem(record: dict[str, Any]) -> str | None:
 
 def lock_problems(locks: dict | None, bound: int | None, verb: str) -> list[str]:
     """What is wrong with a lock footprint: more rows locked than ``bound`` (``max_locked_rows``),
-    naming the tables and the indexes they were locked through; a cascade into a child table
-    whose foreign key has no index to use (it is read in full for every parent row changed)."""
+    naming the tables and the indexes they were locked through; a child table whose foreign key
+    has no index to use (the child is read for every parent row changed)."""
     if not locks:
         return []
     found = []
@@ -105,9 +105,9 @@ def lock_problems(locks: dict | None, bound: int | None, verb: str) -> list[str]
             continue
         scans = c.get("child_full_scans")
         found.append(
-            f"{verb.upper()} on {c.get('parent')} scans child table {c.get('child')} in full for foreign key "
-            f"{c.get('constraint')} ({', '.join(c.get('columns') or [])}): the child has no index on "
-            "those columns"
+            f"{verb.upper()} on {c.get('parent')}: child table {c.get('child')} has no index on its foreign "
+            f"key {c.get('constraint')} ({', '.join(c.get('columns') or [])}), so every parent row "
+            f"changed reads {c.get('child')}"
             + (
                 f" ({scans:,} full scan{'s' if scans != 1 else ''})"
                 if isinstance(scans, int) and scans
