@@ -169,6 +169,16 @@ _JSON_ACCESS = {
 }
 
 
+# the words the tree format uses for each access kind
+_JSON_LABEL = {
+    "full_scan": "Table scan on {table}",
+    "index_scan": "Index scan on {table} using {key}",
+    "index_range": "Index range scan on {table} using {key}",
+    "index_lookup": "Index lookup on {table} using {key}",
+    "unique_lookup": "Single-row index lookup on {table} using {key}",
+}
+
+
 def write_tree(doc: dict, aliases: dict[str, str], verb: str, examined: float | None, affected: float | None):
     """The normalized tree of a single-table ``UPDATE`` / ``DELETE``, which MySQL's iterator
     executor cannot ``EXPLAIN ANALYZE`` (``<not executable by iterator executor>``): a ``modify``
@@ -208,9 +218,9 @@ def write_tree(doc: dict, aliases: dict[str, str], verb: str, examined: float | 
         table = aliases.get(t["table_name"], t["table_name"])
         kind = _JSON_ACCESS.get(str(t["access_type"]), "operator")
         key = t.get("key")
-        label = {"full_scan": f"Table scan on {table}"}.get(kind) or (
-            f"{t['access_type']} access on {table}" + (f" using {key}" if key else "")
-        )
+        if kind == "index_scan" and key == "PRIMARY":  # every row, in the clustered index's order
+            kind, key = "full_scan", None
+        label = _JSON_LABEL.get(kind, f"{t['access_type']} access on {{table}}").format(table=table, key=key)
         est = t.get("rows_examined_per_scan")
         node = PlanNode(
             kind=kind,
