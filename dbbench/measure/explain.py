@@ -213,7 +213,13 @@ def run_shape(
     report = progress or (lambda *_: None)
     report(target.dialect, shape.name, "remediated")
     own = admin if admin is not None else conn  # dbbench's own: performance_schema, fingerprints
-    with writes.guard(own, d, options.namespace, v.sql) as unchanged:
+    # without a connection of dbbench's own, ``conn`` may be inside its caller's transaction (an
+    # index under trial, dbbench.advise): nothing here ends that transaction
+    separate = admin is not None
+    guarded: contextlib.AbstractContextManager[dict[str, Any]] = (
+        writes.guard(own, d, options.namespace, v.sql) if separate else contextlib.nullcontext({})
+    )
+    with guarded as unchanged:
         rem = measure(conn, d, "remediated", v.sql, params, options, v.settings, own)
         if rem._tree is not None:
             require_expected_table(own, d, shape, target.dialect, options, rem._tree)
@@ -224,8 +230,12 @@ def run_shape(
                 for i in index_definitions(own, d, options.namespace)
                 if i["table"] == v.expect_table
             ]
-            own.rollback()
-            verdict.actual = f"inserts into {v.expect_table}, writing {len(written)} index{'es' if len(written) != 1 else ''}: {', '.join(written)}"
+            if separate:
+                own.rollback()
+            many = "es" if len(written) != 1 else ""
+            verdict.actual = (
+                f"inserts into {v.expect_table}, writing {len(written)} index{many}: {', '.join(written)}"
+            )
         if shape.probes and rem._tree is not None:
             report(target.dialect, shape.name, "every parameter")
             found = probes.run(conn, d, shape, v, params, options.timeout_ms, options.access_only)
@@ -242,7 +252,7 @@ def run_shape(
             verdict=verdict,
             access_path=shape.access_path,
         )
-        if shape.cascade and rem._tree is not None:
+        if separate and shape.cascade and rem._tree is not None:  # its proof ends a transaction
             result.cascade = prove_cascade(conn, shape.cascade, params)
             if problem := cascade_problem(result.cascade):
                 verdict.ok = False
@@ -250,7 +260,7 @@ def run_shape(
         if options.natural and v.natural:
             report(target.dialect, shape.name, "natural")
             result.natural = measure(conn, d, "natural", v.natural, params, options, v.settings, own)
-        if shape.race and shape.race_holder is not None and rem._tree is not None:
+        if separate and shape.race and shape.race_holder is not None and rem._tree is not None:
             from dbbench.measure import race
 
             report(target.dialect, shape.name, "race")
@@ -261,7 +271,8 @@ def run_shape(
     if common.locks_rows(v.sql) or shape.cascade:
         # rolled-back writes must not leak into later plans (MySQL's in-memory row counts)
         d.restore_statistics(own, options.namespace)
-        own.commit()
+        if separate:
+            own.commit()
     if unchanged:
         result.unchanged = unchanged
         if problem := writes.unchanged_problem(unchanged):

@@ -20,7 +20,7 @@ import pytest
 
 from dbbench.setup.loader import table_fingerprint
 from tests.conftest import run_cli, shape_toml
-from tests.db import connection, execute, seeded_without, sql
+from tests.db import connection, execute, indexes, seeded_without, sql
 
 NS = f"dbbench_t_writes_{os.getpid()}"
 ROOT = Path(__file__).resolve().parents[3]
@@ -106,9 +106,17 @@ def test_a_dao_change_that_drops_the_update_index_fails_on_both_servers_naming_t
 ):
     ns = f"{NS}_noidx"
     with seeded_without(ns, "ix_relation_lookup") as targets:
-        before = _fingerprints(targets, ns)
+        before, schema = _fingerprints(targets, ns), {d: indexes(t, ns) for d, t in targets.items()}
         run, results = _explain(ns, tmp_path, "--shape", "relation token rewrite")
+        # which index fixes it: built, measured and dropped again inside the namespace
+        advice = run_cli("advise", "--namespace", ns, "--shape", "relation token rewrite")
         after = _fingerprints(targets, ns)
+        assert {d: indexes(t, ns) for d, t in targets.items()} == schema
+    assert advice.code == 0, advice.output
+    assert (
+        advice.stdout.count("advice: build package_relation (repository_id, relation_kind, token_sha256)")
+        == 2
+    )
     assert run.code == 1, run.output
     mysql = results[("relation token rewrite", "mysql")]
     problems = " | ".join(mysql["verdict"]["problems"])
