@@ -47,6 +47,8 @@ class Evidence:
     buffers: tuple[int | None, int | None]
     ms: tuple[float | None, float | None]
     plan: str  # how the plan reads the table with the index present
+    # a write's or a locking read's rows locked, before → after (None: a read, or not recorded)
+    locks: tuple[int | None, int | None] = (None, None)
 
     @property
     def serves(self) -> bool:
@@ -91,7 +93,14 @@ def compare(
         buffers=(buffers(before.remediated._tree), buffers(tree)),
         ms=(before.remediated.p50, after.remediated.p50),
         plan=_access(tree, table),
+        locks=(_locked(before), _locked(after)),
     )
+
+
+def _locked(m: ShapeMeasurement) -> int | None:
+    """The rows the remediated spelling locked (its lock footprint), None for a read."""
+    locks = m.remediated.locks
+    return None if not locks else int(locks.get("rows") or 0)
 
 
 def probe_problems(

@@ -89,6 +89,8 @@ def _trial(rank: int, t: Trial) -> dict[str, Any]:
         "probes_not_using_it": list(ev.probes),
         "plan_with_it": ev.plan,
         "rows_examined": {"before": _round(ev.work[0], 1), "after": _round(ev.work[1], 1)},
+        # a write's rows locked (its lock footprint, docs/writes.md); null for a read
+        "locked_rows": None if ev.locks == (None, None) else {"before": ev.locks[0], "after": ev.locks[1]},
         "buffers": {"before": ev.buffers[0], "after": ev.buffers[1]},
         "p50_ms": {"before": _round(ev.ms[0], 4), "after": _round(ev.ms[1], 4)},
         "build_ms": _ms(t.build_seconds),

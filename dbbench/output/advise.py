@@ -65,6 +65,14 @@ def _estimate(c: dict[str, Any]) -> str:
     return f"{e['verdict']}{unused or saving}{mark}"
 
 
+def _locked(c: dict[str, Any]) -> str:
+    """A write's rows locked before → after (``; locks 2,048 → 100``), "" for a read."""
+    locked = c.get("locked_rows")
+    if not locked:
+        return ""
+    return f"; locks {_rows(locked['before'])} → {_rows(locked['after'])}"
+
+
 def _verdict(c: dict[str, Any]) -> str:
     return "verified" if c["verdict"] == "verified" else f"rejected: {c['reason']}"
 
@@ -79,7 +87,7 @@ def candidate_rows(a: dict[str, Any]) -> list[list[str]]:
                 str(c["rank"]),
                 c["candidate"],
                 _verdict(c),
-                f"{_rows(r['before'])} → {_rows(r['after'])}",
+                f"{_rows(r['before'])} → {_rows(r['after'])}" + _locked(c),
                 f"{fmt_ms(ms['before'])} → {fmt_ms(ms['after'])}",
                 size(c["size_bytes"]),
                 fmt_ms(c["build_ms"]),
