@@ -22,7 +22,7 @@ from dbbench.access.targets import Target
 from dbbench.advise import effects, growth, trial
 from dbbench.advise.shape import MAX_WRITE_RATIO, ShapeAdvice, Trial, advise, natural_spelling
 from dbbench.catalog.entries import Catalog, Shape
-from dbbench.measure import explain
+from dbbench.measure import explain, writes
 from dbbench.measure.explain import MeasureOptions, ShapeMeasurement
 
 Say = Callable[[str], None]
@@ -180,6 +180,7 @@ def advise_catalog(
                 }
                 chosen = verify_set(target, options, base, cat.shapes, before, chosen, advice.write_rows, own)
             out.sets.append(chosen)
+        writes.settle_catalog(target, cat.shapes, options.namespace)  # what the trials' writes left
     out.seconds = time.perf_counter() - start
     return out
 

@@ -403,6 +403,12 @@ def restore_statistics(conn, ns: str) -> bool:
     return True
 
 
+def settle_writes(conn, ns: str, tables: list[str]) -> None:
+    """Nothing to do after rolled-back writes: InnoDB's rollback puts each row back in place and
+    its purge removes what a rollback delete-marked; the row counts plans use are put back by
+    :func:`restore_statistics`."""
+
+
 def statistics_frozen(conn, ns: str) -> dict[str, bool]:
     """Table -> whether automatic statistics recalculation is off (STATS_AUTO_RECALC=0)."""
     with conn.cursor() as cur:
@@ -622,16 +628,20 @@ def _execute_marked(
     return ms, wall, examined, (affected if cur.description else changed)
 
 
-def _footprint(watch, thread: int, tree, conn) -> dict:
+def _footprint(watch, thread: int, tree, conn) -> dict | None:
     """What the transaction holds locked, from ``performance_schema.data_locks`` (read on
     ``watch``): per table, the rows locked (the most records any one of its indexes has locked,
     the supremum left out), the gaps (next-key, gap and supremum locks), the table lock modes and
     the indexes locked through; the rows the statement changed (its root's rows, for a write); the
-    foreign-key cascades into child tables whose rows it locked (InnoDB does not time them)."""
+    foreign-key cascades into child tables whose rows it locked (InnoDB does not time them). None
+    when ``watch`` may not read performance_schema."""
     was_in_tx = bool((watch.server_status or 0) & 1)
     try:
         with watch.cursor() as cur:
-            cur.execute(_DATA_LOCKS, (thread,))
+            try:
+                cur.execute(_DATA_LOCKS, (thread,))
+            except pymysql.err.MySQLError:  # 1142: SELECT denied on performance_schema
+                return None
             locks = cur.fetchall()
             target = tree.table if tree.kind == "modify" else None
             children = []

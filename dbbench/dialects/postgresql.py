@@ -252,6 +252,22 @@ def restore_statistics(conn, ns: str) -> bool:
     return True
 
 
+def settle_writes(conn, ns: str, tables: list[str]) -> None:
+    """After rolled-back writes to ``tables``: VACUUM them (outside a transaction, then back as
+    the connection was). A rolled-back row version stays in the table and its indexes until a
+    vacuum removes it; left there, the next reads would step over it (more buffers, other plans).
+    Autovacuum is off on owned tables (frozen statistics): dbbench removes what it left."""
+    conn.rollback()
+    was = conn.autocommit
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            for table in tables:
+                cur.execute(f"VACUUM {quote(ns)}.{quote(table)}")
+    finally:
+        conn.autocommit = was
+
+
 def statistics_frozen(conn, ns: str) -> dict[str, bool]:
     """Table -> whether autovacuum (and so autoanalyze) is off for it."""
     with conn.cursor() as cur:

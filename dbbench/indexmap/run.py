@@ -27,7 +27,7 @@ from dbbench.catalog.entries import Catalog, Shape
 from dbbench.document.diff import Thresholds
 from dbbench.errors import CannotHide, server_message
 from dbbench.indexmap.profile import Effect, Profile, effect, profile
-from dbbench.measure import probes
+from dbbench.measure import probes, writes
 from dbbench.measure.explain import MeasureOptions
 
 Say = Callable[[str], None]
@@ -213,6 +213,7 @@ def map_target(
         out.indexes.append(_hide(target, entry, readers, by_name, measure, mapping, base, key, values))
     out.shapes = reverse(out)
     out.drop = drop_set(target, out, by_name, measure, mapping, base, report, values)
+    writes.settle_catalog(target, mine, ns)  # what the trials' rolled-back writes left
     out.seconds = time.perf_counter() - start
     return out
 

@@ -269,10 +269,13 @@ def run_shape(
                 verdict.ok = False
                 verdict.problems.append(str(result.race.get("problem")))
     if common.locks_rows(v.sql) or shape.cascade:
-        # rolled-back writes must not leak into later plans (MySQL's in-memory row counts)
+        # rolled-back writes must not leak into later plans (MySQL's in-memory row counts,
+        # PostgreSQL's dead row versions)
         d.restore_statistics(own, options.namespace)
         if separate:
             own.commit()
+            if unchanged.get("tables"):
+                d.settle_writes(own, options.namespace, unchanged["tables"])
     if unchanged:
         result.unchanged = unchanged
         if problem := writes.unchanged_problem(unchanged):
@@ -600,7 +603,7 @@ def stability(
                         progress(target.dialect, shape.name, "stability")
                     v = shape.variants[target.dialect]
                     params = resolve_params(conn, d, shape, base)
-                    m = measure(conn, d, "remediated", v.sql, params, once, v.settings)
+                    m = measure(conn, d, "remediated", v.sql, params, once, v.settings, admin)
                     sig = "timeout" if m._tree is None else plan_signature(m._tree)
                     seen.setdefault((shape.name, target.dialect), []).append(sig)
     return seen

@@ -133,3 +133,23 @@ def summary(locks: dict | None) -> str:
     gaps = int(locks.get("gaps") or 0)
     text = f"{int(locks.get('rows') or 0):,} rows" + (f" ({', '.join(parts)})" if parts else "")
     return text + (f", {gaps:,} gaps" if gaps else "")
+
+
+def settle_catalog(target, shapes, namespace: str) -> list[str]:
+    """After a command that ran a catalog's writes where they could not be settled one by one
+    (inside an index trial's transaction: ``dbbench advise``, ``dbbench indexes``): what the
+    rollbacks left in the tables those writes could change removed now
+    (:func:`~dbbench.dialects.postgresql.settle_writes`). Returns the tables settled."""
+    from dbbench import dialects
+
+    d = dialects.get(target.dialect)
+    texts = [s.variants[target.dialect].sql for s in shapes if target.dialect in s.variants]
+    texts = [t for t in texts if common.writes(t)]
+    if not texts:
+        return []
+    with target.all_or_nothing() as conn:
+        d.use(conn, namespace)
+        conn.commit()  # PostgreSQL's search_path is transactional
+        tables = sorted({t for text in texts for t in tables_written(conn, d, namespace, text)})
+        d.settle_writes(conn, namespace, tables)
+    return tables

@@ -54,7 +54,7 @@ def test_every_shape_holds_on_both_dialects_and_data_is_unchanged(seeded, tmp_pa
         assert r["remediated"]["p95_ms"] == max(r["remediated"]["samples_ms"])
         tree = PlanNode.from_dict(r["remediated"]["plan"])  # the normalized plan reads back as a tree
         assert r["verdict"]["expected"].split(" using ")[-1] in {n.index for n in tree.walk()}
-    assert len(doc["remediation"]) == 7
+    assert len(doc["remediation"]) == 8  # the cleanup DELETE's too (PostgreSQL)
     for r in doc["results"]:
         if r["shape"] == "orphan group stage scan":  # the delete cascades, and is rolled back
             assert r["cascade"] == {
@@ -124,7 +124,7 @@ def test_check_passes_and_fails_on_a_lost_index(local_servers, tmp_path):
         in bad.stderr
     )
     suite = ET.parse(junit).getroot().find("testsuite")
-    assert (suite.get("tests"), suite.get("failures")) == ("18", "2")
+    assert (suite.get("tests"), suite.get("failures")) == ("24", "2")
     failed = {
         (c.get("classname"), c.get("name")) for c in suite.iter("testcase") if c.find("failure") is not None
     }
