@@ -22,6 +22,11 @@ of appearance). Findings (docs/diff.md explains each with real output):
   at the node (:mod:`dbbench.diff.work`; PostgreSQL's shared buffers and every node's q-error
   beside it). Needs both documents to record work (``dbbench.explain/2``): with an older
   baseline, a note says work is unknown and the verdict falls back to plan shape.
+* ``locks`` (regression): a write's or a locking read's rows locked up past the same thresholds as
+  the work, in one line naming the statement (``UPDATE package_relation now locks 2,048 rows (was
+  100)``); ``cascade`` (regression): a foreign-key cascade into a child that lost the index on its
+  key (:mod:`dbbench.diff.locks`). A baseline without footprints gives no verdict on locks (a note
+  names the shapes).
 * ``slower`` / ``faster`` (advisory): the Hodges-Lehmann ratio of the result's samples to the
   baseline's with its exact Mann-Whitney 95 % interval (:func:`verdict.stats.ratio_interval`),
   reported when the p50 moved by more than ``noise_ms`` and the interval reaches past ``1 +
@@ -53,6 +58,7 @@ from dbbench.diff.judge import (
     misestimate,
     timing,
 )
+from dbbench.diff.locks import lock_findings, unrecorded
 from dbbench.diff.triage import (
     PLAN_FINDINGS,
     _signature,
@@ -103,6 +109,7 @@ __all__ = [
     "entry_tree",
     "index_changes",
     "keyed_nodes",
+    "lock_findings",
     "misestimate",
     "q_error",
     "self_controls",
@@ -206,7 +213,7 @@ def compare(
     dialect_rank = {"mysql": 0, "postgresql": 1}
     shapes.sort(key=lambda s: (order[s.shape], dialect_rank.get(s.dialect, 9)))
     index_notes = index_changes(base, new, shapes)
-    notes = _notes(base, new) + index_notes
+    notes = _notes(base, new) + index_notes + unrecorded(shapes)
     if not set(b_by) & set(n_by):
         notes.insert(0, "nothing in common: the result measured none of the baseline's shapes")
     return DiffReport(baseline_name, result_name, t, shapes, notes, dict(stability or {}), {}, base, new)

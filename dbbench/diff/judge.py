@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 
 from dbbench.dialects.plan import PlanNode
+from dbbench.diff.locks import lock_findings
 from dbbench.diff.work import work_findings
 from dbbench.document.diff import (
     Finding,
@@ -164,7 +165,7 @@ def compare_entry(
     floor: Interval | None = None,
 ) -> list[Finding]:
     """The findings of one shape and dialect: plan, assertion, ``work`` (when both documents record
-    it) and timing (advisory unless ``t.gate_timing``; ``floor``: the A/A interval of two runs now,
+    it), the lock footprint of a write or locking read (:mod:`dbbench.diff.locks`) and timing (advisory unless ``t.gate_timing``; ``floor``: the A/A interval of two runs now,
     the run-to-run spread its uncertainty must include)."""
     out: list[Finding] = []
     b_rem, n_rem = base.remediated, new.remediated
@@ -180,6 +181,7 @@ def compare_entry(
         out.append(Finding("assertion", False, "assertion holds again", improvement=True))
     if work is not None:
         out += work_findings(work, t)
+    out += lock_findings(base, new, t)
     b50, n50 = b_rem.p50_ms, n_rem.p50_ms
     if b50 is not None and n50 is not None and not n_rem.timeout:
         out += like_timing(b_rem, n_rem, t, floor)

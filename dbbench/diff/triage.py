@@ -8,6 +8,8 @@ from dbbench.document.model import ShapeResult
 from verdict import PASS
 from verdict.stats import ratio_interval
 
+# the work a plan did: rows examined and buffers, and a write's rows locked
+WORK_FINDINGS = ("work", "locks")
 PLAN_FINDINGS = ("index_lost", "access_changed", "scan_kind", "new_access", "sort_added", "temp_table_added")
 
 
@@ -50,7 +52,7 @@ def self_controls(aa: DiffReport) -> dict[tuple[str, str], SelfControl]:
             _signature(s.base) == _signature(s.result),
             PASS if call is None else call.verdict,
             ratio_interval(a.samples_ms, b.samples_ms, t.alpha),
-            work_agrees=not any(f.kind == "work" and not f.improvement for f in s.findings),
+            work_agrees=not any(f.kind in WORK_FINDINGS and not f.improvement for f in s.findings),
         )
     return out
 
@@ -58,8 +60,8 @@ def self_controls(aa: DiffReport) -> dict[tuple[str, str], SelfControl]:
 def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
     """Beside each shape its A/A (:func:`self_controls`). The rule is per kind of evidence: when
     the A/A plans differ, the shape's plan findings against the baseline are at most inconclusive
-    (the plan is not reproducible right now); when the A/A work differs, its work finding; when the
-    A/A timing is not a pass, its timing finding. A lost index with a reproducible plan stays a
+    (the plan is not reproducible right now); when the A/A work (rows examined, rows locked)
+    differs, its work and locks findings; when the A/A timing is not a pass, its timing finding. A lost index with a reproducible plan stays a
     failure even on a noisy machine: the plan does not depend on the timing noise."""
     report.self_control.update(self_controls(aa))
     for s in report.shapes:
@@ -71,7 +73,7 @@ def apply_self_control(report: DiffReport, aa: DiffReport) -> None:
                 continue
             if (
                 (f.kind in PLAN_FINDINGS and not aa_shape.plans_agree)
-                or (f.kind == "work" and not aa_shape.work_agrees)
+                or (f.kind in WORK_FINDINGS and not aa_shape.work_agrees)
                 or (f.kind == "slower" and aa_shape.timing != PASS)
             ):
                 f.regression, f.inconclusive = False, True

@@ -1,8 +1,12 @@
 """Baselines: a run's normalized plans and timings in a file meant to be committed.
 
-A baseline is an explain result document (schema ``dbbench.explain/1``, see ``docs/results.md``)
+A baseline is an explain result document (schema ``dbbench.explain/2``, see ``docs/results.md``)
 without the servers' raw plan output, with ``baseline`` saying when and from what it was saved.
-``dbbench diff BASELINE [RESULT]`` (:mod:`dbbench.diff`) compares a later run with it.
+Everything else of a result stays, the evidence ``dbbench diff BASELINE [RESULT]``
+(:mod:`dbbench.diff`) judges a later run on: the normalized plans, the samples and, for a write or
+a locking read, each spelling's lock footprint (``locks``), the write's fingerprints before and
+after (``unchanged``) and a ``[race]`` shape's two-session check (``race``). A baseline saved
+before footprints were recorded has none and still loads: the diff then gives no verdict on locks.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from dbbench.document.model import Document, as_document
 
 
 def from_result(doc: Document | dict[str, Any], source: str = "run") -> Document:
-    """A baseline from a result document: raw plans dropped (the normalized ``plan`` trees stay)."""
+    """A baseline from a result document: raw plans dropped (the normalized ``plan`` trees, the
+    lock footprints and every other field stay)."""
     saved_at = datetime.now(UTC).isoformat(timespec="seconds")
     return as_document(doc, source).as_baseline(saved_at, source)
 

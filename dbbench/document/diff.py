@@ -86,6 +86,24 @@ class ShapeDiff:
             return FAIL
         return INCONCLUSIVE if any(f.inconclusive for f in self.findings) else PASS
 
+    def locks_json(self) -> dict[str, Any]:
+        """``{"locks": {...}}``: the rows and gaps locked in the baseline and the result (null
+        where a document records none), for a write or a locking read; ``{}`` for a read, whose
+        entry has no ``locks`` key."""
+        sides = [None if e is None else e.remediated.locks for e in (self.base, self.result)]
+        if all(x is None for x in sides):
+            return {}
+        rows = [None if x is None else int(x.get("rows") or 0) for x in sides]
+        gaps = [None if x is None else int(x.get("gaps") or 0) for x in sides]
+        return {
+            "locks": {
+                "rows_before": rows[0],
+                "rows_after": rows[1],
+                "gaps_before": gaps[0],
+                "gaps_after": gaps[1],
+            }
+        }
+
     @property
     def status(self) -> str:
         if self.base is None:
@@ -164,6 +182,7 @@ class DiffReport:
                     "baseline_access": entry_access(s.base),
                     "result_access": entry_access(s.result),
                     "work": None if s.work is None else s.work.to_json(),
+                    **s.locks_json(),
                     "findings": [asdict(f) for f in s.findings],
                 }
                 for s in self.shapes

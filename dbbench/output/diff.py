@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects import timing
-from dbbench.document.diff import DiffReport, ShapeDiff, Thresholds, entry_access, entry_p50, entry_tree
+from dbbench.document import locks
+from dbbench.document.diff import (
+    DiffReport,
+    ShapeDiff,
+    Thresholds,
+    entry_access,
+    entry_p50,
+    entry_tree,
+    ratio,
+)
 from dbbench.document.model import Document, ShapeResult
 from dbbench.output import Case, junit, md_table, table
 from dbbench.units import fmt_factor, fmt_ms
@@ -13,6 +22,9 @@ from verdict import FAIL, INCONCLUSIVE, PASS
 
 
 def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]], str]:
+    """The table of every shape and dialect; a *Rows locked* column after *Rows examined* when a
+    document records a lock footprint (a catalog of reads renders as it always did)."""
+    with_locks = _has_locks(report)
     rows = []
     for s in report.shapes:
         status = s.status.upper() if s.regressed else s.status
@@ -26,6 +38,7 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
                 entry_access(s.base),
                 entry_access(s.result),
                 _work_cell(report, s),
+                *([_locks_cell(s)] if with_locks else []),
                 "—" if b50 is None else f"{fmt_ms(b50)} ms{_mark(s.base)}",
                 "—" if n50 is None else f"{fmt_ms(n50)} ms{_mark(s.result)}",
                 status,
@@ -39,13 +52,39 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
             "Baseline access",
             "Result access",
             "Rows examined",
+            *(["Rows locked"] if with_locks else []),
             f"Baseline p50{timing}",
             f"Result p50{timing}",
             "Verdict",
         ],
         rows,
-        "llllrrrl",
+        "llllr" + ("r" if with_locks else "") + "rrl",
     )
+
+
+def _has_locks(report: DiffReport) -> bool:
+    """Whether either document records a lock footprint (a write or a locking read)."""
+    return any(
+        e is not None and e.remediated.locks is not None for s in report.shapes for e in (s.base, s.result)
+    )
+
+
+def _locks_cell(s: ShapeDiff) -> str:
+    """Rows locked, baseline → result (one number when equal); ``—`` for a read; the result's
+    alone, said so, when the baseline records none."""
+    before = None if s.base is None else s.base.remediated.locks
+    after = None if s.result is None else s.result.remediated.locks
+    if before is None and after is None:
+        return "—"
+    b = None if s.base is None else s.base.remediated.locked_rows
+    n = None if s.result is None else s.result.remediated.locked_rows
+    if before is None:
+        return f"{n or 0:,}" + ("" if s.base is None else " (not recorded in the baseline)")
+    if after is None or n is None:
+        return f"{b or 0:,} → —"
+    if b == n:
+        return f"{n:,}"
+    return f"{b or 0:,} → {n:,} ({fmt_factor(ratio(b or 0, n))})"
 
 
 def _mark(entry: ShapeResult | None) -> str:
@@ -110,6 +149,51 @@ def _work_sections(report: DiffReport, markdown: bool) -> list[str]:
             ),
         ]
     return out
+
+
+def _locks_sections(report: DiffReport, markdown: bool) -> list[str]:
+    """Per table, the rows and gaps locked and the indexes they were locked through, baseline →
+    result, and the cascades of each, for every shape with a ``locks`` or ``cascade`` finding."""
+    out: list[str] = []
+    fmt = "markdown" if markdown else "simple"
+    for s in report.shapes:
+        if s.base is None or s.result is None or not any(f.kind in ("locks", "cascade") for f in s.findings):
+            continue
+        b, n = s.base.remediated.locks, s.result.remediated.locks
+        was = {t["table"]: t for t in locks.tables(b)}
+        now = {t["table"]: t for t in locks.tables(n)}
+        rows = [
+            [
+                name,
+                _count(was.get(name), "rows"),
+                _count(now.get(name), "rows"),
+                _count(was.get(name), "gaps"),
+                _count(now.get(name), "gaps"),
+                locks.through(was.get(name)),
+                locks.through(now.get(name)),
+            ]
+            for name in dict.fromkeys([*now, *was])
+        ]
+        title = f"Locks: {s.shape} [{DIALECT_LABEL[s.dialect]}]: {locks.statement(s.result.remediated)}"
+        out += [
+            "",
+            f"#### {title}" if markdown else title,
+            *([""] if markdown else []),
+            table(
+                ["Table", "Rows locked before", "after", "Gaps before", "after", "Through before", "after"],
+                rows,
+                "lrrrrll",
+                fmt,
+            ),
+        ]
+        for when, footprint in (("before", b), ("after", n)):
+            if locks.cascades(b) or locks.cascades(n):
+                out += ["", f"Cascades {when}: {locks.cascades_words(footprint)}"]
+    return out
+
+
+def _count(t: dict | None, key: str) -> str:
+    return "—" if t is None else f"{int(t.get(key) or 0):,}"
 
 
 def _pair(before: float | None, after: float | None, form: str) -> str:
@@ -194,6 +278,7 @@ def to_text(report: DiffReport) -> str:
             out.append(f"  {s.shape} [{DIALECT_LABEL[s.dialect]}]")
             out += [f"    - {f.message}" for f in s.findings]
     out += _work_sections(report, markdown=False)
+    out += _locks_sections(report, markdown=False)
     out += _extra_sections(report, markdown=False)
     if report.notes:
         out += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
@@ -296,6 +381,7 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
                 f"- {s.shape} [{DIALECT_LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings)
             )
     out += _work_sections(report, markdown=True)
+    out += _locks_sections(report, markdown=True)
     out += _extra_sections(report, markdown=True)
     if report.notes:
         out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]

@@ -18,6 +18,7 @@ from dbbench import defaults
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects import timing
 from dbbench.dialects.plan import PlanNode
+from dbbench.document import locks
 from dbbench.document.model import Document, RunConfig, ShapeResult, Spelling, Verdict, as_document
 from dbbench.output import Case, junit, table
 from dbbench.units import fmt_factor, fmt_ms
@@ -108,8 +109,44 @@ def shape_rows(doc: Doc) -> Rows:
 
 
 def shape_table(doc: Doc, fmt: str = "simple") -> str:
-    """:func:`shape_rows` as a table, and what its marked times are."""
-    return _with_legend(table(*shape_rows(doc), fmt), doc, fmt)
+    """:func:`shape_rows` as a table, what its marked times are and, when the document holds
+    writes or locking reads, their lock footprint (:func:`lock_table`)."""
+    return _with_locks(_with_legend(table(*shape_rows(doc), fmt), doc, fmt), doc, fmt)
+
+
+def lock_rows(doc: Doc) -> Rows:
+    """Per write or locking read and dialect: the statement (verb and table), the rows it changed,
+    what it locked in a few words (rows per table, gaps) and the foreign-key cascades it caused
+    (child table, key, the index the child was read through, PostgreSQL's trigger time)."""
+    rows = [
+        [
+            r.shape,
+            DIALECT_LABEL[r.dialect],
+            locks.statement(r.remediated),
+            locks.changed(r.remediated.locks),
+            locks.summary(r.remediated.locks),
+            locks.cascades_words(r.remediated.locks),
+        ]
+        for shape, by in by_shape(doc)
+        for r in (by.get((shape, d)) for d in dialects_of(doc))
+        if r is not None and r.remediated.locks is not None
+    ]
+    headers = ["Write or locking read", "Dialect", "Statement", "Rows changed", "Locked", "Cascades"]
+    return headers, rows, "lllrll"
+
+
+def has_locks(doc: Doc) -> bool:
+    """Whether a spelling of the document holds a lock footprint (a write or a locking read)."""
+    return any(r.remediated.locks is not None for r in as_document(doc).results)
+
+
+def lock_table(doc: Doc, fmt: str = "simple") -> str:
+    """:func:`lock_rows` as a table ("" when the document holds only reads)."""
+    return table(*lock_rows(doc), fmt) if has_locks(doc) else ""
+
+
+def _with_locks(text: str, doc: Doc, fmt: str) -> str:
+    return text + "\n\n" + lock_table(doc, fmt) if has_locks(doc) else text
 
 
 def _bounded_words(dialects: list[str], rs: list[ShapeResult | None]) -> str:
@@ -226,7 +263,7 @@ def junit_xml(doc: Doc, suite: str = "dbbench") -> str:
         case = Case(f"{suite}.{r.dialect}", r.shape, f"{seconds:.6f}")
         v = r.verdict or Verdict(expected="?", actual="?", problems=("no verdict",))
         if not r.ok:
-            body = [f"expected: {v.expected}", f"actual: {v.actual}"]
+            body = [f"expected: {v.expected}", f"actual: {v.actual}", *_junit_locks(rem)]
             tree = plan_tree(rem)
             if tree is not None:
                 body.append(tree.render())
@@ -238,8 +275,20 @@ def junit_xml(doc: Doc, suite: str = "dbbench") -> str:
         else:
             kind = "" if rem.time_kind == timing.STATEMENT else f" ({timing.MEANING[rem.time_kind]})"
             case.system_out = f"{v.expected}; p50 {fmt_ms(rem.p50_ms)} ms, p95 {fmt_ms(rem.p95_ms)} ms{kind}"
+            case.system_out += "".join(f"; {line}" for line in _junit_locks(rem))
         cases.append(case)
     return junit(suite, cases)
+
+
+def _junit_locks(m: Spelling) -> list[str]:
+    """A write's or locking read's footprint for a JUnit case: ``locks: UPDATE package_relation
+    locked 100 rows (package_relation 100), 101 gaps`` and its cascades; nothing for a read."""
+    if m.locks is None:
+        return []
+    out = [f"locks: {locks.statement(m)} locked {locks.summary(m.locks)}"]
+    if locks.cascades(m.locks):
+        out.append(f"cascades: {locks.cascades_words(m.locks)}")
+    return out
 
 
 def github_summary(doc: Doc, title: str) -> str:
@@ -315,6 +364,8 @@ def markdown(doc: Doc, source: Path | None = None) -> str:
     remediation table (when the run measured natural spellings), failures, and the file's SHA-256."""
     doc = as_document(doc)
     out = intro(doc) + ["", seed_table(doc, "markdown")]
+    if has_locks(doc):
+        out += ["", lock_table(doc, "markdown")]
     if has_remediation(doc):
         out += ["", remediation_table(doc, "markdown")]
     if any(not r.ok for r in doc.results):

@@ -18,8 +18,10 @@ from dbbench.output.explain import (
     by_shape,
     dialects_of,
     failures,
+    has_locks,
     has_remediation,
     intro,
+    lock_rows,
     mark,
     remediation_rows_table,
     seed_rows,
@@ -170,6 +172,14 @@ def _capped_note(rows: list[ChartRow]) -> list[str]:
     ]
 
 
+LOCKS_NOTE = (
+    "What each write or locking read held before its transaction was rolled back: the rows "
+    "locked per table (MySQL performance_schema.data_locks; PostgreSQL the rows changed and the "
+    "rows FOR UPDATE returned), MySQL's gap locks, and the foreign-key cascades into child tables "
+    "with the index each child was read through."
+)
+
+
 def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
     """A self-contained HTML page: the same tables as :func:`markdown` and the per-sample chart."""
     doc = as_document(doc)
@@ -191,6 +201,10 @@ def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
     parts.append("<h2>Query shapes</h2>")
     parts.append(html_table(*seed_rows(doc)))
     parts += [f"<p>{esc(line)}</p>" for line in time_legend(doc)]
+    if has_locks(doc):
+        parts.append("<h2>Lock footprint</h2>")
+        parts.append(html_table(*lock_rows(doc)))
+        parts.append(f"<p>{esc(LOCKS_NOTE)}</p>")
     if has_remediation(doc):
         parts.append("<h2>Remediated plans</h2>")
         parts.append(html_table(*remediation_rows_table(doc)))
