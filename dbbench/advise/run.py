@@ -12,6 +12,7 @@ advises the named shapes whatever their state.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -133,10 +134,30 @@ def advise_catalog(
     _, results, _ = explain.run(targets, cat, replace(options, natural=True), only=only)
     out.baseline = results
     out.needs = needs(results, slower=advice.slower, only=only)
-    by_name = {s.name: s for s in cat.shapes}
     small: tuple[str, dict | None] | None = None
     if advice.growth_size and out.needs:
         small = _smaller(targets, cat, advice.growth_size, options, cache_dir, report)
+    settling = contextlib.ExitStack()  # what the trials' rolled-back writes leave, removed after
+    for target in targets:
+        settling.enter_context(writes.settled(target, cat.shapes, options.namespace))
+    with settling:
+        _advise_targets(targets, cat, options, advice, out, small, base, report)
+    out.seconds = time.perf_counter() - start
+    return out
+
+
+def _advise_targets(
+    targets: list[Target],
+    cat: Catalog,
+    options: MeasureOptions,
+    advice: AdviseOptions,
+    out: CatalogAdvice,
+    small: tuple[str, dict | None] | None,
+    base: dict | None,
+    report: Say,
+) -> None:
+    """Each target's needs advised (the body of :func:`advise_catalog`)."""
+    by_name = {s.name: s for s in cat.shapes}
     for target in targets:
         mine = [n for n in out.needs if n.dialect == target.dialect]
         if not mine:
@@ -180,9 +201,6 @@ def advise_catalog(
                 }
                 chosen = verify_set(target, options, base, cat.shapes, before, chosen, advice.write_rows, own)
             out.sets.append(chosen)
-        writes.settle_catalog(target, cat.shapes, options.namespace)  # what the trials' writes left
-    out.seconds = time.perf_counter() - start
-    return out
 
 
 def _smaller(

@@ -403,10 +403,19 @@ def restore_statistics(conn, ns: str) -> bool:
     return True
 
 
+def settle_pending(conn, ns: str, tables: list[str]) -> None:
+    """Nothing to record: :func:`settle_writes` has nothing to do."""
+
+
 def settle_writes(conn, ns: str, tables: list[str]) -> None:
     """Nothing to do after rolled-back writes: InnoDB's rollback puts each row back in place and
     its purge removes what a rollback delete-marked; the row counts plans use are put back by
     :func:`restore_statistics`."""
+
+
+def recover_settle(conn, ns: str) -> list[str]:
+    """Nothing a killed run's writes leave to settle (:func:`settle_writes`)."""
+    return []
 
 
 def statistics_frozen(conn, ns: str) -> dict[str, bool]:

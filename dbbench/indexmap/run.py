@@ -15,6 +15,7 @@ index): reported, never called droppable. The reverse view gives each shape the 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -213,7 +214,6 @@ def map_target(
         out.indexes.append(_hide(target, entry, readers, by_name, measure, mapping, base, key, values))
     out.shapes = reverse(out)
     out.drop = drop_set(target, out, by_name, measure, mapping, base, report, values)
-    writes.settle_catalog(target, mine, ns)  # what the trials' rolled-back writes left
     out.seconds = time.perf_counter() - start
     return out
 
@@ -394,6 +394,9 @@ def map_catalog(
     """The map of ``cat`` (``only``: these shapes) on every target."""
     start = time.perf_counter()
     shapes = [s for s in cat.shapes if not only or s.name in only]
-    found = CatalogMap([map_target(t, shapes, options, mapping, base=base, say=say) for t in targets])
+    with contextlib.ExitStack() as settling:  # what the trials' rolled-back writes leave, removed after
+        for t in targets:
+            settling.enter_context(writes.settled(t, shapes, options.namespace))
+        found = CatalogMap([map_target(t, shapes, options, mapping, base=base, say=say) for t in targets])
     found.seconds = time.perf_counter() - start
     return found

@@ -274,8 +274,8 @@ def run_shape(
         d.restore_statistics(own, options.namespace)
         if separate:
             own.commit()
-            if unchanged.get("tables"):
-                d.settle_writes(own, options.namespace, unchanged["tables"])
+            if settle := unchanged.pop("settle", None):
+                d.settle_writes(own, options.namespace, settle)
     if unchanged:
         result.unchanged = unchanged
         if problem := writes.unchanged_problem(unchanged):
@@ -522,6 +522,7 @@ def _run_target(
         admin.rollback()
         d.restore_statistics(admin, options.namespace)  # start from the persisted statistics
         admin.commit()
+        d.recover_settle(admin, options.namespace)  # what a killed run's writes left
         return [
             run_shape(target, conn, shape, options, progress=progress, base_params=base, admin=admin)
             for shape in shapes

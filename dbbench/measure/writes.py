@@ -64,6 +64,9 @@ def guard(conn, d, namespace: str, sql: str) -> Iterator[dict[str, Any]]:
         return
     tables = tables_written(conn, d, namespace, sql)
     before = fingerprints(conn, d.NAME, namespace, tables)
+    if grows(sql):  # recorded before the writes run: a killed run's next run settles them
+        record["settle"] = tables
+        d.settle_pending(conn, namespace, tables)
     yield record
     after = fingerprints(conn, d.NAME, namespace, tables)
     record.update(
@@ -135,21 +138,36 @@ def summary(locks: dict | None) -> str:
     return text + (f", {gaps:,} gaps" if gaps else "")
 
 
-def settle_catalog(target, shapes, namespace: str) -> list[str]:
-    """After a command that ran a catalog's writes where they could not be settled one by one
-    (inside an index trial's transaction: ``dbbench advise``, ``dbbench indexes``): what the
-    rollbacks left in the tables those writes could change removed now
-    (:func:`~dbbench.dialects.postgresql.settle_writes`). Returns the tables settled."""
+_GROWING_VERBS = ("insert", "update", "replace", "merge", "with")
+
+
+def grows(sql: str) -> bool:
+    """Whether ``sql`` may leave rolled-back row versions behind (an insert or an update; a
+    rolled-back delete leaves none)."""
+    return common.writes(sql) and common.verb(sql) in _GROWING_VERBS
+
+
+@contextlib.contextmanager
+def settled(target, shapes, namespace: str) -> Iterator[list[str]]:
+    """Around a command that runs a catalog's writes where they cannot be settled one by one
+    (inside an index trial's transaction: ``dbbench advise``, ``dbbench indexes``): what a killed
+    run left settled first, the tables the writes may grow recorded, and settled at the end, also
+    after an error (:func:`~dbbench.dialects.postgresql.settle_writes`). Yields the tables."""
     from dbbench import dialects
 
     d = dialects.get(target.dialect)
     texts = [s.variants[target.dialect].sql for s in shapes if target.dialect in s.variants]
-    texts = [t for t in texts if common.writes(t)]
-    if not texts:
-        return []
+    texts = [t for t in texts if grows(t)]
     with target.all_or_nothing() as conn:
         d.use(conn, namespace)
         conn.commit()  # PostgreSQL's search_path is transactional
+        d.recover_settle(conn, namespace)
         tables = sorted({t for text in texts for t in tables_written(conn, d, namespace, text)})
-        d.settle_writes(conn, namespace, tables)
-    return tables
+        if tables:
+            d.settle_pending(conn, namespace, tables)
+    try:
+        yield tables
+    finally:
+        if tables:
+            with target.all_or_nothing() as conn:
+                d.settle_writes(conn, namespace, tables)
