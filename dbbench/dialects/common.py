@@ -233,3 +233,21 @@ def footprint(
         "tables": listed,
         "cascades": cascades,
     }
+
+
+def _count(value: Any) -> int:
+    """A count of a footprint (a missing or malformed one counts 0: a result file is input)."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def footprint_summary(locks: dict[str, Any] | None) -> str:
+    """A footprint (:func:`footprint`) in a few words: ``2,002 rows (group_binding 2,000,
+    group_snapshot_stage 2), 2,011 gaps`` (tables holding none of its row locks left out; "" for
+    a read)."""
+    if not isinstance(locks, dict):
+        return ""
+    held = [t for t in locks.get("tables") or [] if isinstance(t, dict) and t.get("table")]
+    parts = [f"{t['table']} {_count(t.get('rows')):,}" for t in held if _count(t.get("rows"))]
+    rows, gaps = _count(locks.get("rows")), _count(locks.get("gaps"))
+    text = f"{rows:,} row{'' if rows == 1 else 's'}" + (f" ({', '.join(parts)})" if parts else "")
+    return text + (f", {gaps:,} gaps" if gaps else "")

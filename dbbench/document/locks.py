@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from dbbench.dialects import common
 from dbbench.dialects.plan import PlanNode
 from dbbench.document.model import Spelling
 
-_FIRST_WORD = re.compile(r"\s*\(*\s*([A-Za-z]+)")
 # a locking read's clause: its strength, and what it does about a row another session holds
 _LOCKING = re.compile(
     r"\b(FOR\s+(?:UPDATE|SHARE|NO\s+KEY\s+UPDATE|KEY\s+SHARE)|LOCK\s+IN\s+SHARE\s+MODE)\b"
@@ -49,14 +49,8 @@ def cascades(locks: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def summary(locks: dict[str, Any] | None) -> str:
-    """The footprint in a few words: ``2,002 rows (group_binding 2,000, group_snapshot_stage 2),
-    2,011 gaps`` (the tables that hold none of its row locks left out; "" for a read)."""
-    if not isinstance(locks, dict):
-        return ""
-    parts = [f"{t['table']} {_int(t.get('rows')):,}" for t in tables(locks) if _int(t.get("rows"))]
-    gaps = _int(locks.get("gaps"))
-    text = _rows(_int(locks.get("rows"))) + (f" ({', '.join(parts)})" if parts else "")
-    return text + (f", {gaps:,} gaps" if gaps else "")
+    """The footprint in a few words (:func:`dbbench.dialects.common.footprint_summary`)."""
+    return common.footprint_summary(locks)
 
 
 def _rows(n: int) -> str:
@@ -68,8 +62,7 @@ def statement(m: Spelling) -> str:
     ``UPDATE package_relation``, ``DELETE group_snapshot_stage``, ``SELECT … FOR UPDATE on
     group_snapshot_stage``."""
     modify = m.plan is not None and m.plan.kind == "modify"
-    found = _FIRST_WORD.match(m.plan.label if modify and m.plan is not None else m.sql)
-    verb = found.group(1).upper() if found else "?"
+    verb = common.verb(m.plan.label if modify and m.plan is not None else m.sql).upper() or "?"
     names = _changed_tables(m.plan, m.locks)
     if verb in ("SELECT", "WITH") and not any(
         _int(v) for t in tables(m.locks) for v in (t.get("changed") or {}).values()

@@ -341,7 +341,9 @@ def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: boo
         verdict.ok = False
         verdict.problems += found
     elif not verdict.ok and rem.locks:  # a failed write names what it locked
-        verdict.problems.append(f"{writes.verb_of(rem._tree, rem.sql)} locked {writes.summary(rem.locks)}")
+        verdict.problems.append(
+            f"{writes.verb_of(rem._tree, rem.sql)} locked {common.footprint_summary(rem.locks)}"
+        )
     if (
         not access_only
         and shape.expect_rows is not None

@@ -227,9 +227,9 @@ def _access_words(tree: PlanNode, table: str) -> str:
     if not nodes:
         return "no table access"
     n = nodes[0]
-    est = f"estimated {n.est_rows:,.0f} rows, " if n.est_rows is not None else ""
-    act = f"{n.actual_rows:,.0f} actual" if n.actual_rows is not None else ""
-    return f"{describe_access(n)} ({est}{act})".replace(" ()", "")
+    said = [f"estimated {n.est_rows:,.0f} rows"] if n.est_rows is not None else []
+    said += [f"{n.actual_rows:,.0f} actual"] if n.actual_rows is not None else []
+    return describe_access(n) + (f" ({', '.join(said)})" if said else "")
 
 
 def run(

@@ -129,13 +129,8 @@ def verb_of(tree, sql: str) -> str:
 
 
 def summary(locks: dict | None) -> str:
-    """The footprint in a few words: ``2,002 rows (group_binding 2,000, group_snapshot_stage 2)``."""
-    if not locks:
-        return ""
-    parts = [f"{t['table']} {t['rows']:,}" for t in locks.get("tables") or [] if t.get("rows")]
-    gaps = int(locks.get("gaps") or 0)
-    text = f"{int(locks.get('rows') or 0):,} rows" + (f" ({', '.join(parts)})" if parts else "")
-    return text + (f", {gaps:,} gaps" if gaps else "")
+    """The footprint in a few words (:func:`dbbench.dialects.common.footprint_summary`)."""
+    return common.footprint_summary(locks)
 
 
 _GROWING_VERBS = ("insert", "update", "replace", "merge", "with")
