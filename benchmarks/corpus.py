@@ -8,12 +8,13 @@ FOLDER holds catalog directories (``setup.mysql.sql`` / ``setup.postgresql.sql``
 (vendor sample databases, an application's ``structure.sql``, a wiki's generated tables), kept out
 of the repository. For every catalog and each dialect it has, on a COPY of the directory in a
 temporary folder (``init`` writes ``data/spec.toml`` into the catalog: the corpus is never written),
-in a namespace of its own (``corpus_NN``), one step after the other, each bounded by ``--timeout``:
+in a namespace of its own (``corpus_NN``, ``--prefix`` to name them otherwise), one step after the other, each bounded by ``--timeout``:
 
 1. ``dbbench seed --catalog D --namespace NS --only DIALECT``: the setup SQL, empty (the intake);
 2. ``dbbench init --catalog D --namespace NS --only DIALECT``: the starter spec;
 3. ``dbbench seed --catalog D --namespace NS --only DIALECT --scale N``: the spec, unedited;
-4. ``dbbench explain --catalog D --namespace NS --only DIALECT``: the catalog's shapes, if any.
+4. ``dbbench explain --catalog D --namespace NS --only DIALECT``: the catalog's shapes, if any
+   (``--explain-on setup``: on the rows of step 1, without steps 2 and 3).
 
 ``--install-extensions`` first does what dbbench's refusal of ``CREATE EXTENSION`` tells a user
 to do, on the LOCAL PostgreSQL only and only when dbbench's own user is a superuser there: it
@@ -26,7 +27,11 @@ installs one.
 
 A step runs only when the one before it exited 0. Prints one line per schema and dialect: tables,
 rows loaded by step 3, rows/s of its fill, each step's exit code (``-`` not run, ``T`` killed at the
-timeout) and the first line of the first failure; then the count of schemas that passed each step.
+timeout) and the first line of the first failure; under it, one line per write shape (an
+``UPDATE``, ``DELETE``, ``INSERT … SELECT`` or locking read) that step 4 measured: pass or fail,
+the rows it changed, the rows and gaps it locked per table, the foreign keys it went through (and
+the ones with no index to use) and whether the data's fingerprints were unchanged (see
+docs/writes.md); then the count of schemas that passed each step.
 Drops its namespaces (and their roles) at the end. Exits 1 when any step failed.
 """
 
@@ -63,6 +68,7 @@ class Outcome:
     rows_per_s: float | None = None
     failure: str = ""
     seconds: float = 0.0
+    writes: list[dict] = field(default_factory=list)
 
 
 def dialects_of(catalog: Path) -> list[str]:
@@ -248,6 +254,56 @@ def counts(result: Path, dialect: str) -> tuple[int, int, float | None]:
     return len(prints), rows, (rows / fill if fill else None)
 
 
+def writes_of(result: Path) -> list[dict]:
+    """Each write shape's (and locking read's) lock footprint in an ``explain --output`` file, in
+    a few words: shape, ok, the rows it changed (``affected``), the rows and gaps it locked, per
+    table, its foreign-key cascades (child, constraint, the index used or None) and whether the
+    data's fingerprints were equal after the runs (None for a locking read, which changes nothing)."""
+    doc = json.loads(result.read_text())
+    out = []
+    for r in doc.get("results", []):
+        locks = (r.get("remediated") or {}).get("locks")
+        if not locks:
+            continue
+        out.append(
+            {
+                "shape": r["shape"],
+                "ok": bool(r.get("ok")),
+                "affected": locks.get("affected"),
+                "rows": int(locks.get("rows") or 0),
+                "gaps": int(locks.get("gaps") or 0),
+                "tables": {
+                    t["table"]: int(t.get("rows") or 0) for t in locks.get("tables") or [] if t.get("rows")
+                },
+                "cascades": [
+                    (c.get("child"), c.get("constraint"), c.get("index")) for c in locks.get("cascades") or []
+                ],
+                "unchanged": (r.get("unchanged") or {}).get("equal"),
+            }
+        )
+    return out
+
+
+def write_line(w: dict) -> str:
+    """One write shape of :func:`writes_of` as the corpus run prints it under its schema."""
+    tables = ", ".join(f"{t} {n:,}" for t, n in w["tables"].items())
+    text = (
+        f"    {'ok  ' if w['ok'] else 'FAIL'} {w['shape'][:40]:<40} "
+        + (f"changed {w['affected']:,}, " if w["affected"] is not None else "")
+        + f"locked {w['rows']:,} row{'' if w['rows'] == 1 else 's'}"
+        + (f" ({tables})" if tables else "")
+        + (f", {w['gaps']:,} gaps" if w["gaps"] else "")
+    )
+    if w["cascades"]:
+        text += "; cascades: " + ", ".join(
+            f"{child} ({constraint}) " + (f"through {index}" if index else "WITHOUT AN INDEX")
+            for child, constraint, index in w["cascades"]
+        )
+    if w["unchanged"] is not None:
+        text += "; data unchanged" if w["unchanged"] else "; DATA CHANGED"
+    return text
+
+
 def corpus_one(catalog: Path, name: str, dialect: str, namespace: str, args: argparse.Namespace) -> Outcome:
     out = Outcome(name, dialect, namespace, {s: NOT_RUN for s in STEPS})
     started = time.monotonic()
@@ -256,13 +312,27 @@ def corpus_one(catalog: Path, name: str, dialect: str, namespace: str, args: arg
         shutil.copytree(catalog, copy, ignore=shutil.ignore_patterns("data"))
         common = ["--catalog", str(copy), "--namespace", namespace, "--only", dialect]
         empty, filled = Path(tmp) / "empty.json", Path(tmp) / "filled.json"
+        explained = Path(tmp) / "explain.json"
         steps = {
             "seed": ["seed", *common, "--output", str(empty)],
             "init": ["init", *common],
             "fill": ["seed", *common, "--scale", str(args.scale), "--output", str(filled)],
-            "explain": ["explain", *common, "--warmups", "1", "--runs", "3", "--no-natural"],
+            "explain": [
+                "explain",
+                *common,
+                "--warmups",
+                "1",
+                "--runs",
+                "3",
+                "--no-natural",
+                "--output",
+                str(explained),
+            ],
         }
         for step in STEPS:
+            if args.explain_on == "setup" and step in ("init", "fill"):
+                out.codes[step] = "n/a"  # the shapes are measured on the setup's own rows
+                continue
             if step == "explain" and not has_shapes(copy):
                 out.codes[step] = "n/a"
                 break
@@ -272,6 +342,8 @@ def corpus_one(catalog: Path, name: str, dialect: str, namespace: str, args: arg
                 out.tables = counts(empty, dialect)[0]
             if step == "fill" and code in ("0", "1") and filled.is_file():
                 out.tables, out.rows, out.rows_per_s = counts(filled, dialect)
+            if step == "explain" and code in ("0", "1") and explained.is_file():
+                out.writes = writes_of(explained)
             if code != "0":
                 out.failure = f"{step}: {first_failure(stderr, stdout)}"
                 break
@@ -281,15 +353,16 @@ def corpus_one(catalog: Path, name: str, dialect: str, namespace: str, args: arg
 
 def drop(namespaces: list[tuple[str, str]]) -> None:
     """The namespaces this run made, and their roles."""
-    from dbbench import servers
+    from dbbench import defaults, servers
     from dbbench.access import isolation
     from dbbench.access.targets import connect
 
-    for dialect in DIALECTS:
+    for dialect in defaults.DIALECTS:
         mine = [ns for d, ns in namespaces if d == dialect]
-        if not mine:
+        url = servers.local_url(dialect)
+        if not mine or url is None:
             continue
-        target = connect(servers.local_url(dialect), dialect=dialect)
+        target = connect(url, dialect=dialect)
         try:
             for ns in mine:
                 isolation.drop_namespace(target, ns)
@@ -305,6 +378,17 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="Catalog names (their path under FOLDER) to run.")
     ap.add_argument("--dialect", choices=DIALECTS, help="Run only this dialect.")
     ap.add_argument("--json", type=Path, help="Write every outcome here.")
+    ap.add_argument(
+        "--explain-on",
+        choices=("fill", "setup"),
+        default="fill",
+        help="Measure the shapes on the filled namespace (step 3, default) or on the setup's own rows "
+        "(right after step 1; init and fill are then left out): shapes written for a sample database's "
+        "data, a write's parameters naming rows that exist there.",
+    )
+    ap.add_argument(
+        "--prefix", default="corpus_", help="Namespaces are PREFIX00, PREFIX01, … (default corpus_)."
+    )
     ap.add_argument(
         "--keep", action="store_true", help="Leave the namespaces (and installed extensions) to look at them."
     )
@@ -342,7 +426,7 @@ def main() -> int:
     print(header, flush=True)
     try:
         for i, (catalog, name, dialect) in enumerate(todo):
-            namespace = f"corpus_{i:02d}"
+            namespace = f"{args.prefix}{i:02d}"
             made.append((dialect, namespace))
             o = corpus_one(catalog, name, dialect, namespace, args)
             outcomes.append(o)
@@ -354,6 +438,8 @@ def main() -> int:
                 + f"  {o.failure[:300]}",
                 flush=True,
             )
+            for w in o.writes:
+                print(write_line(w), flush=True)
     finally:
         if not args.keep:
             drop(made)
@@ -363,6 +449,9 @@ def main() -> int:
         ran = [o for o in outcomes if o.codes[step] not in (NOT_RUN, "n/a")]
         passed = [o for o in ran if o.codes[step] == "0"]
         print(f"{step:<8} {len(passed)} of {len(ran)} passed")
+    writes = [w for o in outcomes for w in o.writes]
+    if writes:
+        print(f"writes   {sum(w['ok'] for w in writes)} of {len(writes)} write shapes passed")
     print(f"{len(outcomes)} schema/dialect pairs in {time.monotonic() - started:.0f} s")
     if args.json:
         args.json.write_text(json.dumps([o.__dict__ for o in outcomes], indent=2))

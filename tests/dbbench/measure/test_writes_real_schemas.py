@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,6 +49,7 @@ from tests.db import connection, drop_namespaces, sql
 pytestmark = pytest.mark.servers
 
 NS = f"dbbench_t_real_writes_{os.getpid()}"
+ROOT = Path(__file__).resolve().parents[3]
 TABLES = ("customer", "inventory", "rental", "payment")
 RENTALS = 3000  # one an hour from 2005-05-24 01:00; one payment each
 DAY_ROWS = 24  # the rentals of 2005-06-01
@@ -250,16 +253,21 @@ DELETION = shape_toml(
 )
 
 
-@pytest.fixture
-def catalog(local_servers, tmp_path: Path):
-    """The sakila-form catalog (its setup SQL and the two write shapes) seeded into a namespace of
-    this module's own on both servers; dropped after."""
-    cat = tmp_path / "sakila"
-    cat.mkdir()
+def _write_catalog(cat: Path) -> Path:
+    """The sakila-form catalog: its setup SQL and the two write shapes."""
+    cat.mkdir(parents=True)
     (cat / "setup.mysql.sql").write_text(MYSQL_SETUP)
     (cat / "setup.postgresql.sql").write_text(POSTGRESQL_SETUP)
     (cat / "01-rentals-of-a-day-returned.toml").write_text(RETURNS)
     (cat / "02-rental-deletion.toml").write_text(DELETION)
+    return cat
+
+
+@pytest.fixture
+def catalog(local_servers, tmp_path: Path):
+    """The sakila-form catalog seeded into a namespace of this module's own on both servers;
+    dropped after."""
+    cat = _write_catalog(tmp_path / "sakila")
     try:
         seeded = run_cli("seed", "--catalog", str(cat), "--namespace", NS)
         assert seeded.code == 0, seeded.output
@@ -398,3 +406,51 @@ def test_with_an_index_on_the_foreign_key_the_postgresql_deletion_passes_through
         0,
     )
     assert results["postgresql"]["remediated"]["locks"]["rows"] == 2
+
+
+def test_the_corpus_run_prints_each_write_shapes_footprint(local_servers, tmp_path):
+    """``benchmarks/corpus.py --explain-on setup``: the shapes measured on the setup's own rows,
+    one line per write shape under its schema's line; the namespaces it made are gone after."""
+    _write_catalog(tmp_path / "corpus" / "sakila")
+    prefix = f"dbbench_t_real_corpus_{os.getpid()}_"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/corpus.py",
+            str(tmp_path / "corpus"),
+            "--explain-on",
+            "setup",
+            "--prefix",
+            prefix,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = run.stdout
+    assert run.returncode == 1, out + run.stderr  # PostgreSQL's rental deletion fails
+    lines = [line.split() for line in out.splitlines()]
+    schemas = [(w[1], w[5:9]) for w in lines if w and w[0] == "sakila"]
+    assert schemas == [("postgresql", ["0", "n/a", "n/a", "1"]), ("mysql", ["0", "n/a", "n/a", "0"])], out
+    pg, my = out.split("\nsakila ")[1:3]
+    assert (
+        f"ok   rentals of a day returned                changed {DAY_ROWS}, locked {DAY_ROWS} rows (rental {DAY_ROWS}); "
+        "data unchanged"
+    ) in pg
+    assert (
+        "FAIL rental deletion                          changed 1, locked 2 rows (payment 1, rental 1); "
+        "cascades: payment (payment_rental_id_fkey) WITHOUT AN INDEX; data unchanged"
+    ) in pg
+    assert (
+        "ok   rental deletion                          changed 1, locked 2 rows (payment 1, rental 1), "
+    ) in my
+    assert "cascades: payment (fk_payment_rental) through fk_payment_rental; data unchanged" in my
+    assert "writes   3 of 4 write shapes passed" in out
+    left = sql(
+        "mysql", f"SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE '{prefix}%'"
+    )
+    assert (
+        left == []
+        and sql("postgresql", f"SELECT nspname FROM pg_namespace WHERE nspname LIKE '{prefix}%'") == []
+    )
