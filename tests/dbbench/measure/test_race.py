@@ -181,6 +181,9 @@ def test_the_command_passes_and_fails_naming_the_wait_without_skip_locked(local_
         (line,) = [x for x in run.stderr.splitlines() if x.startswith(f"FAIL {SCAN} [{label}]")]
         assert f"race with {HOLDER!r}: waited " in line and named in line, line
         assert "that the holder holds" in line, line
+        # the plan is as expected: no index advice, no "expected … actual …" for a race
+        assert line.startswith(f"FAIL {SCAN} [{label}]: race with "), line
+    assert "advice: dbbench advise" not in run.stderr
 
 
 @pytest.mark.parametrize(
