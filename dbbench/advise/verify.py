@@ -24,8 +24,9 @@ from dbbench.catalog.entries import Shape
 from dbbench.catalog.params import to_pyformat
 from dbbench.dialects.plan import PlanNode, accesses
 from dbbench.measure import probes
-from dbbench.measure.explain import MeasureOptions, ShapeMeasurement, resolve_params, run_shape
+from dbbench.measure.explain import MeasureOptions, ShapeMeasurement, run_shape
 from dbbench.measure.grow import buffers, work
+from dbbench.measure.values import resolve_params
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ from dbbench.diff.judge import compare_plans
 from dbbench.diff.work import work_diff, work_findings
 from dbbench.document.diff import Thresholds
 from dbbench.measure import probes
-from dbbench.measure.explain import MeasureOptions, resolve_params, run_shape
+from dbbench.measure.explain import MeasureOptions, run_shape
 from dbbench.measure.grow import work
+from dbbench.measure.values import resolve_params
 
 SAMPLE = "sample"
 ALL_PROBES = ("values", "generic")

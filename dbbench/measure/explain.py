@@ -28,6 +28,7 @@ from dbbench.dialects.plan import PlanNode
 from dbbench.errors import DbbenchError
 from dbbench.measure import writes
 from dbbench.measure.expect import PlanCheck, check
+from dbbench.measure.values import resolve_params
 from verdict.files import excerpt
 from verdict.stats import nearest_rank
 
@@ -128,20 +129,6 @@ def require_seeded(target: Target, namespace: str) -> dict[str, str]:
         return meta
     finally:
         raw.close()
-
-
-def resolve_params(conn, d, shape: Shape, base: dict | None = None) -> dict:
-    """The dataset's values, then the shape's literal ``[params]``, then each setup query's row."""
-    params = {**(base or {}), **shape.params}
-    for sql in shape.setup:
-        row = d.query_row(conn, to_pyformat(sql), params)
-        if row is None:
-            raise DbbenchError(
-                f"{shape.path.name}: setup query returned no row (is the dataset seeded?): "
-                f"{' '.join(sql.split())[:120]}"
-            )
-        params.update({k.lower(): v for k, v in row.items()})
-    return params
 
 
 def measure(

@@ -41,6 +41,7 @@ from dbbench.access.targets import Target
 from dbbench.catalog.entries import Shape
 from dbbench.catalog.params import to_pyformat
 from dbbench.errors import DbbenchError
+from dbbench.measure.values import holder_params
 from verdict.files import excerpt
 
 POLL_S = 0.02  # how often the watcher reads B's lock waits
@@ -133,25 +134,6 @@ def check(target: Target, admin, conn, shape: Shape, params: dict, options: Opti
     record["problem"] = _problem(lead, held, b, wait, wait_ms)
     record["ok"] = record["problem"] is None
     return record
-
-
-def holder_params(conn, d, holder: Shape, mapping: dict[str, Any], params: dict) -> dict:
-    """The holder's parameters: this shape's ``params`` as the base (the dataset's values), the
-    holder's literal ``[params]``, each of its setup queries' row (run on ``conn``, rolled back),
-    then ``race.params`` (``mapping``): a value ``":name"`` is this shape's parameter ``name``.
-    The same order :func:`dbbench.measure.explain.resolve_params` resolves a shape's own by."""
-    out = {**params, **holder.params}
-    for sql in holder.setup:
-        row = d.query_row(conn, to_pyformat(sql), out)
-        if row is None:
-            raise DbbenchError(
-                f"{holder.path.name}: setup query returned no row: {excerpt(' '.join(sql.split()), 120)}"
-            )
-        out.update({k.lower(): val for k, val in row.items()})
-    for key, value in mapping.items():
-        named = isinstance(value, str) and value.startswith(":")
-        out[key.lower()] = params[value[1:].lower()] if named else value
-    return out
 
 
 @contextlib.contextmanager
