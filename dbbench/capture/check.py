@@ -22,6 +22,7 @@ replaced atomically (:func:`verdict.files.write_output`): a write that fails lea
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +31,14 @@ from dbbench import dialects
 from dbbench.access.targets import Target
 from dbbench.capture.statements import Seen
 from dbbench.catalog import files, sqlfiles
-from dbbench.catalog.entries import Shape, Variant, open_catalog, resolve, sql_shape
-from dbbench.catalog.params import to_pyformat
+from dbbench.catalog.entries import Shape, Variant, inserts_values, open_catalog, resolve, sql_shape
+from dbbench.catalog.params import param_names, to_pyformat
 from dbbench.catalog.sqltext import compared_columns, shape_key, table_aliases
 from dbbench.defaults import DIALECT_LABEL, DIALECTS
+from dbbench.dialects import common
 from dbbench.dialects.plan import accesses
 from dbbench.errors import DbbenchError
-from dbbench.measure import explain, probes
+from dbbench.measure import explain, probes, writes
 from dbbench.measure.propose import Proposal, propose
 from verdict.files import write_output, writes_through
 
@@ -202,9 +204,9 @@ def run(
         mine = [o for o in outcomes if target.dialect in o.seen.dialects]
         if not mine:
             continue
-        with explain._connections(target, namespace, isolate) as (_, conn):
+        with explain._connections(target, namespace, isolate) as (admin, conn):
             for o in mine:
-                _one(target, conn, o, options)
+                _one(target, admin, conn, o, options)
     for o in outcomes:
         if o.status == "new" and o.scans:
             o.status, o.accepted = "scan", accept_scans
@@ -216,8 +218,10 @@ def run(
     return report
 
 
-def _one(target: Target, conn: Any, o: Outcome, options: explain.MeasureOptions) -> None:
-    """Check (a catalog shape) or measure and propose (a new one) on one target."""
+def _one(target: Target, admin: Any, conn: Any, o: Outcome, options: explain.MeasureOptions) -> None:
+    """Check (a catalog shape) or measure and propose (a new one) on one target: ``conn`` runs the
+    statement, ``admin`` (dbbench's own connection) reads what it locked and fingerprints what a
+    write may change."""
     d = dialects.get(target.dialect)
     label = f"[{target.label}]"
     try:
@@ -225,33 +229,19 @@ def _one(target: Target, conn: Any, o: Outcome, options: explain.MeasureOptions)
             if target.dialect not in o.shape.variants:
                 return
             shape = _checked(o)
-            result = explain.run_shape(target, conn, shape, options)
+            shape.params = _fill(conn, d, shape, shape.variants[target.dialect].sql, shape.params)
+            result = explain.run_shape(target, conn, shape, options, admin=admin)
             if not result.ok and result.verdict is not None:
+                if o.status != "fails" and common.locks_rows(o.seen.sql):
+                    o.lines.insert(0, f"statement: {o.seen.sql}")  # the write that failed, as run
                 o.status = "fails"
                 o.lines.append(
                     f"{label} actual: {result.verdict.actual}; " + "; ".join(result.verdict.problems)
                 )
+            elif result.verdict is not None and common.locks_rows(o.seen.sql):
+                o.lines.append(f"{label} {_held(result)}")
             return
-        shape = Shape(o.name, Path("captured"), "", "", None, False, {}, [])
-        sql, values, lists = o.seen.expanded()  # a folded IN-list with every value it had
-        params = probes.fill(conn, d, shape, sql, values)
-        _, tree, _ = d.run_explain(conn, to_pyformat(sql), params, options.timeout_ms)
-        if not accesses(tree) and any(v is not None for v in values.values()):
-            # The sample's values matched nothing when planned (MySQL reads a unique key's row at
-            # plan time: no table access at all): measured, and written, with the data's values.
-            drawn = probes.fill(conn, d, shape, sql, {})
-            _, again, _ = d.run_explain(conn, to_pyformat(sql), drawn, options.timeout_ms)
-            if accesses(again):
-                tree, params = again, drawn
-                o.seen.take(drawn, lists, replace=True)
-        proposal = o.proposals[target.dialect] = propose(tree)
-        if proposal.table and proposal.index:
-            shape.probes = sqlfiles.PROBES
-            v = Variant(sql, proposal.table, proposal.index, list(proposal.forbid))
-            for problem in probes.run(conn, d, shape, v, params, options.timeout_ms, False):
-                kind = "generic" if problem.startswith(d.GENERIC_PLAN) else "values"
-                o.unstable.setdefault(kind, f"{label} {problem}")
-        o.seen.take(params, lists)
+        _new(target, d, admin, conn, o, options)
     except TimeoutError as exc:
         o.lines.append(f"{label} {exc}")
     except DbbenchError as exc:
@@ -267,16 +257,135 @@ def _one(target: Target, conn: Any, o: Outcome, options: explain.MeasureOptions)
         o.lines.append(f"{label} does not run in the namespace: {first}")
 
 
+def _new(target: Target, d: Any, admin: Any, conn: Any, o: Outcome, options: explain.MeasureOptions) -> None:
+    """Measure a shape the catalog does not have and propose its expectation. A write (or a
+    locking read) runs in a rolled-back transaction, as every sample does: what it locked is read
+    before the rollback, and the tables it may change are fingerprinted before and after."""
+    label = f"[{target.label}]"
+    shape = Shape(o.name, Path("captured"), "", "", None, False, {}, [])
+    sql, values, lists = o.seen.expanded()  # a folded IN-list with every value it had
+    with writes.guard(admin, d, options.namespace, sql) as unchanged:
+        params = _fill(conn, d, shape, sql, values)
+        sample = d.run_sample(conn, to_pyformat(sql), params, options.timeout_ms, None, admin, True)
+        tree, locked = sample.tree, sample.footprint
+        if not accesses(tree) and any(v is not None for v in values.values()) and not inserts_values(sql):
+            # The sample's values matched nothing when planned (MySQL reads a unique key's row at
+            # plan time: no table access at all): measured, and written, with the data's values.
+            drawn = _fill(conn, d, shape, sql, {})
+            again = d.run_sample(conn, to_pyformat(sql), drawn, options.timeout_ms, None, admin, True)
+            if accesses(again.tree):
+                tree, locked, params = again.tree, again.footprint, drawn
+                o.seen.take(drawn, lists, replace=True)
+        proposal: Proposal
+        if inserts_values(sql):
+            proposal = o.proposals[target.dialect] = _inserting(admin, d, options.namespace, tree)
+        else:
+            proposal = o.proposals[target.dialect] = propose(tree)
+        if proposal.table and proposal.index:
+            shape.probes = sqlfiles.PROBES
+            v = Variant(sql, proposal.table, proposal.index, list(proposal.forbid))
+            for problem in probes.run(conn, d, shape, v, params, options.timeout_ms, False):
+                kind = "generic" if problem.startswith(d.GENERIC_PLAN) else "values"
+                o.unstable.setdefault(kind, f"{label} {problem}")
+        o.seen.take(params, lists)
+    if common.locks_rows(sql):
+        _settle(d, admin, options.namespace, unchanged)
+        o.lines.append(f"{label} {_measured(writes.verb_of(tree, sql), proposal.line, locked, unchanged)}")
+
+
+def _fill(conn: Any, d: Any, shape: Shape, sql: str, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with one for every parameter that has none (:func:`dbbench.measure.probes.fill`:
+    a typical value of the column it is compared with or assigned to). The column lookup reads
+    the tables named after ``FROM`` / ``JOIN``; a write names its tables elsewhere too (``UPDATE
+    tickets SET status = $1 WHERE account_id = $2``, PostgreSQL's ``DELETE FROM comments c USING
+    tickets t WHERE …``, as ``pg_stat_statements`` gives them without values), so a write's values
+    are looked up as for the same text with those tables read as ``FROM`` / ``JOIN`` ones."""
+    if common.writes(sql) and any(values.get(p) is None for p in param_names(sql)):
+        lookup = _USING.sub("JOIN", _UPDATE.sub("UPDATE FROM", sql, count=1))
+        return probes.fill(conn, d, shape, lookup, values)
+    return probes.fill(conn, d, shape, sql, values)
+
+
+_UPDATE = re.compile(r"\bUPDATE\b(?!\s+FROM\b)", re.I)
+_USING = re.compile(r"\bUSING\b(?!\s*\()", re.I)
+
+
+class InsertProposal(Proposal):
+    """What a plain ``INSERT … VALUES`` proposes: no access path, nothing to expect; its cost is
+    the indexes each row writes, named (``table`` is the table it inserts into, ``index`` None)."""
+
+    @property
+    def line(self) -> str:
+        return self.seen
+
+
+def _inserting(admin: Any, d: Any, namespace: str, tree: Any) -> InsertProposal:
+    """The proposal of an ``INSERT … VALUES`` (``tree``: its plan, the insert into one table): the
+    table and the indexes every row it inserts writes."""
+    table = tree.table or ""
+    written = [i["index"] for i in explain.index_definitions(admin, d, namespace) if i["table"] == table]
+    admin.rollback()
+    many = "es" if len(written) != 1 else ""
+    return InsertProposal(
+        table,
+        None,
+        (),
+        f"no access path (INSERT … VALUES): inserts into {table}, writing {len(written)} index{many}"
+        + (f": {', '.join(written)}" if written else ""),
+    )
+
+
+def _settle(d: Any, admin: Any, namespace: str, unchanged: dict[str, Any]) -> None:
+    """After rolled-back writes: the server's statistics as they were, the row versions the
+    rollback left behind removed (as :func:`dbbench.measure.explain.run_shape` does)."""
+    d.restore_statistics(admin, namespace)
+    admin.commit()
+    if unchanged.get("tables"):
+        d.settle_writes(admin, namespace, unchanged["tables"])
+
+
+def _held(result: explain.ShapeMeasurement) -> str:
+    """A write (or locking read) of the catalog that holds, in one line: the statement, the index
+    expected and the path taken, what it locked, and that the data is as it was."""
+    m, v = result.remediated, result.verdict
+    assert v is not None
+    return _measured(
+        writes.verb_of(m._tree, m.sql),
+        f"expected {v.expected}; actual: {v.actual}",
+        m.locks,
+        result.unchanged,
+    )
+
+
+def _measured(verb: str, plan: str, locked: dict | None, unchanged: dict | None) -> str:
+    """``UPDATE tickets: expected …; actual: …; locks 12 rows (tickets 12); rolled back: tickets
+    unchanged``."""
+    text = f"{verb}: {plan}"
+    if locked:
+        text += f"; locks {writes.summary(locked)}"
+    if unchanged and unchanged.get("tables"):
+        tables = ", ".join(unchanged["tables"])
+        text += (
+            f"; rolled back: {tables} unchanged (fingerprints equal before and after)"
+            if unchanged.get("equal")
+            else f"; {writes.unchanged_problem(unchanged)}"
+        )
+    return text
+
+
 def _checked(o: Outcome) -> Shape:
-    """The catalog shape's expectations on the captured SQL and values, named where it came from."""
+    """The catalog shape's expectations on the captured SQL and values, named where it came from:
+    its index, its forbidden features and, for a write, the rows it may lock (``max_locked_rows``)."""
     assert o.shape is not None
     s = o.shape
     shape = Shape(s.name, s.path, s.description, s.cardinality, None, False, {}, [])
     shape.line, shape.probes = s.line or 0, s.probes
     shape.source = o.seen.where() or None
+    shape.max_locked_rows = s.max_locked_rows
     sql, values, _ = o.seen.expanded()  # a folded IN-list with every value it had
     shape.variants = {
-        d: Variant(sql, v.expect_table, v.expect_index, v.forbid) for d, v in s.variants.items()
+        d: Variant(sql, v.expect_table, v.expect_index, v.forbid, max_locked_rows=v.max_locked_rows)
+        for d, v in s.variants.items()
     }
     shape.params = {k: v for k, v in values.items() if v is not None}
     return shape
@@ -288,7 +397,9 @@ def block(o: Outcome, out: Path) -> sqlfiles.Block:
     seen_on = o.indexed
     b = sqlfiles.Block(o.name, out, 0, sql=o.seen.sql, only=seen_on, source=o.seen.where() or None)
     b.params = o.seen.written()
-    expects: dict[str | None, Any] = {d: (p.table, p.index) for d, p in o.proposals.items() if p.table}
+    expects: dict[str | None, Any] = {
+        d: (p.table, p.index) for d, p in o.proposals.items() if p.table and p.index
+    }
     b.expect = _shared(expects, seen_on)
     forbids: dict[str | None, Any] = {d: list(p.forbid) for d, p in o.proposals.items() if d in seen_on}
     b.forbid = _shared(forbids, seen_on)
@@ -301,7 +412,8 @@ def block(o: Outcome, out: Path) -> sqlfiles.Block:
             )
             + "."
         )
-    b.probes = tuple(p for p in sqlfiles.PROBES if p not in o.unstable)
+    inserts = any(isinstance(p, InsertProposal) for p in o.proposals.values())
+    b.probes = () if inserts else tuple(p for p in sqlfiles.PROBES if p not in o.unstable)
     if o.unstable:  # said in the file: the probe is off because the plan changed under it
         said += [f"Probe {kind} off: {why}." for kind, why in sorted(o.unstable.items())]
     b.description = " ".join(said)

@@ -41,15 +41,22 @@ def _library_dirs() -> tuple[str, ...]:
     )
 
 
+def _in_library(frame: FrameType, libraries: tuple[str, ...]) -> bool:
+    """A frame of the drivers or SQLAlchemy: in their folders, or code they generated at run time
+    (``<sqlalchemy generated … wrapper …>``, whose file name is no file: the ORM's flush)."""
+    name = frame.f_code.co_filename
+    return name.startswith(libraries) or name.startswith("<")
+
+
 def _issuer(frame: FrameType | None, libraries: tuple[str, ...]) -> FrameType | None:
     """The frame that issued a statement: the first outside the libraries, or rather, when that
     is a private helper (``_rows``), the first public function calling it."""
-    while frame is not None and frame.f_code.co_filename.startswith(libraries):
+    while frame is not None and _in_library(frame, libraries):
         frame = frame.f_back
     first = frame
     while frame is not None and frame.f_code.co_name.startswith("_") and frame.f_back is not None:
         frame = frame.f_back
-    if frame is None or frame.f_code.co_filename.startswith(libraries):
+    if frame is None or _in_library(frame, libraries):
         return first
     return frame
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dbbench.catalog.entries import inserts_values
 from dbbench.catalog.sqltext import (
     MAX_LIST,
     drop_param_casts,
@@ -21,15 +22,23 @@ from dbbench.catalog.sqltext import (
 # What is never an application's query shape: the servers' catalogs (PostgreSQL's pg_* relations
 # and functions, read by dbbench's role lookups, the drivers' type lookups and other sessions alike;
 # information_schema, performance_schema, sys and mysql.*), dbbench's own statements (its marker
-# table, its tagged lookups, its fingerprints), the servers' settings, plans of plans.
+# table, its tagged lookups, the writes it runs marked ``/* dbbench sample … */`` / ``/* dbbench
+# lock … */`` in a rolled-back transaction, its fingerprints), the servers' settings, plans of plans.
 _NOT_APPLICATION = re.compile(
     r"\bpg_\w+|information_schema|performance_schema|\bsys\.\w+|\bmysql\.\w+|"
     r"\bto_reg(?:class|type|proc|role|namespace)\b|\bcurrent_setting\s*\(|::reg\w+|"
-    r"dbbench_meta|/\* dbbench \*/|@@|"
+    r"dbbench_meta|/\* dbbench\b|@@|"
     r"SHA2\(CONCAT_WS\(|sha256\(convert_to\(",  # the last two: dbbench's fingerprints
     re.I,
 )
 SAMPLES = 3  # tests and sources kept per shape
+# PostgreSQL's type names of more than one word, as a driver casts a parameter to them
+# (SQLAlchemy: ``%(created_at)s::TIMESTAMP WITHOUT TIME ZONE``): the whole cast is dropped
+_MULTIWORD_CAST = re.compile(
+    r"(:[A-Za-z_]\w*)::(?:(?:TIMESTAMP|TIME)(?:\(\d+\))?\s+WITH(?:OUT)?\s+TIME\s+ZONE|DOUBLE\s+PRECISION|"
+    r"(?:CHARACTER|BIT)\s+VARYING(?:\(\d+\))?)(?:\[\])?(?![\w(])",
+    re.I,
+)
 
 
 @dataclass
@@ -81,13 +90,34 @@ class Seen:
 
 
 def keep(sql: str) -> bool:
-    """Whether ``sql`` is an application query worth a shape: a SELECT (or WITH) reading a table,
-    not a catalog query of the server nor one of dbbench's own."""
-    return (
-        statement_kind(sql) in ("select", "with")
-        and bool(re.search(r"\bFROM\b", sql, re.I))
-        and not _NOT_APPLICATION.search(sql)
-    )
+    """Whether ``sql`` is an application statement worth a shape, not a catalog query of the server
+    nor one of dbbench's own:
+
+    - a ``SELECT`` / ``WITH`` reading a table (a locking read, ``… FOR UPDATE`` / ``FOR SHARE``,
+      included; a ``WITH`` whose statement writes, ``WITH d AS (DELETE … RETURNING …) …``, too);
+    - an ``UPDATE … WHERE`` or a ``DELETE … WHERE`` (MySQL's multi-table forms too): its predicate
+      is an access path, and what it locks is measured (:mod:`dbbench.measure.writes`). Without a
+      ``WHERE`` it changes every row by design (a test's reset): nothing to check, left out;
+    - an ``INSERT … SELECT … FROM`` (its ``SELECT`` reads a table);
+    - a plain ``INSERT … VALUES``: no access path, but the indexes each row writes are its cost,
+      which its check names (:func:`dbbench.measure.explain.run_shape`). Kept when it carries
+      values to run with (:func:`merge` leaves out one read without them, from
+      ``pg_stat_statements``).
+
+    ``REPLACE``, ``MERGE``, ``TRUNCATE``, DDL and the rest are left out."""
+    if _NOT_APPLICATION.search(sql):
+        return False
+    kind = statement_kind(sql)
+    if kind in ("select", "with"):
+        return bool(_FROM.search(sql)) or (kind == "with" and bool(_WRITE.search(sql)))
+    if kind in ("update", "delete"):
+        return bool(_WHERE.search(sql))
+    return kind == "insert" and (inserts_values(sql) or bool(_FROM.search(sql)))
+
+
+_FROM = re.compile(r"\bFROM\b", re.I)
+_WHERE = re.compile(r"\bWHERE\b", re.I)
+_WRITE = re.compile(r"\b(?:INSERT|UPDATE|DELETE)\b", re.I)
 
 
 def _without_line_comments(sql: str, dialect: str) -> str:
@@ -100,6 +130,12 @@ def _without_line_comments(sql: str, dialect: str) -> str:
         else text
         for kind, text, _ in tokens(sql)
     )
+
+
+def _without_casts(sql: str) -> str:
+    """``sql`` without the casts a driver adds to its parameters (``:id::BIGINT``, ``:created_at::
+    TIMESTAMP WITHOUT TIME ZONE``): the same shape, whatever the driver."""
+    return drop_param_casts(_MULTIWORD_CAST.sub(r"\1", sql))
 
 
 def _known(items: list[Any]) -> int:
@@ -120,9 +156,9 @@ def merge(found: Sequence[Found]) -> list[Seen]:
             norm = normalize(text, params, literals=True, fold_in_lists=True)
         except (TypeError, ValueError):
             continue
-        sql = (
-            " ".join(_without_line_comments(drop_param_casts(norm.sql), dialect).split()).rstrip(";").strip()
-        )
+        if norm.values and all(v is None for v in norm.values.values()) and inserts_values(text):
+            continue  # an INSERT … VALUES without its values (pg_stat_statements): nothing to run
+        sql = " ".join(_without_line_comments(_without_casts(norm.sql), dialect).split()).rstrip(";").strip()
         key = shape_key(sql)
         seen = shapes.get(key)
         if seen is None:

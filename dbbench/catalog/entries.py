@@ -295,12 +295,16 @@ def _sql_catalog(path: Path, setup: dict[str, list[Path]], only: list[str] | Non
 
 
 def sql_shape(b: sqlfiles.Block) -> Shape:
-    """The shape of one annotated SQL block: no expectation is an empty table and index."""
+    """The shape of one annotated SQL block: no expectation is an empty table and index (a plain
+    ``INSERT … VALUES`` needs none: its table is the one it inserts into, as in a TOML entry);
+    ``max-locked-rows`` lines are the shape's bound (a dialect's line, that dialect's)."""
     shape = Shape(b.name, b.path, b.description, b.cardinality, b.rows, False, dict(b.params), [])
     shape.growth, shape.line, shape.probes, shape.source = b.growth, b.line, tuple(b.probes), b.source
+    shape.max_locked_rows = b.max_locked_rows.get(None)
     for d in b.only:
-        table, index = b.expected(d) or ("", "")
+        table, index = b.expected(d) or (_insert_target(b.sql) if inserts_values(b.sql) else "", "")
         shape.variants[d] = Variant(b.sql, table, index, b.forbidden(d))
+        shape.variants[d].max_locked_rows = b.max_locked_rows.get(d)
     return shape
 
 

@@ -20,7 +20,14 @@ expectation its plan proposes, which ``dbbench catalog accept`` writes down (:fu
 ``-- dbbench:`` keys (a dialect first, ``-- dbbench: mysql expect …``, limits a line to it):
 ``expect TABLE.INDEX``, ``forbid full_scan, sort``, ``rows N``, ``growth bounded``,
 ``param NAME = VALUE`` (a TOML value; a list is the values of ``IN (:NAME)``), ``only postgresql``, ``probe none|values|generic``
-(default both), ``cardinality TEXT``, ``source FILE:LINE (TEST)`` (written by capture).
+(default both), ``cardinality TEXT``, ``source FILE:LINE (TEST)`` (written by capture),
+``max-locked-rows N`` (a write's or locking read's bound on the rows it locks, every table
+counted: the TOML entry's ``max_locked_rows``, :mod:`dbbench.measure.writes`).
+
+A block may be a write: ``UPDATE … WHERE``, ``DELETE … WHERE``, ``INSERT … SELECT``, ``SELECT …
+FOR UPDATE``, measured in a transaction that is rolled back, with what it locks; a plain
+``INSERT … VALUES`` needs no ``expect`` (it has no access path; its check names the indexes it
+writes).
 """
 
 from __future__ import annotations
@@ -51,7 +58,18 @@ NAME_LINE = re.compile(
     r"^\s*--\s*(?::name\s+|name:\s*)((?:[\^$!<>*#]*+[^\s:\^$!<>*#]++)++|[\^$!<>*#])[\^$!<>*#]*+(?:\s.*)?$"
 )
 DIRECTIVE = re.compile(r"^\s*--\s*dbbench:\s*(.*?)\s*$")
-KEYS = ("expect", "forbid", "rows", "growth", "param", "only", "probe", "cardinality", "source")
+KEYS = (
+    "expect",
+    "forbid",
+    "rows",
+    "growth",
+    "param",
+    "only",
+    "probe",
+    "cardinality",
+    "source",
+    "max-locked-rows",
+)
 PROBES = ("values", "generic")
 GROWTH = ("bounded", "logarithmic", "linear")
 SETUP_NAMES = {"setup.sql", *(f"setup.{d}.sql" for d in DIALECTS)}
@@ -78,6 +96,8 @@ class Block:
     only: tuple[str, ...] = DIALECTS
     probes: tuple[str, ...] = PROBES
     source: str | None = None
+    # a write's or locking read's bound on the rows it locks (TOML ``max_locked_rows``), per dialect
+    max_locked_rows: dict[str | None, int] = field(default_factory=dict)
 
     def expected(self, dialect: str) -> tuple[str, str] | None:
         return self.expect.get(dialect) or self.expect.get(None)
@@ -275,6 +295,14 @@ def _directive(block: Block, text: str, line: int, problems: list[str]) -> None:
             block.probes = probes
     elif key == "cardinality":
         block.cardinality = value
+    elif key == "max-locked-rows":
+        number = value.replace(",", "").replace("_", "")
+        if not number.isdigit():
+            fail(
+                f"max-locked-rows {excerpt(value)!r}: a non-negative integer (the most rows the statement may lock)"
+            )
+        else:
+            block.max_locked_rows[dialect] = int(number)
     else:
         block.source = value
 
@@ -337,6 +365,8 @@ def directive_lines(block: Block) -> list[str]:
         out.append(f"-- dbbench: rows {block.rows}")
     if block.growth:
         out.append(f"-- dbbench: growth {block.growth}")
+    for dialect, bound in sorted(block.max_locked_rows.items(), key=lambda kv: kv[0] or ""):
+        out.append(f"-- dbbench: {dialect + ' ' if dialect else ''}max-locked-rows {bound}")
     return out
 
 
