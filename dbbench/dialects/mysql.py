@@ -653,21 +653,27 @@ def _footprint(watch, thread: int, tree, conn) -> dict | None:
                 return None
             locks = cur.fetchall()
             target = tree.table if tree.kind == "modify" else None
-            children = []
+            children, child_indexes = [], {}
             if target and common.verb(tree.label) in ("delete", "update"):
                 cur.execute(_CHILD_KEYS, (target,))
                 children = cur.fetchall()
+                for child in sorted({str(r[1]) for r in children}):
+                    cur.execute(_INDEX_COLUMNS, (child,))
+                    child_indexes[child] = [(str(i), str(cols).split(",")) for i, cols in cur.fetchall()]
     finally:
         if not was_in_tx and watch is not conn:
             watch.rollback()
     tables: dict[str, dict] = {}
     per_index: dict[tuple[str, str], int] = {}
+    written: dict[str, int] = {}  # exclusive record locks on the clustered index: rows changed
     for table, index, kind, mode, supremum, count in locks:
         t = tables.setdefault(str(table), {"rows": 0, "gaps": 0, "modes": [], "indexes": []})
         if kind == "TABLE":
             t["modes"].append(str(mode))
             continue
         t["indexes"].append(str(index))
+        if index == "PRIMARY" and mode == "X,REC_NOT_GAP":
+            written[str(table)] = written.get(str(table), 0) + int(count)
         if "REC_NOT_GAP" not in mode and "INSERT_INTENTION" not in mode:
             t["gaps"] += int(count)
         if "GAP" in mode.replace("REC_NOT_GAP", "") or supremum:
@@ -694,14 +700,21 @@ def _footprint(watch, thread: int, tree, conn) -> dict | None:
         c["rule"] = str(delete_rule if common.verb(tree.label) == "delete" else update_rule)
     for c in by_constraint.values():
         locked = tables.get(c["child"])
-        if not locked or not locked["rows"]:
-            continue
-        secondary = [i for i in dict.fromkeys(locked["indexes"]) if i != "PRIMARY"]
+        if not locked or not (locked["rows"] or locked["gaps"]):
+            continue  # no child row read: no child references the rows changed, or no check ran
+        changed = written.get(c["child"], 0) if c["rule"] in ("CASCADE", "SET NULL", "SET DEFAULT") else 0
+        if c["child"] == target:  # a self-referencing key: the statement's own rows are not a cascade
+            changed = max(changed - (affected or 0), 0)
+            if not changed:
+                continue
+        if changed:
+            verb = "deleted" if c["rule"] == "CASCADE" and common.verb(tree.label) == "delete" else "updated"
+            locked["changed"] = {verb: changed}
         cascades.append(
             c
             | {
-                "index": secondary[0] if secondary else "PRIMARY",
-                "rows": locked["rows"],
+                "index": _key_index(child_indexes.get(c["child"], []), c["columns"]),
+                "rows": changed,
                 "ms": None,
                 "calls": None,
             }
@@ -709,6 +722,22 @@ def _footprint(watch, thread: int, tree, conn) -> dict | None:
     return common.footprint(tables, cascades, affected)
 
 
+def _key_index(indexes: list[tuple[str, list[str]]], columns: list[str]) -> str | None:
+    """The index InnoDB reads a foreign key's child rows through: the first whose leading columns
+    are the key's (InnoDB keeps one for every foreign key)."""
+    wanted = [c.lower() for c in columns]
+    for name, cols in sorted(indexes, key=lambda x: x[0] != "PRIMARY"):
+        if [c.lower() for c in cols[: len(wanted)]] == wanted:
+            return name
+    return None
+
+
+# each index of a table of the namespace with its columns in order
+_INDEX_COLUMNS = (
+    "/* dbbench */ SELECT INDEX_NAME, GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX) "
+    "FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s "
+    "GROUP BY INDEX_NAME ORDER BY INDEX_NAME"
+)
 _CHANGED = {"delete": "deleted", "update": "updated", "insert": "inserted", "replace": "inserted"}
 # the locks a thread holds, per table, index, kind and mode, the supremum pseudo-records apart
 _DATA_LOCKS = (
@@ -1533,7 +1562,16 @@ def estimate_plan(conn, sql: str, params: dict, timeout_ms: int, settings: dict 
     aliases = alias_map(sql)
     with _explain_frame(conn, timeout_ms) as (cur, _):
         cur.execute("EXPLAIN FORMAT=TREE " + sql, params)
-        tree, _ = parse_plan(cur.fetchone()[0], aliases)
-        doc = _resolve_consts(cur, sql, params, tree, aliases)
+        text = cur.fetchone()[0]
+        if _NOT_EXECUTABLE in text:  # a single-table UPDATE / DELETE: its plan as JSON
+            from dbbench.dialects.mysql_plan import write_tree
+
+            _json_version_1(cur)
+            cur.execute("EXPLAIN FORMAT=JSON " + sql, params)
+            doc = _json_plan(cur.fetchone()[0])
+            tree = write_tree(doc, aliases, common.verb(sql), None, None)
+        else:
+            tree, _ = parse_plan(text, aliases)
+            doc = _resolve_consts(cur, sql, params, tree, aliases)
     cost = (doc.get("query_block") or {}).get("cost_info", {}).get("query_cost")  # "1234.50"
     return tree, None if cost is None else float(cost)

@@ -16,7 +16,7 @@ _ACCESS = [
     (re.compile(r"^(?:Covering )?[Ii]ndex scan on (\S+) using (\S+)"), "index_scan"),
     # a MATCH … AGAINST through a FULLTEXT index
     (re.compile(r"^Full-text index search on (\S+) using (\S+)"), "index_lookup"),
-    (re.compile(r"^Table scan on (\S+)"), "full_scan"),
+    (re.compile(r"^Table scan on ([^<\s]\S*)"), "full_scan"),  # not <temporary>, a buffer of its own
 ]
 _OPS = [
     ("Rows fetched before execution", "const"),

@@ -25,12 +25,15 @@ from dbbench.catalog.entries import Catalog, Shape
 from dbbench.catalog.params import to_pyformat
 from dbbench.dialects import common
 from dbbench.dialects.plan import PlanNode
-from dbbench.errors import DbbenchError
+from dbbench.errors import DbbenchError, server_message
 from dbbench.measure import writes
 from dbbench.measure.expect import PlanCheck, check
 from dbbench.measure.values import resolve_params
 from verdict.files import excerpt
 from verdict.stats import nearest_rank
+
+
+REFUSED = "the server refused it"  # what a spelling the server would not run says (Measurement.timeout)
 
 
 class NotSeeded(DbbenchError):
@@ -170,6 +173,12 @@ def measure(
             m.rows = float(m.locks["affected"])  # a write's rows are the rows it changed
     except TimeoutError as exc:
         m.timeout = str(exc)
+    except Exception as exc:  # a write the server refuses (a foreign key, NOT NULL): this shape fails
+        if not d.is_driver_error(exc):
+            raise
+        m.timeout = f"{REFUSED}: {server_message(exc, 300)}"
+        m.executor_ms, statements, planning = [], [], []
+        m._tree = None
     if m.executor_ms:
         timed = [x for x in statements if x is not None]
         whole = len(timed) == len(m.executor_ms)
@@ -301,9 +310,8 @@ def plan_check(shape: Shape, dialect: str, rem: Measurement, *, access_only: boo
     unless ``access_only``, the expected row count. A timed-out spelling fails."""
     v = shape.variants[dialect]
     if rem._tree is None:
-        return PlanCheck(
-            False, f"{v.expect_table} using {v.expect_index}", "timeout", [rem.timeout or "timeout"]
-        )
+        said = "refused" if (rem.timeout or "").startswith(REFUSED) else "timeout"
+        return PlanCheck(False, f"{v.expect_table} using {v.expect_index}", said, [rem.timeout or said])
     if not v.expect_index and entries.inserts_values(v.sql):  # no access path to assert
         return PlanCheck(True, "no access path (INSERT … VALUES)", f"inserts into {v.expect_table}", [])
     if not v.expect_index:  # an annotated SQL block without an expectation yet

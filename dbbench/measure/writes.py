@@ -102,7 +102,10 @@ def lock_problems(locks: dict | None, bound: int | None, verb: str) -> list[str]
             for t in sorted(locks.get("tables") or [], key=lambda t: -int(t.get("rows") or 0))
             if t.get("rows")
         )
-        found.append(f"{verb.upper()} locks {rows:,} rows, more than max_locked_rows {bound:,} ({where})")
+        many = "" if rows == 1 else "s"
+        found.append(
+            f"{verb.upper()} locks {rows:,} row{many}, more than max_locked_rows {bound:,} ({where})"
+        )
     for c in locks.get("cascades") or []:
         if c.get("index"):
             continue

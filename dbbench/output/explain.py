@@ -37,7 +37,7 @@ def _pair(m: Spelling | None) -> str:
     if not m:
         return "—"
     if m.timeout:
-        return "timeout"
+        return "refused" if m.timeout.startswith("the server refused") else "timeout"
     return f"{fmt_ms(m.p50_ms)} / {fmt_ms(m.p95_ms)} ms{mark(m)}"
 
 
@@ -235,10 +235,13 @@ def failures(doc: Doc) -> list[str]:
             # the plan is as expected; the two-session check failed, which no index fixes
             lines.append(f"FAIL {r.shape} [{DIALECT_LABEL[r.dialect]}]: " + "; ".join(v.problems))
             continue
-        lines.append(
-            f"FAIL {r.shape} [{DIALECT_LABEL[r.dialect]}]: expected {v.expected}; "
-            f"actual: {v.actual}; " + "; ".join(v.problems)
+        planned = not any(p.startswith(("expected index", "forbidden ", "returned ")) for p in v.problems)
+        head = (
+            f"plan as expected ({v.expected}); "  # what failed is what it locks or cascades into
+            if planned and v.problems and r.remediated.locks
+            else f"expected {v.expected}; actual: {v.actual}; "
         )
+        lines.append(f"FAIL {r.shape} [{DIALECT_LABEL[r.dialect]}]: " + head + "; ".join(v.problems))
         tree = plan_tree(r.remediated)
         if tree is not None:
             lines.append(tree.render(1))

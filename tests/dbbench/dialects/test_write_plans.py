@@ -108,6 +108,23 @@ def test_the_iterator_executors_write_roots_name_the_table_they_change():
     assert "modify" not in ACCESS_KINDS  # a write's root is not a table access of its own
 
 
+def test_a_scan_of_mysqls_own_buffer_is_no_full_scan_of_a_table():
+    """INSERT … SELECT from its own table reads the rows through a temporary table first."""
+    text = (
+        "-> Insert into repository\n"
+        "    -> Table scan on <temporary>  (actual time=0.1..0.1 rows=2 loops=1)\n"
+        "        -> Temporary table  (actual time=0.1..0.1 rows=2 loops=1)\n"
+        "            -> Index range scan on repository using PRIMARY over (id < 3)  (actual time=0.1..0.1 rows=2 loops=1)\n"
+    )
+    tree, _ = parse_plan(text, {})
+    assert [(n.kind, n.table) for n in tree.walk()] == [
+        ("modify", "repository"),
+        ("operator", None),
+        ("temp_table", None),
+        ("index_range", "repository"),
+    ]
+
+
 def test_postgresql_modify_table_reads_as_its_operation_on_the_table():
     doc = [
         {

@@ -225,3 +225,37 @@ def test_a_kill_9_in_the_middle_of_a_write_run_leaves_nothing_changed(seeded, di
         locked = execute(conn, "SELECT snapshot_revision FROM group_snapshot_stage FOR UPDATE NOWAIT")
         assert len(locked) == 2
         conn.rollback()
+
+
+REFUSED = shape_toml(
+    "package version cleared",
+    "one package",
+    params="repository_id = 1",
+    sql="UPDATE package SET version = NULL WHERE repository_id = :repository_id AND id = :package_id",
+    postgresql='expect = { table = "package", index = "uq_package_repository_id" }',
+    mysql='expect = { table = "package", index = "PRIMARY" }',
+).replace(
+    "\n[query]",
+    '\n[[setup]]\nsql = "SELECT MIN(package_id) AS package_id FROM package_relation WHERE repository_id = 1"\n\n[query]',
+)
+
+
+def test_a_write_the_server_refuses_fails_that_shape_by_name_and_the_run_goes_on(seeded, tmp_path):
+    """NOT NULL refuses the UPDATE on both servers: that shape fails, saying what the server said;
+    the next shape is measured as always."""
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "a.toml").write_text(REFUSED)
+    (tmp_path / "catalog" / "b.toml").write_text(PACKAGE_DELETE)
+    run, results = _explain(NS, tmp_path, "--catalog", str(tmp_path / "catalog"), "--only", "mysql")
+    assert run.code == 1, run.output
+    refused = results[("package version cleared", "mysql")]
+    assert refused["remediated"]["timeout"].startswith(
+        "the server refused it: Column 'version' cannot be null"
+    )
+    assert refused["verdict"]["actual"] == "refused" and not refused["ok"]
+    assert "refused" in run.stdout and "Traceback" not in run.output
+    assert results[("package removal", "mysql")]["ok"]
+    run, results = _explain(NS, tmp_path, "--catalog", str(tmp_path / "catalog"), "--only", "postgresql")
+    refused = results[("package version cleared", "postgresql")]
+    assert 'null value in column "version"' in refused["remediated"]["timeout"], refused
+    assert ("package removal", "postgresql") in results  # measured after the refusal
