@@ -156,22 +156,7 @@ def _check_captured(config, recorder) -> tuple[list[str], bool]:
         return [f"dbbench capture: error: {exc.filename}: {exc.strerror or exc}"], True
     finally:
         state.close()
-    return _with_held(report, lines(report)), bool(report.failed)
-
-
-def _with_held(report, shown: list[str]) -> list[str]:
-    """``shown`` (the report's lines) with, under each shape that holds, what its check said: for
-    a write or a locking read, per dialect, the statement, the index expected and the path taken,
-    the rows it locked and its tables unchanged after the rolled-back runs (unless the lines show
-    it already)."""
-    held = {f"ok   {o.name} [": o.lines for o in report.outcomes if o.status == "holds" and o.lines}
-    out: list[str] = []
-    for i, line in enumerate(shown):
-        out.append(line)
-        for head, said in held.items():
-            if line.startswith(head) and shown[i + 1 : i + 2] != [f"  {said[0]}"]:
-                out += [f"  {text}" for text in said]
-    return out
+    return lines(report), bool(report.failed)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -22,7 +22,6 @@ replaced atomically (:func:`verdict.files.write_output`): a write that fails lea
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from dbbench.access.targets import Target
 from dbbench.capture.statements import Seen
 from dbbench.catalog import files, sqlfiles
 from dbbench.catalog.entries import Shape, Variant, inserts_values, open_catalog, resolve, sql_shape
-from dbbench.catalog.params import param_names, to_pyformat
+from dbbench.catalog.params import to_pyformat
 from dbbench.catalog.sqltext import compared_columns, shape_key, table_aliases
 from dbbench.defaults import DIALECT_LABEL, DIALECTS
 from dbbench.dialects import common
@@ -229,7 +228,7 @@ def _one(target: Target, admin: Any, conn: Any, o: Outcome, options: explain.Mea
             if target.dialect not in o.shape.variants:
                 return
             shape = _checked(o)
-            shape.params = _fill(conn, d, shape, shape.variants[target.dialect].sql, shape.params)
+            shape.params = probes.fill(conn, d, shape, shape.variants[target.dialect].sql, shape.params)
             result = explain.run_shape(target, conn, shape, options, admin=admin)
             if not result.ok and result.verdict is not None:
                 if o.status != "fails" and common.locks_rows(o.seen.sql):
@@ -265,13 +264,13 @@ def _new(target: Target, d: Any, admin: Any, conn: Any, o: Outcome, options: exp
     shape = Shape(o.name, Path("captured"), "", "", None, False, {}, [])
     sql, values, lists = o.seen.expanded()  # a folded IN-list with every value it had
     with writes.guard(admin, d, options.namespace, sql) as unchanged:
-        params = _fill(conn, d, shape, sql, values)
+        params = probes.fill(conn, d, shape, sql, values)
         sample = d.run_sample(conn, to_pyformat(sql), params, options.timeout_ms, None, admin, True)
         tree, locked = sample.tree, sample.footprint
         if not accesses(tree) and any(v is not None for v in values.values()) and not inserts_values(sql):
             # The sample's values matched nothing when planned (MySQL reads a unique key's row at
             # plan time: no table access at all): measured, and written, with the data's values.
-            drawn = _fill(conn, d, shape, sql, {})
+            drawn = probes.fill(conn, d, shape, sql, {})
             again = d.run_sample(conn, to_pyformat(sql), drawn, options.timeout_ms, None, admin, True)
             if accesses(again.tree):
                 tree, locked, params = again.tree, again.footprint, drawn
@@ -291,23 +290,6 @@ def _new(target: Target, d: Any, admin: Any, conn: Any, o: Outcome, options: exp
     if common.locks_rows(sql):
         _settle(d, admin, options.namespace, unchanged)
         o.lines.append(f"{label} {_measured(writes.verb_of(tree, sql), proposal.line, locked, unchanged)}")
-
-
-def _fill(conn: Any, d: Any, shape: Shape, sql: str, values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` with one for every parameter that has none (:func:`dbbench.measure.probes.fill`:
-    a typical value of the column it is compared with or assigned to). The column lookup reads
-    the tables named after ``FROM`` / ``JOIN``; a write names its tables elsewhere too (``UPDATE
-    tickets SET status = $1 WHERE account_id = $2``, PostgreSQL's ``DELETE FROM comments c USING
-    tickets t WHERE …``, as ``pg_stat_statements`` gives them without values), so a write's values
-    are looked up as for the same text with those tables read as ``FROM`` / ``JOIN`` ones."""
-    if common.writes(sql) and any(values.get(p) is None for p in param_names(sql)):
-        lookup = _USING.sub("JOIN", _UPDATE.sub("UPDATE FROM", sql, count=1))
-        return probes.fill(conn, d, shape, lookup, values)
-    return probes.fill(conn, d, shape, sql, values)
-
-
-_UPDATE = re.compile(r"\bUPDATE\b(?!\s+FROM\b)", re.I)
-_USING = re.compile(r"\bUSING\b(?!\s*\()", re.I)
 
 
 class InsertProposal(Proposal):

@@ -40,7 +40,13 @@ _COMPARE = {"=", "<", ">", "<=", ">=", "<>", "!=", "like", "ilike"}
 _KEYWORD_NAMES = {"limit": "limit", "offset": "offset"}
 _GENERATED = re.compile(r"^(?:param|\w+_)\d+$")
 # a cast a driver adds to a parameter (SQLAlchemy's psycopg dialect: %(x)s::INTEGER)
-_PARAM_CAST = re.compile(r"(:[A-Za-z_]\w*)::[A-Za-z_][\w ]*?(?:\(\d+(?:,\s*\d+)?\))?(?=[\s,)]|$)")
+# a driver's cast of a parameter, its type one word or several (``::TIMESTAMP WITHOUT TIME ZONE``,
+# ``::character varying(20)``, ``::double precision``, ``::int[]``)
+_PARAM_CAST = re.compile(
+    r"(:[A-Za-z_]\w*)::[A-Za-z_]\w*(?:\s+(?:with|without|time|zone|varying|precision)\b)*"
+    r"(?:\s*\(\d+(?:,\s*\d+)?\))?(?:\[\])?",
+    re.I,
+)
 
 
 @dataclass
@@ -248,15 +254,16 @@ def statement_kind(sql: str) -> str:
     return ""
 
 
-_TABLE_REF = re.compile(
-    r"\b(?:FROM|JOIN)\s+([A-Za-z_][\w.]*)(?:\s+(?:AS\s+)?(?!(?:WHERE|JOIN|ON|USING|INNER|LEFT|RIGHT|"
-    r"FULL|CROSS|NATURAL|GROUP|ORDER|LIMIT|HAVING|UNION|FOR|WINDOW|STRAIGHT_JOIN)\b)([A-Za-z_]\w*))?",
+_TABLE_REF = re.compile(  # FROM / JOIN items, an UPDATE's table, a DELETE's USING items
+    r"(?:\b(?:FROM|JOIN|USING)|(?<!FOR\s)(?<!KEY\s)\bUPDATE)\s+([A-Za-z_][\w.]*)(?:\s+(?:AS\s+)?(?!(?:WHERE|JOIN|ON|USING|INNER|LEFT|RIGHT|"
+    r"FULL|CROSS|NATURAL|GROUP|ORDER|LIMIT|HAVING|UNION|FOR|WINDOW|STRAIGHT_JOIN|SET)\b)([A-Za-z_]\w*))?",
     re.I,
 )
 
 
 def table_aliases(sql: str) -> dict[str, str]:
-    """alias (and table) -> table, lowercased, of the FROM / JOIN items of ``sql``."""
+    """alias (and table) -> table, lowercased, of the FROM / JOIN items of ``sql``, an UPDATE's
+    table and a DELETE's USING items."""
     out: dict[str, str] = {}
     for table, alias in _TABLE_REF.findall(sql):
         name = table.split(".")[-1].lower()

@@ -32,7 +32,6 @@ from dbbench.measure.values import resolve_params
 from verdict.files import excerpt
 from verdict.stats import nearest_rank
 
-
 REFUSED = "the server refused it"  # what a spelling the server would not run says (Measurement.timeout)
 
 

@@ -34,8 +34,9 @@ def lines(report: CaptureReport, what: str = "dbbench capture") -> list[str]:
             )
             out.append(f"FAIL {o.name} (catalog {at}), captured from {where or dialects}:")
             out += [f"  {line}" for line in o.lines]
-        elif o.status == "holds":
+        elif o.status == "holds":  # a write's footprint and its tables unchanged, a timeout
             out.append(f"ok   {o.name} [{dialects}]" + (f" ({where})" if where else ""))
+            out += [f"  {line}" for line in o.lines]
         elif o.status == "new":
             proposed = "; ".join(f"{DIALECT_LABEL[d]}: {p.line}" for d, p in o.proposals.items())
             out.append(f"NEW  {o.name} [{dialects}]: {proposed}" + (f" ({where})" if where else ""))

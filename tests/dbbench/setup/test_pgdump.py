@@ -22,7 +22,7 @@ from sqlalchemy.engine import make_url
 from dbbench import servers
 from dbbench.setup import pgdump
 from dbbench.setup.guard import check_statement
-from dbbench.setup.loader import _fingerprint, _tables
+from dbbench.setup.loader import _tables, table_fingerprint
 from dbbench.setup.split import split_sql
 from tests.conftest import run_cli
 from tests.db import connection, drop_namespaces, sql
@@ -93,8 +93,8 @@ def admin(local_servers):
 
 @pytest.fixture(scope="module")
 def source_fingerprints(admin) -> dict[str, str]:
-    with connection("postgresql", namespace=SRC) as conn:  # _fingerprint reads unqualified names
-        return {t: _fingerprint(conn, "postgresql", SRC, t) for t in _tables(conn, "postgresql", SRC)}
+    with connection("postgresql", namespace=SRC) as conn:  # table_fingerprint reads unqualified names
+        return {t: table_fingerprint(conn, "postgresql", SRC, t) for t in _tables(conn, "postgresql", SRC)}
 
 
 def _pg_dump(*options: str, database: str | None = None) -> str:
@@ -247,7 +247,7 @@ def test_a_whole_database_dump_of_public_loads_and_verifies(admin, tmp_path):
         with _psycopg(PUBLIC_DB) as conn:
             conn.execute("SET search_path TO public;" + body)
             source = {
-                t: _fingerprint(conn, "postgresql", "public", t)
+                t: table_fingerprint(conn, "postgresql", "public", t)
                 for t in _tables(conn, "postgresql", "public")
             }
         dump = _pg_dump(database=PUBLIC_DB)
