@@ -15,6 +15,7 @@ import pytest
 from dbbench.setup.loader import table_fingerprint
 from tests.conftest import run_cli, run_program
 from tests.db import connection, drop_namespaces
+from tests.dbbench.capture.test_capture_writes import UPDATE_BLOCK
 
 pytestmark = pytest.mark.servers
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tickets" / "db"
@@ -28,17 +29,7 @@ dbbench_catalog = db
 dbbench_namespace = {NS}
 dbbench_capture = db/captured.sql
 """
-QUERIES = """\
--- name: close_pending_tickets
--- An account's pending tickets closed, found through the (account, status, opened) index.
--- dbbench: expect tickets.ix_tickets_account_status_opened
--- dbbench: forbid full_scan
--- dbbench: max-locked-rows 256
--- dbbench: param new_status = "closed"
--- dbbench: param account_id = 1
--- dbbench: param status = "pending"
-UPDATE tickets SET status = :new_status WHERE account_id = :account_id AND status = :status;
-"""
+QUERIES = UPDATE_BLOCK  # the catalog's one shape at first: the UPDATE the tests run
 DAO = '''\
 """The ticket desk's writes: SQLAlchemy Core for the UPDATE, the ORM for the DELETE and the INSERT."""
 
