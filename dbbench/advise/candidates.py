@@ -609,11 +609,15 @@ def derive(
             "with ORDER BY … LIMIT can)"
         )
     read: list[str] = []
+    # the table occurrences whose rows are found by their address (None: an unqualified ctid)
+    addressed = {t.low.rpartition(".")[0] or None for t in r.toks if t.low.rpartition(".")[2] == "ctid"}
     for s in sorted(r.entries):
         for e in r.entries[s]:
             if e.table in r.tables and r.tables[e.table] not in read:
                 read.append(r.tables[e.table])
             seen = found.get((e.scope, e.name))
+            if e.name in addressed or (None in addressed):
+                continue  # PostgreSQL rows found by their address (ctid = ANY (…)): a Tid Scan
             if e.table in r.tables and (
                 seen is None or not (seen.equal or seen.join or seen.ranges or seen.orders or seen.predicates)
             ):
@@ -732,7 +736,7 @@ def _comparison(
             return
     if side.row:
         parts = [KeyPart(ref.column) for _, ref in side.refs]
-        if op == "=":
+        if op in ("=", "in"):  # (a, b) = (…), (a, b) IN (SELECT …): the row found by its key
             f.equal.extend((p, constant) for p in parts)
         elif op in _RANGE:
             f.ranges.append(parts[0])

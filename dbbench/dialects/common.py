@@ -251,3 +251,17 @@ def footprint_summary(locks: dict[str, Any] | None) -> str:
     rows, gaps = _count(locks.get("rows")), _count(locks.get("gaps"))
     text = f"{rows:,} row{'' if rows == 1 else 's'}" + (f" ({', '.join(parts)})" if parts else "")
     return text + (f", {gaps:,} gaps" if gaps else "")
+
+
+def lock_wait(
+    table: str | None,
+    mode: str,
+    *,
+    index: str | None = None,
+    row: str | None = None,
+    holds: bool | None = None,
+) -> dict[str, Any]:
+    """A lock a session waits for, as a race's record keeps it (:mod:`dbbench.measure.race`): the
+    lock's table, index (MySQL), mode and row, and whether the holder is the session holding it
+    (None: not known)."""
+    return {"table": table, "index": index, "mode": mode, "row": row, "holder_holds": holds}

@@ -59,6 +59,8 @@ class Names(Protocol):
     def execute(self, conn: Connection, statements: list[str], /) -> object: ...
     def commit(self, conn: Connection, /) -> None: ...
     def is_driver_error(self, exc: BaseException, /) -> bool: ...
+    # a statement refused for the data it would write (not for a privilege): its shape fails
+    def refuses_data(self, exc: BaseException, /) -> bool: ...
 
 
 class NamespaceStore(Protocol):
@@ -265,6 +267,21 @@ class PlannerEstimates(Protocol):
     ) -> tuple[PlanNode, float | None]: ...
 
 
+class RaceSessions(Protocol):
+    """Two sessions racing for rows (dbbench.measure.race): a statement's bounds with a short lock
+    wait, its cursor, what an error means, how a watcher knows a session, the lock it waits for
+    (dbbench.dialects.common.lock_wait), and a cancel."""
+
+    def race_limits(
+        self, conn: Connection, settings: dict[str, Any] | None, timeout_ms: int, lock_wait_ms: int, /
+    ) -> AbstractContextManager[None]: ...
+    def race_cursor(self, conn: Connection, /) -> Any: ...
+    def race_error(self, exc: BaseException, /) -> tuple[str, str | None]: ...
+    def race_session(self, conn: Connection, /) -> int: ...
+    def race_cancel(self, admin: Connection, conn: Connection, /) -> None: ...
+    def race_wait(self, admin: Connection, session: int, holder: int, /) -> dict[str, Any] | None: ...
+
+
 class Dialect(
     Names,
     NamespaceStore,
@@ -276,6 +293,7 @@ class Dialect(
     Capture,
     IndexTrials,
     PlannerEstimates,
+    RaceSessions,
     Protocol,
 ):
     """The functions and constants of one dialect module: every part above."""

@@ -830,6 +830,18 @@ def query_row(conn, sql: str, params: dict) -> dict | None:
 ROLE_PRIVILEGE = "CREATE USER and GRANT OPTION"
 
 
+# the errors of the data a statement would write: NOT NULL, a unique key, a foreign key (either
+# side), a value out of its type or too long, a check constraint
+_DATA_ERRORS = frozenset({1048, 1062, 1216, 1217, 1264, 1292, 1364, 1366, 1406, 1451, 1452, 3819})
+
+
+def refuses_data(exc: BaseException) -> bool:
+    """Whether the server refused a statement for the data it would write (an integrity or a
+    value error): the shape fails, not the run. A privilege refused is not one."""
+    code = exc.args[0] if isinstance(exc, pymysql.err.MySQLError) and exc.args else None
+    return code in _DATA_ERRORS
+
+
 def is_driver_error(exc: BaseException) -> bool:
     return isinstance(exc, pymysql.err.Error)
 
@@ -1575,3 +1587,87 @@ def estimate_plan(conn, sql: str, params: dict, timeout_ms: int, settings: dict 
             doc = _resolve_consts(cur, sql, params, tree, aliases)
     cost = (doc.get("query_block") or {}).get("cost_info", {}).get("query_cost")  # "1234.50"
     return tree, None if cost is None else float(cost)
+
+
+# -- the two-session race check (dbbench.measure.race) -------------------------------------------
+@contextlib.contextmanager
+def race_limits(conn, settings: dict | None, timeout_ms: int, lock_wait_ms: int) -> Iterator[None]:
+    """A race session's statement bounds (``max_execution_time``; ``innodb_lock_wait_timeout`` in
+    whole seconds), session settings restored after; ``settings`` (PostgreSQL's planner
+    settings) are not MySQL's."""
+    import math
+
+    conn.rollback()
+    with conn.cursor() as cur:
+        cur.execute("SELECT @@SESSION.max_execution_time, @@SESSION.innodb_lock_wait_timeout")
+        previous = cur.fetchone()
+        cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
+        cur.execute(f"SET SESSION innodb_lock_wait_timeout = {max(1, math.ceil(lock_wait_ms / 1000))}")
+    try:
+        yield
+    finally:
+        execute(
+            conn,
+            [
+                f"SET SESSION max_execution_time = {int(previous[0])}",
+                f"SET SESSION innodb_lock_wait_timeout = {int(previous[1])}",
+            ],
+        )
+
+
+def race_cursor(conn):
+    """A plain cursor: PyMySQL binds parameters on the client."""
+    return conn.cursor()
+
+
+_RACE_REASONS = {1205: "lock wait timeout", 3024: "statement timeout", 1317: "cancelled", 1213: "deadlock"}
+
+
+def race_error(exc: BaseException) -> tuple[str, str | None]:
+    """A driver error's message and, for a timeout or a deadlock, which one."""
+    from verdict.files import excerpt
+
+    code = exc.args[0] if exc.args else None
+    text = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+    return excerpt(text, 200), _RACE_REASONS.get(code if isinstance(code, int) else -1)
+
+
+def race_session(conn) -> int:
+    """How the watcher knows ``conn``'s session: its performance_schema thread id."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT PS_CURRENT_THREAD_ID()")
+        (thread,) = cur.fetchone()
+    conn.rollback()
+    return int(thread)
+
+
+def race_cancel(admin, conn) -> None:
+    """Cancel ``conn``'s running statement from ``admin`` (``KILL QUERY``: its session stays)."""
+    with admin.cursor() as cur:
+        cur.execute(f"KILL QUERY {int(conn.thread_id())}")
+    admin.rollback()
+
+
+# the row lock a session waits for, the blocking thread and the lock it holds
+_RACE_WAITS = """/* dbbench race */ SELECT r.OBJECT_NAME, r.INDEX_NAME, r.LOCK_MODE, r.LOCK_DATA,
+ w.BLOCKING_THREAD_ID, h.LOCK_MODE FROM performance_schema.data_lock_waits w
+ JOIN performance_schema.data_locks r ON r.ENGINE = w.ENGINE AND r.ENGINE_LOCK_ID = w.REQUESTING_ENGINE_LOCK_ID
+ LEFT JOIN performance_schema.data_locks h ON h.ENGINE = w.ENGINE AND h.ENGINE_LOCK_ID = w.BLOCKING_ENGINE_LOCK_ID
+ WHERE w.REQUESTING_THREAD_ID = %s LIMIT 1"""
+# a metadata (table) lock a session waits for
+_RACE_METADATA = """/* dbbench race */ SELECT OBJECT_NAME, LOCK_TYPE FROM performance_schema.metadata_locks
+ WHERE OWNER_THREAD_ID = %s AND LOCK_STATUS = 'PENDING' LIMIT 1"""
+
+
+def race_wait(admin, session: int, holder: int) -> dict | None:
+    """The lock thread ``session`` waits for (:func:`~dbbench.dialects.common.lock_wait`), read on
+    ``admin``: a row lock from ``data_lock_waits``, else a pending metadata lock."""
+    with admin.cursor() as cur:
+        cur.execute(_RACE_WAITS, (session,))
+        row = cur.fetchone()
+        if row is not None:
+            table, index, mode, data, blocker, _ = row
+            return common.lock_wait(table, mode, index=index, row=data, holds=blocker == holder)
+        cur.execute(_RACE_METADATA, (session,))
+        row = cur.fetchone()
+    return None if row is None else common.lock_wait(row[0], f"metadata {row[1]}")

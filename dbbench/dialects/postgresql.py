@@ -660,6 +660,14 @@ _ROLE_MARK = "dbbench namespace role"
 _SUPERUSER_ONLY = ("SUPERUSER", "REPLICATION", "BYPASSRLS")  # attributes only a superuser may alter
 
 
+def refuses_data(exc: BaseException) -> bool:
+    """Whether the server refused a statement for the data it would write (SQLSTATE class 23,
+    an integrity constraint: a foreign key, NOT NULL, a unique key, a check; class 22, a value
+    out of its type): the shape fails, not the run. A privilege refused is not one."""
+    code = getattr(exc, "sqlstate", None) or ""
+    return code[:2] in ("22", "23")
+
+
 def is_driver_error(exc: BaseException) -> bool:
     import psycopg
 
@@ -1294,3 +1302,81 @@ def estimate_plan(conn, sql: str, params: dict, timeout_ms: int, settings: dict 
     top = row[0][0] if isinstance(row[0], list) else row[0]
     cost = top["Plan"].get("Total Cost")
     return tree, float(cost) if isinstance(cost, (int, float)) else None
+
+
+# -- the two-session race check (dbbench.measure.race) -------------------------------------------
+# PostgreSQL's tuple lock modes as the row-lock clause that takes them
+_ROW_LOCKS = {
+    "AccessShareLock": "FOR KEY SHARE",
+    "RowShareLock": "FOR SHARE",
+    "ExclusiveLock": "FOR NO KEY UPDATE",
+    "AccessExclusiveLock": "FOR UPDATE",
+}
+
+
+@contextlib.contextmanager
+def race_limits(conn, settings: dict | None, timeout_ms: int, lock_wait_ms: int) -> Iterator[None]:
+    """A race session's statement bounds in a fresh transaction (``SET LOCAL``: statement and lock
+    timeouts, the shape's planner settings), undone with the transaction."""
+    conn.rollback()
+    with conn.cursor() as cur:
+        _set_local(cur, timeout_ms, settings)
+        cur.execute(f"SET LOCAL lock_timeout = {int(lock_wait_ms)}")
+    yield
+
+
+def race_cursor(conn):
+    """A cursor binding parameters as the measured samples do (client-side)."""
+    import psycopg
+
+    return psycopg.ClientCursor(conn)
+
+
+_RACE_REASONS = {"55P03": "lock timeout", "57014": "statement timeout", "40P01": "deadlock"}
+
+
+def race_error(exc: BaseException) -> tuple[str, str | None]:
+    """A driver error's first line and, for a timeout or a deadlock, which one."""
+    from verdict.files import excerpt
+
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return excerpt(text, 200), _RACE_REASONS.get(getattr(exc, "sqlstate", None) or "")
+
+
+def race_session(conn) -> int:
+    """How the watcher knows ``conn``'s session: its backend pid."""
+    return int(conn.info.backend_pid)
+
+
+def race_cancel(admin, conn) -> None:
+    """Cancel ``conn``'s running statement."""
+    conn.cancel()
+
+
+# the locks a session waits for, and the row (tuple) lock it holds while it waits for the
+# transaction that holds the row
+_RACE_WAITS = """/* dbbench race */ SELECT l.locktype, l.mode, l.granted, c.relname, l.page, l.tuple,
+ pg_blocking_pids(l.pid) FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid = %s AND (NOT l.granted OR l.locktype = 'tuple') ORDER BY l.granted"""
+
+
+def race_wait(admin, session: int, holder: int) -> dict | None:
+    """The lock ``session`` waits for (:func:`~dbbench.dialects.common.lock_wait`), read on
+    ``admin``. A row lock shows as a wait for the holding *transaction*, with the row's tuple lock
+    granted to the waiter (it names the table and the row); a table lock as a wait for the
+    relation itself."""
+    with admin.cursor() as cur:
+        cur.execute(_RACE_WAITS, (session,))
+        rows = cur.fetchall()
+    waiting = [r for r in rows if not r[2]]
+    if not waiting:
+        return None
+    locktype, mode, _, relname, _, _, blockers = waiting[0]
+    holds = holder in (blockers or [])
+    if locktype == "relation":
+        return common.lock_wait(relname, mode, holds=holds)
+    tuples = [r for r in rows if r[0] == "tuple"]
+    if tuples:
+        _, tmode, _, trel, page, tup, _ = tuples[0]
+        return common.lock_wait(trel, _ROW_LOCKS.get(tmode, tmode), row=f"({page},{tup})", holds=holds)
+    return common.lock_wait(relname, f"{locktype} {mode}", holds=holds)

@@ -173,7 +173,7 @@ def measure(
     except TimeoutError as exc:
         m.timeout = str(exc)
     except Exception as exc:  # a write the server refuses (a foreign key, NOT NULL): this shape fails
-        if not d.is_driver_error(exc):
+        if not (d.is_driver_error(exc) and d.refuses_data(exc)):
             raise
         m.timeout = f"{REFUSED}: {server_message(exc, 300)}"
         m.executor_ms, statements, planning = [], [], []

@@ -252,7 +252,7 @@ def run(
         except Exception as exc:
             # a write the server will not execute with this value (a foreign key that restricts
             # the hottest parent's deletion, NOT NULL): its plan is what the planner would do
-            if not d.is_driver_error(exc) or probe.generic:
+            if not (d.is_driver_error(exc) and d.refuses_data(exc)) or probe.generic:
                 raise
             tree, _ = d.estimate_plan(conn, stmt, probe.params, timeout_ms, v.settings)
         if not accesses(tree):

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import decimal
-import math
 import threading
 import time
 from collections.abc import Iterator
@@ -48,12 +47,6 @@ POLL_S = 0.02  # how often the watcher reads B's lock waits
 MIN_LOCK_WAIT_MS = 250  # B's lock wait is never shorter: long enough for the watcher to see it
 GRACE_S = 5.0  # past B's own bounds: cancel it; past that again: give up waiting for the thread
 KEPT_ROWS = 50  # rows of each session kept in the result (the comparison uses all of them)
-_ROW_LOCKS = {  # PostgreSQL's tuple lock modes as the row-lock clause that takes them
-    "AccessShareLock": "FOR KEY SHARE",
-    "RowShareLock": "FOR SHARE",
-    "ExclusiveLock": "FOR NO KEY UPDATE",
-    "AccessExclusiveLock": "FOR UPDATE",
-}
 
 
 class Options(Protocol):
@@ -113,7 +106,7 @@ def check(target: Target, admin, conn, shape: Shape, params: dict, options: Opti
             except DbbenchError as exc:
                 record["problem"] = f"{lead}: the holder's parameters: {exc}"
                 return record
-            sessions = (_session(conn, d), _session(hconn, d))  # before the holder's transaction
+            sessions = (d.race_session(conn), d.race_session(hconn))  # before the holder's transaction
             held = _run(hconn, d, hv.sql, hparams, hv.settings, options.timeout_ms, options.timeout_ms)
             record["held_rows"] = _rows(held)[:KEPT_ROWS]
             if held.error is not None:
@@ -195,7 +188,7 @@ def _race(
             wait = _wait(admin, d, session, holder)
         thread.join(POLL_S)
     if thread.is_alive():  # beyond every bound it set itself: cancel it
-        _cancel(admin, d, conn, session)
+        _cancel(admin, d, conn)
         thread.join(GRACE_S)
     if thread.is_alive():
         ms = (time.monotonic() - start) * 1000
@@ -210,7 +203,7 @@ def _run(
     an error is recorded, not raised. ``keep``: its transaction stays open (the holder's locks);
     otherwise it is rolled back. Session settings it changed are restored."""
     out = Outcome()
-    with _limits(conn, d, settings, timeout_ms, lock_wait_ms), _cursor(conn, d) as cur:
+    with d.race_limits(conn, settings, timeout_ms, lock_wait_ms), d.race_cursor(conn) as cur:
         start = time.perf_counter()
         try:
             cur.execute(to_pyformat(sql), params)
@@ -221,7 +214,7 @@ def _run(
         except Exception as exc:
             if not d.is_driver_error(exc):
                 raise
-            out.error, out.reason = _error(d, exc)
+            out.error, out.reason = d.race_error(exc)
         finally:
             out.ms = (time.perf_counter() - start) * 1000
             if not keep or out.error is not None:
@@ -229,111 +222,11 @@ def _run(
     return out
 
 
-@contextlib.contextmanager
-def _limits(conn, d, settings: dict, timeout_ms: int, lock_wait_ms: int) -> Iterator[None]:
-    """The statement's bounds in a fresh transaction: PostgreSQL ``SET LOCAL`` (statement and lock
-    timeouts, the shape's planner settings), undone with the transaction; MySQL session settings
-    (``max_execution_time``, ``innodb_lock_wait_timeout`` in whole seconds), restored after."""
-    conn.rollback()
-    with conn.cursor() as cur:
-        if d.NAME == "postgresql":
-            cur.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
-            cur.execute(f"SET LOCAL lock_timeout = {int(lock_wait_ms)}")
-            for name, value in (settings or {}).items():
-                cur.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
-            yield
-            return
-        cur.execute("SELECT @@SESSION.max_execution_time, @@SESSION.innodb_lock_wait_timeout")
-        previous = cur.fetchone()
-        cur.execute(f"SET SESSION max_execution_time = {int(timeout_ms)}")
-        cur.execute(f"SET SESSION innodb_lock_wait_timeout = {max(1, math.ceil(lock_wait_ms / 1000))}")
-    try:
-        yield
-    finally:
-        with conn.cursor() as cur:
-            cur.execute(f"SET SESSION max_execution_time = {int(previous[0])}")
-            cur.execute(f"SET SESSION innodb_lock_wait_timeout = {int(previous[1])}")
-
-
-def _cursor(conn, d):
-    """A cursor binding parameters as the measured samples do (PostgreSQL: client-side)."""
-    if d.NAME == "postgresql":
-        import psycopg
-
-        return psycopg.ClientCursor(conn)
-    return conn.cursor()
-
-
-def _error(d, exc: BaseException) -> tuple[str, str | None]:
-    """A driver error's first line and, for a timeout, which one."""
-    if d.NAME == "postgresql":
-        code = getattr(exc, "sqlstate", None)
-        reason = {"55P03": "lock timeout", "57014": "statement timeout", "40P01": "deadlock"}.get(code or "")
-        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return excerpt(text, 200), reason
-    code = exc.args[0] if exc.args else None
-    reason = {1205: "lock wait timeout", 3024: "statement timeout", 1317: "cancelled", 1213: "deadlock"}.get(
-        code if isinstance(code, int) else -1
-    )
-    text = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
-    return excerpt(text, 200), reason
-
-
-def _session(conn, d) -> int:
-    """How the watcher knows ``conn``'s session: PostgreSQL's backend pid; MySQL's
-    performance_schema thread id."""
-    if d.NAME == "postgresql":
-        return int(conn.info.backend_pid)
-    with conn.cursor() as cur:
-        cur.execute("SELECT PS_CURRENT_THREAD_ID()")
-        (thread,) = cur.fetchone()
-    conn.rollback()
-    return int(thread)
-
-
-def _cancel(admin, d, conn, session: int) -> None:
-    """Cancel B's running statement (never its connection's owner's other work)."""
-    with contextlib.suppress(Exception):
-        if d.NAME == "postgresql":
-            conn.cancel()
-            return
-        with admin.cursor() as cur:
-            cur.execute(f"KILL QUERY {int(conn.thread_id())}")
-        admin.rollback()
-
-
-# PostgreSQL: the locks B waits for, and the row (tuple) lock it holds while it waits for the
-# transaction that holds the row
-_PG_WAITS = """/* dbbench race */ SELECT l.locktype, l.mode, l.granted, c.relname, l.page, l.tuple,
- pg_blocking_pids(l.pid) FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation
- WHERE l.pid = %s AND (NOT l.granted OR l.locktype = 'tuple') ORDER BY l.granted"""
-# MySQL: the row lock B waits for, the blocking thread and the lock it holds
-_MY_WAITS = """/* dbbench race */ SELECT r.OBJECT_NAME, r.INDEX_NAME, r.LOCK_MODE, r.LOCK_DATA,
- w.BLOCKING_THREAD_ID, h.LOCK_MODE FROM performance_schema.data_lock_waits w
- JOIN performance_schema.data_locks r ON r.ENGINE = w.ENGINE AND r.ENGINE_LOCK_ID = w.REQUESTING_ENGINE_LOCK_ID
- LEFT JOIN performance_schema.data_locks h ON h.ENGINE = w.ENGINE AND h.ENGINE_LOCK_ID = w.BLOCKING_ENGINE_LOCK_ID
- WHERE w.REQUESTING_THREAD_ID = %s LIMIT 1"""
-# MySQL: a metadata (table) lock B waits for
-_MY_METADATA = """/* dbbench race */ SELECT OBJECT_NAME, LOCK_TYPE FROM performance_schema.metadata_locks
- WHERE OWNER_THREAD_ID = %s AND LOCK_STATUS = 'PENDING' LIMIT 1"""
-
-
 def _wait(admin, d, session: int, holder: int) -> dict | None:
-    """The lock ``session`` waits for right now as {table, index, mode, row, holder_holds} (None:
-    it waits for none, or the server does not say)."""
+    """The lock ``session`` waits for right now (the dialect's ``race_wait``: {table, index, mode,
+    row, holder_holds}); None when it waits for none, or the server does not say."""
     try:
-        with admin.cursor() as cur:
-            if d.NAME == "postgresql":
-                cur.execute(_PG_WAITS, (session,))
-                return _pg_wait(cur.fetchall(), holder)
-            cur.execute(_MY_WAITS, (session,))
-            row = cur.fetchone()
-            if row is not None:
-                table, index, mode, data, blocker, _ = row
-                return _named(table, mode, index=index, row=data, holds=blocker == holder)
-            cur.execute(_MY_METADATA, (session,))
-            row = cur.fetchone()
-            return None if row is None else _named(row[0], f"metadata {row[1]}")
+        return d.race_wait(admin, session, holder)
     except Exception as exc:
         if not d.is_driver_error(exc):
             raise
@@ -343,35 +236,10 @@ def _wait(admin, d, session: int, holder: int) -> dict | None:
             admin.rollback()
 
 
-def _named(
-    table: str | None,
-    mode: str,
-    *,
-    index: str | None = None,
-    row: str | None = None,
-    holds: bool | None = None,
-) -> dict[str, Any]:
-    """A wait as the record keeps it: the lock's table, index (MySQL), mode and row, and whether
-    the holder is the session holding it (None: not known)."""
-    return {"table": table, "index": index, "mode": mode, "row": row, "holder_holds": holds}
-
-
-def _pg_wait(rows: list[tuple], holder: int) -> dict | None:
-    """PostgreSQL: a row lock shows as a wait for the holding *transaction*, with the row's tuple
-    lock granted to the waiter (it names the table and the row); a table lock as a wait for the
-    relation itself."""
-    waiting = [r for r in rows if not r[2]]
-    if not waiting:
-        return None
-    locktype, mode, _, relname, _, _, blockers = waiting[0]
-    holds = holder in (blockers or [])
-    if locktype == "relation":
-        return _named(relname, mode, holds=holds)
-    tuples = [r for r in rows if r[0] == "tuple"]
-    if tuples:
-        _, tmode, _, trel, page, tup, _ = tuples[0]
-        return _named(trel, _ROW_LOCKS.get(tmode, tmode), row=f"({page},{tup})", holds=holds)
-    return _named(relname, f"{locktype} {mode}", holds=holds)
+def _cancel(admin, d, conn) -> None:
+    """Cancel B's running statement (never its connection's owner's other work)."""
+    with contextlib.suppress(Exception):
+        d.race_cancel(admin, conn)
 
 
 def _problem(lead: str, held: Outcome, b: Outcome, wait: dict | None, wait_ms: int) -> str | None:

@@ -64,7 +64,7 @@ def test_quick_prints_the_table_per_dialect_and_drops_its_namespace(local_server
 def test_bad_arguments_are_one_line_errors():
     for args, said in (
         (("--repeat", "9"), "bench_indexes: --repeat 9: from 1 to 5"),
-        (("--shapes", "0,3"), "bench_indexes: --shapes '0,3': 1 to 9 sizes, each from 1 to 9"),
+        (("--shapes", "0,3"), "bench_indexes: --shapes '0,3': 1 to 9 sizes, each from 1 to 12"),
         (("--namespace", "Bad-Name"), "bench_indexes: --namespace 'Bad-Name': "),
     ):
         done = bench(*args)  # refused before any server is reached
