@@ -160,3 +160,19 @@ def indexes(where: Dialect | Target, namespace: str) -> list[tuple]:
         "SELECT table_name, index_name, column_name, expression, seq_in_index, sub_part, collation, is_visible "
         f"FROM information_schema.statistics WHERE table_schema = '{namespace}' ORDER BY 1, 2, 5",
     )
+
+
+def fingerprints(
+    namespace: str, tables: Sequence[str], only: Sequence[Dialect] = DIALECTS
+) -> dict[tuple[str, str], str]:
+    """(dialect, table) -> the content digest of each of ``tables`` of ``namespace`` on the local
+    servers of ``only`` (:func:`dbbench.setup.loader.table_fingerprint`): what a rolled-back run
+    must leave equal."""
+    from dbbench.setup.loader import table_fingerprint
+
+    out = {}
+    for dialect in only:
+        with connection(dialect, namespace=namespace) as conn:
+            for table in tables:
+                out[dialect, table] = table_fingerprint(conn, dialect, namespace, table)
+    return out

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from dbbench.setup.loader import table_fingerprint
+from tests import db
 from tests.conftest import run_cli, run_program
-from tests.db import connection, drop_namespaces
+from tests.db import drop_namespaces
 from tests.dbbench.capture.test_capture_writes import UPDATE_BLOCK
 
 pytestmark = pytest.mark.servers
@@ -125,12 +125,7 @@ def pytest_run(app: Path):
 
 
 def fingerprints() -> dict[tuple[str, str], str]:
-    out = {}
-    for dialect in ("postgresql", "mysql"):
-        with connection(dialect, namespace=NS) as conn:
-            for table in ("accounts", "tickets", "comments"):
-                out[dialect, table] = table_fingerprint(conn, dialect, NS, table)
-    return out
+    return db.fingerprints(NS, ("accounts", "tickets", "comments"))
 
 
 def line_of(text: str, needle: str) -> int:

@@ -13,7 +13,7 @@ import pytest
 from dbbench.capture.statements import keep, merge
 from dbbench.catalog import sqlfiles
 from dbbench.catalog.entries import sql_shape
-from dbbench.setup.loader import table_fingerprint
+from tests import db
 from tests.conftest import run_cli
 from tests.db import connection, drop_namespaces
 
@@ -135,12 +135,7 @@ def catalog(local_servers, tmp_path_factory) -> Path:
 
 
 def fingerprints() -> dict[tuple[str, str], str]:
-    out = {}
-    for dialect in ("postgresql", "mysql"):
-        with connection(dialect, namespace=NS) as conn:
-            for table in ("accounts", "tickets", "comments"):
-                out[dialect, table] = table_fingerprint(conn, dialect, NS, table)
-    return out
+    return db.fingerprints(NS, ("accounts", "tickets", "comments"))
 
 
 WRITES = [
