@@ -307,7 +307,11 @@ def render(diff: NodeDiff, *, fold: bool = True) -> list[str]:
         pad = "  " * depth
         if fold and d.status == SAME and not d.changed and depth > 0:
             count = sum(1 for _ in d.walk())
-            lines.append(f"{pad}= {d.node.label}" + (f" … {count - 1} nodes unchanged" if count > 1 else ""))
+            under = count - 1
+            lines.append(
+                f"{pad}= {d.node.label}"
+                + (f" … {under} node{'s' if under != 1 else ''} unchanged" if under else "")
+            )
             continue
         text = f"{pad}{marks[d.status]} {d.node.label}"
         if d.changes and d.status == CHANGED:

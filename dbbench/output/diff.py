@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects import timing
-from dbbench.document import locks
+from dbbench.document import locks, plandiff
 from dbbench.document.diff import (
     DiffReport,
     ShapeDiff,
@@ -256,6 +256,22 @@ def _sources(report: DiffReport) -> str:
     return f"baseline {describe(report.baseline, report.base_doc)} vs result {describe(report.result, report.result_doc)}"
 
 
+ALIGNED_LINES = 40  # of a regressed shape's aligned plans shown (the rest counted)
+
+
+def aligned(s: ShapeDiff) -> list[str]:
+    """The baseline's and the result's plans as one tree aligned node by node
+    (:mod:`dbbench.document.plandiff`: ``=`` same, ``~`` changed, ``+`` new, ``-`` gone; unchanged
+    subtrees folded), at most :data:`ALIGNED_LINES` lines; nothing when neither has a plan."""
+    b, n = entry_tree(s.base), entry_tree(s.result)
+    if b is None and n is None:
+        return []
+    lines = plandiff.render(plandiff.align(b, n))
+    cut = len(lines) - ALIGNED_LINES
+    head = "plan, baseline → result (= same, ~ changed, + new, - gone):"
+    return [head, *lines[:ALIGNED_LINES]] + ([f"… {cut} more plan lines"] if cut > 0 else [])
+
+
 def to_text(report: DiffReport) -> str:
     out = [
         f"dbbench diff: {_headline(report)}",
@@ -277,6 +293,8 @@ def to_text(report: DiffReport) -> str:
         for s in chosen:
             out.append(f"  {s.shape} [{DIALECT_LABEL[s.dialect]}]")
             out += [f"    - {f.message}" for f in s.findings]
+            if s.regressed:
+                out += [f"    {line}" for line in aligned(s)]
     out += _work_sections(report, markdown=False)
     out += _locks_sections(report, markdown=False)
     out += _extra_sections(report, markdown=False)
@@ -393,6 +411,10 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
             out += [
                 "",
                 f"<details><summary>Plans: {s.shape} [{DIALECT_LABEL[s.dialect]}]</summary>",
+                "",
+                "```",
+                *aligned(s),
+                "```",
                 "",
                 "Baseline:",
                 "",

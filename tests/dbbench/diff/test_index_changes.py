@@ -117,6 +117,12 @@ def test_dropping_an_index_a_shape_needs_fails_naming_index_and_shape(baseline, 
     # the evidence that it was needed stays beside it: the work that rose without it
     assert "work up at Seq Scan on package_relation: 100 → 2,048 rows examined" in pg
     assert "work up at Index range scan on r using fk_relation_package" in my
+    # the two plans aligned node by node under the findings: the node that changed, named
+    said = run.stdout
+    assert said.count("plan, baseline → result (= same, ~ changed, + new, - gone):") == 4
+    assert "~ Seq Scan on package_relation  [Bitmap Heap Scan → Seq Scan;" in said
+    assert "- Bitmap Index Scan on package_relation using ix_relation_lookup" in said
+    assert "[index ix_relation_lookup → fk_relation_package; rows examined 100 → " in said
     assert sorted((s, d, r) for s, d, r, _ in _findings(out, "index_dropped")) == [
         ("relation lookup", "mysql", True),
         ("relation lookup", "postgresql", True),
