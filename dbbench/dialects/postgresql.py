@@ -280,10 +280,30 @@ def settle_writes(conn, ns: str, tables: list[str]) -> None:
     try:
         with conn.cursor() as cur:
             for table in tables:
+                cur.execute(_CLASS_COUNTS, {"t": f"{quote(ns)}.{quote(table)}"})
+                counts = cur.fetchall()  # what plans were made from: VACUUM FULL recounts them
                 cur.execute(f"VACUUM FULL {quote(ns)}.{quote(table)}")
+                _restore_counts(cur, counts)
             cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE key = %s", (_SETTLE_KEY,))
     finally:
         conn.autocommit = was
+
+
+# a table's and its indexes' page and row counts, the planner's statistics VACUUM FULL rewrites
+_CLASS_COUNTS = """/* dbbench */ SELECT c.oid, c.relpages, c.reltuples FROM pg_class c
+ WHERE c.oid = %(t)s::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = %(t)s::regclass)"""
+
+
+def _restore_counts(cur, counts: list[tuple]) -> None:
+    """Put back the page and row counts the planner read before a ``VACUUM FULL`` (which counts
+    the rows again: an exact count where the seed's ANALYZE sampled would change later plans).
+    Only a superuser may; elsewhere the recounted values stay."""
+    cur.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+    row = cur.fetchone()
+    if not (row and row[0]):
+        return
+    for oid, pages, tuples in counts:
+        cur.execute("UPDATE pg_class SET relpages = %s, reltuples = %s WHERE oid = %s", (pages, tuples, oid))
 
 
 def recover_settle(conn, ns: str) -> list[str]:

