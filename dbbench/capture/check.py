@@ -345,7 +345,7 @@ def _measured(verb: str, plan: str, locked: dict | None, unchanged: dict | None)
     unchanged``."""
     text = f"{verb}: {plan}"
     if locked:
-        text += f"; locks {writes.summary(locked)}"
+        text += f"; locks {common.footprint_summary(locked)}"
     if unchanged and unchanged.get("tables"):
         tables = ", ".join(unchanged["tables"])
         text += (

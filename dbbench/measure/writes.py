@@ -131,11 +131,6 @@ def verb_of(tree, sql: str) -> str:
     return f"{first} … FOR UPDATE" if first in ("SELECT", "WITH") else first
 
 
-def summary(locks: dict | None) -> str:
-    """The footprint in a few words (:func:`dbbench.dialects.common.footprint_summary`)."""
-    return common.footprint_summary(locks)
-
-
 _GROWING_VERBS = ("insert", "update", "replace", "merge", "with")
 
 
