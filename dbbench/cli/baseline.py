@@ -217,9 +217,17 @@ def threshold_options(fn):
     "a shape whose A/A fails is at most inconclusive (needs a live run).",
 )
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the aligned plans of the table format (auto: on a terminal, unless NO_COLOR is set).",
+)
 @output_file(
     "--markdown", "markdown_file", help="Also write the Markdown (a pull-request comment) to this file."
 )
+@output_file("--html", "html_file", help="Also write the diff as one HTML page: the two plans side by side.")
 @output_file("--output", help="Write the diff as JSON here.")
 @output_file("--save-result", help="When RESULT is not given: write the new run's result document here.")
 @output_file("--junit", help="JUnit XML: one test case per shape and dialect, failed when it regressed.")
@@ -247,7 +255,9 @@ class DiffOptions:
     targets: Targets
     comparison: Comparison
     fmt: str
+    color: str
     markdown_file: Path | None
+    html_file: Path | None
     output: Path | None
     junit: Path | None
     github_summary: Path | None
@@ -270,8 +280,11 @@ class DiffOptions:
             self_control=given["self_control"],
             save_result=given["save_result"],
         )
-        files = ("markdown_file", "output", "junit", "github_summary")
-        return cls(Targets.take(given), comparison, given["fmt"], *(given[name] for name in files))
+        files = ("markdown_file", "html_file", "output", "junit", "github_summary")
+        return cls(
+            Targets.take(given), comparison, given["fmt"], given["color"], given["markdown_file"],
+            *(given[name] for name in files[1:]),
+        )  # fmt: skip
 
 
 def _render_diff(opts: DiffOptions, report: DiffReport) -> None:
@@ -280,9 +293,18 @@ def _render_diff(opts: DiffOptions, report: DiffReport) -> None:
     from verdict import exit_code
 
     md = diff.to_markdown(report)
-    click.echo(md if opts.fmt == "markdown" else diff.to_text(report))
+    if opts.fmt == "markdown":
+        click.echo(md)
+    else:
+        from dbbench.cli.styled import echo_diff
+
+        echo_diff(report, opts.color)
     if opts.markdown_file:
         write_file(opts.markdown_file, md)
+    if opts.html_file:
+        from dbbench.output import diff_html
+
+        write_file(opts.html_file, diff_html.page(report))
     if opts.output:
         write_json(opts.output, report.to_dict())
     if opts.junit:

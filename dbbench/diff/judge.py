@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from dbbench.dialects.plan import PlanNode
 from dbbench.diff.locks import lock_findings
 from dbbench.diff.work import work_findings
+from dbbench.document import plandiff
 from dbbench.document.diff import (
     Finding,
     Thresholds,
@@ -54,7 +55,8 @@ Keyed = dict[tuple, tuple[PlanNode, bool]]  # keyed_nodes' result
 
 def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]:
     """What changed from ``base`` to ``new``: accesses lost, changed, gone or new, sorts and
-    temporary tables added or removed, rows newly misestimated (in that order)."""
+    temporary tables added or removed, joins of another type or order (:mod:`dbbench.document.plandiff`),
+    rows newly misestimated (in that order)."""
     b_nodes, n_nodes = keyed_nodes(base), keyed_nodes(new)
     out = _access_findings(b_nodes, n_nodes, t)
     for key, (n, _) in n_nodes.items():
@@ -63,6 +65,8 @@ def compare_plans(base: PlanNode, new: PlanNode, t: Thresholds) -> list[Finding]
             out.append(Finding("new_access", full, f"new access: {_describe(n)}"))
     for kind in ("sort", "temp_table"):
         out += _feature_findings(kind, _features(base, kind), _features(new, kind))
+    # named, not judged: the work and estimate findings decide whether the other join costs more
+    out += [Finding(kind, False, words) for kind, words in plandiff.join_changes(plandiff.align(base, new))]
     return out + _misestimate_findings(b_nodes, n_nodes, t)
 
 

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dbbench.dialects.plan import ACCESS_KINDS, PlanNode
+from dbbench.document import plandiff
 from dbbench.document.model import Document, ShapeResult
 from dbbench.units import fmt_factor
 from verdict import FAIL, INCONCLUSIVE, PASS, combine
@@ -148,6 +149,14 @@ class DiffReport:
     def inconclusive(self) -> list[ShapeDiff]:
         return [s for s in self.shapes if s.verdict == INCONCLUSIVE]
 
+    def ranked(self) -> list[ShapeDiff]:
+        """The shapes, biggest differences first: the regressions, then the inconclusive, then the
+        other changes, then the unchanged; within each, by :func:`difference` (largest first),
+        ties in catalog order."""
+        rank = {"regressed": 0, "missing": 0, "inconclusive": 1, "unchanged": 3}
+        order = {id(s): i for i, s in enumerate(self.shapes)}
+        return sorted(self.shapes, key=lambda s: (rank.get(s.status, 2), -difference(s), order[id(s)]))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": "dbbench.diff/1",
@@ -182,12 +191,35 @@ class DiffReport:
                     "baseline_access": entry_access(s.base),
                     "result_access": entry_access(s.result),
                     "work": None if s.work is None else s.work.to_json(),
+                    "difference": round(difference(s), 3),
                     **s.locks_json(),
                     "findings": [asdict(f) for f in s.findings],
                 }
                 for s in self.shapes
             ],
         }
+
+
+def difference(s: ShapeDiff) -> float:
+    """How far a shape moved between baseline and result, as a factor (1: not at all): the most of
+    its rows examined or PostgreSQL's shared buffers in total, at its most-moved plan node (:meth:`plandiff.NodeDiff.moved`),
+    its rows locked; a plan that changed without moving its work counts 1.5 (above one that did
+    not change)."""
+    sizes = [1.0]
+    if s.work is not None:
+        sizes.append(max(s.work.ratio, 1 / s.work.ratio))
+        if s.work.buffers_before is not None and s.work.buffers_after is not None:
+            sizes.append(plandiff.factor(s.work.buffers_before, s.work.buffers_after))
+    b, n = entry_tree(s.base), entry_tree(s.result)
+    if b is not None and n is not None:
+        aligned = plandiff.align(b, n)
+        sizes += [d.moved() for _, d in aligned.walk() if d.status != plandiff.SAME]
+        if aligned.changed:
+            sizes.append(1.5)
+    locked = [None if e is None else e.remediated.locked_rows for e in (s.base, s.result)]
+    if locked[0] is not None and locked[1] is not None:
+        sizes.append(plandiff.factor(float(locked[0]), float(locked[1])))
+    return max(sizes)
 
 
 def ratio(before: float, after: float) -> float:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from dbbench.dialects.plan import ACCESS_KINDS, PlanNode
 
 SAME, CHANGED, NEW, GONE = "same", "changed", "new", "gone"
+BUFFERS_MOVED = 8  # pages: a node's own shared buffers moving by fewer is not named
 
 
 @dataclass
@@ -45,6 +46,9 @@ class NodeDiff:
     after: PlanNode | None
     changes: list[str] = field(default_factory=list)
     children: list[NodeDiff] = field(default_factory=list)
+    was_input: int | None = (
+        None  # under a join whose inputs were reordered: its input number (1-based) in the baseline
+    )
 
     @property
     def node(self) -> PlanNode:
@@ -65,6 +69,11 @@ class NodeDiff:
             None if self.before is None else self.before.buffers,
             None if self.after is None else self.after.buffers,
         )
+
+    @property
+    def own_buffers(self) -> tuple[float | None, float | None]:
+        """PostgreSQL's shared buffers of this node alone (its children's taken off), before → after."""
+        return own_buffers(self.before), own_buffers(self.after)
 
     @property
     def q_error(self) -> tuple[float | None, float | None]:
@@ -94,6 +103,13 @@ class NodeDiff:
 def factor(a: float, b: float) -> float:
     """How many times the larger of two counts is the smaller (a count under 1 counts as 1)."""
     return max(a, b, 1.0) / max(min(a, b), 1.0)
+
+
+def own_buffers(node: PlanNode | None) -> float | None:
+    """The shared buffers a PostgreSQL node touched itself: its own less its children's."""
+    if node is None or node.buffers is None:
+        return None
+    return max(node.buffers - sum(c.buffers or 0.0 for c in node.children), 0.0)
 
 
 def _examined(node: PlanNode | None) -> float | None:
@@ -182,20 +198,34 @@ def _join_order(before: PlanNode, after: PlanNode) -> str:
     return f"join order {inputs(before)} → {inputs(after)}"
 
 
+def index_of(node: PlanNode) -> str | None:
+    """The index a node reads: its own, or a PostgreSQL Bitmap Heap Scan's through the one Bitmap
+    Index Scan under it (the heap scan names no index of its own)."""
+    if node.index or not node.table or len(node.children) != 1:
+        return node.index
+    return node.children[0].index if node.children[0].table == node.table else None
+
+
 def _changes(before: PlanNode, after: PlanNode) -> list[str]:
     """What differs between two paired nodes, in words."""
     out = []
     was, now = _operation(before), _operation(after)
     if was != now:
-        out.append(f"{was} → {now}")
-    if before.index != after.index and (before.index or after.index):
-        out.append(f"index {before.index or 'none'} → {after.index or 'none'}")
+        joins = before.kind == after.kind == "join"
+        out.append(f"{'join type ' if joins else ''}{was} → {now}")
+    b_index, a_index = index_of(before), index_of(after)
+    if b_index != a_index and (b_index or a_index):
+        out.append(f"index {b_index or 'none'} → {a_index or 'none'}")
     a, b = _examined(before), _examined(after)
     if a is not None and b is not None and a != b:
         times = factor(a, b)
         if times >= 1.5:
             way = "more" if b > a else "fewer"
             out.append(f"rows examined {_fmt(a)} → {_fmt(b)} ({times:,.1f}x {way})")
+    a, b = own_buffers(before), own_buffers(after)
+    if a is not None and b is not None and abs(b - a) >= BUFFERS_MOVED and factor(a, b) >= 1.5:
+        way = "more" if b > a else "fewer"
+        out.append(f"shared buffers {_fmt(a)} → {_fmt(b)} ({factor(a, b):,.1f}x {way})")
     return out
 
 
@@ -207,12 +237,14 @@ def align(before: PlanNode | None, after: PlanNode | None) -> NodeDiff:
         d = stack.pop()
         if d.before is None or d.after is None:
             continue
-        pairs = _pairs(d.before.children, d.after.children)
-        matched = [(i, j) for i, j in pairs if i is not None and j is not None]
-        if d.after.kind == "join" and [i for i, _ in matched] != sorted(i for i, _ in matched):
+        pairs = _through_wrappers(
+            _pairs(d.before.children, d.after.children), d.before.children, d.after.children
+        )
+        matched = [_at(i) for i, j in pairs if i is not None and j is not None]  # in the result's order
+        reordered = d.after.kind == "join" and matched != sorted(matched)
+        if reordered:
             d.changes.insert(0, _join_order(d.before, d.after))  # its inputs swapped
             d.status = CHANGED
-        pairs = _through_wrappers(pairs, d.before.children, d.after.children)
         for i, j in pairs:
             if isinstance(j, tuple):  # a wrapper added (a Hash): its input paired with ``i``
                 wrapper = d.after.children[j[0]]
@@ -232,8 +264,15 @@ def align(before: PlanNode | None, after: PlanNode | None) -> NodeDiff:
                     None if j is None else d.after.children[j],
                 )
                 stack.append(child)
+            if reordered and i is not None and j is not None:
+                child.was_input = _at(i) + 1
             d.children.append(child)
     return root
+
+
+def _at(i: int | tuple[int]) -> int:
+    """A baseline child's position, whether paired directly or through a wrapper (``(i,)``)."""
+    return i[0] if isinstance(i, tuple) else i
 
 
 def _wrapper(node: PlanNode) -> bool:
@@ -251,9 +290,9 @@ def _through_wrappers(pairs: list, before: list[PlanNode], after: list[PlanNode]
     for i in lone_b:
         for j in lone_a:
             merged = None
-            if _wrapper(after[j]) and likeness(before[i], after[j].children[0]) >= 4:
+            if _wrapper(after[j]) and likeness(before[i], after[j].children[0]) >= 3:
                 merged = (i, (j,))
-            elif _wrapper(before[i]) and likeness(before[i].children[0], after[j]) >= 4:
+            elif _wrapper(before[i]) and likeness(before[i].children[0], after[j]) >= 3:
                 merged = ((i,), j)
             if merged is not None:  # where the result's child stood
                 out = [merged if p == (None, j) else p for p in out if p != (i, None)]
@@ -290,9 +329,32 @@ def _alone(node: PlanNode, status: str) -> NodeDiff:
     return root
 
 
+JOIN_CHANGES = {"join order ": "join_order", "join type ": "join_type"}  # a change's words → finding kind
+
+
+def join_changes(diff: NodeDiff) -> list[tuple[str, str]]:
+    """(kind, words) of every join whose inputs were swapped (``join_order``) or whose type changed
+    (``join_type``) between the aligned plans, top down; the joined tables follow a type change
+    (``join type Nested Loop → Hash Join of inventory ⋈ rental``)."""
+    out = []
+    for _, n in diff.walk():
+        for words in n.changes:
+            kind = next((k for prefix, k in JOIN_CHANGES.items() if words.startswith(prefix)), None)
+            if kind == "join_type" and n.after is not None:
+                words += " of " + " ⋈ ".join(_tables_under(c) for c in n.after.children)
+            if kind:
+                out.append((kind, words))
+    return out
+
+
 def biggest_first(diffs: list[NodeDiff]) -> list[NodeDiff]:
     """The nodes of one aligned plan that changed, those whose work moved most first."""
     return sorted((n for d in diffs for _, n in d.walk() if n.status != SAME), key=lambda n: -n.moved())
+
+
+def was_input(d: NodeDiff) -> str:
+    """`` (input 2 in the baseline)`` for a join input the result reads in another place."""
+    return "" if d.was_input is None else f" (input {d.was_input} in the baseline)"
 
 
 def render(diff: NodeDiff, *, fold: bool = True) -> list[str]:
@@ -309,11 +371,11 @@ def render(diff: NodeDiff, *, fold: bool = True) -> list[str]:
             count = sum(1 for _ in d.walk())
             under = count - 1
             lines.append(
-                f"{pad}= {d.node.label}"
+                f"{pad}= {d.node.label}{was_input(d)}"
                 + (f" … {under} node{'s' if under != 1 else ''} unchanged" if under else "")
             )
             continue
-        text = f"{pad}{marks[d.status]} {d.node.label}"
+        text = f"{pad}{marks[d.status]} {d.node.label}{was_input(d)}"
         if d.changes and d.status == CHANGED:
             text += "  [" + "; ".join(d.changes) + "]"
         lines.append(text)

@@ -3,6 +3,8 @@ GitHub step summary, and JUnit XML (one test case per shape and dialect)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects import timing
 from dbbench.document import locks, plandiff
@@ -26,7 +28,7 @@ def _rows(report: DiffReport, markdown: bool) -> tuple[list[str], list[list[str]
     document records a lock footprint (a catalog of reads renders as it always did)."""
     with_locks = _has_locks(report)
     rows = []
-    for s in report.shapes:
+    for s in report.ranked():
         status = s.status.upper() if s.regressed else s.status
         if markdown and s.regressed:
             status = f"**{status}**"
@@ -122,7 +124,7 @@ def _work_sections(report: DiffReport, markdown: bool) -> list[str]:
     PostgreSQL's own shared buffers, and the q-error (estimate error) in both plans."""
     out: list[str] = []
     fmt = "markdown" if markdown else "simple"
-    for s in report.shapes:
+    for s in report.ranked():
         if s.work is None or not any(f.kind == "work" for f in s.findings):
             continue
         rows = [
@@ -156,7 +158,7 @@ def _locks_sections(report: DiffReport, markdown: bool) -> list[str]:
     result, and the cascades of each, for every shape with a ``locks`` or ``cascade`` finding."""
     out: list[str] = []
     fmt = "markdown" if markdown else "simple"
-    for s in report.shapes:
+    for s in report.ranked():
         if s.base is None or s.result is None or not any(f.kind in ("locks", "cascade") for f in s.findings):
             continue
         b, n = s.base.remediated.locks, s.result.remediated.locks
@@ -257,23 +259,31 @@ def _sources(report: DiffReport) -> str:
 
 
 ALIGNED_LINES = 40  # of a regressed shape's aligned plans shown (the rest counted)
+ALIGNED_HEAD = "plan, baseline → result (= same, ~ changed, + new, - gone):"
 
 
-def aligned(s: ShapeDiff) -> list[str]:
+def aligned_diff(s: ShapeDiff) -> plandiff.NodeDiff | None:
+    """The shape's baseline and result plans aligned node by node; None when neither has one."""
+    b, n = entry_tree(s.base), entry_tree(s.result)
+    return None if b is None and n is None else plandiff.align(b, n)
+
+
+def aligned(s: ShapeDiff, most: int = ALIGNED_LINES) -> list[str]:
     """The baseline's and the result's plans as one tree aligned node by node
     (:mod:`dbbench.document.plandiff`: ``=`` same, ``~`` changed, ``+`` new, ``-`` gone; unchanged
-    subtrees folded), at most :data:`ALIGNED_LINES` lines; nothing when neither has a plan."""
-    b, n = entry_tree(s.base), entry_tree(s.result)
-    if b is None and n is None:
+    subtrees folded), at most ``most`` lines; nothing when neither has a plan."""
+    d = aligned_diff(s)
+    if d is None:
         return []
-    lines = plandiff.render(plandiff.align(b, n))
-    cut = len(lines) - ALIGNED_LINES
-    head = "plan, baseline → result (= same, ~ changed, + new, - gone):"
-    return [head, *lines[:ALIGNED_LINES]] + ([f"… {cut} more plan lines"] if cut > 0 else [])
+    lines = plandiff.render(d)
+    cut = len(lines) - most
+    return [ALIGNED_HEAD, *lines[:most]] + ([f"… {cut} more plan lines"] if cut > 0 else [])
 
 
-def to_text(report: DiffReport) -> str:
-    out = [
+def text_parts(report: DiffReport) -> list[str | ShapeDiff]:
+    """The terminal report as lines, a regressed shape standing for its aligned plans (drawn plain
+    by :func:`to_text`; as a coloured tree by the command line, :mod:`dbbench.cli.styled`)."""
+    out: list[str | ShapeDiff] = [
         f"dbbench diff: {_headline(report)}",
         _sources(report).replace("`", ""),
         f"thresholds: {_thresholds_line(report.thresholds)}",
@@ -286,20 +296,32 @@ def to_text(report: DiffReport) -> str:
         ("Inconclusive", lambda s: s.verdict == INCONCLUSIVE),
         ("Other changes", lambda s: s.verdict == PASS and s.findings),
     ):
-        chosen = [s for s in report.shapes if pick(s)]
+        chosen = [s for s in report.ranked() if pick(s)]
         if not chosen:
             continue
         out += ["", f"{title}:"]
         for s in chosen:
             out.append(f"  {s.shape} [{DIALECT_LABEL[s.dialect]}]")
             out += [f"    - {f.message}" for f in s.findings]
-            if s.regressed:
-                out += [f"    {line}" for line in aligned(s)]
+            if s.regressed and aligned_diff(s) is not None:
+                out.append(s)
     out += _work_sections(report, markdown=False)
     out += _locks_sections(report, markdown=False)
     out += _extra_sections(report, markdown=False)
     if report.notes:
         out += ["", "Notes:"] + [f"  - {n}" for n in report.notes]
+    return out
+
+
+def to_text(report: DiffReport) -> str:
+    """The diff for a terminal or a log, plain text (a regressed shape's aligned plans marked
+    ``= ~ + -``)."""
+    out: list[str] = []
+    for part in text_parts(report):
+        if isinstance(part, str):
+            out.append(part)
+        else:
+            out += [f"    {line}" for line in aligned(part)]
     return "\n".join(out)
 
 
@@ -364,8 +386,76 @@ def _extra_sections(report: DiffReport, markdown: bool) -> list[str]:
     return out
 
 
-def to_markdown(report: DiffReport, plans: bool = True) -> str:
-    """Markdown for a pull-request comment or a GitHub step summary."""
+GITHUB_COMMENT_LIMIT = 65_536  # characters of one pull-request comment GitHub accepts
+SHORT_PLAN_LINES = 12  # of each aligned plan, when the whole ones do not fit
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """How much of the diff a Markdown comment holds: each regressed shape's two plans as the
+    server printed them (``raw``), its aligned plan in at most ``plan_lines`` lines, ``details``
+    of the regressed shapes with their plans (None: all), and the per-node work and locks tables
+    (``tables``); ``cut`` says what was left out."""
+
+    raw: bool = True
+    plan_lines: int = ALIGNED_LINES
+    details: int | None = None
+    tables: bool = True
+    cut: str = ""
+
+
+# From the whole comment to the least: each step leaves out more (the headline, the table of every
+# shape and every finding always stay).
+_FITS = (
+    _Fit(),
+    _Fit(raw=False, cut="the plans as each server printed them (the aligned plans stay)"),
+    _Fit(
+        raw=False,
+        plan_lines=SHORT_PLAN_LINES,
+        cut=f"the plans as each server printed them; aligned plans past {SHORT_PLAN_LINES} lines",
+    ),
+    _Fit(
+        raw=False,
+        plan_lines=SHORT_PLAN_LINES,
+        tables=False,
+        cut=f"the plans as each server printed them; aligned plans past {SHORT_PLAN_LINES} lines; "
+        "the per-node work and lock tables",
+    ),
+)
+
+
+def to_markdown(report: DiffReport, plans: bool = True, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+    """Markdown for a pull-request comment or a GitHub step summary, at most ``limit`` characters
+    (GitHub's comment limit): when the whole diff is longer, the plans as the servers printed
+    them go first, then aligned plans past :data:`SHORT_PLAN_LINES` lines, then the per-node
+    tables, then the plans of the smallest regressions (biggest differences first); the comment
+    says what it left out. ``plans=False``: no plans at all."""
+    fits = _FITS if plans else (_Fit(raw=False, details=0), _Fit(raw=False, details=0, tables=False))
+    text = ""
+    for fit in fits:
+        text = _markdown(report, fit)
+        if len(text) <= limit:
+            return text
+    fit = _FITS[-1]
+    if not plans:
+        return _hard_cut(text, limit)
+    with_plans = [s for s in report.ranked() if s.regressed and aligned_diff(s) is not None]
+    for keep in range(len(with_plans) - 1, -1, -1):
+        cut = f"{fit.cut}; the plans of {len(with_plans) - keep} of {len(with_plans)} regressions (the smallest)"
+        text = _markdown(report, replace(fit, details=keep, cut=cut))
+        if len(text) <= limit:
+            return text
+    return _hard_cut(text, limit)
+
+
+def _hard_cut(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text`` and a line that says so (a table of thousands of
+    shapes: nothing else was left to leave out)."""
+    tail = "\n\n_… cut at GitHub's comment limit; the whole diff: `--html FILE` or `--output FILE`._\n"
+    return text[: limit - len(tail)] + tail
+
+
+def _markdown(report: DiffReport, fit: _Fit) -> str:
     mark = {FAIL: "❌", INCONCLUSIVE: "⚠️", PASS: "✅"}[report.verdict]
     out = [
         f"### {mark} dbbench diff: {_headline(report)}",
@@ -377,13 +467,14 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
     ]
     for line in _legend(report):
         out += ["", line]
-    reg = report.regressions
+    ranked = report.ranked()
+    reg = [s for s in ranked if s.regressed]
     if reg:
         out += ["", "#### Regressions", ""]
         for s in reg:
             out.append(f"- **{s.shape}** [{DIALECT_LABEL[s.dialect]}]")
             out += [f"  - {'❌ ' if f.regression else ''}{f.message}" for f in s.findings]
-    unsure = report.inconclusive
+    unsure = [s for s in ranked if s.verdict == INCONCLUSIVE]
     if unsure:
         out += ["", "#### Inconclusive", ""]
         for s in unsure:
@@ -391,45 +482,34 @@ def to_markdown(report: DiffReport, plans: bool = True) -> str:
                 f"- ⚠️ **{s.shape}** [{DIALECT_LABEL[s.dialect]}]: "
                 + "; ".join(f.message for f in s.findings if f.inconclusive)
             )
-    others = [s for s in report.shapes if s.verdict == PASS and s.findings]
+    others = [s for s in ranked if s.verdict == PASS and s.findings]
     if others:
         out += ["", "#### Other changes", ""]
         for s in others:
             out.append(
                 f"- {s.shape} [{DIALECT_LABEL[s.dialect]}]: " + "; ".join(f.message for f in s.findings)
             )
-    out += _work_sections(report, markdown=True)
-    out += _locks_sections(report, markdown=True)
+    if fit.tables:
+        out += _work_sections(report, markdown=True)
+        out += _locks_sections(report, markdown=True)
     out += _extra_sections(report, markdown=True)
     if report.notes:
         out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]
-    if plans:
-        for s in reg:
+    with_plans = [s for s in reg if aligned_diff(s) is not None]
+    for s in with_plans if fit.details is None else with_plans[: fit.details]:
+        out += ["", f"<details><summary>Plans: {s.shape} [{DIALECT_LABEL[s.dialect]}]</summary>", ""]
+        out += ["```", *aligned(s, fit.plan_lines), "```"]
+        if fit.raw:
             b, n = entry_tree(s.base), entry_tree(s.result)
-            if b is None and n is None:
-                continue
-            out += [
-                "",
-                f"<details><summary>Plans: {s.shape} [{DIALECT_LABEL[s.dialect]}]</summary>",
-                "",
-                "```",
-                *aligned(s),
-                "```",
-                "",
-                "Baseline:",
-                "",
-                "```",
-                b.render() if b else "(none)",
-                "```",
-                "",
-                "Result:",
-                "",
-                "```",
-                n.render() if n else "(none)",
-                "```",
-                "",
-                "</details>",
-            ]
+            for title, tree in (("Baseline", b), ("Result", n)):
+                out += ["", f"{title}:", "", "```", tree.render() if tree else "(none)", "```"]
+        out += ["", "</details>"]
+    if fit.cut:
+        out += [
+            "",
+            f"_Cut to fit GitHub's comment limit ({GITHUB_COMMENT_LIMIT:,} characters): {fit.cut}. "
+            "The whole diff: `dbbench diff … --html FILE` or `--output FILE`._",
+        ]
     return "\n".join(out) + "\n"
 
 

@@ -54,3 +54,33 @@ def rewrite_group_binding(namespace: str, order: str) -> None:
         ],
         autocommit=True,
     )
+
+
+# The keyset predicate of the namespace page on each dialect, and the OFFSET page a DAO change
+# might put in its place: the same rows, the same index, but every row before the page read.
+OFFSET_PAGE = "ORDER BY package_name, id LIMIT 2048 OFFSET :late_row_offset"
+
+
+def offset_catalog(where: Path) -> Path:
+    """A copy of the alpine catalog at ``where`` whose namespace page is paginated by OFFSET on
+    both dialects (keyset pagination rewritten as ``LIMIT 2048 OFFSET 90,000``; the natural
+    spellings stay): the same plan shape and index, 2,048 → about 92,000 rows examined."""
+    shutil.copytree(ROOT / "sql" / "catalog" / "alpine", where)
+    entry = where / "02-namespace-late-keyset-page.toml"
+    text = entry.read_text()
+    head, pg, my = text.partition("[postgresql]")[0], *text.split("[postgresql]")[1].split("[mysql]")
+    keysets = (
+        "   AND (package_name, id) > (:after_name, :after_id)\n",
+        "   AND (package_name > :after_name OR (package_name = :after_name AND id > :after_id))\n",
+    )
+    order = "ORDER BY package_name, id LIMIT 2048"
+
+    def offset(section: str, keyset: str) -> str:
+        sql_end = section.index('"""', section.index('sql = """') + 9)
+        spelled, rest = section[:sql_end], section[sql_end:]
+        if keyset not in spelled or order not in spelled:
+            raise ValueError(f"{entry.name}: the keyset page is not spelled as it was")
+        return spelled.replace(keyset, "").replace(order, OFFSET_PAGE) + rest
+
+    entry.write_text(f"{head}[postgresql]{offset(pg, keysets[0])}[mysql]{offset(my, keysets[1])}")
+    return where

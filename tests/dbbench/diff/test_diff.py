@@ -154,7 +154,7 @@ def test_another_index_on_the_same_table_is_a_changed_access_path():
             )
         ),
     )
-    assert kinds(report) == {"access_changed": True, "scan_kind": True}
+    assert kinds(report) == {"access_changed": True, "scan_kind": True, "join_order": False}  # inputs swapped
 
 
 def test_timing_is_advisory_unless_gated_and_then_needs_both_thresholds():

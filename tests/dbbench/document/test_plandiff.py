@@ -61,10 +61,10 @@ def test_a_join_of_another_type_is_named_on_mysql():
     )
     d = align(before, after)
     assert d.status == CHANGED
-    assert d.changes == ["Nested loop inner join → Inner hash join"]
+    assert d.changes == ["join type Nested loop inner join → Inner hash join"]
     # the customers lookup and the scan under the new Hash are one table read another way
     assert render(d) == [
-        "~ Inner hash join (c.id = o.customer_id)  [Nested loop inner join → Inner hash join]",
+        "~ Inner hash join (c.id = o.customer_id)  [join type Nested loop inner join → Inner hash join]",
         "  = Index lookup on o using ix_orders_customer (customer_id=42)",
         "  + Hash",
         "    ~ Table scan on c  [Single-row index lookup → Table scan; index PRIMARY → none; "
