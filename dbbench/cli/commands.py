@@ -125,16 +125,28 @@ def validate_cmd(catalog, namespace) -> None:
 )
 @output_file("--output", help="Write the Markdown here too.")
 @click.option("--title", default=None, help="Title of the HTML page.")
-def report_cmd(result_file, html_file, output, title) -> None:
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=INPUT_FILE,
+    default=None,
+    help="Also compare the result with this baseline (as `dbbench diff BASELINE RESULT`): its "
+    "verdicts, and each changed plan beside the baseline's.",
+)
+def report_cmd(result_file, html_file, output, title, baseline_file) -> None:
     """A result file as a write-up's Markdown tables: p50 / p95 per shape and dialect with the
-    access path, and natural vs remediated spellings; --html adds a chart of every sample."""
+    access path, and natural vs remediated spellings; --html adds a chart of every sample;
+    --baseline adds the diff against a baseline, the two plans side by side in the HTML."""
     from dbbench.document import store
-    from dbbench.output import explain, html
+    from dbbench.output import diff, explain, html
 
     doc = store.load_document(result_file)
+    against = None if baseline_file is None else workflow.compare_files(baseline_file, result_file)
     md = explain.markdown(doc, result_file)
+    if against is not None:
+        md += "\n" + diff.to_markdown(against)
     click.echo(md, nl=False)
     if output:
         write_file(output, md)
     if html_file:
-        write_file(html_file, html.html(doc, result_file, title), tell=say)
+        write_file(html_file, html.html(doc, result_file, title, against), tell=say)

@@ -21,12 +21,12 @@ CSS = (
 )
 
 
-def _section(s: ShapeDiff, html_plan: str) -> list[str]:
+def _section(s: ShapeDiff, html_plan: str, level: int) -> list[str]:
     esc = _html.escape
     status = s.status.upper() if s.regressed else s.status
     out = [
-        f'<h2 id="{esc(s.shape)}-{s.dialect}">{esc(s.shape)} · {DIALECT_LABEL[s.dialect]} '
-        f'<span style="color:{_VERDICT_COLOR[s.verdict]}">{esc(status)}</span></h2>',
+        f"<h{level}>{esc(s.shape)} · {DIALECT_LABEL[s.dialect]} "
+        f'<span style="color:{_VERDICT_COLOR[s.verdict]}">{esc(status)}</span></h{level}>',
         '<ul class="findings">',
     ]
     for f in s.findings:
@@ -38,15 +38,32 @@ def _section(s: ShapeDiff, html_plan: str) -> list[str]:
 def page(report: DiffReport, title: str = "dbbench diff") -> str:
     """The page: the verdict, the sources and thresholds, the shape table (biggest differences
     first), then a section per shape whose plan changed or that has findings, in that order."""
-    esc = _html.escape
     out = html_start(title, 1400, CSS + plans.HTML_CSS)
-    out += [
+    out += body(report)
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def body(report: DiffReport, level: int = 2) -> list[str]:
+    """The page's content (:func:`page`), its headings at ``level`` (``dbbench report`` puts it
+    under one of its own); its style is :data:`CSS` and :data:`dbbench.output.plans.HTML_CSS`."""
+    esc = _html.escape
+    out = [
         f'<p class="verdict" style="color:{_VERDICT_COLOR[report.verdict]}">{esc(_headline(report))}</p>',
         f"<p>{esc(_sources(report).replace('`', ''))}</p>",
         f'<p class="small">Thresholds: {esc(_thresholds_line(report.thresholds))}.</p>',
-        "<h2>Shapes, biggest differences first</h2>",
-        html_table(*_rows(report, False)),
+        f"<h{level}>Shapes, biggest differences first</h{level}>",
     ]
+    headers, rows, align = _rows(report, False)  # in report.ranked()'s order
+    moved = [r for r, s in zip(rows, report.ranked(), strict=True) if s.status != "unchanged"]
+    still = rows[len(moved) :]
+    if moved:
+        out.append(html_table(headers, moved, align))
+    if still:
+        out.append(
+            f"<details{'' if moved else ' open'}><summary>{len(still)} unchanged shape"
+            f"{'s' if len(still) != 1 else ''}</summary>{html_table(headers, still, align)}</details>"
+        )
     out += [f'<p class="small">{esc(line)}</p>' for line in _legend(report)]
     shown = [s for s in report.ranked() if s.findings or _plan_changed(s)]
     if shown:
@@ -62,11 +79,12 @@ def page(report: DiffReport, title: str = "dbbench diff") -> str:
     for s in shown:
         d = aligned_diff(s)
         html_plan = "<p>No plan recorded.</p>" if d is None else plans.html_plans(d)
-        out += _section(s, html_plan)
+        out += _section(s, html_plan, level)
     if report.notes:
-        out += ["<h2>Notes</h2>", "<ul>"] + [f"<li>{esc(n)}</li>" for n in report.notes] + ["</ul>"]
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+        out += (
+            [f"<h{level}>Notes</h{level}>", "<ul>"] + [f"<li>{esc(n)}</li>" for n in report.notes] + ["</ul>"]
+        )
+    return out
 
 
 def _plan_changed(s: ShapeDiff) -> bool:

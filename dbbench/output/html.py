@@ -11,8 +11,9 @@ from pathlib import Path
 
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.dialects import timing
+from dbbench.document.diff import DiffReport
 from dbbench.document.model import Document, Spelling, as_document
-from dbbench.output import HTML_TABLE_CSS, html_table
+from dbbench.output import HTML_TABLE_CSS, diff_html, html_table, plans
 from dbbench.output.explain import (
     Doc,
     by_shape,
@@ -180,8 +181,12 @@ LOCKS_NOTE = (
 )
 
 
-def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
-    """A self-contained HTML page: the same tables as :func:`markdown` and the per-sample chart."""
+def html(
+    doc: Doc, source: Path | None = None, title: str | None = None, against: DiffReport | None = None
+) -> str:
+    """A self-contained HTML page: the same tables as :func:`markdown` and the per-sample chart;
+    ``against``: the result compared with a baseline (``dbbench report --baseline``), its plans
+    side by side (:func:`dbbench.output.diff_html.body`)."""
     doc = as_document(doc)
     esc = _html.escape
     title = title or "dbbench explain report"
@@ -193,7 +198,9 @@ def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
         "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
         + HTML_TABLE_CSS
         + "pre{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}"
-        ".fail{color:#b00020;font-weight:bold}</style>",
+        ".fail{color:#b00020;font-weight:bold}"
+        + (diff_html.CSS + plans.HTML_CSS if against is not None else "")
+        + "</style>",
         "</head><body>",
         f"<h1>{esc(title)}</h1>",
     ]
@@ -213,6 +220,9 @@ def html(doc: Doc, source: Path | None = None, title: str | None = None) -> str:
     if any(not r.ok for r in doc.results):
         parts.append('<h2 class="fail">Failed assertions</h2>')
         parts.append("<pre>" + esc("\n".join(failures(doc))) + "</pre>")
+    if against is not None:
+        parts.append(f'<h2 id="against">Against the baseline {esc(Path(against.baseline).name)}</h2>')
+        parts += diff_html.body(against, level=3)
     if source is not None:
         digest = hashlib.sha256(Path(source).read_bytes()).hexdigest()
         parts.append(f"<p>Source: {esc(Path(source).name)} (SHA-256 <code>{digest}</code>)</p>")

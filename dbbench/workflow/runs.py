@@ -334,6 +334,16 @@ def diff(
     return _compared(report)
 
 
+def compare_files(baseline: Path, result: Path) -> DiffReport:
+    """A result file against a baseline file at the default thresholds, no server
+    (``dbbench report --baseline``); as :func:`diff` with a RESULT."""
+
+    def offline(*_: object, **__: object) -> Any:
+        raise DbbenchError("comparing two files needs no server")  # pragma: no cover: never called
+
+    return diff(offline, Comparison(baseline, result))
+
+
 def _compared(report: DiffReport) -> DiffReport:
     """``report``, unless it compared nothing (:class:`NothingToCompare`)."""
     if not any(s.base and s.result for s in report.shapes):

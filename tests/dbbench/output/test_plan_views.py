@@ -74,6 +74,22 @@ def test_the_html_page_puts_the_two_plans_side_by_side_and_fetches_nothing(tmp_p
     assert 'style="width:100.0%"' in page
 
 
+def test_report_against_a_baseline_adds_the_diff_and_its_plans_side_by_side(tmp_path):
+    a, b = _pair(tmp_path, *_regressed())
+    page_file = tmp_path / "report.html"
+    run = run_cli("report", str(b), "--baseline", str(a), "--html", str(page_file))
+    assert run.code == 0, run.output  # a write-up, not a gate (`dbbench diff` is the gate)
+    assert "### ❌ dbbench diff: fail: 1 regression: recent orders (PostgreSQL)" in run.stdout
+    page = page_file.read_text()
+    assert '<h2 id="against">Against the baseline base.json</h2>' in page
+    assert "<h3>recent orders · PostgreSQL" in page and '<div class="cell after"' in page
+    alone = run_cli("report", str(b), "--html", str(tmp_path / "alone.html"))
+    assert (
+        "Against the baseline" not in (tmp_path / "alone.html").read_text()
+        and "dbbench diff" not in alone.stdout
+    )
+
+
 def test_bars_are_proportional_to_rows_examined():
     scan = node("index_range", "Index Scan on t using ix", table="t", index="ix", rows=10)
     before = node("limit", "Limit", scan, rows=10)
