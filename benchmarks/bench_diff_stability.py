@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/bench_diff_stability.py [--runs 50] [--burner off,on] [--seed]
         [--regression-runs 5] [--index ix_stage_cleanup] [--namespace dbbench_bench_diff]
-        [--gate-timing] [--json FILE]
+        [--gate-timing] [--json FILE] [--views DIR]
 
 On alpine-100k in its own namespace (``--seed`` seeds it first) on both local servers, at default
 settings: save a baseline, then for each burner setting (``off``: an idle machine; ``on``: one
@@ -17,8 +17,15 @@ Then the two regressions, ``--regression-runs`` diffs each (every one must exit 
 * pages: PostgreSQL's ``group_binding`` rewritten in another order (the same rows, statistics
   untouched; the message must name the shared buffers of its index scan), then rewritten in ``id``
   order and reindexed, as seeded;
+* OFFSET: a copy of the alpine catalog whose namespace page is paginated by ``LIMIT 2048 OFFSET
+  90000`` instead of its keyset on both dialects (the same index, ~45x the rows examined; the
+  message must name the index scan's work);
 * index dropped: ``--index`` dropped on both dialects (the message must name it), then recreated
   and ANALYZEd, so the dataset is left as it was.
+
+With ``--views DIR`` the first diff of each regression also draws its aligned plans in the three
+views into DIR: ``<phase>.ansi.txt`` (the terminal's coloured tree, ``--color always``),
+``<phase>.md`` (the pull-request comment, its length printed) and ``<phase>.html`` (two columns).
 
 Prints one line per phase: the counts, the median wall time of one diff and what was named.
 """
@@ -44,6 +51,7 @@ from dbbench.access.targets import open_targets  # noqa: E402 (after the sys.pat
 from tests.dbbench.diff.regressions import (  # noqa: E402 (after the sys.path line)
     SEEDED_ORDER,
     SHUFFLED_ORDER,
+    offset_catalog,
     rewrite_group_binding,
     unbounded_catalog,
 )
@@ -52,6 +60,7 @@ DBBENCH = [sys.executable, "-m", "dbbench"]
 EXITS = {0: "pass", 1: "fail", 3: "inconclusive"}
 WORK_NODE = "work up at Index Scan on package using ix_package_namespace"
 PAGES_NODE = "shared buffers up at Index Scan on group_binding using ix_binding_page"
+OFFSET_NAMED = "2 regressions: namespace late keyset page (MySQL, PostgreSQL)"
 
 
 def cli(*args: str) -> tuple[int, str, float]:
@@ -114,11 +123,32 @@ def each_target(fn) -> dict:
     return out
 
 
-def diffs(label: str, n: int, args: list[str], named: str | None = None) -> dict:
-    """``dbbench diff ARGS`` ``n`` times: the exits, walls, and how often the output names ``named``."""
+VIEWS: Path | None = None  # --views: where the first diff of each regression draws its views
+
+
+def diffs(label: str, n: int, args: list[str], named: str | None = None, views: str | None = None) -> dict:
+    """``dbbench diff ARGS`` ``n`` times: the exits, walls, and how often the output names ``named``;
+    the first one also drawn in the three views as ``views`` under :data:`VIEWS` when both are set."""
     codes, walls, hits, example = [], [], 0, ""
+    comment = None
     for i in range(1, n + 1):
-        code, out, wall = cli("diff", *args)
+        drawn = VIEWS is not None and views is not None and i == 1
+        extra = []
+        if drawn:
+            assert VIEWS is not None and views is not None
+            extra = [
+                "--color",
+                "always",
+                "--markdown",
+                str(VIEWS / f"{views}.md"),
+                "--html",
+                str(VIEWS / f"{views}.html"),
+            ]
+        code, out, wall = cli("diff", *args, *extra)
+        if drawn:
+            assert VIEWS is not None and views is not None
+            (VIEWS / f"{views}.ansi.txt").write_text(out)
+            comment = len((VIEWS / f"{views}.md").read_text())
         codes.append(code)
         walls.append(wall)
         head = next((ln for ln in out.splitlines() if ln.startswith("dbbench diff:")), out.strip()[-200:])
@@ -137,6 +167,7 @@ def diffs(label: str, n: int, args: list[str], named: str | None = None) -> dict
         "median_wall_s": round(statistics.median(walls), 2),
         "named": hits if named is not None else None,
         "example": example,
+        "comment_chars": comment,
     }
 
 
@@ -145,7 +176,8 @@ def line(r: dict) -> str:
         f"{r['label']}: {r['diffs']} diffs: {r['pass']} exit 0, {r['fail']} exit 1, {r['inconclusive']} exit 3, "
         f"{r['other']} other; median wall {r['median_wall_s']:.1f} s"
     )
-    return text + (f"; named in {r['named']} of {r['diffs']}" if r["named"] is not None else "")
+    text += f"; named in {r['named']} of {r['diffs']}" if r["named"] is not None else ""
+    return text + (f"; Markdown comment {r['comment_chars']:,} characters" if r.get("comment_chars") else "")
 
 
 def main() -> None:
@@ -158,8 +190,13 @@ def main() -> None:
     ap.add_argument("--gate-timing", action="store_true", help="run the A/A diffs with --gate-timing")
     ap.add_argument("--seed", action="store_true", help="seed alpine-100k into the namespace first")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--views", type=Path, help="draw each regression's first diff in the three views here")
     args = ap.parse_args()
     ns = args.namespace
+    if args.views:
+        global VIEWS
+        args.views.mkdir(parents=True, exist_ok=True)
+        VIEWS = args.views
     if args.seed:
         code, out, _ = cli("seed", "--namespace", ns)
         if code:
@@ -175,17 +212,21 @@ def main() -> None:
             with busy_cpu(setting == "on"):
                 label = f"A/A, burner {setting}{', --gate-timing' if gate else ''}"
                 results.append(diffs(label, args.runs, [base, "--namespace", ns, *gate]))
-        catalog = str(unbounded_catalog(Path(tmp) / "unbounded"))
+
+        def changed_catalog(label: str, catalog: Path, named: str, views: str) -> dict:
+            where = [base, "--namespace", ns, "--catalog", str(catalog)]
+            return diffs(label, args.regression_runs, where, named, views)
+
         label = "PostgreSQL namespace page no longer bounded by its index"
-        results.append(
-            diffs(label, args.regression_runs, [base, "--namespace", ns, "--catalog", catalog], WORK_NODE)
-        )
+        results.append(changed_catalog(label, unbounded_catalog(Path(tmp) / "unbounded"), WORK_NODE, "work"))
         results.append(reordered(args, base))
+        label = "namespace page paginated by OFFSET on both dialects"
+        results.append(changed_catalog(label, offset_catalog(Path(tmp) / "offset"), OFFSET_NAMED, "offset"))
         results.append(dropped(args, base))
     print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")
     for r in results:
         print(line(r))
-    for r, what in zip(results[-3:-1], ("work", "pages")):
+    for r, what in zip(results[-4:-1], ("work", "pages", "offset")):
         print(f"{what} regression, as reported: {r['example']}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
@@ -197,7 +238,7 @@ def reordered(args: argparse.Namespace, base: str) -> dict:
     rewrite_group_binding(ns, SHUFFLED_ORDER)
     try:
         label = "PostgreSQL group_binding in another order (the same rows)"
-        return diffs(label, args.regression_runs, [base, "--namespace", ns], PAGES_NODE)
+        return diffs(label, args.regression_runs, [base, "--namespace", ns], PAGES_NODE, "pages")
     finally:
         rewrite_group_binding(ns, SEEDED_ORDER)
 
@@ -228,7 +269,13 @@ def dropped(args: argparse.Namespace, base: str) -> dict:
     each_target(drop)
     try:
         label = f"{args.index} dropped on both dialects"
-        return diffs(label, args.regression_runs, [base, "--namespace", ns], f"index lost: {args.index}")
+        return diffs(
+            label,
+            args.regression_runs,
+            [base, "--namespace", ns],
+            f"index lost: {args.index}",
+            "index-dropped",
+        )
     finally:
         each_target(restore)
 

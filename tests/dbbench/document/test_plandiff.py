@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dbbench.dialects.mysql_plan import parse_plan as mysql_plan
 from dbbench.dialects.plan import PlanNode
-from dbbench.document.plandiff import CHANGED, GONE, NEW, SAME, align, biggest_first, render
+from dbbench.document.plandiff import CHANGED, GONE, NEW, SAME, align, biggest_first, join_changes, render
 
 
 def scan(
@@ -152,3 +152,48 @@ def test_a_table_no_longer_read_is_gone_with_its_subtree_folded_by_the_renderer(
         "  - Materialize",
         "    - Seq Scan on audit",
     ]
+
+
+def test_a_join_order_change_through_a_new_filter_marks_where_each_input_stood():
+    """MySQL drives the join from rental now; inventory, its second input, is read by its primary
+    key under a new Filter (sakila's inventory ⋈ rental, tests/dbbench/diff/test_plan_views_live.py)."""
+    tables = {"i": "inventory", "r": "rental"}
+    before, _ = mysql_plan(
+        "-> Nested loop inner join  (actual time=0.03..0.04 rows=6 loops=1)\n"
+        "    -> Covering index lookup on i using idx_store_id_film_id (store_id = 1, film_id = 5)  (actual time=0.02..0.02 rows=2 loops=1)\n"
+        "    -> Covering index lookup on r using idx_fk_inventory_id (inventory_id = i.inventory_id)  (actual time=0.01..0.01 rows=3 loops=2)\n",
+        tables,
+    )
+    after, _ = mysql_plan(
+        "-> Nested loop inner join  (actual time=0.03..0.04 rows=1 loops=1)\n"
+        "    -> Covering index lookup on r using rental_date (rental_date = TIMESTAMP'2005-06-01 05:00:00')  (actual time=0.02..0.02 rows=1 loops=1)\n"
+        "    -> Filter: (i.store_id = 1)  (actual time=0.01..0.01 rows=1 loops=1)\n"
+        "        -> Single-row index lookup on i using PRIMARY (inventory_id = r.inventory_id)  (actual time=0.01..0.01 rows=1 loops=1)\n",
+        tables,
+    )
+    d = align(before, after)
+    assert d.changes[0] == "join order inventory ⋈ rental → rental ⋈ inventory"
+    assert [c.was_input for c in d.children] == [2, 1]
+    assert join_changes(d) == [("join_order", "join order inventory ⋈ rental → rental ⋈ inventory")]
+    lines = render(d)
+    assert (
+        lines[1].startswith("  ~ Covering index lookup on r using rental_date")
+        and "(input 2 in the baseline)" in lines[1]
+    )
+    assert lines[2] == "  + Filter: (i.store_id = 1) (input 1 in the baseline)"
+    assert "index idx_store_id_film_id → PRIMARY" in lines[3]
+
+
+def test_a_bitmap_heap_scan_reads_the_index_of_its_bitmap_and_own_buffers_are_named():
+    def bitmap(index: str, buffers: float) -> PlanNode:
+        inner = PlanNode("index_range", f"Bitmap Index Scan on t using {index}", table="t", index=index,
+                         actual_rows=6.0, loops=1.0, buffers=2.0)  # fmt: skip
+        return PlanNode("bitmap_heap_scan", "Bitmap Heap Scan on t", table="t", actual_rows=6.0, loops=1.0,
+                        buffers=buffers, children=[inner])  # fmt: skip
+
+    d = align(bitmap("ix_a", 8.0), bitmap("ix_b", 8.0))
+    assert d.changes == ["index ix_a → ix_b"]  # not "index none → none": the heap scan's own index
+    e = align(bitmap("ix_a", 8.0), bitmap("ix_a", 2_000.0))
+    # 6 → 1,998 pages of its own (its bitmap's 2 taken off); the bitmap itself the same
+    assert e.changes == ["shared buffers 6 → 1,998 (333.0x more)"] and e.children[0].status == SAME
+    assert align(bitmap("ix_a", 8.0), bitmap("ix_a", 12.0)).changes == []  # 4 pages: not named
