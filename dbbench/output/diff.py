@@ -10,6 +10,7 @@ from dbbench.dialects import timing
 from dbbench.document import locks, plandiff
 from dbbench.document.diff import (
     DiffReport,
+    NodeWork,
     ShapeDiff,
     Thresholds,
     entry_access,
@@ -121,7 +122,8 @@ def _work_cell(report: DiffReport, s: ShapeDiff) -> str:
 
 def _work_sections(report: DiffReport, markdown: bool) -> list[str]:
     """Per plan node, the work of each shape whose work changed past the thresholds: rows examined,
-    PostgreSQL's own shared buffers, and the q-error (estimate error) in both plans."""
+    PostgreSQL's own shared buffers, and the q-error (estimate error) in both plans; the nodes whose
+    rows examined or own buffers moved most first (ties in plan order)."""
     out: list[str] = []
     fmt = "markdown" if markdown else "simple"
     for s in report.ranked():
@@ -136,9 +138,9 @@ def _work_sections(report: DiffReport, markdown: bool) -> list[str]:
                 _pair(n.buffers_before, n.buffers_after, "{:,.0f}"),
                 _pair(n.q_before, n.q_after, "{:.1f}"),
             ]
-            for n in s.work.nodes
+            for n in sorted(s.work.nodes, key=_moved)
         ]
-        title = f"Work by plan node: {s.shape} [{DIALECT_LABEL[s.dialect]}]"
+        title = f"Work by plan node, moved most first: {s.shape} [{DIALECT_LABEL[s.dialect]}]"
         out += [
             "",
             f"#### {title}" if markdown else title,
@@ -151,6 +153,14 @@ def _work_sections(report: DiffReport, markdown: bool) -> list[str]:
             ),
         ]
     return out
+
+
+def _moved(n: NodeWork) -> float:
+    """Sort key of a node of the work table, moved most first: the larger factor of its rows
+    examined and its own shared buffers, negated."""
+    a, b = n.buffers_before, n.buffers_after
+    by_pages = plandiff.factor(a, b) if a is not None and b is not None else 1.0
+    return -max(plandiff.factor(n.before, n.after), by_pages)
 
 
 def _locks_sections(report: DiffReport, markdown: bool) -> list[str]:

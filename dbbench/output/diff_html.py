@@ -9,6 +9,7 @@ import html as _html
 
 from dbbench.defaults import DIALECT_LABEL
 from dbbench.document.diff import DiffReport, ShapeDiff
+from dbbench.document.plandiff import NodeDiff, biggest_first
 from dbbench.output import html_start, html_table, plans
 from dbbench.output.diff import _headline, _legend, _rows, _sources, _thresholds_line, aligned_diff
 from verdict import FAIL, INCONCLUSIVE, PASS
@@ -78,13 +79,26 @@ def body(report: DiffReport, level: int = 2) -> list[str]:
         )
     for s in shown:
         d = aligned_diff(s)
-        html_plan = "<p>No plan recorded.</p>" if d is None else plans.html_plans(d)
+        html_plan = "<p>No plan recorded.</p>" if d is None else _moved_most(d) + plans.html_plans(d)
         out += _section(s, html_plan, level)
     if report.notes:
         out += (
             [f"<h{level}>Notes</h{level}>", "<ul>"] + [f"<li>{esc(n)}</li>" for n in report.notes] + ["</ul>"]
         )
     return out
+
+
+MOVED_MOST = 3  # nodes named above a plan pair
+
+
+def _moved_most(d: NodeDiff) -> str:
+    """A line naming the nodes whose rows examined moved most (at most :data:`MOVED_MOST`, each
+    at least 1.5x), biggest first; nothing when no node's work moved."""
+    moved = [n for n in biggest_first([d]) if n.moved() >= plans.MOVED][:MOVED_MOST]
+    if not moved:
+        return ""
+    words = "; ".join(f"{n.node.label}: {plans.numbers(n)} ({n.moved():,.1f}x)" for n in moved)
+    return f'<p class="small">Moved most: {_html.escape(words)}</p>'
 
 
 def _plan_changed(s: ShapeDiff) -> bool:

@@ -80,10 +80,10 @@ def test_work_up_is_a_regression_named_at_the_node_with_before_after_and_ratio()
     assert {f.kind for f in report.shapes[0].findings} == {"work"}  # the plan shape is unchanged
     text = to_text(report)
     assert "4,096 → 94,096 (23.0x)" in text  # the table's rows examined
-    assert "Work by plan node: page [PostgreSQL]" in text
+    assert "Work by plan node, moved most first: page [PostgreSQL]" in text
     md = to_markdown(report)
     assert (
-        "#### Work by plan node: page [PostgreSQL]" in md
+        "#### Work by plan node, moved most first: page [PostgreSQL]" in md
         and "| Index Scan on package using ix_ns | 2,048 |" in md
     )
     shape = report.to_dict()["shapes"][0]
