@@ -92,13 +92,21 @@ MOVED_MOST = 3  # nodes named above a plan pair
 
 
 def _moved_most(d: NodeDiff) -> str:
-    """A line naming the nodes whose rows examined moved most (at most :data:`MOVED_MOST`, each
-    at least 1.5x), biggest first; nothing when no node's work moved."""
-    moved = [n for n in biggest_first([d]) if n.moved() >= plans.MOVED][:MOVED_MOST]
+    """A line naming the nodes of both plans whose rows examined moved most (at most
+    :data:`MOVED_MOST`, each by at least 1.5x and 10 rows), biggest first; nothing when no node's
+    work moved so (a node one plan lacks is drawn as such, not named here)."""
+    paired = [n for n in biggest_first([d]) if n.before is not None and n.after is not None]
+    moved = [n for n in paired if n.moved() >= plans.MOVED and _by(n) >= 10][:MOVED_MOST]
     if not moved:
         return ""
     words = "; ".join(f"{n.node.label}: {plans.numbers(n)} ({n.moved():,.1f}x)" for n in moved)
     return f'<p class="small">Moved most: {_html.escape(words)}</p>'
+
+
+def _by(n: NodeDiff) -> float:
+    """How many rows a node's rows examined moved by."""
+    a, b = n.examined
+    return abs((b or 0.0) - (a or 0.0))
 
 
 def _plan_changed(s: ShapeDiff) -> bool:

@@ -15,7 +15,17 @@ from __future__ import annotations
 import html as _html
 
 from dbbench.dialects.plan import PlanNode
-from dbbench.document.plandiff import CHANGED, GONE, NEW, SAME, NodeDiff, factor, q_error, was_input
+from dbbench.document.plandiff import (
+    CHANGED,
+    GONE,
+    NEW,
+    SAME,
+    NodeDiff,
+    factor,
+    own_buffers,
+    q_error,
+    was_input,
+)
 
 MARK = {SAME: "=", CHANGED: "~", NEW: "+", GONE: "-"}
 WORSE, BETTER, OTHER, QUIET = "worse", "better", "other", "quiet"
@@ -155,7 +165,9 @@ def _cell(side: str, node: PlanNode | None, depth: int, widest: float, mark: str
         return f'<div class="cell {side} empty"></div>'
     examined = node.examined if node.actual_rows is not None else None
     width = 0.0 if not examined or widest <= 0 else max(examined / widest * 100, 0.5)
-    number = "" if examined is None else f'<span class="n">{examined:,.0f}</span>'
+    pages = own_buffers(node)
+    number = "" if examined is None else f"{examined:,.0f}" + ("" if not pages else f" · {pages:,.0f} pages")
+    number = f'<span class="n">{number}</span>' if number else ""
     bar = f'<div class="bar" style="width:{width:.1f}%"></div>' if examined else ""
     return (
         f'<div class="cell {side}" style="padding-left:{8 + 14 * depth}px" title="{esc(node_title(node))}">'
@@ -189,8 +201,9 @@ def html_plans(diff: NodeDiff, before: str = "Baseline", after: str = "Result") 
     """The aligned plans as two HTML columns, a row per node (the baseline's left, the result's
     right, a hatched cell where one plan lacks the node); the changed rows tinted by :func:`tone`
     with what changed under the result's node; a bar under each node as wide as its rows examined
-    against the most any node of either plan examines; the full node on hover (``title``);
-    unchanged subtrees folded in a ``<details>``. No script."""
+    against the most any node of either plan examines, its rows (and PostgreSQL's own shared
+    buffers, in pages) beside it; the full node on hover (``title``); unchanged subtrees folded in
+    a ``<details>``. No script."""
     widest = max(
         (x for _, n in diff.walk() for x in n.examined if x is not None),
         default=0.0,
