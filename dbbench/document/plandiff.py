@@ -11,8 +11,17 @@ planner's estimate of it (q-error) moving. :func:`align` pairs the nodes of the 
   other it resembles most (:func:`likeness`: the same table and index, the same table, the same
   kind of operator), whatever their order, so a swapped join is two paired inputs in another
   order, not two nodes gone and two new;
-* a child left without a partner is ``gone`` (only in the baseline) or ``new`` (only in the
+* a child left alone on one side is paired with the input of a node added or gone on the other
+  that only passes one input on (a ``Hash``, a ``Sort``, MySQL's ``Filter``): the same table read
+  under a new node, not a table gone and another new;
+* a child still without a partner is ``gone`` (only in the baseline) or ``new`` (only in the
   result), with its whole subtree.
+
+A join whose paired inputs stand in another order says ``join order a ⋈ b → b ⋈ a`` and each input
+its place in the baseline (``was_input``); a join of another operator says ``join type Nested Loop
+→ Hash Join`` (:func:`join_changes`: the diff's ``join_order`` and ``join_type`` findings). A
+PostgreSQL Bitmap Heap Scan reads the index of its Bitmap Index Scan (:func:`index_of`); a node's
+own shared buffers (its children's taken off) are named when they move by 1.5x and 8 pages.
 
 Each pair is a :class:`NodeDiff` with what changed in words (``changes``) and the numbers before and
 after; :meth:`NodeDiff.moved` says how far its work moved, for "biggest differences first".
@@ -46,9 +55,8 @@ class NodeDiff:
     after: PlanNode | None
     changes: list[str] = field(default_factory=list)
     children: list[NodeDiff] = field(default_factory=list)
-    was_input: int | None = (
-        None  # under a join whose inputs were reordered: its input number (1-based) in the baseline
-    )
+    # under a join whose inputs were reordered: its input number (1-based) in the baseline
+    was_input: int | None = None
 
     @property
     def node(self) -> PlanNode:
