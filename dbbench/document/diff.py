@@ -192,6 +192,7 @@ class DiffReport:
                     "result_access": entry_access(s.result),
                     "work": None if s.work is None else s.work.to_json(),
                     "difference": round(difference(s), 3),
+                    "plan_diff": _plan_diff(s),
                     **s.locks_json(),
                     "findings": [asdict(f) for f in s.findings],
                 }
@@ -220,6 +221,15 @@ def difference(s: ShapeDiff) -> float:
     if locked[0] is not None and locked[1] is not None:
         sizes.append(plandiff.factor(float(locked[0]), float(locked[1])))
     return max(sizes)
+
+
+def _plan_diff(s: ShapeDiff) -> list[dict] | None:
+    """The aligned plans (:func:`plandiff.to_json`) where both have a plan and it changed; else None."""
+    b, n = entry_tree(s.base), entry_tree(s.result)
+    if b is None or n is None:
+        return None
+    aligned = plandiff.align(b, n)
+    return plandiff.to_json(aligned) if aligned.changed else None
 
 
 def ratio(before: float, after: float) -> float:

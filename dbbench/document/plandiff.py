@@ -355,6 +355,28 @@ def join_changes(diff: NodeDiff) -> list[tuple[str, str]]:
     return out
 
 
+def to_json(diff: NodeDiff) -> list[dict]:
+    """The aligned plans as a flat list, depth first: per node its depth, status, labels before and
+    after, what changed, rows examined before and after, and its input number in the baseline
+    where its join was reordered (``dbbench diff --output``'s ``plan_diff``)."""
+    out = []
+    for depth, n in diff.walk():
+        before, after = n.examined
+        out.append(
+            {
+                "depth": depth,
+                "status": n.status,
+                "before": None if n.before is None else n.before.label,
+                "after": None if n.after is None else n.after.label,
+                "changes": list(n.changes),
+                "rows_before": before,
+                "rows_after": after,
+                **({"was_input": n.was_input} if n.was_input is not None else {}),
+            }
+        )
+    return out
+
+
 def biggest_first(diffs: list[NodeDiff]) -> list[NodeDiff]:
     """The nodes of one aligned plan that changed, those whose work moved most first."""
     return sorted((n for d in diffs for _, n in d.walk() if n.status != SAME), key=lambda n: -n.moved())

@@ -116,11 +116,15 @@ def test_shapes_come_biggest_difference_first():
     assert [s.shape for s in report.ranked()] == ["c", "b", "a"]
     text = to_text(report)
     assert text.index("\nc ") < text.index("\nb ") < text.index("\na ")
-    assert [s["difference"] for s in report.to_dict()["shapes"]] == [
-        1.0,
-        500.0,
-        5000.0,
-    ]  # JSON: catalog order
+    shapes = report.to_dict()["shapes"]  # JSON: catalog order, each with its difference
+    assert [s["difference"] for s in shapes] == [1.0, 500.0, 5000.0]
+    assert shapes[0]["plan_diff"] is None  # nothing changed
+    assert shapes[2]["plan_diff"] == [
+        {"depth": 0, "status": "same", "before": "Limit", "after": "Limit", "changes": [],
+         "rows_before": None, "rows_after": None},
+        {"depth": 1, "status": "changed", "before": "Index Scan on t using ix", "after": "Index Scan on t using ix",
+         "changes": ["rows examined 10 → 50,000 (5,000.0x more)"], "rows_before": 10.0, "rows_after": 50_000.0},
+    ]  # fmt: skip
 
 
 def _deep_plan(depth: int, label: str, kind: str, index: str | None, rows: float):
