@@ -230,36 +230,95 @@ _FOREIGN_KEYS = """SELECT k.table_name, k.constraint_name, k.referenced_table_sc
           r.update_rule, r.delete_rule"""
 
 
-def defer_constraints(conn, tables: list[str], early: list[str]) -> Callable[[Any], None]:
-    """Before a bulk load into ``tables`` (of the database in use), of which ``early`` hold values
-    that reference rows loaded after them: the foreign keys of ``early`` dropped (InnoDB checks the
-    others row by row, and its indexes stay: its foreign keys need them). Returns
-    ``restore(conn)``: commits the load (MySQL's DDL commits anyway; the namespace is marked
-    complete only afterwards), adds those foreign keys again and checks each over all its rows at
-    once (a row referencing nothing fails the fill)."""
-    if not early:
-        return lambda conn: None
+DEFERRED = "volume.deferred"  # dbbench_meta: the keys and indexes a load set aside, until put back
+
+
+def _plain_keys(cur, table: str) -> list[str]:
+    """The plain (non-unique, non-fulltext, non-spatial) indexes of ``table`` as SHOW CREATE TABLE
+    prints them, in its order: ``KEY `ix` (`a`,`b`) COMMENT '…'``, re-addable word for word."""
+    cur.execute(f"SHOW CREATE TABLE {quote(table)}")
+    ddl = cur.fetchone()[1]
+    return [ln.strip().rstrip(",") for ln in ddl.splitlines() if ln.startswith("  KEY `")]
+
+
+def _key_name(clause: str) -> str:
+    return clause[len("KEY `") :].split("` (", 1)[0].replace("``", "`")
+
+
+def _put_back(cur, deferred: dict[str, Any]) -> None:
+    """The indexes, then the foreign keys a load set aside added again where missing, as they were
+    (each table's indexes in one ALTER: InnoDB builds each bottom-up from sorted rows; its keys
+    added unchecked: :func:`defer_constraints`'s restore checks them over all rows at once)."""
+    for table, clauses in deferred["indexes"].items():
+        have = {_key_name(c) for c in _plain_keys(cur, table)}
+        missing = [c for c in clauses if _key_name(c) not in have]
+        if missing:
+            cur.execute(f"ALTER TABLE {quote(table)} " + ", ".join(f"ADD {c}" for c in missing))
+    cur.execute("SET SESSION foreign_key_checks = 0")  # added back as they were, then checked
+    try:
+        cur.execute(
+            "SELECT table_name, constraint_name FROM information_schema.referential_constraints "
+            "WHERE constraint_schema = DATABASE()"
+        )
+        present = {(t, n) for t, n in cur.fetchall()}
+        for table, name, schema, parent, columns, referenced, on_update, on_delete in deferred["keys"]:
+            if (table, name) in present:
+                continue
+            cols = ", ".join(quote(c) for c in columns.split("\t"))
+            refs = ", ".join(quote(r) for r in referenced.split("\t"))
+            cur.execute(
+                f"ALTER TABLE {quote(table)} ADD CONSTRAINT {quote(name)} FOREIGN KEY ({cols}) "
+                f"REFERENCES {quote(schema)}.{quote(parent)} ({refs}) "
+                f"ON UPDATE {on_update} ON DELETE {on_delete}"
+            )
+    finally:
+        cur.execute("SET SESSION foreign_key_checks = 1")
+
+
+def recover_deferred(conn) -> None:
+    """Put back what a load interrupted after setting keys and indexes aside left out (recorded
+    in the namespace's ``dbbench_meta`` before anything was dropped)."""
     with conn.cursor() as cur:
-        cur.execute(_FOREIGN_KEYS.format(", ".join(["%s"] * len(early))), early)
-        keys = cur.fetchall()
+        cur.execute("SELECT DATABASE()")
+        ns = cur.fetchone()[0]
+        pending = read_meta(conn, ns).get(DEFERRED)
+        if pending:
+            _put_back(cur, _json.loads(pending))
+            cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (DEFERRED,))
+    conn.commit()
+
+
+def defer_constraints(conn, tables: list[str], early: list[str]) -> Callable[[Any], None]:
+    """Before a bulk load into ``tables`` (of the database in use): their foreign keys dropped, then
+    their plain indexes (InnoDB would otherwise insert every row into each secondary index one by
+    one; an index a foreign key needs can only go with the key). What is set aside is recorded in
+    ``dbbench_meta`` first (:func:`recover_deferred` puts it back after a kill). Returns
+    ``restore(conn)``: commits the load (MySQL's DDL commits anyway; the namespace is marked
+    complete only afterwards), adds each table's indexes back in one ALTER (a sorted bottom-up
+    build each, in SHOW CREATE TABLE's order, so the table reads as before), the foreign keys as
+    they were, and checks each over all its rows at once (a row referencing nothing fails the
+    fill). ``early`` (tables whose rows reference rows loaded after them) needs nothing more now."""
+    recover_deferred(conn)
+    with conn.cursor() as cur:
+        cur.execute(_FOREIGN_KEYS.format(", ".join(["%s"] * len(tables))), tables)
+        keys = [list(k) for k in cur.fetchall()]
+        indexes = {t: clauses for t in tables if (clauses := _plain_keys(cur, t))}
+        cur.execute("SELECT DATABASE()")
+        ns = cur.fetchone()[0]
+    deferred = {"indexes": indexes, "keys": keys}
+    write_meta(conn, ns, {DEFERRED: _json.dumps(deferred)})
+    conn.commit()
+    with conn.cursor() as cur:
         for table, name, *_ in keys:
             cur.execute(f"ALTER TABLE {quote(table)} DROP FOREIGN KEY {quote(name)}")
+        for table, clauses in indexes.items():
+            drops = ", ".join(f"DROP INDEX {quote(_key_name(c))}" for c in clauses)
+            cur.execute(f"ALTER TABLE {quote(table)} {drops}")
 
     def restore(conn) -> None:
         conn.commit()
         with conn.cursor() as cur:
-            cur.execute("SET SESSION foreign_key_checks = 0")  # added back as they were, then checked
-            try:
-                for table, name, schema, parent, columns, referenced, on_update, on_delete in keys:
-                    cols = ", ".join(quote(c) for c in columns.split("\t"))
-                    refs = ", ".join(quote(r) for r in referenced.split("\t"))
-                    cur.execute(
-                        f"ALTER TABLE {quote(table)} ADD CONSTRAINT {quote(name)} FOREIGN KEY ({cols}) "
-                        f"REFERENCES {quote(schema)}.{quote(parent)} ({refs}) "
-                        f"ON UPDATE {on_update} ON DELETE {on_delete}"
-                    )
-            finally:
-                cur.execute("SET SESSION foreign_key_checks = 1")
+            _put_back(cur, deferred)
             for table, name, schema, parent, columns, referenced, *_ in keys:
                 cols, refs = columns.split("\t"), referenced.split("\t")
                 present = " AND ".join(f"c.{quote(c)} IS NOT NULL" for c in cols)
@@ -275,6 +334,8 @@ def defer_constraints(conn, tables: list[str], early: list[str]) -> Callable[[An
                         f"{dangling:,} rows of {table} reference no row of {parent} "
                         f"(foreign key {name}: {', '.join(cols)})",
                     )
+            cur.execute(f"DELETE FROM {quote(ns)}.{META} WHERE `key` = %s", (DEFERRED,))
+        conn.commit()
 
     return restore
 
