@@ -2,6 +2,7 @@
 """Is ``dbbench fill`` as fast as the servers' own bulk load of the same rows?
 
     .venv/bin/python benchmarks/bench_volume.py [--scale 100000] [--catalog examples/market] [--only postgresql|mysql]
+        [--before]
 
 Builds the catalog's schema (its setup SQL) in a scratch namespace, writes the starter spec
 ``dbbench init`` would (every table ``:scale`` rows), then measures in one run, both servers at once:
@@ -13,12 +14,17 @@ Builds the catalog's schema (its setup SQL) in a scratch namespace, writes the s
   whole wall with ANALYZE, checks and fingerprints.
 
 Prints rows/s per server for both, the ratio, peak memory, and whether the fingerprints agree.
-Nothing is timed in a test: this prints numbers to compare, measured in the same run.
+``--before`` first measures both again the way MySQL loaded before issue 38 (every index kept and
+filled row by row, only the foreign keys of tables loaded before their parents set aside), so the
+two ways print side by side from one run. Nothing is timed in a test: this prints numbers to
+compare, measured in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import resource
 import sys
 import tempfile
@@ -28,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dbbench import dialects  # noqa: E402
 from dbbench.access.isolation import drop_namespace  # noqa: E402
 from dbbench.access.targets import open_targets  # noqa: E402
 from dbbench.bench import volume_floor  # noqa: E402 (after the sys.path line)
@@ -42,6 +49,7 @@ def main() -> None:
     ap.add_argument("--scale", type=int, default=100_000, help="rows of every table (:scale)")
     ap.add_argument("--catalog", default=str(ROOT / "examples" / "market"))
     ap.add_argument("--only", choices=["postgresql", "mysql"])
+    ap.add_argument("--before", action="store_true", help="measure MySQL's former load first, side by side")
     args = ap.parse_args()
     targets = open_targets({}, args.only)
     try:
@@ -58,33 +66,51 @@ def main() -> None:
             start = time.perf_counter()
             files = volume_floor.write_files(recipe, targets, Path(tmp))
             made = time.perf_counter() - start
-            floor = volume_floor.floor(recipe, targets, NAMESPACE, files)
-            start = time.perf_counter()
-            results = load.fill(targets, NAMESPACE, sp, scale=args.scale)
-            wall = time.perf_counter() - start
-        print(
-            f"spec: {len(recipe.tables)} tables, {rows:,} rows (scale {args.scale:,}); rows made and encoded "
-            f"alone: {made:.1f} s ({rows / made:,.0f} rows/s, one core)"
-        )
-        print(
-            f"{'server':<11} {'floor':>9} {'floor rows/s':>13} {'fill':>9} {'fill rows/s':>12} {'ratio':>6}"
-        )
-        for r, f in zip(results, floor):
-            fill_s = r.seconds["generate+load"]
             print(
-                f"{r.dialect:<11} {f:>7.1f} s {rows / f:>13,.0f} {fill_s:>7.1f} s {rows / fill_s:>12,.0f} "
-                f"{fill_s / f:>5.2f}x"
+                f"spec: {len(recipe.tables)} tables, {rows:,} rows (scale {args.scale:,}); rows made and encoded "
+                f"alone: {made:.1f} s ({rows / made:,.0f} rows/s, one core); "
+                f"{'both servers loading at once' if len(targets) > 1 else targets[0].dialect}"
             )
-        agree = all(len({r.fingerprints[t] for r in results}) == 1 for t in results[0].fingerprints)
+            print(
+                f"{'way':<7} {'server':<11} {'floor':>9} {'floor rows/s':>13} {'fill':>9} {'fill rows/s':>12} "
+                f"{'ratio':>6} {'fill wall':>10}"
+            )
+            for way in ["before", "now"] if args.before else ["now"]:
+                with _mysql_way(way):
+                    floor = volume_floor.floor(recipe, targets, NAMESPACE, files)
+                    start = time.perf_counter()
+                    results = load.fill(targets, NAMESPACE, sp, scale=args.scale)
+                    wall = time.perf_counter() - start
+                for r, f in zip(results, floor):
+                    fill_s = r.seconds["generate+load"]
+                    print(
+                        f"{way:<7} {r.dialect:<11} {f:>7.1f} s {rows / f:>13,.0f} {fill_s:>7.1f} s "
+                        f"{rows / fill_s:>12,.0f} {fill_s / f:>5.2f}x {wall:>8.1f} s"
+                    )
+                agree = all(len({r.fingerprints[t] for r in results}) == 1 for t in results[0].fingerprints)
+                if not agree:
+                    print(f"{way}: fingerprints DIFFERENT across servers")
         print(
-            f"fill wall with ANALYZE, checks and fingerprints: {wall:.1f} s; fingerprints "
-            f"{'equal' if agree else 'DIFFERENT'} across {len(results)} server(s); faker {results[0].faker}; "
+            f"fill wall: with ANALYZE, checks and fingerprints; faker {results[0].faker}; "
             f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB"
         )
     finally:
         for t in targets:
             drop_namespace(t, NAMESPACE)  # the namespace and its role, as `dbbench bench seed` does
             t.dispose()
+
+
+@contextlib.contextmanager
+def _mysql_way(way: str):
+    """``before``: MySQL's loader keeps every index (``defer_constraints(indexes=False)``)."""
+    my = dialects.get("mysql")
+    now = my.defer_constraints
+    if way == "before":
+        my.defer_constraints = functools.partial(now, indexes=False)
+    try:
+        yield
+    finally:
+        my.defer_constraints = now
 
 
 if __name__ == "__main__":

@@ -288,7 +288,9 @@ def recover_deferred(conn) -> None:
     conn.commit()
 
 
-def defer_constraints(conn, tables: list[str], early: list[str]) -> Callable[[Any], None]:
+def defer_constraints(
+    conn, tables: list[str], early: list[str], *, indexes: bool = True
+) -> Callable[[Any], None]:
     """Before a bulk load into ``tables`` (of the database in use): their foreign keys dropped, then
     their plain indexes (InnoDB would otherwise insert every row into each secondary index one by
     one; an index a foreign key needs can only go with the key). What is set aside is recorded in
@@ -297,21 +299,26 @@ def defer_constraints(conn, tables: list[str], early: list[str]) -> Callable[[An
     complete only afterwards), adds each table's indexes back in one ALTER (a sorted bottom-up
     build each, in SHOW CREATE TABLE's order, so the table reads as before), the foreign keys as
     they were, and checks each over all its rows at once (a row referencing nothing fails the
-    fill). ``early`` (tables whose rows reference rows loaded after them) needs nothing more now."""
+    fill). ``early`` (tables whose rows reference rows loaded after them) needs nothing more now.
+    ``indexes=False`` (the benchmark's *before*, ``benchmarks/bench_volume.py --before``): only the
+    foreign keys of ``early`` set aside, every index kept and filled row by row."""
     recover_deferred(conn)
+    aside = tables if indexes else early
+    if not aside:
+        return lambda conn: None
     with conn.cursor() as cur:
-        cur.execute(_FOREIGN_KEYS.format(", ".join(["%s"] * len(tables))), tables)
+        cur.execute(_FOREIGN_KEYS.format(", ".join(["%s"] * len(aside))), aside)
         keys = [list(k) for k in cur.fetchall()]
-        indexes = {t: clauses for t in tables if (clauses := _plain_keys(cur, t))}
+        plain = {t: clauses for t in aside if indexes and (clauses := _plain_keys(cur, t))}
         cur.execute("SELECT DATABASE()")
         ns = cur.fetchone()[0]
-    deferred = {"indexes": indexes, "keys": keys}
+    deferred = {"indexes": plain, "keys": keys}
     write_meta(conn, ns, {DEFERRED: _json.dumps(deferred)})
     conn.commit()
     with conn.cursor() as cur:
         for table, name, *_ in keys:
             cur.execute(f"ALTER TABLE {quote(table)} DROP FOREIGN KEY {quote(name)}")
-        for table, clauses in indexes.items():
+        for table, clauses in plain.items():
             drops = ", ".join(f"DROP INDEX {quote(_key_name(c))}" for c in clauses)
             cur.execute(f"ALTER TABLE {quote(table)} {drops}")
 
