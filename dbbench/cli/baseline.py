@@ -282,9 +282,8 @@ class DiffOptions:
         )
         files = ("markdown_file", "html_file", "output", "junit", "github_summary")
         return cls(
-            Targets.take(given), comparison, given["fmt"], given["color"], given["markdown_file"],
-            *(given[name] for name in files[1:]),
-        )  # fmt: skip
+            Targets.take(given), comparison, given["fmt"], given["color"], *(given[name] for name in files)
+        )
 
 
 def _render_diff(opts: DiffOptions, report: DiffReport) -> None:

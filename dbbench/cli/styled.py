@@ -48,7 +48,7 @@ def diff_renderables(report: DiffReport) -> list[RenderableType]:
         if isinstance(part, str):
             out.append(Text(part))
             continue
-        d = diff.aligned_diff(part)
+        d = part.aligned
         assert d is not None
         tree = plan_tree(plans.styled_lines(d), "plan, baseline → result")
         out.append(Padding(tree, (0, 0, 0, 4)))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -79,6 +80,13 @@ class ShapeDiff:
     @property
     def regressed(self) -> bool:
         return any(f.regression for f in self.findings)
+
+    @functools.cached_property
+    def aligned(self) -> plandiff.NodeDiff | None:
+        """The baseline's and the result's plans aligned node by node (:func:`plandiff.align`),
+        aligned once for every view and ranking that reads them; None when neither has a plan."""
+        b, n = entry_tree(self.base), entry_tree(self.result)
+        return None if b is None and n is None else plandiff.align(b, n)
 
     @property
     def verdict(self) -> str:
@@ -211,9 +219,8 @@ def difference(s: ShapeDiff) -> float:
         sizes.append(max(s.work.ratio, 1 / s.work.ratio))
         if s.work.buffers_before is not None and s.work.buffers_after is not None:
             sizes.append(plandiff.factor(s.work.buffers_before, s.work.buffers_after))
-    b, n = entry_tree(s.base), entry_tree(s.result)
-    if b is not None and n is not None:
-        aligned = plandiff.align(b, n)
+    aligned = s.aligned
+    if s.base is not None and s.result is not None and aligned is not None:
         sizes += [d.moved() for _, d in aligned.walk() if d.status != plandiff.SAME]
         if aligned.changed:
             sizes.append(1.5)
@@ -225,11 +232,9 @@ def difference(s: ShapeDiff) -> float:
 
 def _plan_diff(s: ShapeDiff) -> list[dict] | None:
     """The aligned plans (:func:`plandiff.to_json`) where both have a plan and it changed; else None."""
-    b, n = entry_tree(s.base), entry_tree(s.result)
-    if b is None or n is None:
+    if entry_tree(s.base) is None or entry_tree(s.result) is None or s.aligned is None:
         return None
-    aligned = plandiff.align(b, n)
-    return plandiff.to_json(aligned) if aligned.changed else None
+    return plandiff.to_json(s.aligned) if s.aligned.changed else None
 
 
 def ratio(before: float, after: float) -> float:

@@ -272,17 +272,11 @@ ALIGNED_LINES = 40  # of a regressed shape's aligned plans shown (the rest count
 ALIGNED_HEAD = "plan, baseline → result (= same, ~ changed, + new, - gone):"
 
 
-def aligned_diff(s: ShapeDiff) -> plandiff.NodeDiff | None:
-    """The shape's baseline and result plans aligned node by node; None when neither has one."""
-    b, n = entry_tree(s.base), entry_tree(s.result)
-    return None if b is None and n is None else plandiff.align(b, n)
-
-
 def aligned(s: ShapeDiff, most: int = ALIGNED_LINES) -> list[str]:
     """The baseline's and the result's plans as one tree aligned node by node
     (:mod:`dbbench.document.plandiff`: ``=`` same, ``~`` changed, ``+`` new, ``-`` gone; unchanged
     subtrees folded), at most ``most`` lines; nothing when neither has a plan."""
-    d = aligned_diff(s)
+    d = s.aligned
     if d is None:
         return []
     lines = plandiff.render(d)
@@ -313,7 +307,7 @@ def text_parts(report: DiffReport) -> list[str | ShapeDiff]:
         for s in chosen:
             out.append(f"  {s.shape} [{DIALECT_LABEL[s.dialect]}]")
             out += [f"    - {f.message}" for f in s.findings]
-            if s.regressed and aligned_diff(s) is not None:
+            if s.regressed and s.aligned is not None:
                 out.append(s)
     out += _work_sections(report, markdown=False)
     out += _locks_sections(report, markdown=False)
@@ -449,7 +443,7 @@ def to_markdown(report: DiffReport, plans: bool = True, limit: int = GITHUB_COMM
     fit = _FITS[-1]
     if not plans:
         return _hard_cut(text, limit)
-    with_plans = [s for s in report.ranked() if s.regressed and aligned_diff(s) is not None]
+    with_plans = [s for s in report.ranked() if s.regressed and s.aligned is not None]
     for keep in range(len(with_plans) - 1, -1, -1):
         cut = f"{fit.cut}; the plans of {len(with_plans) - keep} of {len(with_plans)} regressions (the smallest)"
         text = _markdown(report, replace(fit, details=keep, cut=cut))
@@ -505,7 +499,7 @@ def _markdown(report: DiffReport, fit: _Fit) -> str:
     out += _extra_sections(report, markdown=True)
     if report.notes:
         out += ["", "#### Notes", ""] + [f"- {n}" for n in report.notes]
-    with_plans = [s for s in reg if aligned_diff(s) is not None]
+    with_plans = [s for s in reg if s.aligned is not None]
     for s in with_plans if fit.details is None else with_plans[: fit.details]:
         out += ["", f"<details><summary>Plans: {s.shape} [{DIALECT_LABEL[s.dialect]}]</summary>", ""]
         out += ["```", *aligned(s, fit.plan_lines), "```"]

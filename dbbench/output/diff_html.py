@@ -11,7 +11,7 @@ from dbbench.defaults import DIALECT_LABEL
 from dbbench.document.diff import DiffReport, ShapeDiff
 from dbbench.document.plandiff import NodeDiff, biggest_first
 from dbbench.output import html_start, html_table, plans
-from dbbench.output.diff import _headline, _legend, _rows, _sources, _thresholds_line, aligned_diff
+from dbbench.output.diff import _headline, _legend, _rows, _sources, _thresholds_line
 from verdict import FAIL, INCONCLUSIVE, PASS
 
 _VERDICT_COLOR = {FAIL: "#cf222e", INCONCLUSIVE: "#9a6700", PASS: "#1a7f37"}
@@ -78,7 +78,7 @@ def body(report: DiffReport, level: int = 2) -> list[str]:
             "unchanged subtrees folded (click to open).</p>"
         )
     for s in shown:
-        d = aligned_diff(s)
+        d = s.aligned
         html_plan = "<p>No plan recorded.</p>" if d is None else _moved_most(d) + plans.html_plans(d)
         out += _section(s, html_plan, level)
     if report.notes:
@@ -110,5 +110,5 @@ def _by(n: NodeDiff) -> float:
 
 
 def _plan_changed(s: ShapeDiff) -> bool:
-    d = aligned_diff(s)
+    d = s.aligned
     return d is not None and d.changed
