@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -91,16 +92,44 @@ SERVER_FIXTURES = frozenset({"local_servers", "local_urls"})
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The ``servers`` marker on every test that uses the local servers (directly or through
-    another fixture)."""
+    another fixture); the heavy model-client files first, so that with two workers the longest
+    file starts at once instead of ending the run alone."""
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.servers)
+    items.sort(key=lambda item: item.get_closest_marker("hf_models") is None)  # stable
+
+
+def worker() -> str | None:
+    """The pytest-xdist worker this process is (``gw0``, ``gw1``…), None when not one."""
+    return os.environ.get("PYTEST_XDIST_WORKER")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each pytest-xdist worker after the first gets its own pair of local servers, a second
+    ``--instance`` of the same installs (``DBBENCH_INSTANCE``, which the library and every command a
+    test starts read): two workers never share a namespace, a lock, the servers' statistics or a
+    server a test stops. The first worker uses the instance the README's first command started."""
+    name = worker()
+    if name and name != "gw0":
+        base = os.environ.get("DBBENCH_INSTANCE") or "default"
+        os.environ["DBBENCH_INSTANCE"] = f"{base}-pytest-{name}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
 def local_servers():
     """Status rows of the running local servers, keyed by dialect."""
-    rows = servers.up()
+    home = servers.Home()
+    ports = None
+    if worker() not in (None, "gw0") and not home.exists():  # a worker's own pair, on free ports
+        ports = {"postgresql": _free_port(), "mysql": _free_port()}
+    rows = servers.up(home=home, ports=ports)
     return dict(zip(("postgresql", "mysql"), rows))
 
 

@@ -192,10 +192,12 @@ def bulk_load(conn, table) -> None:
     )
 
 
-def stream_load(conn, table: str, columns: list[str], binary: frozenset[str], chunks) -> None:
+def stream_load(
+    conn, table: str, columns: list[str], binary: frozenset[str], chunks, *, emptied: bool = False
+) -> None:
     """LOAD DATA LOCAL of ``chunks`` (tab-separated text, binary columns as hex) as they come, on
     a :class:`LoaderConnection`: the server's request for the stream's own name is answered with
-    the chunks, any other request refused."""
+    the chunks, any other request refused (``emptied``: nothing more to do for InnoDB)."""
     _load(conn, table, _load_sql(table, columns, binary), f"dbbench-stream:{table}", chunks)
 
 

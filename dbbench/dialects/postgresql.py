@@ -100,11 +100,21 @@ def bulk_load(conn, table) -> None:
             copy.write(chunk)
 
 
-def stream_load(conn, table: str, columns: list[str], binary: frozenset[str], chunks) -> None:
-    """COPY FROM STDIN of ``chunks`` (COPY text, bytea already as ``\\x`` hex) as they come."""
-    with conn.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-        for chunk in chunks:
-            copy.write(chunk)
+def stream_load(
+    conn, table: str, columns: list[str], binary: frozenset[str], chunks, *, emptied: bool = False
+) -> None:
+    """COPY FROM STDIN of ``chunks`` (COPY text, bytea already as ``\\x`` hex) as they come.
+    ``emptied`` (truncated in this transaction) and a plain table: ``FREEZE``, the rows written
+    already frozen and visible to all, so the ANALYZE and reads after the load do not write every
+    page again to set its hint bits (a partitioned table cannot be frozen through its parent)."""
+    with conn.cursor() as cur:
+        if emptied:
+            cur.execute("SELECT relkind = 'r' FROM pg_class WHERE oid = %s::regclass", (table,))
+            emptied = bool(cur.fetchone()[0])
+        freeze = " WITH (FREEZE)" if emptied else ""
+        with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN{freeze}") as copy:
+            for chunk in chunks:
+                copy.write(chunk)
 
 
 def update_from(table: str, source: str, keys: list[str], columns: list[str]) -> str:

@@ -72,8 +72,10 @@ class InstanceState:
 class Home:
     """The dbbench home directory and one named instance of local servers in it."""
 
-    def __init__(self, root: Path | None = None, instance: str = "default"):
+    def __init__(self, root: Path | None = None, instance: str | None = None):
         self.root = (root or default_home()).absolute()
+        # as the command line's --instance: the environment's DBBENCH_INSTANCE, else "default"
+        instance = instance or os.environ.get("DBBENCH_INSTANCE") or "default"
         if not instance.replace("-", "").replace("_", "").isalnum():
             raise PrerequisiteError(f"instance name {instance!r}: use letters, digits, - and _")
         self.instance = instance

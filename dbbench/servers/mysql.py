@@ -14,6 +14,7 @@ are installed into the same chroot on first use by :func:`client`, not by ``serv
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -257,23 +258,32 @@ def client_tool(name: str, *, home: Home | None = None, say: Say = _quiet) -> li
     server = MySQLServer(home or Home())
     server.require()
     server.install(say)
-    if not (server.root_dir / "usr" / "bin" / name).exists():
-        say(f"installing {CLIENT_PACKAGE} in the chroot")
-        env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
-        apt = ["chroot", str(server.root_dir), "apt-get", "-q", "-o", "DPkg::Lock::Timeout=300"]
-        run(
-            [*apt, "-o", "Acquire::Check-Valid-Until=false", "update"],
-            what="update apt inside the chroot",
-            hint="are Debian's package mirrors reachable?",
-            env=env,
-        )
-        run(
-            [*apt, "install", "-y", "--no-install-recommends", CLIENT_PACKAGE],
-            what=f"install {CLIENT_PACKAGE} inside the chroot",
-            env=env,
-        )
-        run(["chroot", str(server.root_dir), "apt-get", "clean"], what="clean apt caches", env=env)
+    program = server.root_dir / "usr" / "bin" / name
+    if not program.exists():
+        with open(server.root_dir / "tmp" / "dbbench-client-install.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one install at a time (instances share the chroot)
+            if not program.exists():  # another process installed it while we waited
+                _install_client(server, say)
     return ["chroot", str(server.root_dir), name]
+
+
+def _install_client(server: MySQLServer, say: Say) -> None:
+    """Debian's client package in the chroot (the caller holds the install lock)."""
+    say(f"installing {CLIENT_PACKAGE} in the chroot")
+    env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+    apt = ["chroot", str(server.root_dir), "apt-get", "-q", "-o", "DPkg::Lock::Timeout=300"]
+    run(
+        [*apt, "-o", "Acquire::Check-Valid-Until=false", "update"],
+        what="update apt inside the chroot",
+        hint="are Debian's package mirrors reachable?",
+        env=env,
+    )
+    run(
+        [*apt, "install", "-y", "--no-install-recommends", CLIENT_PACKAGE],
+        what=f"install {CLIENT_PACKAGE} inside the chroot",
+        env=env,
+    )
+    run(["chroot", str(server.root_dir), "apt-get", "clean"], what="clean apt caches", env=env)
 
 
 def client(

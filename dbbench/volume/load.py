@@ -254,9 +254,9 @@ def _loader(
     seconds: dict[str, float],
 ) -> None:
     """One server's side: empty ``emptied`` (the spec's tables and those their insert triggers
-    fill), set the spec tables' foreign keys aside (PostgreSQL: all, and the plain indexes; MySQL:
-    those of the ``early`` tables, whose rows reference rows loaded after them), then each stream as its chunks arrive; the indexes built and the foreign keys
-    checked over all their rows at once (``defer_constraints``); commit."""
+    fill), set the spec tables' foreign keys and plain indexes aside, then each stream as its chunks
+    arrive (into a table emptied here, PostgreSQL writes the rows frozen); the indexes built and the
+    foreign keys checked over all their rows at once (``defer_constraints``); commit."""
     d = dialects.get(target.dialect)
     binary_kinds = {"bytes", "native"} if target.dialect in NATIVE_BINARY else {"bytes"}
 
@@ -275,13 +275,15 @@ def _loader(
     with isolation.sandbox(target, namespace, isolate=isolate) as inner, inner.loader() as conn:
         start = time.perf_counter()
         d.use(conn, namespace)
-        d.empty_tables(conn, [d.quote(t) for t in emptied])
+        fresh = [d.quote(t) for t in emptied]  # emptied in this transaction: COPY … FREEZE on PostgreSQL
+        d.empty_tables(conn, fresh)
         restore = d.defer_constraints(conn, tables, early)
         for s in streams:
             d.execute(conn, s.before)
             binary = frozenset(d.quote(c) for c, k in zip(s.columns, s.kinds) if k in binary_kinds)
             try:
-                d.stream_load(conn, s.table, [d.quote(c) for c in s.columns], binary, arriving())
+                columns = [d.quote(c) for c in s.columns]
+                d.stream_load(conn, s.table, columns, binary, arriving(), emptied=s.table in fresh)
             except RuntimeError as exc:  # MySQL's LOAD DATA warned: a value the server would change
                 raise DbbenchError(f"{target.label}: {excerpt(str(exc), 400)}") from None
             d.execute(conn, s.after)

@@ -184,7 +184,7 @@ def test_postgresql_objects_planted_in_public_fail_the_setup_and_are_dropped(adm
 @pytest.mark.parametrize("name", list(MY_ESCAPES))
 def test_mysql_refuses_what_reaches_outside_the_namespace(admins, victims, tmp_path, name):
     admin = admins["mysql"]
-    state = servers.Home(None, "default").root / "instances" / "default" / "state.json"
+    state = servers.Home().state_file  # the running instance's (a pytest-xdist worker has its own)
     with admin.engine.connect() as conn:
         thread = conn.exec_driver_sql("SELECT CONNECTION_ID()").scalar()
         cat = _catalog(tmp_path, "mysql", MY_ESCAPES[name].format(admin_thread=thread, state=state))
