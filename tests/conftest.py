@@ -92,12 +92,10 @@ SERVER_FIXTURES = frozenset({"local_servers", "local_urls"})
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The ``servers`` marker on every test that uses the local servers (directly or through
-    another fixture); the heavy model-client files first, so that with two workers the longest
-    file starts at once instead of ending the run alone."""
+    another fixture)."""
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.servers)
-    items.sort(key=lambda item: item.get_closest_marker("hf_models") is None)  # stable
 
 
 def worker() -> str | None:
