@@ -64,3 +64,42 @@ def test_a_load_killed_with_its_indexes_set_aside_is_put_right_by_the_next_fill(
     assert fill.code == 0, fill.output
     assert _ddl(ns) == before
     assert my.DEFERRED not in _meta(ns)
+
+
+def test_rows_that_reference_nothing_fail_the_restore_counted_and_named(owned):
+    """The restore checks each key set aside over all its rows in one anti-join: a composite key
+    counts the rows whose columns are all set and match no parent row; rows with a NULL column
+    reference nothing by definition and pass (as InnoDB's own check lets them)."""
+    ns = owned(NS + "_dangling")
+    my = dialects.get("mysql")
+    with connection("mysql") as conn:
+        my.begin_reload(conn, ns, {})  # an owned database, as a seed starts one
+        with conn.cursor() as cur:
+            cur.execute("CREATE TABLE parent (a INT NOT NULL, b INT NOT NULL, PRIMARY KEY (a, b))")
+            cur.execute(
+                "CREATE TABLE child (id INT PRIMARY KEY, a INT NULL, b INT NULL, "
+                "CONSTRAINT fk_pair FOREIGN KEY (a, b) REFERENCES parent (a, b))"
+            )
+            cur.execute("INSERT INTO parent VALUES (1, 1), (1, 2)")
+        conn.commit()
+        restore = my.defer_constraints(conn, ["child"], [])
+        with conn.cursor() as cur:
+            cur.execute(
+                "INSERT INTO child VALUES (1, 1, 1), (2, 1, 3), (3, 2, 1), (4, NULL, 5), (5, 1, NULL)"
+            )
+        with pytest.raises(Exception) as failed:
+            restore(conn)
+        assert failed.value.args == (
+            1452,
+            "2 rows of child reference no row of parent (foreign key fk_pair: a, b)",
+        )
+        with conn.cursor() as cur:
+            cur.execute("DELETE FROM child WHERE id IN (2, 3)")
+        restore(conn)  # the key is back (recorded until it is), and the rows left all pass
+        with conn.cursor() as cur:
+            cur.execute("SHOW CREATE TABLE child")
+            assert (
+                "CONSTRAINT `fk_pair` FOREIGN KEY (`a`, `b`) REFERENCES `parent` (`a`, `b`)"
+                in cur.fetchone()[1]
+            )
+        assert my.DEFERRED not in my.read_meta(conn, ns)
