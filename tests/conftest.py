@@ -92,15 +92,22 @@ SERVER_FIXTURES = frozenset({"local_servers", "local_urls"})
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The ``servers`` marker on every test that uses the local servers (directly or through
-    another fixture)."""
+    another fixture); the heavy model-client files first, so that with two workers the longest
+    file starts at once instead of ending the run alone."""
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.servers)
+    items.sort(key=lambda item: item.get_closest_marker("hf_models") is None)  # stable
+
+
+_WORKER: list[str] = []
 
 
 def worker() -> str | None:
-    """The pytest-xdist worker this process is (``gw0``, ``gw1``…), None when not one."""
-    return os.environ.get("PYTEST_XDIST_WORKER")
+    """The pytest-xdist worker this process is (``gw0``, ``gw1``…), None when not one (a pytest a
+    test starts inherits ``PYTEST_XDIST_WORKER`` but is no worker: only xdist's ``workerinput``
+    says so)."""
+    return _WORKER[0] if _WORKER else None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -108,7 +115,8 @@ def pytest_configure(config: pytest.Config) -> None:
     ``--instance`` of the same installs (``DBBENCH_INSTANCE``, which the library and every command a
     test starts read): two workers never share a namespace, a lock, the servers' statistics or a
     server a test stops. The first worker uses the instance the README's first command started."""
-    name = worker()
+    name = getattr(config, "workerinput", {}).get("workerid")
+    _WORKER[:] = [name] if name else []
     if name and name != "gw0":
         base = os.environ.get("DBBENCH_INSTANCE") or "default"
         os.environ["DBBENCH_INSTANCE"] = f"{base}-pytest-{name}"

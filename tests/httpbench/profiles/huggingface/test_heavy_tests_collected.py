@@ -20,6 +20,8 @@ def test_the_heavy_model_client_tests_are_collected_where_the_client_lines_are_m
             "-m",
             "pytest",
             "--collect-only",
+            "-n",
+            "0",
             "-q",
             "-m",
             "hf_models",
