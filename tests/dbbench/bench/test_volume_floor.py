@@ -4,15 +4,18 @@ own loaders into both real servers — the same rows a fill loads, table by tabl
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from dbbench import dialects
 from dbbench.access.targets import open_targets
 from dbbench.bench import volume_floor
 from dbbench.setup.loader import load as load_setup
 from dbbench.volume import load, schema, spec, starter
-from tests.db import drop_namespaces, sql
+from tests.db import connection, drop_namespaces, sql
 
 pytestmark = pytest.mark.servers
 
@@ -45,3 +48,23 @@ def test_the_floor_loads_the_plans_rows_into_every_table_of_both_servers(local_s
         for t in targets:
             t.dispose()
         drop_namespaces(NS)
+
+
+def test_bench_volume_before_prints_both_ways_for_both_servers_and_drops_its_namespace(local_servers):
+    """``benchmarks/bench_volume.py --before`` as docs/volume.md shows it, at a tiny scale: the
+    former loads and today's, one line per server each, the same fingerprints, nothing left."""
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/bench_volume.py", "--before", "--scale", "300"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [line.split() for line in proc.stdout.splitlines()]
+    ways = [(cells[0], cells[1]) for cells in lines if cells and cells[0] in ("before", "now")]
+    assert ways == [(w, d) for w in ("before", "now") for d in ("postgresql", "mysql")], proc.stdout
+    assert "DIFFERENT" not in proc.stdout and "rows made and encoded alone" in proc.stdout
+    for dialect in ("postgresql", "mysql"):
+        with connection(dialect) as conn:
+            assert dialects.get(dialect).namespace_state(conn, "dbbench_bench_volume") == "absent"
