@@ -172,6 +172,12 @@ def _framed(target: Target, namespace: str, tables: list[str], enter, what: str)
                     yield conn, held
                 except BaseException as exc:
                     body_error = exc
+                    if isinstance(exc, KeyboardInterrupt) and not d.TRIAL_IN_TRANSACTION:
+                        # Ctrl-C may land after a statement went out and before its result was
+                        # read: undoing on this session would wait for that statement's end (a
+                        # minute for a slow sample). Closed instead, the undo fails at once and
+                        # the session is ended and the namespace recovered (below).
+                        _close(conn)
                     raise
         except Exception as exc:
             if exc is body_error or not d.is_driver_error(exc):

@@ -14,6 +14,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -217,7 +218,17 @@ dialect, ns, indexes, wait = sys.argv[1:5]
 (target,) = open_targets({}, dialect)
 with trial.present_all(target, ns, json.loads(indexes)) as conn:
     print("ready", flush=True)
-    if wait == "server":  # a statement the server runs for a minute, as a long sample would
+    if wait == "sent":  # Ctrl-C lands after the statement went out, before its result is read
+        import pymysql.connections
+
+        reads = pymysql.connections.Connection._read_query_result
+
+        def interrupted(self, *args, **kwargs):  # once: the recovery's own statements read theirs
+            pymysql.connections.Connection._read_query_result = reads
+            raise KeyboardInterrupt
+
+        pymysql.connections.Connection._read_query_result = interrupted
+    if wait in ("server", "sent"):  # a statement the server runs for a minute, as a long sample would
         with conn.cursor() as cur:
             cur.execute(
                 "SELECT pg_sleep(60)" if dialect == "postgresql"
@@ -311,6 +322,7 @@ def test_ctrl_c_during_a_statement_of_the_trial_leaves_nothing(seeded, seeded_st
     proc = child(dialect, [(ddl, drop, NAME)], "server", preexec_fn=default_sigint)
     try:
         ready(proc)
+        running(target)  # the signal lands while the server runs the statement, not before
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=40)
     finally:
@@ -320,6 +332,39 @@ def test_ctrl_c_during_a_statement_of_the_trial_leaves_nothing(seeded, seeded_st
     assert b"KeyboardInterrupt" in err, err.decode()[-2000:]
     assert state(target) == seeded_state[dialect]
     assert trial.recover(target, NS) == []
+
+
+def test_ctrl_c_after_a_statement_went_out_does_not_wait_for_it_on_mysql(seeded, seeded_state):
+    """Ctrl-C between sending a statement and reading its result (the child raises it there): the
+    undo does not queue behind the minute-long statement on the same session; the process ends
+    the session, recovers, and exits at once with nothing left."""
+    target = seeded["mysql"]
+    ddl, drop, _, _ = TRIALS[("mysql", "expression")]
+    proc = child("mysql", [(ddl, drop, NAME)], "sent")
+    try:
+        ready(proc)
+        _, err = proc.communicate(timeout=20)  # the statement alone runs for a minute
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
+    assert b"KeyboardInterrupt" in err, err.decode()[-2000:]
+    assert state(target) == seeded_state["mysql"]
+    assert trial.recover(target, NS) == []
+
+
+def running(target, timeout: float = 30) -> None:
+    """Wait until the child's minute-long statement runs on the server."""
+    query = (
+        "SELECT COUNT(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(60)%'"
+        if target.dialect == "postgresql"
+        else "SELECT COUNT(*) FROM information_schema.processlist WHERE command = 'Query' "
+        "AND info LIKE '%BENCHMARK(500000000%' AND info NOT LIKE '%processlist%'"
+    )
+    deadline = time.monotonic() + timeout
+    while sql(target, query)[0][0] == 0:
+        assert time.monotonic() < deadline, "the trial's statement never started"
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
