@@ -357,8 +357,15 @@ def fingerprint_sql(table: str, row_text: str) -> str:
     )
 
 
+_MOST_ARGUMENTS = 100  # a PostgreSQL function takes at most 100 arguments (FUNC_MAX_ARGS)
+
+
 def concat(parts: list[str]) -> str:
-    return "concat_ws('|', " + ", ".join(parts) + ")"
+    """The parts (text, never NULL: :func:`canonical`) joined by ``|``; a wide table's (zabbix has
+    tables of over 100 columns) passed as one array, the same text."""
+    if len(parts) < _MOST_ARGUMENTS:
+        return "concat_ws('|', " + ", ".join(parts) + ")"
+    return "concat_ws('|', VARIADIC ARRAY[" + ", ".join(parts) + "]::text[])"
 
 
 # -- setup SQL (dbbench.setup.loader) ---------------------------------------------------------------
