@@ -16,8 +16,8 @@ Builds the catalog's schema (its setup SQL) in a scratch namespace, writes the s
 Prints rows/s per server for both, the ratio, peak memory, and whether the fingerprints agree.
 ``--before`` first measures both again the way they loaded before issue 38 (MySQL: every index
 kept and filled row by row, only the foreign keys of tables loaded before their parents set aside;
-PostgreSQL: ``COPY`` without ``FREEZE``), so the two ways print side by side from one run. Nothing is timed in a test: this prints numbers to
-compare, measured in the same run.
+PostgreSQL: ``COPY`` without ``FREEZE``), so the two ways print side by side from one run.
+Nothing is timed in a test: this prints numbers to compare, measured in the same run.
 """
 
 from __future__ import annotations

@@ -122,7 +122,8 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["DBBENCH_INSTANCE"] = f"{base}-pytest-{name}"
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -134,7 +135,7 @@ def local_servers():
     home = servers.Home()
     ports = None
     if worker() not in (None, "gw0") and not home.exists():  # a worker's own pair, on free ports
-        ports = {"postgresql": _free_port(), "mysql": _free_port()}
+        ports = {"postgresql": free_port(), "mysql": free_port()}
     rows = servers.up(home=home, ports=ports)
     return dict(zip(("postgresql", "mysql"), rows))
 

@@ -166,6 +166,11 @@ def _load_sql(table: str, columns: list[str], binary: frozenset[str]) -> str:
     )
 
 
+# Warnings that say nothing of the rows loaded: 1287 a deprecated syntax or variable, 6414 (MySQL
+# 9) a transaction writing a MEMORY table beside InnoDB ones (friendica's schema has MEMORY tables).
+_HARMLESS_WARNINGS = frozenset({1287, 6414})
+
+
 def _load(conn, table: str, sql: str, name: str, stream: Iterable[bytes] | None = None) -> None:
     """Run a LOAD DATA LOCAL ``sql`` that asks for the client file ``name`` (the only one
     :class:`LoaderConnection` sends; ``stream``: its content as it comes); refused when it warns."""
@@ -179,11 +184,6 @@ def _load(conn, table: str, sql: str, name: str, stream: Iterable[bytes] | None 
         warned = [w for w in cur.fetchall() if w[1] not in _HARMLESS_WARNINGS][:3]
         if warned:
             raise RuntimeError(f"LOAD DATA into {table} warned: {warned}")
-
-
-# Warnings that say nothing of the rows loaded: 1287 a deprecated syntax or variable, 6414 (MySQL
-# 9) a transaction writing a MEMORY table beside InnoDB ones (friendica's schema has MEMORY tables).
-_HARMLESS_WARNINGS = frozenset({1287, 6414})
 
 
 def bulk_load(conn, table) -> None:

@@ -13,7 +13,7 @@ import pytest
 from dbbench import connect, servers
 from dbbench.servers import Home
 from dbbench.servers.base import pid_alive
-from tests.conftest import run_cli
+from tests.conftest import free_port, run_cli
 
 
 def test_status_versions_are_what_the_servers_say(local_servers, local_urls):
@@ -63,12 +63,6 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def scratch_instance(local_servers):
     """A second instance in the same home (installs are shared), removed afterwards."""
@@ -81,7 +75,7 @@ def scratch_instance(local_servers):
 
 
 def test_up_then_down_leaves_no_process(scratch_instance):
-    pg_port, my_port = _free_port(), _free_port()
+    pg_port, my_port = free_port(), free_port()
     env = {"DBBENCH_INSTANCE": scratch_instance.instance}
     up = run_cli("servers", "up", "--json", "--pg-port", str(pg_port), "--mysql-port", str(my_port), env=env)
     assert up.code == 0, up.stderr
