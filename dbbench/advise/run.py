@@ -356,5 +356,7 @@ def _batch(target: Target, ns: str, keyed: dict[str, list[str]], rows: int, conn
     for table, columns in keyed.items():
         if not columns:
             continue
-        total += trial.write_cost(target, ns, table, columns, rows=rows, repeat=1, conn=conn).seconds
+        total += trial.write_cost(
+            target, ns, table, columns, rows=rows, repeat=trial.ADVISE_REPEAT, warmup=1, conn=conn
+        ).seconds
     return total

@@ -42,6 +42,7 @@ NAME_PATTERN = r"dbbench_adv_[a-z0-9_]{1,51}"  # at most 63 characters: PostgreS
 LOCK_WAIT_S = 10.0  # MySQL: another trial in the namespace, or a dead session's lock not yet freed
 DEFAULT_WRITE_ROWS = 1000
 DEFAULT_REPEAT = 3
+ADVISE_REPEAT = 3  # advise's rounds per batch, after one warm-up: the fastest counts (a busy CPU only adds)
 
 
 class TrialRefused(DbbenchError):
@@ -267,20 +268,26 @@ def write_cost(
     *,
     rows: int = DEFAULT_WRITE_ROWS,
     repeat: int = DEFAULT_REPEAT,
+    warmup: int = 0,
     conn=None,
     timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
     without: str | None = None,
 ) -> WriteCost:
     """Time an INSERT of ``rows`` copies of ``table``'s rows (each unique key moved past the
     column's largest value) and an UPDATE of ``columns`` (an index's) on ``rows`` rows, in a
-    transaction undone after each, ``repeat`` times. With ``conn`` (one :func:`present` yielded)
+    transaction undone after each, ``repeat`` times after ``warmup`` rounds not counted. With ``conn`` (one :func:`present` yielded)
     the index under trial is there; without, a connection of its own is opened: the caller
     measures both and compares. With ``without`` (an index of ``table``, or "" for none), the
     batch writes a copy of the table holding every index but that one, the same statements
     either way (what an index costs, measured with it and without it: ``dbbench indexes``). The
     table's rows and plans are as before afterwards (PostgreSQL writes into a copy made in the
     transaction: see :func:`dbbench.dialects.postgresql.write_copy`; MySQL's copy without an
-    index is recorded before it is made: :func:`dbbench.dialects.mysql.write_outside`)."""
+    index is recorded before it is made: :func:`dbbench.dialects.mysql.write_outside`).
+
+    A warm-up round matters right after an index is built: a sorted build fills its pages
+    (InnoDB's ``innodb_fill_factor`` is 100 by default), so the first writes split them, a cost
+    an index in use has long paid. The split pages stay when the writes are undone, so the rounds
+    after it measure the index as it is in service."""
     d = dialects.get(target.dialect)
     with _connection(target, d, namespace, table, conn) as c:
         batch = _plan(d, c, namespace, table, columns, rows)
@@ -292,13 +299,13 @@ def write_cost(
             d.write_frame(c, timeout_ms) as (cur, _),
         ):
             where = outside or d.write_copy(c, namespace, table, list(batch.columns), without)
-            for _ in range(max(1, repeat)):
-                runs.append(
-                    (
-                        _run(d, c, cur, namespace, where, batch.insert_sql(d, where), notes),
-                        _run(d, c, cur, namespace, where, batch.update_sql(d, where), notes),
-                    )
+            for round_ in range(max(0, warmup) + max(1, repeat)):
+                pair = (
+                    _run(d, c, cur, namespace, where, batch.insert_sql(d, where), notes),
+                    _run(d, c, cur, namespace, where, batch.update_sql(d, where), notes),
                 )
+                if round_ >= warmup:
+                    runs.append(pair)
         d.restore_statistics(c, namespace)  # MySQL's in-memory row count, moved by the undone writes
         c.commit()
     return _best(table, batch.rows, runs, notes)

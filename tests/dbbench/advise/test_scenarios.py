@@ -120,6 +120,6 @@ def test_mysql_keeps_the_index_for_the_hottest_value(scratch):
     advice = _advise(scratch["mysql"], "bindings of a revision")
     best = advice.trials[0]
     assert [str(p) for p in best.candidate.columns] == ["snapshot_revision"]
-    assert best.verdict == "verified" and best.evidence.probes == ()
+    assert best.verdict == "verified" and best.evidence.probes == (), (best.reason, best.evidence)
     before, after = best.evidence.work
     assert before is not None and before >= 2048 and after == 248
