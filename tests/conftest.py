@@ -42,24 +42,110 @@ class CliResult:
         return self.stdout + self.stderr
 
 
+PROGRAMS = {"dbbench": "dbbench.cli", "httpbench": "httpbench.cli"}  # run in this process by default
+
+
 def run_program(
     program: str,
     *args: str,
     env: dict[str, str] | None = None,
     timeout: float = 600,
     cwd: Path | None = None,
+    process: bool = False,
 ) -> CliResult:
-    """Run ``python -m PROGRAM ARGS`` as a real process (real exit code, real stderr), in ``cwd``
-    (default: the repository's root)."""
+    """Run ``PROGRAM ARGS`` in ``cwd`` (default: the repository's root) and return its exit code,
+    stdout and stderr.
+
+    dbbench and httpbench run in this process by default, through the same ``main`` their console
+    scripts call (:func:`in_process`): starting a Python and importing the command line costs
+    0.6-0.9 CPU-seconds a call, and the suite makes about 800 calls. ``process=True`` (and any
+    other program) runs ``python -m PROGRAM ARGS`` as a real process instead, for what only a
+    process shows: signals, a hang cut by ``timeout``, its inherited file descriptors, the
+    interpreter's start."""
+    if program in PROGRAMS and not process:
+        return in_process(program, list(args), env=env, timeout=timeout, cwd=cwd)
     proc = subprocess.run(
         [sys.executable, "-m", program, *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        cwd=cwd or Path(__file__).resolve().parent.parent,
+        cwd=cwd or ROOT,
         env={**os.environ, **(env or {})},
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The warning filters a fresh interpreter starts with (no -W, no PYTHONWARNINGS): a call in this
+# process shows on its stderr what the same command would show as a process, not pytest's.
+_PROCESS_WARNINGS = (
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, None),
+    ("ignore", PendingDeprecationWarning, None),
+    ("ignore", ImportWarning, None),
+    ("ignore", ResourceWarning, None),
+)
+
+
+def in_process(
+    program: str, args: list[str], *, env: dict[str, str] | None, timeout: float, cwd: Path | None
+) -> CliResult:
+    """``program``'s ``main`` (the one its console script runs) called here with ``args``: stdin
+    empty, stdout and stderr captured, ``env`` over this process's environment and ``cwd`` the
+    working directory for the call, all put back after. What a process would do on its way out is
+    done the same way: ``SystemExit`` is the exit code, an uncaught exception prints its traceback
+    and is exit code 1. A call still running after ``timeout`` seconds ends this test process with
+    every thread's traceback (a hang fails loudly, as a killed process would)."""
+    import faulthandler
+    import importlib
+    import threading
+    import traceback
+    import warnings
+
+    from click.testing import CliRunner
+
+    assert threading.current_thread() is threading.main_thread(), "one call at a time: process=True"
+    main = importlib.import_module(PROGRAMS[program]).main
+    threads = set(threading.enumerate())
+    here = os.getcwd()
+    code = 0
+    with CliRunner().isolation(env=env) as (out, err, _), warnings.catch_warnings():
+        warnings.resetwarnings()
+        for action, category, module in reversed(_PROCESS_WARNINGS):
+            warnings.filterwarnings(action, category=category, module=module or "")
+        faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
+        try:
+            os.chdir(cwd or ROOT)
+            _call(program, main, args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if exc.code is not None and not isinstance(exc.code, int):
+                print(exc.code, file=sys.stderr)
+        except BaseException:  # what the interpreter does with an uncaught exception: its traceback
+            traceback.print_exc()
+            code = 1
+        finally:
+            faulthandler.cancel_dump_traceback_later()
+            os.chdir(here)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    left = [t for t in threading.enumerate() if t not in threads and t.is_alive() and not t.daemon]
+    assert not left, f"{program} {' '.join(args)} left threads running: {left}"
+    return CliResult(code, stdout, stderr)
+
+
+def _call(program: str, main, args: list[str]) -> None:
+    if program == "httpbench":
+        main(args)
+    else:  # dbbench's main() reads sys.argv, as click does
+        saved = sys.argv
+        sys.argv = [program, *args]
+        try:
+            main()
+        finally:
+            sys.argv = saved
 
 
 def default_sigint() -> None:
@@ -81,10 +167,15 @@ def sigint_raises():
 
 
 def run_cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path | None = None
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+    cwd: Path | None = None,
+    process: bool = False,
 ) -> CliResult:
-    """Run ``python -m dbbench ARGS`` (in ``cwd``, default the repository's root)."""
-    return run_program("dbbench", *args, env=env, timeout=timeout, cwd=cwd)
+    """Run ``dbbench ARGS`` (in ``cwd``, default the repository's root): in this process, or as a
+    real one with ``process=True`` (:func:`run_program`)."""
+    return run_program("dbbench", *args, env=env, timeout=timeout, cwd=cwd, process=process)
 
 
 SERVER_FIXTURES = frozenset({"local_servers", "local_urls"})

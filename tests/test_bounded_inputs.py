@@ -152,7 +152,9 @@ def test_an_output_fifo_no_process_reads_is_one_line_not_a_hang(tmp_path: Path, 
     with pytest.raises(OSError) as info:
         verdict.files.write_output(tmp_path / "out", "x")
     assert info.value.filename == str(tmp_path / "out") and "no process read" in info.value.strerror
-    res = run_program("dbbench", "report", str(BASELINE), "--output", str(tmp_path / "out"), timeout=60)
+    res = run_program(  # a process: the wait it has unpatched, and a hang cut by the timeout
+        "dbbench", "report", str(BASELINE), "--output", str(tmp_path / "out"), timeout=60, process=True
+    )
     assert res.code == 2 and "a FIFO no process read within 10 s" in res.stderr, res.stderr
 
 

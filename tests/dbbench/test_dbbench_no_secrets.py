@@ -105,6 +105,7 @@ def test_dbbench_commands_never_show_the_password(account, generated, tmp_path):
                 str(home),
                 *args,
                 env={**generated.env, "GITHUB_STEP_SUMMARY": str(summary), **(env or {})},
+                process=True,  # the passwords it generates are recorded by a sitecustomize hook
             ),
         )
         assert result.code in codes, f"{name}: exit {result.code}\n{result.output}"
@@ -450,6 +451,7 @@ def test_dbbench_errors_never_show_the_password(account, generated, tmp_path):
                     str(home),
                     *args,
                     env={**generated.env, "GITHUB_STEP_SUMMARY": str(out / "s.md")},
+                    process=True,  # a sitecustomize hook records the passwords; two at a time
                 ),
             )
             for name, args in steps

@@ -212,9 +212,12 @@ def body_of(size: int, seed: int = 1) -> bytes:
     return bytes(out[:size])
 
 
-def run_httpbench(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> CliResult:
-    """Run ``python -m httpbench ARGS`` as a real process (real exit code, real stderr)."""
-    return run_program("httpbench", *args, env=env, timeout=timeout)
+def run_httpbench(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60, process: bool = False
+) -> CliResult:
+    """Run ``httpbench ARGS``: in this process, or as a real one with ``process=True``
+    (:func:`tests.conftest.run_program`)."""
+    return run_program("httpbench", *args, env=env, timeout=timeout, process=process)
 
 
 Option = str | int | float | bool | os.PathLike[str] | None | Sequence[str]
@@ -265,10 +268,12 @@ def run_compare(
     extra: Sequence[str] = (),
     env: dict[str, str] | None = None,
     timeout: float = 60,
+    process: bool = False,
     **options: Option,
 ) -> CliResult:
     """``run_httpbench`` of ``compare_args(targets, *scenarios, **options)`` followed by ``extra``."""
-    return run_httpbench(*compare_args(targets, *scenarios, **options), *extra, env=env, timeout=timeout)
+    args = compare_args(targets, *scenarios, **options)
+    return run_httpbench(*args, *extra, env=env, timeout=timeout, process=process)
 
 
 def read_head(sock: socket.socket) -> bytes:

@@ -70,7 +70,7 @@ def test_baseline_save_to_a_symlink_writes_through_it(result_file, tmp_path):
 
 
 def test_report_output_to_dev_stdout_and_a_fifo_writes_through(result_file, tmp_path):
-    run = run_cli("report", str(result_file), "--output", "/dev/stdout")
+    run = run_cli("report", str(result_file), "--output", "/dev/stdout", process=True)  # its own fd 1
     assert run.code == 0, run.output
     table_line = next(ln for ln in run.stdout.splitlines() if ln.startswith("|"))
     assert run.stdout.count(table_line) == 2  # printed, then written through /dev/stdout
