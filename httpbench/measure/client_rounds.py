@@ -137,7 +137,7 @@ def run_process(
     killed on every path; raised inside ``Popen()`` it would leave the client running."""
     proc = None
     try:
-        with _sigint_deferred():
+        with sigint_deferred():
             proc = subprocess.Popen(
                 argv,
                 cwd=cwd,
@@ -160,7 +160,7 @@ def run_process(
 
 
 @contextlib.contextmanager
-def _sigint_deferred() -> Iterator[None]:
+def sigint_deferred() -> Iterator[None]:
     """Record a SIGINT during the block instead of raising inside it; re-deliver it at the end
     (KeyboardInterrupt under Python's default handler). Main thread only: elsewhere a no-op."""
     if threading.current_thread() is not threading.main_thread():

@@ -1,19 +1,25 @@
 """Real-client rounds on the tiny model repositories: Transformers (config, tokenizer, model, one
 forward pass on ``httpbench/tiny-bert``) and Diffusers (``StableDiffusionPipeline`` load and one 32x32
 step on ``httpbench/tiny-sd``), per client line (each its own Python), per target in alternating
-order; every sample a subprocess with a fresh ``HF_HOME`` (:mod:`client` runs in it).
+order; every sample a process with a fresh ``HF_HOME`` (:mod:`client` runs in it), forked from
+a process of that line, client and target that made the imports once (``client.py serve``).
 
 A sample counts when the process exits 0, every file it downloaded is the pinned bytes and the
-output has the expected shape. Its time is the clients' calls (interpreter and imports excluded,
-recorded beside it as ``process_ms``). The fixture's own request counts for the repository are read
+output has the expected shape. Its time is the clients' calls (interpreter and imports excluded);
+``process_ms`` beside it is the sample's process from fork to exit, and each line's
+``imports_ms`` the imports its client processes made, once per client and target. The fixture's own request counts for the repository are read
 from ``/__stats`` before and after each sample (through an nginx cache, what the cache asked the
 upstream for). Gate: the ``client`` gate per line and client.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import selectors
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -53,52 +59,61 @@ class ModelClientRounds:
 
     def run(self, section: Section) -> dict[str, Any]:
         names = [t.name for t in self.ctx.targets]
-        by_name = {t.name: t for t in self.ctx.targets}
         out: dict[str, Any] = {"rounds": self.rounds, "gate": self.gate.to_json(), "lines": {}}
         index = 0
         for line, python in self.lines.items():
             per: dict[str, Any] = {}
+            imports: dict[str, dict[str, float | None]] = {}
             for client, model in CLIENTS.items():
                 label = f"{client} ({line} line)"
-
-                def sample(name: str, client: str = client, model: str = model, python: str = python):
-                    return self._sample(python, client, model, by_name[name])
-
-                samples = client_rounds.alternate(label, index, names, self.rounds, sample, self.ctx.progress)
+                samples, imports[client] = self._rounds(label, index, python, client, model)
                 per[client] = self._summarize(label, names, samples, section)
                 index += 1
             versions: dict[str, str] = next(
                 (s["versions"] for c in per.values() for s in c["samples"] if s.get("versions")), {}
             )
-            out["lines"][line] = {"python": python, "versions": versions, "clients": per}
+            out["lines"][line] = {
+                "python": python,
+                "versions": versions,
+                "clients": per,
+                "imports_ms": imports,
+            }
         return out
 
-    def _sample(self, python: str, client: str, model: str, target: Target) -> dict[str, Any]:
+    def _rounds(
+        self, label: str, index: int, python: str, client: str, model: str
+    ) -> tuple[list[dict[str, Any]], dict[str, float | None]]:
+        """The rounds of one client of one line: the samples, and the imports each target's
+        client process made (once, before its first sample)."""
+        names = [t.name for t in self.ctx.targets]
+        by_name = {t.name: t for t in self.ctx.targets}
+        with contextlib.ExitStack() as stack:
+            warm: dict[str, WarmClient] = {}
+
+            def sample(name: str) -> dict[str, Any]:
+                if name not in warm:
+                    warm[name] = stack.enter_context(WarmClient(python, client, by_name[name]))
+                return self._sample(warm[name], model, by_name[name])
+
+            samples = client_rounds.alternate(label, index, names, self.rounds, sample, self.ctx.progress)
+            return samples, {name: w.imports_ms for name, w in warm.items()}
+
+    def _sample(self, warm: WarmClient, model: str, target: Target) -> dict[str, Any]:
         repo = repo_id(model)
-        tmp = tempfile.mkdtemp(prefix="httpbench-model-client-")
+        before = self._counts(target.name, repo)
+        start = time.perf_counter()
         try:
-            env = client_env(target, str(Path(tmp) / "hf-home"))
-            before = self._counts(target.name, repo)
-            start = time.perf_counter()
-            try:
-                proc = client_rounds.run_process(
-                    [python, str(SCRIPT), client, repo, self.commit],
-                    cwd=tmp,
-                    env=env,
-                    timeout=SAMPLE_TIMEOUT_S,
-                )
-            except subprocess.TimeoutExpired:
-                return {"ms": None, "ok": False, "error": f"timed out after {SAMPLE_TIMEOUT_S:g} s"}
-            process_ms = (time.perf_counter() - start) * 1000.0
-            after = self._counts(target.name, repo)
-            out = self._verify(client, model, proc)
-            out["process_ms"] = process_ms
-            out["fixture_requests"] = (
-                None if before is None or after is None else {k: after[k] - before[k] for k in COUNTED}
-            )
-            return out
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            proc = warm.sample(repo, self.commit, SAMPLE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return {"ms": None, "ok": False, "error": f"timed out after {SAMPLE_TIMEOUT_S:g} s"}
+        process_ms = (time.perf_counter() - start) * 1000.0
+        after = self._counts(target.name, repo)
+        out = self._verify(warm.client, model, proc)
+        out["process_ms"] = process_ms
+        out["fixture_requests"] = (
+            None if before is None or after is None else {k: after[k] - before[k] for k in COUNTED}
+        )
+        return out
 
     def _counts(self, target: str, repo: str) -> dict[str, int] | None:
         url = self.stats.get(target)
@@ -153,6 +168,110 @@ class ModelClientRounds:
                 errors=sorted({s["error"] for s in mine if s.get("error")}),
             )
         return {"samples": samples, "summary": summary, "comparisons": comparisons}
+
+
+class WarmClient:
+    """One ``client.py serve`` process of a line's Python for one client and target: started on
+    the first sample (its imports, then ``{"ready"}``), one forked sample per :meth:`sample`,
+    killed with its process group at the end. A sample that does not answer within its timeout
+    kills it (the next sample starts another); a process that died answers every sample with its
+    exit code and the end of its stderr, as a sample process that failed would."""
+
+    def __init__(self, python: str, client: str, target: Target):
+        self.python, self.client, self.target = python, client, target
+        self.tmp = Path(tempfile.mkdtemp(prefix="httpbench-model-client-"))
+        self.proc: subprocess.Popen | None = None
+        self.imports_ms: float | None = None
+        self._buffer = b""
+        self._count = 0
+
+    def __enter__(self) -> WarmClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def sample(self, repo: str, rev: str, timeout: float) -> subprocess.CompletedProcess:
+        """One sample; its process's exit code, stdout and stderr (TimeoutExpired after ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        self._count += 1
+        out, err = self.tmp / f"sample-{self._count}.out", self.tmp / f"sample-{self._count}.err"
+        argv = [self.python, str(SCRIPT), self.client, repo, rev]
+        if self.proc is None:
+            self._start()
+            ready = self._reply(deadline)
+            if ready is None:
+                return self._died(argv)
+            self.imports_ms = ready.get("imports_ms")
+        assert self.proc is not None and self.proc.stdin is not None
+        request = {"repo": repo, "rev": rev, "out": str(out), "err": str(err)}
+        try:
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return self._died(argv)
+        reply = self._reply(deadline)
+        if reply is None:
+            return self._died(argv)
+        code = int(reply["exit"])
+        texts = [p.read_text(errors="replace") if p.exists() else "" for p in (out, err)]
+        for p in (out, err):
+            p.unlink(missing_ok=True)
+        return subprocess.CompletedProcess(argv, code, texts[0], texts[1])
+
+    def _start(self) -> None:
+        env = client_env(self.target, str(self.tmp / "hf-home"))
+        self._buffer = b""
+        with open(self.tmp / "serve.err", "wb") as errors, client_rounds.sigint_deferred():
+            self.proc = subprocess.Popen(
+                [self.python, str(SCRIPT), "serve", self.client],
+                cwd=self.tmp,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                start_new_session=True,  # a Ctrl-C reaches httpbench, which ends the group
+            )
+
+    def _reply(self, deadline: float) -> dict[str, Any] | None:
+        """The process's next line (None: it ended without one); TimeoutExpired at ``deadline``."""
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    args = self.proc.args
+                    self._stop()
+                    raise subprocess.TimeoutExpired(args, 0)
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def _died(self, argv: list[str]) -> subprocess.CompletedProcess:
+        """The answer of a process that ended: its exit code, what it printed on stderr."""
+        assert self.proc is not None
+        code = self.proc.wait()
+        self.proc = None
+        text = (self.tmp / "serve.err").read_text(errors="replace")
+        return subprocess.CompletedProcess(argv, code if code else 1, "", text)
+
+    def _stop(self) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self.proc = None
 
 
 def requests(counts: dict[str, int]) -> int:

@@ -49,6 +49,10 @@ def test_demo_runs_transformers_and_diffusers_of_both_lines_through_the_cache(cl
     counts = {}
     for line, data in section["lines"].items():
         assert list(data["clients"]) == ["transformers", "diffusers"]
+        # each client's imports made once per target (the samples are forked after them)
+        imports = data["imports_ms"]
+        assert set(imports) == {"transformers", "diffusers"}, imports
+        assert all(set(t) == {"fixture", "nginx-cache"} and min(t.values()) > 0 for t in imports.values())
         for client, per in data["clients"].items():
             for target in ("fixture", "nginx-cache"):
                 mine = [s for s in per["samples"] if s["target"] == target]
