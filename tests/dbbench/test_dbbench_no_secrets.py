@@ -6,7 +6,7 @@ password; every stream and every file they write is searched (tests/leaks.py).
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
+import secrets
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -36,10 +36,18 @@ from tests.leaks import (
 
 
 @pytest.fixture()
-def generated(tmp_path_factory) -> Generated:
+def generated(tmp_path_factory, monkeypatch) -> Generated:
+    """Every password dbbench generates, recorded: in a process the commands start (a pytest run of
+    the plugin) by a sitecustomize hook, in this one (the commands the tests run here) by the same
+    recorder around ``secrets.token_*``."""
     hook = tmp_path_factory.mktemp("hook")
     (hook / "sitecustomize.py").write_text(RECORD_GENERATED)
-    return Generated(hook, tmp_path_factory.mktemp("generated") / "passwords")
+    made = Generated(hook, tmp_path_factory.mktemp("generated") / "passwords")
+    monkeypatch.setenv("DBBENCH_T_GENERATED_LOG", str(made.log))
+    for name in ("token_urlsafe", "token_hex"):  # put back after the test
+        monkeypatch.setattr(secrets, name, getattr(secrets, name))
+    exec(RECORD_GENERATED, {})  # the hook's own code, in this process
+    return made
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +113,6 @@ def test_dbbench_commands_never_show_the_password(account, generated, tmp_path):
                 str(home),
                 *args,
                 env={**generated.env, "GITHUB_STEP_SUMMARY": str(summary), **(env or {})},
-                process=True,  # the passwords it generates are recorded by a sitecustomize hook
             ),
         )
         assert result.code in codes, f"{name}: exit {result.code}\n{result.output}"
@@ -451,17 +458,16 @@ def test_dbbench_errors_never_show_the_password(account, generated, tmp_path):
                     str(home),
                     *args,
                     env={**generated.env, "GITHUB_STEP_SUMMARY": str(out / "s.md")},
-                    process=True,  # a sitecustomize hook records the passwords; two at a time
                 ),
             )
             for name, args in steps
         ]
 
-    # two at a time (each is mostly interpreter start-up); the seed comes before the explain of it
+    # the seed comes before the explain of it
     ordered = [i for i, (name, _) in enumerate(cases) if "failing shape" in name]
     chains = [[case] for i, case in enumerate(cases) if i not in ordered] + [[cases[i] for i in ordered]]
-    with ThreadPoolExecutor(2) as pool:
-        for name, result in (step for done in pool.map(chain, chains) for step in done):
+    for done in map(chain, chains):
+        for name, result in done:
             rec.keep(name, result)
             assert (result.code == 0) == name.startswith("seed for"), (
                 f"{name}: exit {result.code}\n{result.output}"
