@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -55,9 +56,12 @@ def modules(package: str) -> dict[str, Path]:
     return found
 
 
-def _imports(tree: ast.AST):
-    """Every import node of ``tree``, wherever it is."""
-    return (n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
+@functools.cache
+def _import_nodes(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """Every import node of the module at ``path``, wherever it is (parsed once per session: the
+    package does not change while the tests run)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tuple(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
 
 
 def import_graph(package: str) -> dict[str, set[str]]:
@@ -65,7 +69,7 @@ def import_graph(package: str) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in known.items():
         deps: set[str] = set()
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _import_nodes(path):
             if isinstance(node, ast.Import):
                 deps.update(a.name for a in node.names if a.name in known)
             elif node.module and node.level == 0:
@@ -189,7 +193,7 @@ def test_click_and_rich_only_in_command_line_modules():
         for name, path in modules(package).items():
             if "cli" in name.split("."):
                 continue
-            for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in _import_nodes(path):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 if any(n.split(".")[0] in ("click", "rich") for n in names):
                     offenders.append(name)
@@ -202,7 +206,7 @@ def module_aliases(package: str) -> list[str]:
     known = {m for p in ("dbbench", "httpbench", "verdict") for m in modules(p)}
     found = []
     for name, path in modules(package).items():
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _import_nodes(path):
             for a in node.names:
                 full = a.name if isinstance(node, ast.Import) else f"{node.module}.{a.name}"
                 if a.asname and a.asname != a.name.rsplit(".", 1)[-1] and full in known:
