@@ -119,6 +119,8 @@ def _sample(kind: str, repo: str, rev: str) -> None:
 def serve(kind: str) -> None:
     import shutil
 
+    replies = os.fdopen(os.dup(1), "w")  # the protocol's own stream; what else writes to
+    os.dup2(2, 1)  # stdout (a library while it imports) goes to stderr
     start = time.perf_counter()
     _imports(kind)
     home = os.environ["HF_HOME"]
@@ -127,7 +129,7 @@ def serve(kind: str) -> None:
     if os.path.exists(home):
         shutil.copytree(home, pristine, symlinks=True)
     imports_ms = (time.perf_counter() - start) * 1000.0
-    print(json.dumps({"ready": True, "imports_ms": imports_ms}), flush=True)
+    print(json.dumps({"ready": True, "imports_ms": imports_ms}), file=replies, flush=True)
     for line in sys.stdin:
         request = json.loads(line)
         sys.stdout.flush()
@@ -136,6 +138,7 @@ def serve(kind: str) -> None:
         if pid == 0:  # the sample: its own stdout and stderr, a fresh cache, then exit
             code = 1
             try:
+                replies.close()
                 for fd, path in ((1, request["out"]), (2, request["err"])):
                     os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
                 shutil.rmtree(home, ignore_errors=True)
@@ -152,7 +155,7 @@ def serve(kind: str) -> None:
                 sys.stderr.flush()
                 os._exit(code)
         _, status = os.waitpid(pid, 0)
-        print(json.dumps({"exit": os.waitstatus_to_exitcode(status)}), flush=True)
+        print(json.dumps({"exit": os.waitstatus_to_exitcode(status)}), file=replies, flush=True)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,10 @@ a process of that line, client and target that made the imports once (``client.p
 
 A sample counts when the process exits 0, every file it downloaded is the pinned bytes and the
 output has the expected shape. Its time is the clients' calls (interpreter and imports excluded);
-``process_ms`` beside it is the sample's process from fork to exit, and each line's
-``imports_ms`` the imports its client processes made, once per client and target. The fixture's own request counts for the repository are read
-from ``/__stats`` before and after each sample (through an nginx cache, what the cache asked the
-upstream for). Gate: the ``client`` gate per line and client.
+``process_ms`` beside it is the sample's process from fork to exit, and each line's ``imports_ms``
+the imports its client processes made, once per client and target. The fixture's own request
+counts for the repository are read from ``/__stats`` before and after each sample (through an
+nginx cache, what the cache asked the upstream for). Gate: the ``client`` gate per line and client.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ SCRIPT = Path(__file__).with_name("client.py")
 CLIENTS = {"transformers": BERT, "diffusers": SD}  # client -> the model repository it loads
 COUNTED = ("info", "resolve", "head", "body", "cdn", "range")
 SAMPLE_TIMEOUT_S = 300.0
+OUTPUT_TAIL_BYTES = (
+    4 * 2**20
+)  # of a sample's stdout and stderr, the end is read (the result is its last line)
 
 
 class ModelClientRounds:
@@ -215,7 +218,7 @@ class WarmClient:
         if reply is None:
             return self._died(argv)
         code = int(reply["exit"])
-        texts = [p.read_text(errors="replace") if p.exists() else "" for p in (out, err)]
+        texts = [_tail(p) for p in (out, err)]
         for p in (out, err):
             p.unlink(missing_ok=True)
         return subprocess.CompletedProcess(argv, code, texts[0], texts[1])
@@ -235,31 +238,36 @@ class WarmClient:
             )
 
     def _reply(self, deadline: float) -> dict[str, Any] | None:
-        """The process's next line (None: it ended without one); TimeoutExpired at ``deadline``."""
+        """The process's next reply (None: it ended without one); TimeoutExpired at ``deadline``.
+        A line that is not one (the process prints its own on stderr, but a library may write to
+        its stdout) is passed over."""
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0 or not sel.select(left):
-                    args = self.proc.args
-                    self._stop()
-                    raise subprocess.TimeoutExpired(args, 0)
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    return None
-                self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
+            while True:
+                while b"\n" not in self._buffer:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not sel.select(left):
+                        args = self.proc.args
+                        self._stop()
+                        raise subprocess.TimeoutExpired(args, 0)
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        return None
+                    self._buffer = (self._buffer + chunk)[-OUTPUT_TAIL_BYTES:]
+                line, _, self._buffer = self._buffer.partition(b"\n")
+                with contextlib.suppress(ValueError):
+                    reply = json.loads(line)
+                    if isinstance(reply, dict) and ("exit" in reply or "ready" in reply):
+                        return reply
 
     def _died(self, argv: list[str]) -> subprocess.CompletedProcess:
         """The answer of a process that ended: its exit code, what it printed on stderr."""
         assert self.proc is not None
         code = self.proc.wait()
         self.proc = None
-        text = (self.tmp / "serve.err").read_text(errors="replace")
-        return subprocess.CompletedProcess(argv, code if code else 1, "", text)
+        return subprocess.CompletedProcess(argv, code if code else 1, "", _tail(self.tmp / "serve.err"))
 
     def _stop(self) -> None:
         if self.proc is None:
@@ -272,6 +280,16 @@ class WarmClient:
                 with contextlib.suppress(OSError):
                     stream.close()
         self.proc = None
+
+
+def _tail(path: Path) -> str:
+    """The last :data:`OUTPUT_TAIL_BYTES` of ``path`` as text ("" when there is no such file)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - OUTPUT_TAIL_BYTES))
+            return fh.read(OUTPUT_TAIL_BYTES).decode(errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def requests(counts: dict[str, int]) -> int:

@@ -50,6 +50,7 @@ from httpbench.profiles.huggingface.models import client
 
 
 def imports(kind):
+    print("a notice a library prints while it imports")
     os.makedirs(os.path.join(os.environ["HF_HOME"], "made-by-imports"))
 
 
@@ -133,7 +134,8 @@ def test_a_process_that_died_answers_with_its_exit_code_and_stderr(line_python: 
 
 def test_the_real_serve_gives_each_forked_sample_the_cache_as_the_imports_left_it(tmp_path: Path):
     """client.py's own serve loop, its imports and sample replaced (no torch here): what the
-    imports left in HF_HOME is there in every forked sample, what a sample downloaded is not."""
+    imports left in HF_HOME is there in every forked sample, what a sample downloaded is not;
+    what the imports print on stdout goes to stderr, never into the replies."""
     home = tmp_path / "hf-home"
     env = {**os.environ, "HF_HOME": str(home)}
     script = tmp_path / "serve.py"
@@ -149,7 +151,8 @@ def test_the_real_serve_gives_each_forked_sample_the_cache_as_the_imports_left_i
         [sys.executable, str(script)], input=requests, capture_output=True, text=True, env=env, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
-    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]  # the replies alone
     assert lines[0]["ready"] and lines[1:] == [{"exit": 0}, {"exit": 0}]
+    assert "a notice a library prints while it imports" in proc.stderr
     for n in (1, 2):  # the second sample does not see what the first downloaded
         assert (tmp_path / f"{n}.out").read_text() == "['made-by-imports']\n"
