@@ -42,6 +42,7 @@ class CliResult:
         return self.stdout + self.stderr
 
 
+ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = {"dbbench": "dbbench.cli", "httpbench": "httpbench.cli"}  # run in this process by default
 
 
@@ -74,8 +75,6 @@ def run_program(
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # The warning filters a fresh interpreter starts with (no -W, no PYTHONWARNINGS): a call in this
 # process shows on its stderr what the same command would show as a process, not pytest's.
@@ -122,6 +121,8 @@ def in_process(
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
             if exc.code is not None and not isinstance(exc.code, int):
                 print(exc.code, file=sys.stderr)
+        except KeyboardInterrupt:
+            raise  # the person running the tests pressed Ctrl-C: the session stops
         except BaseException:  # what the interpreter does with an uncaught exception: its traceback
             traceback.print_exc()
             code = 1
