@@ -612,9 +612,9 @@ def test_a_long_or_deep_text_is_read_in_linear_time():
         + "pending"
         + ")" * (n // 10),
     ):
-        started = time.monotonic()
+        started = time.thread_time()  # this thread's CPU time: the other workers' work is not its
         derive(sql, ORDERS, "postgresql")
-        assert time.monotonic() - started < 10
+        assert time.thread_time() - started < 10
 
 
 # -- on the real servers ------------------------------------------------------------------------------

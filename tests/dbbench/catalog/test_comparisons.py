@@ -70,10 +70,10 @@ def test_a_long_or_deep_text_is_read_in_linear_time():
         "SELECT 1 FROM t WHERE " + " AND ".join(f"c{i} = :p{i}" for i in range(n // 10)),
         "SELECT 1 FROM t WHERE a IN (" + ", ".join(f":p{i}" for i in range(n // 10)) + ")",
     ):
-        started = time.monotonic()
+        started = time.thread_time()  # this thread's CPU time: the other workers' work is not its
         comparisons(sql)
         in_lists(sql)
-        assert time.monotonic() - started < 10
+        assert time.thread_time() - started < 10
 
 
 def test_a_list_value_is_written_out_as_one_parameter_per_value():
