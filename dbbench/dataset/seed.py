@@ -169,7 +169,16 @@ def seed_target(
     with target.loader() as conn:
         isolation.refuse_foreign(target, conn, namespace)
         meta = {"dataset": ds.name, "seed": str(ds.seed), "started_at": datetime.now().isoformat()}
-        step("schema", lambda: (d.begin_reload(conn, namespace, meta), d.execute(conn, table_sql)))
+
+        # statistics frozen before the first row: MySQL queues a table for a background recalculation
+        # once 10 % of it changed, and that runs (re-sampling) 10 s after the ANALYZE below, frozen
+        # or not; PostgreSQL's autoanalyze likewise
+        def schema() -> None:
+            d.begin_reload(conn, namespace, meta)
+            d.execute(conn, table_sql)
+            d.freeze_statistics(conn, TABLE_ORDER)
+
+        step("schema", schema)
         for table in tables:
             step("load", functools.partial(d.bulk_load, conn, table))
             report(target.dialect, f"load {table.name}", table.rows)

@@ -48,7 +48,11 @@ def begin_reload(conn, ns: str, meta: dict[str, str]) -> None:
         cur.execute(f"CREATE SCHEMA {quote(ns)}")
         cur.execute(f"COMMENT ON SCHEMA {quote(ns)} IS 'owned by dbbench: re-created by dbbench seed'")
         cur.execute(f"SET LOCAL search_path TO {quote(ns)}")
-        cur.execute(f"CREATE TABLE {META} (key varchar(64) PRIMARY KEY, value text NOT NULL)")
+        # no autoanalyze of the records a run writes and removes (freeze_statistics)
+        cur.execute(
+            f"CREATE TABLE {META} (key varchar(64) PRIMARY KEY, value text NOT NULL) "
+            "WITH (autovacuum_enabled = false, toast.autovacuum_enabled = false)"
+        )
         write_meta(conn, ns, {**meta, "owner": "dbbench", "state": "loading"})
 
 
