@@ -128,6 +128,7 @@ class SetupRunner(Protocol):
 
     SETUP_SYNTAX: SqlSyntax  # how setup SQL is split into statements
     COMMIT_EACH_SETUP_STATEMENT: bool  # setup SQL: commit after each statement, else one transaction
+    FREEZE_EACH_CREATED_TABLE: bool  # setup SQL: statistics frozen at each CREATE TABLE, not only at the end
     COLUMN_TYPE: str  # information_schema.columns: the column telling tinyint(1) apart
 
     # ``rows``: the data of a ``COPY … FROM stdin`` statement, in chunks (``SqlSyntax.psql_input``)

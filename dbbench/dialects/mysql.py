@@ -551,6 +551,10 @@ SETUP_SYNTAX = SqlSyntax(
     delimiter_lines=True, hash_comments=True, backslash_escapes=True, conditional_comments=True
 )
 COMMIT_EACH_SETUP_STATEMENT = True  # its DDL commits implicitly anyway
+# InnoDB queues a table for a background recalculation of its statistics once 10 % of it changed,
+# and runs it 10 s after the last one whatever STATS_AUTO_RECALC says by then: a table the setup
+# fills is frozen before its first row, or its statistics move 10 s after the final ANALYZE
+FREEZE_EACH_CREATED_TABLE = True
 COLUMN_TYPE = "column_type"  # tinyint(1) is a bool
 
 

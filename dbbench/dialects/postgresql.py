@@ -376,6 +376,7 @@ def concat(parts: list[str]) -> str:
 SETUP_SYNTAX = SqlSyntax(double_quoted_identifiers=True, dollar_quotes=True, psql_input=True)
 # One transaction the caller commits: without the namespace role it is verified before the commit.
 COMMIT_EACH_SETUP_STATEMENT = False
+FREEZE_EACH_CREATED_TABLE = False  # autovacuum reads autovacuum_enabled each time it looks: the end suffices
 COLUMN_TYPE = "data_type"
 
 

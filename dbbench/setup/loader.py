@@ -72,6 +72,14 @@ class SetupResult:
 
 
 # -- running -----------------------------------------------------------------------------------
+# a table the setup SQL creates (not a temporary one); its own name, whatever schema it names
+# (the guard refused every statement naming another than the namespace)
+_NAME = r"(?:`[^`]*(?:``[^`]*)*`|\"[^\"]*(?:\"\"[^\"]*)*\"|[\w$]+)"
+_CREATE_TABLE = re.compile(
+    rf"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:{_NAME}\s*\.\s*)?(?P<name>{_NAME})", re.I
+)
+
+
 def _tables(conn, dialect: str, ns: str) -> list[str]:
     sql = (
         "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
@@ -335,6 +343,8 @@ def _run_files(
                 raise SetupError(
                     f"{file}: statement {k} ({_where(s, exc)}): the server reported: {server_message(exc, 300)}"
                 ) from None
+            if d.FREEZE_EACH_CREATED_TABLE and (made := _CREATE_TABLE.match(s.code)):
+                d.freeze_statistics(conn, [f"{d.quote(namespace)}.{made.group('name')}"])
             if d.COMMIT_EACH_SETUP_STATEMENT:
                 conn.commit()
             if quoting and _QUOTING_SETTING.search(s.code):
