@@ -42,7 +42,7 @@ NAME_PATTERN = r"dbbench_adv_[a-z0-9_]{1,51}"  # at most 63 characters: PostgreS
 LOCK_WAIT_S = 10.0  # MySQL: another trial in the namespace, or a dead session's lock not yet freed
 DEFAULT_WRITE_ROWS = 1000
 DEFAULT_REPEAT = 3
-ADVISE_REPEAT = 3  # advise's rounds per batch, after one warm-up: the fastest counts (a busy CPU only adds)
+ADVISE_REPEAT = 5  # advise's rounds per batch, after one warm-up: the fastest counts (a busy CPU only adds)
 
 
 class TrialRefused(DbbenchError):
