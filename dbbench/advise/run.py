@@ -356,7 +356,5 @@ def _batch(target: Target, ns: str, keyed: dict[str, list[str]], rows: int, conn
     for table, columns in keyed.items():
         if not columns:
             continue
-        total += trial.write_cost(
-            target, ns, table, columns, rows=rows, repeat=trial.ADVISE_REPEAT, warmup=1, conn=conn
-        ).seconds
+        total += trial.advise_write_cost(target, ns, table, columns, rows, conn).seconds
     return total

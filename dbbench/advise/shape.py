@@ -266,6 +266,4 @@ def _try(
 def _cost(target: Target, namespace: str, table: str, columns: list[str], rows: int, conn):
     if not columns or rows <= 0:
         return None
-    return trial.write_cost(
-        target, namespace, table, columns, rows=rows, repeat=trial.ADVISE_REPEAT, warmup=1, conn=conn
-    )
+    return trial.advise_write_cost(target, namespace, table, columns, rows, conn)

@@ -43,6 +43,8 @@ LOCK_WAIT_S = 10.0  # MySQL: another trial in the namespace, or a dead session's
 DEFAULT_WRITE_ROWS = 1000
 DEFAULT_REPEAT = 3
 ADVISE_REPEAT = 5  # advise's rounds per batch, after one warm-up: the fastest counts (a busy CPU only adds)
+ADVISE_MIN_SECONDS = 0.25  # ... and more rounds until the counted ones took this long: a burst passes
+MAX_ROUNDS = 100  # counted rounds of one batch, whatever ``min_seconds`` asks
 
 
 class TrialRefused(DbbenchError):
@@ -238,7 +240,7 @@ def recover(target: Target, namespace: str, *, wait_s: float = 0.0) -> list[str]
 
 @dataclass(frozen=True)
 class WriteCost:
-    """What a batch of writes to ``table`` cost, the best of its rounds, each undone: ``inserted``
+    """What a batch of writes to ``table`` cost, the best of its ``rounds``, each undone: ``inserted``
     copies of existing rows under new keys, then ``updated`` rows whose indexed columns took
     another row's values; their seconds; the bytes the server's log grew by (PostgreSQL's WAL,
     InnoDB's redo log from MySQL 8.0.30, else None: every session's writes move it, so it is
@@ -254,6 +256,7 @@ class WriteCost:
     log_bytes: int | None
     counters: tuple[tuple[str, int], ...]
     notes: tuple[str, ...] = ()
+    rounds: int = 0  # the timed rounds the fastest was taken from
 
     @property
     def seconds(self) -> float:
@@ -269,13 +272,15 @@ def write_cost(
     rows: int = DEFAULT_WRITE_ROWS,
     repeat: int = DEFAULT_REPEAT,
     warmup: int = 0,
+    min_seconds: float = 0.0,
     conn=None,
     timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
     without: str | None = None,
 ) -> WriteCost:
     """Time an INSERT of ``rows`` copies of ``table``'s rows (each unique key moved past the
     column's largest value) and an UPDATE of ``columns`` (an index's) on ``rows`` rows, in a
-    transaction undone after each, ``repeat`` times after ``warmup`` rounds not counted. With ``conn`` (one :func:`present` yielded)
+    transaction undone after each, ``repeat`` times after ``warmup`` rounds not counted, and more
+    (at most :data:`MAX_ROUNDS`) until the counted rounds took ``min_seconds``. With ``conn`` (one :func:`present` yielded)
     the index under trial is there; without, a connection of its own is opened: the caller
     measures both and compares. With ``without`` (an index of ``table``, or "" for none), the
     batch writes a copy of the table holding every index but that one, the same statements
@@ -287,7 +292,11 @@ def write_cost(
     A warm-up round matters right after an index is built: a sorted build fills its pages
     (InnoDB's ``innodb_fill_factor`` is 100 by default), so the first writes split them, a cost
     an index in use has long paid. The split pages stay when the writes are undone, so the rounds
-    after it measure the index as it is in service."""
+    after it measure the index as it is in service.
+
+    ``min_seconds`` matters on a busy machine: the fastest round counts, and a few rounds of a few
+    milliseconds each can all fall inside one burst of another process's work; rounds spread over
+    a quarter of a second rarely do."""
     d = dialects.get(target.dialect)
     with _connection(target, d, namespace, table, conn) as c:
         batch = _plan(d, c, namespace, table, columns, rows)
@@ -299,16 +308,47 @@ def write_cost(
             d.write_frame(c, timeout_ms) as (cur, _),
         ):
             where = outside or d.write_copy(c, namespace, table, list(batch.columns), without)
-            for round_ in range(max(0, warmup) + max(1, repeat)):
-                pair = (
-                    _run(d, c, cur, namespace, where, batch.insert_sql(d, where), notes),
-                    _run(d, c, cur, namespace, where, batch.update_sql(d, where), notes),
-                )
-                if round_ >= warmup:
-                    runs.append(pair)
+            for _ in range(max(0, warmup)):
+                _pair(d, c, cur, namespace, where, batch, notes)
+            spent = 0.0
+            while len(runs) < max(1, repeat) or (spent < min_seconds and len(runs) < MAX_ROUNDS):
+                pair = _pair(d, c, cur, namespace, where, batch, notes)
+                runs.append(pair)
+                spent += sum(r.seconds for r in pair if r is not None)
+                if all(r is None for r in pair):
+                    break  # nothing to time: the notes say why
         d.restore_statistics(c, namespace)  # MySQL's in-memory row count, moved by the undone writes
         c.commit()
     return _best(table, batch.rows, runs, notes)
+
+
+def advise_write_cost(
+    target: Target, namespace: str, table: str, columns: list[str], rows: int, conn=None
+) -> WriteCost:
+    """:func:`write_cost` as advise times each candidate and the batch without it: one warm-up
+    round, then the fastest of :data:`ADVISE_REPEAT` rounds or more, spread over
+    :data:`ADVISE_MIN_SECONDS`."""
+    return write_cost(
+        target,
+        namespace,
+        table,
+        columns,
+        rows=rows,
+        repeat=ADVISE_REPEAT,
+        warmup=1,
+        min_seconds=ADVISE_MIN_SECONDS,
+        conn=conn,
+    )
+
+
+def _pair(
+    d: Dialect, conn, cur, namespace: str, where: str, batch: _Batch, notes: list[str]
+) -> tuple[_Run | None, _Run | None]:
+    """One round: the batch's INSERT, then its UPDATE, each timed and undone."""
+    return (
+        _run(d, conn, cur, namespace, where, batch.insert_sql(d, where), notes),
+        _run(d, conn, cur, namespace, where, batch.update_sql(d, where), notes),
+    )
 
 
 @dataclass(frozen=True)
@@ -489,6 +529,7 @@ def _best(table: str, rows: int, runs: list[tuple[_Run | None, _Run | None]], no
         min(logs, default=None),
         tuple(sorted((k, min(v)) for k, v in totals.items())),
         tuple(notes),
+        len(runs),
     )
 
 

@@ -39,6 +39,7 @@ def write_cost(cost: WriteCost | None) -> dict[str, Any] | None:
         "insert_ms": _ms(cost.insert_seconds),
         "update_ms": _ms(cost.update_seconds),
         "ms": _ms(cost.seconds),
+        "rounds": cost.rounds,
         "log_bytes": cost.log_bytes,
         "counters": dict(cost.counters),
         "notes": list(cost.notes),

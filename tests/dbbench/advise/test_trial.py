@@ -397,6 +397,24 @@ def test_write_cost_with_and_without_an_index_changes_nothing(seeded, seeded_sta
     assert state(target) == seeded_state[dialect]
 
 
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_advise_times_a_short_batch_over_a_quarter_second_of_rounds(seeded, seeded_state, dialect):
+    """A 10-row batch takes about a millisecond: five rounds of it could all fall inside one burst
+    of another process's work, so advise times rounds until they add up to ADVISE_MIN_SECONDS
+    (at most MAX_ROUNDS of them); a plain write_cost times the rounds it was asked for."""
+    target = seeded[dialect]
+    asked = trial.write_cost(target, NS, "package", ["version"], rows=10, repeat=3, warmup=1)
+    spread = trial.advise_write_cost(target, NS, "package", ["version"], 10)
+    assert asked.rounds == 3
+    assert trial.ADVISE_REPEAT < spread.rounds <= trial.MAX_ROUNDS
+    # it stopped at the first round that brought the sum to ADVISE_MIN_SECONDS, or at the cap
+    assert (
+        spread.rounds == trial.MAX_ROUNDS or (spread.rounds - 1) * spread.seconds < trial.ADVISE_MIN_SECONDS
+    )
+    assert (spread.inserted, spread.updated) == (asked.inserted, asked.updated) == (10, 10)
+    assert state(target) == seeded_state[dialect]
+
+
 def test_write_cost_names_what_it_cannot_measure(seeded, seeded_state):
     """suite_state's key (repository_id, distribution_name) has an integer column to move; its
     indexed ``pending`` is generated, so the UPDATE has nothing to set."""
