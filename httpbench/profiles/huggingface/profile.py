@@ -22,6 +22,7 @@ from httpbench.profiles.huggingface.fixture.content import COMMIT, DEFAULT_REPO,
 from httpbench.profiles.huggingface.hub_clients import ClientRounds
 from httpbench.profiles.huggingface.models.clients import ModelClientRounds
 from httpbench.profiles.huggingface.models.preflight import ModelsPreflight
+from httpbench.profiles.huggingface.models.prepare import local_copy
 from httpbench.profiles.huggingface.preflight import _HEX40, RANGE_BYTES, ModelPreflight
 from httpbench.profiles.huggingface.preflight import _unquote_etag as _unquote_etag
 
@@ -288,14 +289,16 @@ class HuggingFaceProfile(Profile):
             clients = ClientRounds(self, ctx, gates.get("client", Gate(0.0, 1.25)))
             section.records["clients"] = clients.run(section)
         if self.model_lines:
+            manifest = self._manifest()
             model_clients = ModelClientRounds(
                 ctx,
                 self.model_lines,
-                self._manifest()["repos"],
+                manifest["repos"],
                 self.commit or self.revision,
                 self._stats_urls(ctx.targets),
                 gates.get("client", Gate(0.0, 1.25)),
                 self.values["model_client_rounds"],
+                local_copy(manifest),
             )
             section.records["model_clients"] = model_clients.run(section)
         return section

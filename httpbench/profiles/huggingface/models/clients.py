@@ -7,7 +7,9 @@ a process of that line, client and target that made the imports once (``client.p
 A sample counts when the process exits 0, every file it downloaded is the pinned bytes and the
 output has the expected shape. Its time is the clients' calls (interpreter and imports excluded);
 ``process_ms`` beside it is the sample's process from fork to exit, and each line's ``imports_ms``
-the imports its client processes made, once per client and target. The fixture's own request
+the imports its client processes made, once per client and target; ``primed_ms`` their one load
+of this machine's copy of the pinned model (when there is one), made before any sample so that
+the model classes a client imports on first use are not timed as the target's. The fixture's own request
 counts for the repository are read from ``/__stats`` before and after each sample (through an
 nginx cache, what the cache asked the upstream for). Gate: the ``client`` gate per line and client.
 """
@@ -56,9 +58,10 @@ class ModelClientRounds:
         stats: dict[str, str | None],
         gate: Gate,
         rounds: int,
+        local: Path | None = None,
     ):
         self.ctx, self.lines, self.pins, self.commit = ctx, lines, pins, commit
-        self.stats, self.gate, self.rounds = stats, gate, rounds
+        self.stats, self.gate, self.rounds, self.local = stats, gate, rounds, local
 
     def run(self, section: Section) -> dict[str, Any]:
         names = [t.name for t in self.ctx.targets]
@@ -67,9 +70,10 @@ class ModelClientRounds:
         for line, python in self.lines.items():
             per: dict[str, Any] = {}
             imports: dict[str, dict[str, float | None]] = {}
+            primed: dict[str, dict[str, float | None]] = {}
             for client, model in CLIENTS.items():
                 label = f"{client} ({line} line)"
-                samples, imports[client] = self._rounds(label, index, python, client, model)
+                samples, imports[client], primed[client] = self._rounds(label, index, python, client, model)
                 per[client] = self._summarize(label, names, samples, section)
                 index += 1
             versions: dict[str, str] = next(
@@ -80,26 +84,32 @@ class ModelClientRounds:
                 "versions": versions,
                 "clients": per,
                 "imports_ms": imports,
+                "primed_ms": primed,
             }
         return out
 
     def _rounds(
         self, label: str, index: int, python: str, client: str, model: str
-    ) -> tuple[list[dict[str, Any]], dict[str, float | None]]:
-        """The rounds of one client of one line: the samples, and the imports each target's
-        client process made (once, before its first sample)."""
+    ) -> tuple[list[dict[str, Any]], dict[str, float | None], dict[str, float | None]]:
+        """The rounds of one client of one line: the samples, and the imports and the load of the
+        local copy each target's client process made (once, before its first sample)."""
         names = [t.name for t in self.ctx.targets]
         by_name = {t.name: t for t in self.ctx.targets}
+        prime = None if self.local is None else self.local / model
         with contextlib.ExitStack() as stack:
             warm: dict[str, WarmClient] = {}
 
             def sample(name: str) -> dict[str, Any]:
                 if name not in warm:
-                    warm[name] = stack.enter_context(WarmClient(python, client, by_name[name]))
+                    warm[name] = stack.enter_context(WarmClient(python, client, by_name[name], prime))
                 return self._sample(warm[name], model, by_name[name])
 
             samples = client_rounds.alternate(label, index, names, self.rounds, sample, self.ctx.progress)
-            return samples, {name: w.imports_ms for name, w in warm.items()}
+            return (
+                samples,
+                {name: w.imports_ms for name, w in warm.items()},
+                {name: w.primed_ms for name, w in warm.items()},
+            )
 
     def _sample(self, warm: WarmClient, model: str, target: Target) -> dict[str, Any]:
         repo = repo_id(model)
@@ -175,16 +185,18 @@ class ModelClientRounds:
 
 class WarmClient:
     """One ``client.py serve`` process of a line's Python for one client and target: started on
-    the first sample (its imports, then ``{"ready"}``), one forked sample per :meth:`sample`,
+    the first sample (its imports, the load of ``prime``, a local copy of the model, then
+    ``{"ready"}``), one forked sample per :meth:`sample`,
     killed with its process group at the end. A sample that does not answer within its timeout
     kills it (the next sample starts another); a process that died answers every sample with its
     exit code and the end of its stderr, as a sample process that failed would."""
 
-    def __init__(self, python: str, client: str, target: Target):
-        self.python, self.client, self.target = python, client, target
+    def __init__(self, python: str, client: str, target: Target, prime: Path | None = None):
+        self.python, self.client, self.target, self.prime = python, client, target, prime
         self.tmp = Path(tempfile.mkdtemp(prefix="httpbench-model-client-"))
         self.proc: subprocess.Popen | None = None
         self.imports_ms: float | None = None
+        self.primed_ms: float | None = None
         self._buffer = b""
         self._count = 0
 
@@ -206,7 +218,7 @@ class WarmClient:
             ready = self._reply(deadline)
             if ready is None:
                 return self._died(argv)
-            self.imports_ms = ready.get("imports_ms")
+            self.imports_ms, self.primed_ms = ready.get("imports_ms"), ready.get("primed_ms")
         assert self.proc is not None and self.proc.stdin is not None
         request = {"repo": repo, "rev": rev, "out": str(out), "err": str(err)}
         try:
@@ -228,7 +240,7 @@ class WarmClient:
         self._buffer = b""
         with open(self.tmp / "serve.err", "wb") as errors, client_rounds.sigint_deferred():
             self.proc = subprocess.Popen(
-                [self.python, str(SCRIPT), "serve", self.client],
+                [self.python, str(SCRIPT), "serve", self.client, *([str(self.prime)] if self.prime else [])],
                 cwd=self.tmp,
                 env=env,
                 stdin=subprocess.PIPE,

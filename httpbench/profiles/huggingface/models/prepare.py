@@ -32,6 +32,19 @@ def models_dir(base: Path | None = None) -> Path:
     return (base or lines.home()) / "hf-models" / digest
 
 
+def local_copy(manifest: dict, base: Path | None = None) -> Path | None:
+    """This machine's copy of the tiny models when it holds exactly ``manifest``'s pinned bytes
+    (a client process loads it once before its samples), else None."""
+    found = models_dir(base)
+    if not found.is_dir():
+        return None
+    try:
+        repos.read_models(found, manifest)
+    except HttpbenchError:
+        return None
+    return found
+
+
 def ensure_models(python: Path, say: Callable[[str], None], base: Path | None = None) -> Path:
     """The tiny model repositories, generated with ``python`` when missing, checked against the pins."""
     manifest = repos.load_manifest()

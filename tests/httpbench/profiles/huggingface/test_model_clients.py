@@ -53,6 +53,10 @@ def test_demo_runs_transformers_and_diffusers_of_both_lines_through_the_cache(cl
         imports = data["imports_ms"]
         assert set(imports) == {"transformers", "diffusers"}, imports
         assert all(set(t) == {"fixture", "nginx-cache"} and min(t.values()) > 0 for t in imports.values())
+        # and each loaded this machine's copy of the pinned model once, before its first sample
+        # (no request: the exact counts below would show one)
+        primed = data["primed_ms"]
+        assert all(set(t) == {"fixture", "nginx-cache"} and min(t.values()) > 0 for t in primed.values())
         for client, per in data["clients"].items():
             for target in ("fixture", "nginx-cache"):
                 mine = [s for s in per["samples"] if s["target"] == target]

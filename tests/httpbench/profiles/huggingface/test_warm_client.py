@@ -45,6 +45,7 @@ for n, line in enumerate(sys.stdin, 1):
 
 SERVE_WITHOUT_TORCH = """
 import os
+import sys
 
 from httpbench.profiles.huggingface.models import client
 
@@ -59,8 +60,15 @@ def sample(kind, repo, rev):
     open(os.path.join(os.environ["HF_HOME"], "downloaded"), "w").close()
 
 
-client._imports, client._sample = imports, sample
-client.serve("transformers")
+def load(repo, rev, steps):  # the priming load: a local directory, before the first sample
+    with open(os.path.join(repo, "loaded-by"), "a") as fh:
+        fh.write(f"{os.getpid()}\\n")
+    open(os.path.join(os.environ["HF_HOME"], "left-by-priming"), "w").close()
+    return [1]
+
+
+client._imports, client._sample, client.transformers_sample = imports, sample, load
+client.serve("transformers", *sys.argv[1:])
 """
 
 
@@ -155,4 +163,37 @@ def test_the_real_serve_gives_each_forked_sample_the_cache_as_the_imports_left_i
     assert lines[0]["ready"] and lines[1:] == [{"exit": 0}, {"exit": 0}]
     assert "a notice a library prints while it imports" in proc.stderr
     for n in (1, 2):  # the second sample does not see what the first downloaded
+        assert (tmp_path / f"{n}.out").read_text() == "['made-by-imports']\n"
+    assert lines[0]["primed_ms"] is None  # no local copy given: nothing loaded before the samples
+
+
+def test_serve_loads_the_local_copy_once_before_ready_and_the_samples_never_see_its_traces(tmp_path: Path):
+    """``serve KIND PRIME_DIR``: the serving process itself loads the local copy once, before it
+    says ready (so a forked sample inherits the model classes imported on first use), and what
+    that load left in HF_HOME is gone from every sample's cache."""
+    home, local = tmp_path / "hf-home", tmp_path / "tiny-bert"
+    local.mkdir()
+    script = tmp_path / "serve.py"
+    script.write_text(SERVE_WITHOUT_TORCH)
+    requests = "".join(
+        json.dumps(
+            {"repo": "r", "rev": "v", "out": str(tmp_path / f"{n}.out"), "err": str(tmp_path / f"{n}.err")}
+        )
+        + "\n"
+        for n in (1, 2)
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(local)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HF_HOME": str(home)},
+    )
+    out, err = proc.communicate(requests, timeout=60)
+    assert proc.returncode == 0, err
+    lines = [json.loads(x) for x in out.splitlines()]
+    assert lines[0]["ready"] and lines[0]["primed_ms"] >= 0 and lines[1:] == [{"exit": 0}, {"exit": 0}]
+    assert (local / "loaded-by").read_text() == f"{proc.pid}\n"  # once, by the serving process
+    for n in (1, 2):
         assert (tmp_path / f"{n}.out").read_text() == "['made-by-imports']\n"
