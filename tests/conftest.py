@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -185,11 +186,18 @@ SERVER_FIXTURES = frozenset({"local_servers", "local_urls"})
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The ``servers`` marker on every test that uses the local servers (directly or through
     another fixture); the heavy model-client files first, so that with two workers the longest
-    file starts at once instead of ending the run alone."""
+    file starts at once instead of ending the run alone; the files of :data:`SHARED_FILES` in its
+    order, after every other file (xdist sends them as one unit, where the first of them is)."""
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.servers)
-    items.sort(key=lambda item: item.get_closest_marker("hf_models") is None)  # stable
+    shared = list(SHARED_FILES)
+
+    def order(item: pytest.Item) -> tuple[bool, int]:
+        where = item.nodeid.split("::", 1)[0]
+        return item.get_closest_marker("hf_models") is None, shared.index(where) + 1 if where in shared else 0
+
+    items.sort(key=order)  # stable
 
 
 _WORKER: list[str] = []
@@ -249,6 +257,39 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         names = ", ".join(sorted({r.nodeid for r in skipped})[:10])
         reporter.write_line(f"{len(skipped)} test(s) skipped, which proves nothing: {names}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# Modules that read one seeded namespace (tests.db.Shared100k) run on one worker, one after the
+# other, so that it is seeded once: pytest-xdist's loadfile with these files as one unit.
+# The last of them drops an index at its end (the namespace is seeded again after it, if need be).
+SHARED_FILES = {
+    "tests/dbbench/advise/test_verify.py": "alpine-100k",
+    "tests/dbbench/measure/test_explain.py": "alpine-100k",
+    "tests/dbbench/diff/test_work_live.py": "alpine-100k",
+}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with the files of :data:`SHARED_FILES` sent as one unit (None: xdist's
+    own scheduler for any other mode)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFixtures(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_FILES.get(scope, scope)
+
+    return SharedFixtures(config, log)
+
+
+@pytest.fixture(scope="session")
+def alpine_100k_pool(local_servers) -> Any:
+    """This process's :class:`tests.db.Shared100k`."""
+    from tests.db import Shared100k
+
+    return Shared100k()
 
 
 @pytest.fixture(scope="session")

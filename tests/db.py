@@ -176,3 +176,86 @@ def fingerprints(
             for table in tables:
                 out[dialect, table] = table_fingerprint(conn, dialect, namespace, table)
     return out
+
+
+def planner_state(where: Dialect | Target, namespace: str) -> dict[str, Any]:
+    """What plans in ``namespace`` are made from, cheap to read: the index definitions
+    (:func:`indexes`), each table's rows, and the statistics (PostgreSQL: pages, tuples and the
+    size on disk of every relation, and pg_stats; MySQL: InnoDB's persisted statistics)."""
+    dialect = where if isinstance(where, str) else where.dialect
+    q = dialects.get(dialect).quote
+    if dialect == "postgresql":
+        tables = [
+            r[0] for r in sql(where, f"SELECT tablename FROM pg_tables WHERE schemaname = '{namespace}'")
+        ]
+        statistics = sql(
+            where,
+            [
+                "SELECT relname, relpages, reltuples, relallvisible, pg_relation_size(oid) FROM pg_class "
+                f"WHERE relnamespace = '{namespace}'::regnamespace ORDER BY 1",
+                "SELECT tablename, attname, null_frac, n_distinct, most_common_vals::text, "
+                "most_common_freqs::text, histogram_bounds::text, correlation FROM pg_stats "
+                f"WHERE schemaname = '{namespace}' ORDER BY 1, 2",
+            ],
+            fetch="each",
+        )
+    else:
+        tables = [
+            r[0]
+            for r in sql(
+                where,
+                "SELECT table_name FROM information_schema.tables "
+                f"WHERE table_schema = '{namespace}' AND table_type = 'BASE TABLE'",
+            )
+        ]
+        statistics = sql(
+            where,
+            [
+                f"SELECT * FROM mysql.innodb_index_stats WHERE database_name = '{namespace}' ORDER BY 2, 3, 5",
+                f"SELECT * FROM mysql.innodb_table_stats WHERE database_name = '{namespace}' ORDER BY 2",
+            ],
+            fetch="each",
+        )
+    counts = sql(
+        where,
+        " UNION ALL ".join(f"SELECT '{t}', COUNT(*) FROM {q(namespace)}.{q(t)}" for t in sorted(tables))
+        or "SELECT 1",
+    )
+    return {"indexes": indexes(where, namespace), "rows": sorted(counts), "statistics": statistics}
+
+
+SHARED_100K = "dbbench_t_alpine_100k"
+
+
+class Shared100k:
+    """alpine-100k seeded once per test process into :data:`SHARED_100K`, for the modules that
+    use it as seeded (``tests/conftest.py`` sends them to one worker, one after the other). Each
+    :meth:`lent` checks the namespace is as the seed left it (:func:`planner_state`) and seeds it
+    again when it is not, so a module that changed it costs a seed, never another module's
+    result; :meth:`spoil` says a module changed it on purpose."""
+
+    def __init__(self) -> None:
+        self.seeded: dict[str, Any] | None = None
+
+    @contextlib.contextmanager
+    def lent(self) -> Iterator[dict[str, Target]]:
+        """Both servers' targets, by dialect, on the namespace as seeded; disposed after."""
+        from dbbench.dataset import seed
+
+        targets = open_targets({})
+        try:
+            if (
+                self.seeded is None
+                or {t.dialect: planner_state(t, SHARED_100K) for t in targets} != self.seeded
+            ):
+                _, results, _ = seed.seed(targets, "alpine-100k", namespace=SHARED_100K)
+                assert all(r.ok for r in results), [c for r in results for c in r.checks if not c.ok]
+                self.seeded = {t.dialect: planner_state(t, SHARED_100K) for t in targets}
+            yield {t.dialect: t for t in targets}
+        finally:
+            for t in targets:
+                t.dispose()
+
+    def spoil(self) -> None:
+        """The namespace was changed on purpose: the next :meth:`lent` seeds it again."""
+        self.seeded = None

@@ -14,7 +14,7 @@ from dbbench.advise import trial, verify
 from dbbench.catalog.entries import open_catalog
 from dbbench.dataset import seed
 from dbbench.measure.explain import MeasureOptions, dataset_params
-from tests.db import connection, drop_namespaces, execute, indexes, seeded_without, sql
+from tests.db import SHARED_100K, connection, drop_namespaces, execute, indexes, seeded_without, sql
 
 pytestmark = pytest.mark.servers
 
@@ -187,18 +187,14 @@ def test_what_an_estimate_only_advisor_concludes():
     )
 
 
-EST_100K = "i34_est_100k"
+EST_100K = SHARED_100K
 
 
 @pytest.fixture(scope="module")
-def postgresql_100k(local_servers):
-    (target,) = open_targets({}, "postgresql")
-    try:
-        seed.seed([target], "alpine-100k", namespace=EST_100K)
-        yield target
-    finally:
-        target.dispose()
-        drop_namespaces(EST_100K)
+def postgresql_100k(alpine_100k_pool):
+    """The 100k dataset on PostgreSQL, as seeded (the namespace this module shares)."""
+    with alpine_100k_pool.lent() as targets:
+        yield targets["postgresql"]
 
 
 def test_an_index_the_estimate_suggests_and_execution_rejects(postgresql_100k):

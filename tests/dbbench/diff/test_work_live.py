@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from dbbench import dialects
-from tests.conftest import run_cli, seeded_targets
-from tests.db import sql
+from tests.conftest import run_cli
+from tests.db import SHARED_100K, sql
 from tests.dbbench.diff.regressions import (
     SEEDED_ORDER,
     SHUFFLED_ORDER,
@@ -27,7 +27,7 @@ from tests.dbbench.diff.regressions import (
 
 pytestmark = pytest.mark.servers
 
-NS = "dbbench_t_diffwork"
+NS = SHARED_100K
 WORK = re.compile(
     r"work up at Index Scan on package using ix_package_namespace: 2,048 → ([\d,]+) rows examined "
     r"\(([\d.]+)x\); shared buffers up at Index Scan on package using ix_package_namespace: [\d,]+ → "
@@ -69,10 +69,11 @@ def assert_views(run, tmp_path: Path, shape: str, dialect: str, node: str, chang
 
 
 @pytest.fixture(scope="module")
-def baseline(local_servers, tmp_path_factory) -> Path:
-    """alpine-100k seeded into the module's namespace, and its baseline (both dialects)."""
+def baseline(alpine_100k_pool, tmp_path_factory) -> Path:
+    """alpine-100k as seeded (the namespace this module shares: tests.db.Shared100k), and its
+    baseline (both dialects)."""
     path = tmp_path_factory.mktemp("diffwork") / "baseline.json"
-    with seeded_targets("alpine-100k", NS):
+    with alpine_100k_pool.lent():
         run = run_cli("baseline", "save", str(path), "--namespace", NS, "--no-natural")
         assert run.code == 0, run.output
         yield path
@@ -189,8 +190,10 @@ def test_the_same_rows_from_37x_the_pages_fail_on_shared_buffers(baseline, tmp_p
     assert restored.code == 0, restored.output
 
 
-def test_a_dropped_index_still_fails(baseline, tmp_path):
-    """Last in the module: the index stays dropped (the fixture seeds the namespace afresh)."""
+def test_a_dropped_index_still_fails(baseline, alpine_100k_pool, tmp_path):
+    """Last in the module, and the module last of those sharing the namespace: the index stays
+    dropped (a module after it would have the namespace seeded again)."""
+    alpine_100k_pool.spoil()
     drop = {
         "postgresql": "DROP INDEX {ns}.ix_stage_cleanup",
         "mysql": "DROP INDEX ix_stage_cleanup ON {ns}.group_snapshot_stage",

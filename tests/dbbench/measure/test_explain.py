@@ -12,17 +12,17 @@ from dbbench.access.targets import open_targets
 from dbbench.catalog import entries
 from dbbench.dataset import seed
 from dbbench.dialects.plan import PlanNode
-from tests.conftest import run_cli, seeded_targets
-from tests.db import connection, sql
+from tests.conftest import run_cli
+from tests.db import SHARED_100K, connection, sql
 
-NS = "dbbench_t_explain"
+NS = SHARED_100K
 
 
 @pytest.fixture(scope="module")
-def seeded(local_servers):
-    """The 100k dataset in a namespace of this module's own."""
-    with seeded_targets("alpine-100k", NS) as targets:
-        yield targets
+def seeded(alpine_100k_pool):
+    """The 100k dataset, as seeded (the namespace this module shares: tests.db.Shared100k)."""
+    with alpine_100k_pool.lent() as targets:
+        yield list(targets.values())
 
 
 def _fingerprints(targets, ns):
