@@ -43,8 +43,7 @@ LOCK_WAIT_S = 10.0  # MySQL: another trial in the namespace, or a dead session's
 DEFAULT_WRITE_ROWS = 1000
 DEFAULT_REPEAT = 3
 ADVISE_REPEAT = 5  # advise's rounds per batch, after one warm-up: the fastest counts (a busy CPU only adds)
-ADVISE_MIN_SECONDS = 0.25  # ... and more rounds until the counted ones took this long: a burst passes
-MAX_ROUNDS = 100  # counted rounds of one batch, whatever ``min_seconds`` asks
+ADVISE_SPREAD_SECONDS = 0.25  # ... spread over at least this long: one burst of other work passes
 
 
 class TrialRefused(DbbenchError):
@@ -257,6 +256,7 @@ class WriteCost:
     counters: tuple[tuple[str, int], ...]
     notes: tuple[str, ...] = ()
     rounds: int = 0  # the timed rounds the fastest was taken from
+    span_seconds: float = 0.0  # from the first timed round's start to the last one's end
 
     @property
     def seconds(self) -> float:
@@ -272,15 +272,15 @@ def write_cost(
     rows: int = DEFAULT_WRITE_ROWS,
     repeat: int = DEFAULT_REPEAT,
     warmup: int = 0,
-    min_seconds: float = 0.0,
+    spread_seconds: float = 0.0,
     conn=None,
     timeout_ms: int = int(defaults.TIMEOUT_S * 1000),
     without: str | None = None,
 ) -> WriteCost:
     """Time an INSERT of ``rows`` copies of ``table``'s rows (each unique key moved past the
     column's largest value) and an UPDATE of ``columns`` (an index's) on ``rows`` rows, in a
-    transaction undone after each, ``repeat`` times after ``warmup`` rounds not counted, and more
-    (at most :data:`MAX_ROUNDS`) until the counted rounds took ``min_seconds``. With ``conn`` (one :func:`present` yielded)
+    transaction undone after each, ``repeat`` times after ``warmup`` rounds not counted, their starts
+    spread evenly over ``spread_seconds`` (a pause between rounds). With ``conn`` (one :func:`present` yielded)
     the index under trial is there; without, a connection of its own is opened: the caller
     measures both and compares. With ``without`` (an index of ``table``, or "" for none), the
     batch writes a copy of the table holding every index but that one, the same statements
@@ -294,9 +294,10 @@ def write_cost(
     an index in use has long paid. The split pages stay when the writes are undone, so the rounds
     after it measure the index as it is in service.
 
-    ``min_seconds`` matters on a busy machine: the fastest round counts, and a few rounds of a few
-    milliseconds each can all fall inside one burst of another process's work; rounds spread over
-    a quarter of a second rarely do."""
+    ``spread_seconds`` matters on a busy machine: the fastest round counts, and a few rounds of a
+    few milliseconds each, one right after the other, can all fall inside one burst of another
+    process's work (or of the server's own, right after a build); rounds spread over a quarter of
+    a second rarely do. The pauses cost time, not work."""
     d = dialects.get(target.dialect)
     with _connection(target, d, namespace, table, conn) as c:
         batch = _plan(d, c, namespace, table, columns, rows)
@@ -310,24 +311,26 @@ def write_cost(
             where = outside or d.write_copy(c, namespace, table, list(batch.columns), without)
             for _ in range(max(0, warmup)):
                 _pair(d, c, cur, namespace, where, batch, notes)
-            spent = 0.0
-            while len(runs) < max(1, repeat) or (spent < min_seconds and len(runs) < MAX_ROUNDS):
+            count, started = max(1, repeat), time.monotonic()
+            for round_ in range(count):
+                if round_:
+                    time.sleep(max(0.0, started + spread_seconds * round_ / (count - 1) - time.monotonic()))
                 pair = _pair(d, c, cur, namespace, where, batch, notes)
                 runs.append(pair)
-                spent += sum(r.seconds for r in pair if r is not None)
                 if all(r is None for r in pair):
                     break  # nothing to time: the notes say why
+            span = time.monotonic() - started
         d.restore_statistics(c, namespace)  # MySQL's in-memory row count, moved by the undone writes
         c.commit()
-    return _best(table, batch.rows, runs, notes)
+    return _best(table, batch.rows, runs, notes, span)
 
 
 def advise_write_cost(
     target: Target, namespace: str, table: str, columns: list[str], rows: int, conn=None
 ) -> WriteCost:
     """:func:`write_cost` as advise times each candidate and the batch without it: one warm-up
-    round, then the fastest of :data:`ADVISE_REPEAT` rounds or more, spread over
-    :data:`ADVISE_MIN_SECONDS`."""
+    round, then the fastest of :data:`ADVISE_REPEAT` rounds spread over
+    :data:`ADVISE_SPREAD_SECONDS`."""
     return write_cost(
         target,
         namespace,
@@ -336,7 +339,7 @@ def advise_write_cost(
         rows=rows,
         repeat=ADVISE_REPEAT,
         warmup=1,
-        min_seconds=ADVISE_MIN_SECONDS,
+        spread_seconds=ADVISE_SPREAD_SECONDS,
         conn=conn,
     )
 
@@ -501,7 +504,9 @@ def _run(d: Dialect, conn, cur, namespace: str, where: str, sql: str | None, not
     return _Run(seconds, count, grown, {k: after[k] - before.get(k, 0) for k in after})
 
 
-def _best(table: str, rows: int, runs: list[tuple[_Run | None, _Run | None]], notes: list[str]) -> WriteCost:
+def _best(
+    table: str, rows: int, runs: list[tuple[_Run | None, _Run | None]], notes: list[str], span: float
+) -> WriteCost:
     """The fastest round's seconds per statement, and each counter's and the log's least growth
     over the rounds (others' writes only ever add to them)."""
     inserts = [i for i, _ in runs if i is not None]
@@ -530,6 +535,7 @@ def _best(table: str, rows: int, runs: list[tuple[_Run | None, _Run | None]], no
         tuple(sorted((k, min(v)) for k, v in totals.items())),
         tuple(notes),
         len(runs),
+        span,
     )
 
 

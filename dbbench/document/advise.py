@@ -40,6 +40,7 @@ def write_cost(cost: WriteCost | None) -> dict[str, Any] | None:
         "update_ms": _ms(cost.update_seconds),
         "ms": _ms(cost.seconds),
         "rounds": cost.rounds,
+        "span_ms": _ms(cost.span_seconds),
         "log_bytes": cost.log_bytes,
         "counters": dict(cost.counters),
         "notes": list(cost.notes),
