@@ -186,16 +186,18 @@ SERVER_FIXTURES = frozenset({"local_servers", "local_urls"})
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The ``servers`` marker on every test that uses the local servers (directly or through
     another fixture); the heavy model-client files first, so that with two workers the longest
-    file starts at once instead of ending the run alone; the files of :data:`SHARED_FILES` in its
-    order, after every other file (xdist sends them as one unit, where the first of them is)."""
+    file starts at once instead of ending the run alone; then the files of :data:`SHARED_FILES`, in
+    its order (xdist sends them as one unit, a long one: not last either)."""
     for item in items:
         if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.servers)
     shared = list(SHARED_FILES)
 
-    def order(item: pytest.Item) -> tuple[bool, int]:
+    def order(item: pytest.Item) -> tuple[int, int]:
         where = item.nodeid.split("::", 1)[0]
-        return item.get_closest_marker("hf_models") is None, shared.index(where) + 1 if where in shared else 0
+        if item.get_closest_marker("hf_models") is not None:
+            return 0, 0
+        return (1, shared.index(where)) if where in shared else (2, 0)
 
     items.sort(key=order)  # stable
 
