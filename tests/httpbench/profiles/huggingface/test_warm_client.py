@@ -140,39 +140,9 @@ def test_a_process_that_died_answers_with_its_exit_code_and_stderr(line_python: 
     assert len(starts(line_python)) == 3  # no-import; crash; the one after the crash
 
 
-def test_the_real_serve_gives_each_forked_sample_the_cache_as_the_imports_left_it(tmp_path: Path):
-    """client.py's own serve loop, its imports and sample replaced (no torch here): what the
-    imports left in HF_HOME is there in every forked sample, what a sample downloaded is not;
-    what the imports print on stdout goes to stderr, never into the replies."""
-    home = tmp_path / "hf-home"
-    env = {**os.environ, "HF_HOME": str(home)}
-    script = tmp_path / "serve.py"
-    script.write_text(SERVE_WITHOUT_TORCH)
-    requests = "".join(
-        json.dumps(
-            {"repo": "r", "rev": "v", "out": str(tmp_path / f"{n}.out"), "err": str(tmp_path / f"{n}.err")}
-        )
-        + "\n"
-        for n in (1, 2)
-    )
-    proc = subprocess.run(
-        [sys.executable, str(script)], input=requests, capture_output=True, text=True, env=env, timeout=60
-    )
-    assert proc.returncode == 0, proc.stderr
-    lines = [json.loads(x) for x in proc.stdout.splitlines()]  # the replies alone
-    assert lines[0]["ready"] and lines[1:] == [{"exit": 0}, {"exit": 0}]
-    assert "a notice a library prints while it imports" in proc.stderr
-    for n in (1, 2):  # the second sample does not see what the first downloaded
-        assert (tmp_path / f"{n}.out").read_text() == "['made-by-imports']\n"
-    assert lines[0]["primed_ms"] is None  # no local copy given: nothing loaded before the samples
-
-
-def test_serve_loads_the_local_copy_once_before_ready_and_the_samples_never_see_its_traces(tmp_path: Path):
-    """``serve KIND PRIME_DIR``: the serving process itself loads the local copy once, before it
-    says ready (so a forked sample inherits the model classes imported on first use), and what
-    that load left in HF_HOME is gone from every sample's cache."""
-    home, local = tmp_path / "hf-home", tmp_path / "tiny-bert"
-    local.mkdir()
+def serve_two_samples(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, list[dict], str]:
+    """client.py's own serve loop with its imports, sample and load replaced (no torch here), run
+    with ``args`` for two samples: the process, its replies, its stderr."""
     script = tmp_path / "serve.py"
     script.write_text(SERVE_WITHOUT_TORCH)
     requests = "".join(
@@ -183,16 +153,37 @@ def test_serve_loads_the_local_copy_once_before_ready_and_the_samples_never_see_
         for n in (1, 2)
     )
     proc = subprocess.Popen(
-        [sys.executable, str(script), str(local)],
+        [sys.executable, str(script), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "HF_HOME": str(home)},
+        env={**os.environ, "HF_HOME": str(tmp_path / "hf-home")},
     )
     out, err = proc.communicate(requests, timeout=60)
     assert proc.returncode == 0, err
-    lines = [json.loads(x) for x in out.splitlines()]
+    return proc, [json.loads(x) for x in out.splitlines()], err
+
+
+def test_the_real_serve_gives_each_forked_sample_the_cache_as_the_imports_left_it(tmp_path: Path):
+    """client.py's own serve loop, its imports and sample replaced (no torch here): what the
+    imports left in HF_HOME is there in every forked sample, what a sample downloaded is not;
+    what the imports print on stdout goes to stderr, never into the replies."""
+    _, lines, err = serve_two_samples(tmp_path)  # the replies alone
+    assert lines[0]["ready"] and lines[1:] == [{"exit": 0}, {"exit": 0}]
+    assert "a notice a library prints while it imports" in err
+    for n in (1, 2):  # the second sample does not see what the first downloaded
+        assert (tmp_path / f"{n}.out").read_text() == "['made-by-imports']\n"
+    assert lines[0]["primed_ms"] is None  # no local copy given: nothing loaded before the samples
+
+
+def test_serve_loads_the_local_copy_once_before_ready_and_the_samples_never_see_its_traces(tmp_path: Path):
+    """``serve KIND PRIME_DIR``: the serving process itself loads the local copy once, before it
+    says ready (so a forked sample inherits the model classes imported on first use), and what
+    that load left in HF_HOME is gone from every sample's cache."""
+    local = tmp_path / "tiny-bert"
+    local.mkdir()
+    proc, lines, _ = serve_two_samples(tmp_path, str(local))
     assert lines[0]["ready"] and lines[0]["primed_ms"] >= 0 and lines[1:] == [{"exit": 0}, {"exit": 0}]
     assert (local / "loaded-by").read_text() == f"{proc.pid}\n"  # once, by the serving process
     for n in (1, 2):
