@@ -73,10 +73,13 @@ class Target:
             yield conn
         except BaseException:
             try:
-                conn.rollback()
+                # a Ctrl-C between sending a statement and reading its result leaves the connection
+                # busy, refusing even this: it is discarded, and the server undoes the transaction
+                with contextlib.suppress(Exception):
+                    conn.rollback()
             finally:
                 raw.invalidate()
-            raise
+            raise  # the error or Ctrl-C itself, never the failed rollback
         raw.close()
 
     @contextlib.contextmanager

@@ -112,7 +112,8 @@ def statement_statistics(conn, problem: Callable[[Any], str | None], *, keep: bo
                 raise DbbenchError(found)
             yield cur
     except BaseException:
-        conn.rollback()
+        with contextlib.suppress(Exception):  # a busy connection refuses it: the error itself is raised
+            conn.rollback()
         raise
     if keep:
         conn.commit()
