@@ -137,8 +137,13 @@ def serve(kind: str, prime: str | None = None) -> None:
     primed_ms = None
     if prime:  # a local directory: no request, nothing kept in HF_HOME (each sample restores it)
         start = time.perf_counter()
-        (transformers_sample if kind == "transformers" else diffusers_sample)(prime, "main", {})
-        primed_ms = (time.perf_counter() - start) * 1000.0
+        try:
+            (transformers_sample if kind == "transformers" else diffusers_sample)(prime, "main", {})
+            primed_ms = (time.perf_counter() - start) * 1000.0
+        except Exception:  # the samples run as they would unprimed; why is on stderr
+            import traceback
+
+            traceback.print_exc()
     reply = {"ready": True, "imports_ms": imports_ms, "primed_ms": primed_ms}
     print(json.dumps(reply), file=replies, flush=True)
     for line in sys.stdin:

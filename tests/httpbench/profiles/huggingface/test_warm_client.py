@@ -61,6 +61,8 @@ def sample(kind, repo, rev):
 
 
 def load(repo, rev, steps):  # the priming load: a local directory, before the first sample
+    if not os.path.isdir(repo):
+        raise OSError(f"no model at {repo}")
     with open(os.path.join(repo, "loaded-by"), "a") as fh:
         fh.write(f"{os.getpid()}\\n")
     open(os.path.join(os.environ["HF_HOME"], "left-by-priming"), "w").close()
@@ -188,3 +190,9 @@ def test_serve_loads_the_local_copy_once_before_ready_and_the_samples_never_see_
     assert (local / "loaded-by").read_text() == f"{proc.pid}\n"  # once, by the serving process
     for n in (1, 2):
         assert (tmp_path / f"{n}.out").read_text() == "['made-by-imports']\n"
+
+
+def test_a_local_copy_that_fails_to_load_leaves_the_samples_to_run_unprimed(tmp_path: Path):
+    _, lines, err = serve_two_samples(tmp_path, str(tmp_path / "no-such-model"))
+    assert lines[0]["ready"] and lines[0]["primed_ms"] is None and lines[1:] == [{"exit": 0}, {"exit": 0}]
+    assert "no model at" in err
