@@ -178,25 +178,39 @@ def fingerprints(
     return out
 
 
+def statistics(where: Dialect | Target, namespace: str) -> list[list[tuple]]:
+    """The statistics plans in ``namespace`` are made from, as the server keeps them:
+    PostgreSQL's pages, tuples and size on disk of every relation; MySQL's InnoDB persisted
+    statistics (its index rows, then its table rows)."""
+    dialect = where if isinstance(where, str) else where.dialect
+    if dialect == "postgresql":
+        queries = [
+            "SELECT relname, relpages, reltuples, relallvisible, pg_relation_size(oid) FROM pg_class "
+            f"WHERE relnamespace = '{namespace}'::regnamespace ORDER BY 1"
+        ]
+    else:
+        queries = [
+            f"SELECT * FROM mysql.innodb_index_stats WHERE database_name = '{namespace}' ORDER BY 2, 3, 5",
+            f"SELECT * FROM mysql.innodb_table_stats WHERE database_name = '{namespace}' ORDER BY 2",
+        ]
+    return sql(where, queries, fetch="each")
+
+
 def planner_state(where: Dialect | Target, namespace: str) -> dict[str, Any]:
     """What plans in ``namespace`` are made from, cheap to read: the index definitions
-    (:func:`indexes`), each table's rows, and the statistics (PostgreSQL: pages, tuples and the
-    size on disk of every relation, and pg_stats; MySQL: InnoDB's persisted statistics)."""
+    (:func:`indexes`), each table's rows, the :func:`statistics`, and PostgreSQL's pg_stats."""
     dialect = where if isinstance(where, str) else where.dialect
     q = dialects.get(dialect).quote
+    found = statistics(where, namespace)
     if dialect == "postgresql":
         tables = [
             r[0] for r in sql(where, f"SELECT tablename FROM pg_tables WHERE schemaname = '{namespace}'")
         ]
-        statistics = sql(
+        found += sql(
             where,
-            [
-                "SELECT relname, relpages, reltuples, relallvisible, pg_relation_size(oid) FROM pg_class "
-                f"WHERE relnamespace = '{namespace}'::regnamespace ORDER BY 1",
-                "SELECT tablename, attname, null_frac, n_distinct, most_common_vals::text, "
-                "most_common_freqs::text, histogram_bounds::text, correlation FROM pg_stats "
-                f"WHERE schemaname = '{namespace}' ORDER BY 1, 2",
-            ],
+            "SELECT tablename, attname, null_frac, n_distinct, most_common_vals::text, "
+            "most_common_freqs::text, histogram_bounds::text, correlation FROM pg_stats "
+            f"WHERE schemaname = '{namespace}' ORDER BY 1, 2",
             fetch="each",
         )
     else:
@@ -208,20 +222,12 @@ def planner_state(where: Dialect | Target, namespace: str) -> dict[str, Any]:
                 f"WHERE table_schema = '{namespace}' AND table_type = 'BASE TABLE'",
             )
         ]
-        statistics = sql(
-            where,
-            [
-                f"SELECT * FROM mysql.innodb_index_stats WHERE database_name = '{namespace}' ORDER BY 2, 3, 5",
-                f"SELECT * FROM mysql.innodb_table_stats WHERE database_name = '{namespace}' ORDER BY 2",
-            ],
-            fetch="each",
-        )
     counts = sql(
         where,
         " UNION ALL ".join(f"SELECT '{t}', COUNT(*) FROM {q(namespace)}.{q(t)}" for t in sorted(tables))
         or "SELECT 1",
     )
-    return {"indexes": indexes(where, namespace), "rows": sorted(counts), "statistics": statistics}
+    return {"indexes": indexes(where, namespace), "rows": sorted(counts), "statistics": found}
 
 
 SHARED_100K = "dbbench_t_alpine_100k"

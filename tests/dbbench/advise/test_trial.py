@@ -26,7 +26,7 @@ from dbbench.advise import trial
 from dbbench.dataset import definition, loadfiles, seed
 from dbbench.errors import DbbenchError, NotOurs
 from tests.conftest import default_sigint, run_cli
-from tests.db import connection, drop_namespaces, execute, sql
+from tests.db import connection, drop_namespaces, execute, sql, statistics
 
 pytestmark = pytest.mark.servers
 
@@ -89,11 +89,6 @@ def state(target) -> dict:
                 conn,
                 f"SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = '{NS}' ORDER BY 1, 2",
             )
-            statistics = execute(
-                conn,
-                "SELECT relname, relpages, reltuples, relallvisible, pg_relation_size(oid) FROM pg_class "
-                f"WHERE relnamespace = '{NS}'::regnamespace ORDER BY 1",
-            )
             meta = execute(conn, "SELECT key, value FROM dbbench_meta ORDER BY 1")
         else:
             indexes = execute(
@@ -102,18 +97,15 @@ def state(target) -> dict:
                 f"non_unique, is_visible FROM information_schema.statistics WHERE table_schema = '{NS}' "
                 "ORDER BY 1, 2, 3",
             )
-            statistics = execute(
-                conn,
-                [
-                    f"SELECT * FROM mysql.innodb_index_stats WHERE database_name = '{NS}' ORDER BY 2, 3, 5",
-                    f"SELECT * FROM mysql.innodb_table_stats WHERE database_name = '{NS}' ORDER BY 2",
-                ],
-                fetch="each",
-            )
             meta = execute(conn, "SELECT `key`, value FROM dbbench_meta ORDER BY 1")
         fingerprints = {t.name: seed.fingerprint_table(conn, target.dialect, t) for t in tables}
         conn.rollback()
-    return {"indexes": indexes, "statistics": statistics, "meta": meta, "fingerprints": fingerprints}
+    return {
+        "indexes": indexes,
+        "statistics": statistics(target, NS),
+        "meta": meta,
+        "fingerprints": fingerprints,
+    }
 
 
 def has_index(target, name: str = NAME) -> bool:
