@@ -5,7 +5,7 @@ Every sample of an ``UPDATE`` / ``DELETE`` / ``INSERT â€¦ SELECT`` / ``SELECT â€
 a transaction that is rolled back (:func:`dbbench.dialects.common.explain_frame`); its last timed
 sample reads the lock footprint before the rollback (``locks`` of a spelling,
 :func:`dbbench.dialects.common.footprint`). Here: which tables a write can change (its own, and
-every table a foreign key cascades it into), their fingerprints before the first and after the
+every table a foreign key cascades it into), their digests before the first and after the
 last run (:func:`guard`), and what is wrong with a footprint (:func:`lock_problems`): more rows
 locked than the shape allows, a child table scanned in full for a foreign key it has no index on.
 """
@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from dbbench.dialects import common
-from dbbench.setup.loader import table_fingerprint
 
 _NAMES = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 
@@ -44,31 +43,32 @@ def tables_written(conn, d, namespace: str, sql: str) -> list[str]:
     return sorted(found)
 
 
-def fingerprints(conn, dialect: str, namespace: str, tables: list[str]) -> dict[str, str]:
-    """Each table's content digest (:func:`dbbench.setup.loader.table_fingerprint`)."""
+def digests(conn, d, namespace: str, tables: list[str]) -> dict[str, str]:
+    """Each table's digest that any committed change moves (the dialect's ``unchanged_digests``:
+    PostgreSQL's row versions, InnoDB's checksum of the rows)."""
     try:
-        return {t: table_fingerprint(conn, dialect, namespace, t) for t in tables}
+        return d.unchanged_digests(conn, namespace, tables)
     finally:
         conn.rollback()
 
 
 @contextlib.contextmanager
 def guard(conn, d, namespace: str, sql: str) -> Iterator[dict[str, Any]]:
-    """Around every run of a write: the fingerprints of the tables it may change (on ``conn``,
+    """Around every run of a write: the digests of the tables it may change (on ``conn``,
     dbbench's own connection) before and after. Yields the record the result keeps
-    (``unchanged``: the tables and whether every fingerprint is equal), filled in at the end;
+    (``unchanged``: the tables and whether every digest is equal), filled in at the end;
     nothing for a statement that does not write."""
     record: dict[str, Any] = {}
     if not common.writes(sql):
         yield record
         return
     tables = tables_written(conn, d, namespace, sql)
-    before = fingerprints(conn, d.NAME, namespace, tables)
+    before = digests(conn, d, namespace, tables)
     if grows(sql):  # recorded before the writes run: a killed run's next run settles them
         record["settle"] = tables
         d.settle_pending(conn, namespace, tables)
     yield record
-    after = fingerprints(conn, d.NAME, namespace, tables)
+    after = digests(conn, d, namespace, tables)
     record.update(
         tables=tables,
         equal=before == after,

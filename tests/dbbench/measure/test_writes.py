@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from dbbench import dialects
+from dbbench.measure import writes
 from dbbench.setup.loader import table_fingerprint
 from tests.conftest import run_cli, shape_toml
 from tests.db import connection, execute, indexes, seeded_without, sql
@@ -225,6 +227,48 @@ def test_a_kill_9_in_the_middle_of_a_write_run_leaves_nothing_changed(seeded, di
         locked = execute(conn, "SELECT snapshot_revision FROM group_snapshot_stage FOR UPDATE NOWAIT")
         assert len(locked) == 2
         conn.rollback()
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "mysql"])
+def test_the_guard_moves_with_a_committed_change_and_not_with_a_rolled_back_one(seeded, dialect):
+    """The guard's per-server fingerprint: a delete rolled back in another session leaves it equal;
+    a committed one changes it, naming the table; on PostgreSQL also a committed update that writes
+    the same values. The row is put back after, as it was."""
+    d = dialects.get(dialect)
+    delete, same = "DELETE FROM group_binding WHERE id = %s", "UPDATE group_binding SET id = id WHERE id = %s"
+    target = seeded[dialect]
+    with connection(target, namespace=NS) as own, connection(target, namespace=NS) as other:
+
+        def guarded(statement: str, row_id: int, end) -> dict:
+            with writes.guard(own, d, NS, statement) as record:
+                with other.cursor() as cur:
+                    cur.execute(statement, (row_id,))
+                end()
+            return record
+
+        row = execute(own, "SELECT * FROM group_binding ORDER BY id LIMIT 1")[0]
+        own.rollback()
+        kept = {"tables": ["group_binding"], "equal": True, "changed": []}
+        assert guarded(delete, row[0], other.rollback) == kept
+        try:
+            changed = guarded(delete, row[0], other.commit)
+            assert changed["equal"] is False and changed["changed"] == ["group_binding"], changed
+            assert "table(s) group_binding hold other rows" in (writes.unchanged_problem(changed) or "")
+        finally:
+            with other.cursor() as cur:
+                cur.execute(f"INSERT INTO group_binding VALUES ({', '.join(['%s'] * len(row))})", row)
+            other.commit()
+        if dialect == "postgresql":  # a new row version, the same values
+            rewritten = guarded(same, row[0], other.commit)
+            assert rewritten["changed"] == ["group_binding"], rewritten
+            d.settle_writes(own, NS, rewritten["settle"])  # as explain does after an update
+    assert _binding(target, row[0]) == [tuple(row)]
+
+
+def _binding(target, row_id: int) -> list[tuple]:
+    return [
+        tuple(r) for r in sql(target, f"SELECT * FROM group_binding WHERE id = {int(row_id)}", namespace=NS)
+    ]
 
 
 REFUSED = shape_toml(
