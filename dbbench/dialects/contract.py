@@ -146,6 +146,7 @@ class Explainer(Protocol):
     with every parameter as an ORM's prepared statement sends it (issue 24)."""
 
     GENERIC_PLAN: str  # how the plan an ORM's prepared statement gets is obtained, in words
+    GROUPING_HINT: str  # after SELECT in dbbench's own GROUP BY of a whole column (probe values)
 
     def parse_plan(self, raw: Any, /) -> tuple[PlanNode, float]: ...
     def run_explain(

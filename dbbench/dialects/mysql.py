@@ -1047,6 +1047,10 @@ def drop_role(conn, ns: str, role: str) -> None:
 
 # -- prepared statements and captured statements (issue 24) ---------------------------------------
 GENERIC_PLAN = "server-side prepared statement (PREPARE / EXECUTE … USING)"
+# dbbench's own GROUP BY of a whole column (the hottest and rarest values a shape is probed with):
+# past tmp_table_size (16 MB by default) the group table is moved to disk, which for 100k distinct
+# long paths doubled its time; TempTable's own memory limit (temptable_max_ram) still holds
+GROUPING_HINT = "/*+ SET_VAR(tmp_table_size = 268435456) */ "
 
 
 def run_explain_generic(conn, sql: str, params: dict, timeout_ms: int, settings: dict | None = None):

@@ -85,7 +85,8 @@ def _frequency(conn, d: Dialect, col: Column, order: str, offset: int = 0) -> tu
     """(value, rows holding it) of ``col`` by frequency (``order`` DESC: hottest first)."""
     row = d.query_row(
         conn,
-        f"{TAG}SELECT {col.column} AS v, COUNT(*) AS n FROM {col.table} WHERE {col.column} IS NOT NULL "
+        f"{TAG}SELECT {d.GROUPING_HINT}{col.column} AS v, COUNT(*) AS n FROM {col.table} "
+        f"WHERE {col.column} IS NOT NULL "
         f"GROUP BY {col.column} ORDER BY n {order}, v LIMIT 1 OFFSET {int(offset)}",
         {},
     )
@@ -113,7 +114,7 @@ def extremes(conn, d: Dialect, col: Column) -> Extremes | None:
         row = d.query_row(
             conn,
             f"{TAG}WITH g AS (SELECT {c} AS v, COUNT(*) AS n FROM {t} WHERE {c} IS NOT NULL GROUP BY {c}) "
-            "SELECT h.v AS hv, h.n AS hn, r.v AS rv, r.n AS rn, "
+            f"SELECT {d.GROUPING_HINT}h.v AS hv, h.n AS hn, r.v AS rv, r.n AS rn, "
             f"(SELECT COUNT(*) FROM {t}) AS total "
             "FROM (SELECT v, n FROM g ORDER BY n DESC, v LIMIT 1) h "
             "CROSS JOIN (SELECT v, n FROM g ORDER BY n, v LIMIT 1) r",
