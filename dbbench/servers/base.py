@@ -269,8 +269,27 @@ def pid_alive(pid: int | None, must_contain: str | None = None) -> bool:
     return must_contain is None or must_contain in cmdline
 
 
+# A server this process started, by pid: it outlives the command that started it, so its handle is
+# kept (not collected while the server runs, which Python warns about) until stop_pid reaps it (a
+# server stopped by the process that started it would otherwise stay a zombie of that process).
+_STARTED: dict[int, subprocess.Popen] = {}
+
+
+def keep_running(proc: subprocess.Popen) -> None:
+    """``proc`` is a server left running when this process ends (:data:`_STARTED`)."""
+    _STARTED[proc.pid] = proc
+
+
 def stop_pid(pid: int, sig: int, *, grace: float = 60.0) -> None:
     """Send ``sig`` to ``pid`` and wait for it to exit; SIGKILL after ``grace`` seconds."""
+    try:
+        _stop(pid, sig, grace)
+    finally:
+        if (proc := _STARTED.get(pid)) is not None and proc.poll() is not None:
+            del _STARTED[pid]  # reaped
+
+
+def _stop(pid: int, sig: int, grace: float) -> None:
     try:
         os.kill(pid, sig)
     except ProcessLookupError:

@@ -35,6 +35,7 @@ from dbbench.servers.base import (
     Kind,
     LocalServer,
     ServerState,
+    keep_running,
     pid_alive,
     run,
     stop_pid,
@@ -187,6 +188,7 @@ class MySQLServer(LocalServer):
             start_new_session=True,
             cwd="/",
         )
+        keep_running(proc)
         st = ServerState(port=port, pid=proc.pid, data_dir=str(self.data_dir))
         try:
             wait_until(
