@@ -32,7 +32,7 @@ from dbbench.advise.trial import PREFIX  # the names a trial accepts
 
 # The operand readers of the comparisons (:func:`~dbbench.catalog.sqltext.comparisons`) find where
 # each side of an operator starts and ends; reused so that both read SQL alike.
-from dbbench.catalog.sqltext import _operand_left, _operand_right, tokens
+from dbbench.catalog.sqltext import _operand_left, _operand_right, significant
 from verdict.files import excerpt
 
 Kind = Literal["btree", "expression", "partial", "covering"]
@@ -302,9 +302,7 @@ class _Reader:
 
     def __init__(self, sql: str, columns: Mapping[str, Sequence[str]]):
         self.toks = [
-            _Tok(k, t, t.lower(), m.start(), m.end())
-            for k, t, m in tokens(sql)
-            if k not in ("space", "comment")
+            _Tok(k, t, t.lower(), m.start(), m.end()) for k, m in significant(sql) for t in (m.group(),)
         ]
         self.sig = [(t.kind, t.low) for t in self.toks]  # what sqltext's operand readers take
         self.columns = {t.lower(): {c.lower(): c for c in cols} for t, cols in columns.items()}

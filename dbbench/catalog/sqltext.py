@@ -11,7 +11,7 @@ and folds an IN-list to one parameter. :func:`shape_key` is what two spellings o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -312,9 +312,18 @@ class Comparison:
     how: str
 
 
+def significant(sql: str) -> Iterator[tuple[str, re.Match[str]]]:
+    """(kind, match) of every token but spaces and comments, as the lexer reads them: for a reader
+    that keeps what it needs of each, not the matches (on a long text the garbage collector's
+    passes over a list of them cost more than the lexing)."""
+    for m in _TOKEN.finditer(sql):
+        if (kind := m.lastgroup or "other") not in ("space", "comment"):
+            yield kind, m
+
+
 def _significant(sql: str) -> list[tuple[str, str]]:
     """(kind, lowercased text) of every token but spaces and comments."""
-    return [(k, t.lower()) for k, t, _ in tokens(sql) if k not in ("space", "comment")]
+    return [(kind, m.group().lower()) for kind, m in significant(sql)]
 
 
 def _is_subquery(sig: list[tuple[str, str]], open_at: int) -> bool:
