@@ -301,9 +301,7 @@ class _Reader:
     holding it), its clause and its boolean region; the tables each scope reads."""
 
     def __init__(self, sql: str, columns: Mapping[str, Sequence[str]]):
-        self.toks = [
-            _Tok(k, t, t.lower(), m.start(), m.end()) for k, m in significant(sql) for t in (m.group(),)
-        ]
+        self.toks = [_Tok(k, m[0], m[0].lower(), m.start(), m.end()) for k, m in significant(sql)]
         self.sig = [(t.kind, t.low) for t in self.toks]  # what sqltext's operand readers take
         self.columns = {t.lower(): {c.lower(): c for c in cols} for t, cols in columns.items()}
         self.tables = {t.lower(): t for t in columns}

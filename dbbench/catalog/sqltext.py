@@ -246,11 +246,8 @@ def drop_param_casts(sql: str) -> str:
 
 def statement_kind(sql: str) -> str:
     """The first word of the statement (comments skipped), lowercased: select, with, update, …"""
-    for kind, text, _ in tokens(sql):
-        if kind == "word":
-            return text.split(".")[0].lower()
-        if kind not in ("space", "comment"):
-            return ""
+    for kind, m in significant(sql):  # the first token only: the rest is never lexed
+        return m[0].split(".")[0].lower() if kind == "word" else ""
     return ""
 
 
